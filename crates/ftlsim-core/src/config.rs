@@ -1,0 +1,310 @@
+//! Device geometry, timing and the papers' presets.
+//!
+//! A preset sets geometry and timing together; every field can be overridden per run ([`DeviceOverrides`]),
+//! so that a test can build the papers' toy devices (4 pages a block, a handful of blocks).
+
+use crate::error::{Result, SimError};
+use serde::{Deserialize, Serialize};
+
+/// The shape of the device as the host and the scheme see it. Physical blocks are
+/// `logical_blocks + the scheme's extra blocks`; the scheme says how many extra it needs.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Geometry {
+    pub page_bytes: u32,
+    pub spare_bytes: u32,
+    pub pages_per_block: u32,
+    /// Blocks the host can address (logical capacity / block size).
+    pub logical_blocks: u32,
+    /// MLC rule: the pages of a block are programmed in increasing order.
+    pub sequential_program: bool,
+}
+
+impl Geometry {
+    pub fn block_bytes(&self) -> u64 {
+        self.page_bytes as u64 * self.pages_per_block as u64
+    }
+
+    pub fn logical_pages(&self) -> u32 {
+        self.logical_blocks * self.pages_per_block
+    }
+
+    pub fn logical_bytes(&self) -> u64 {
+        self.logical_blocks as u64 * self.block_bytes()
+    }
+}
+
+/// Latency of each flash operation in microseconds. Elapsed time is the sum over operations of count x latency.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    pub read_us: f64,
+    pub spare_read_us: f64,
+    pub program_us: f64,
+    pub spare_program_us: f64,
+    pub erase_us: f64,
+}
+
+/// A named device from one of the papers.
+#[derive(Clone, Debug, Serialize)]
+pub struct Preset {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub page_bytes: u32,
+    pub spare_bytes: u32,
+    pub pages_per_block: u32,
+    /// Logical capacity the paper used, if it names one.
+    pub capacity_bytes: Option<u64>,
+    pub sequential_program: bool,
+    pub timing: Timing,
+}
+
+/// The preset used when none is given.
+pub const DEFAULT_PRESET: &str = "lee2007";
+
+/// Every preset, in the order `ftlsim list` shows them.
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        name: "lee2007",
+        summary: "FAST paper (Lee et al. 2007) section 4: 512 B sectors, 32 a block; 15 us read, 200 us write, 2 ms erase. \
+                  The paper gives no spare timings: a spare access costs what a sector access does.",
+        page_bytes: 512,
+        spare_bytes: 16,
+        pages_per_block: 32,
+        capacity_bytes: None,
+        sequential_program: false,
+        timing: Timing { read_us: 15.0, spare_read_us: 15.0, program_us: 200.0, spare_program_us: 200.0, erase_us: 2000.0 },
+    },
+    Preset {
+        name: "samsung-k9f2808",
+        summary: "NFTL paper (Choudhuri & Givargis 2007) Table 1, Samsung 16 MB: 512 B + 16 B pages, 16 KB blocks; \
+                  36 us read, 10 us OOB read, 200 us write and OOB write, 2 ms erase",
+        page_bytes: 512,
+        spare_bytes: 16,
+        pages_per_block: 32,
+        capacity_bytes: Some(16 << 20),
+        sequential_program: false,
+        timing: Timing { read_us: 36.0, spare_read_us: 10.0, program_us: 200.0, spare_program_us: 200.0, erase_us: 2000.0 },
+    },
+    Preset {
+        name: "toshiba-tc58dvm72",
+        summary: "NFTL paper (Choudhuri & Givargis 2007) Table 1, Toshiba 16 MB: 512 B + 16 B pages, 16 KB blocks; \
+                  52 us read, 26 us OOB read, 200 us write and OOB write, 2 ms erase",
+        page_bytes: 512,
+        spare_bytes: 16,
+        pages_per_block: 32,
+        capacity_bytes: Some(16 << 20),
+        sequential_program: false,
+        timing: Timing { read_us: 52.0, spare_read_us: 26.0, program_us: 200.0, spare_program_us: 200.0, erase_us: 2000.0 },
+    },
+    Preset {
+        name: "mlc-k9gag08",
+        summary: "TinyFTL paper (Lee et al.) Table II, MLC: 2 KB + 64 B pages, 128 a block, in-order programming; \
+                  112.8 us read, 61.6 us spare read, 852.8 us program, 1.5 ms erase. A spare-only program is \
+                  charged a full page program (the table gives none).",
+        page_bytes: 2048,
+        spare_bytes: 64,
+        pages_per_block: 128,
+        capacity_bytes: None,
+        sequential_program: true,
+        timing: Timing { read_us: 112.8, spare_read_us: 61.6, program_us: 852.8, spare_program_us: 852.8, erase_us: 1500.0 },
+    },
+];
+
+pub fn preset(name: &str) -> Result<&'static Preset> {
+    PRESETS
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| SimError::Unknown {
+            kind: "preset",
+            name: name.to_string(),
+            valid: PRESETS
+                .iter()
+                .map(|p| p.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+/// Per-run overrides of a preset's fields. Absent fields keep the preset's value.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviceOverrides {
+    pub page_bytes: Option<u32>,
+    pub spare_bytes: Option<u32>,
+    pub pages_per_block: Option<u32>,
+    pub sequential_program: Option<bool>,
+    pub read_us: Option<f64>,
+    pub spare_read_us: Option<f64>,
+    pub program_us: Option<f64>,
+    pub spare_program_us: Option<f64>,
+    pub erase_us: Option<f64>,
+}
+
+/// A preset with its overrides applied: everything but the logical capacity.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceSpec {
+    pub preset: &'static str,
+    pub page_bytes: u32,
+    pub spare_bytes: u32,
+    pub pages_per_block: u32,
+    pub sequential_program: bool,
+    pub preset_capacity_bytes: Option<u64>,
+    pub timing: Timing,
+}
+
+impl DeviceSpec {
+    /// Resolves a preset and overrides, reporting every problem at once.
+    pub fn resolve(preset_name: Option<&str>, o: &DeviceOverrides) -> Result<DeviceSpec> {
+        let p = preset(preset_name.unwrap_or(DEFAULT_PRESET))?;
+        let spec = DeviceSpec {
+            preset: p.name,
+            page_bytes: o.page_bytes.unwrap_or(p.page_bytes),
+            spare_bytes: o.spare_bytes.unwrap_or(p.spare_bytes),
+            pages_per_block: o.pages_per_block.unwrap_or(p.pages_per_block),
+            sequential_program: o.sequential_program.unwrap_or(p.sequential_program),
+            preset_capacity_bytes: p.capacity_bytes,
+            timing: Timing {
+                read_us: o.read_us.unwrap_or(p.timing.read_us),
+                spare_read_us: o.spare_read_us.unwrap_or(p.timing.spare_read_us),
+                program_us: o.program_us.unwrap_or(p.timing.program_us),
+                spare_program_us: o.spare_program_us.unwrap_or(p.timing.spare_program_us),
+                erase_us: o.erase_us.unwrap_or(p.timing.erase_us),
+            },
+        };
+        let mut problems = Vec::new();
+        if spec.page_bytes < 512 || !spec.page_bytes.is_power_of_two() {
+            problems.push(format!(
+                "page_bytes={} must be a power of two of at least 512",
+                spec.page_bytes
+            ));
+        }
+        if !(2..=4096).contains(&spec.pages_per_block) {
+            problems.push(format!(
+                "pages_per_block={} must be between 2 and 4096",
+                spec.pages_per_block
+            ));
+        }
+        let t = &spec.timing;
+        for (name, v) in [
+            ("read_us", t.read_us),
+            ("spare_read_us", t.spare_read_us),
+            ("program_us", t.program_us),
+            ("spare_program_us", t.spare_program_us),
+            ("erase_us", t.erase_us),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                problems.push(format!(
+                    "{name}={v} must be a non-negative number of microseconds"
+                ));
+            }
+        }
+        if problems.is_empty() {
+            Ok(spec)
+        } else {
+            Err(SimError::Param(problems.join("; ")))
+        }
+    }
+
+    pub fn block_bytes(&self) -> u64 {
+        self.page_bytes as u64 * self.pages_per_block as u64
+    }
+
+    /// The geometry for a logical capacity in bytes, rounded up to a whole block.
+    pub fn geometry(&self, capacity_bytes: u64) -> Result<Geometry> {
+        let blocks = capacity_bytes.div_ceil(self.block_bytes()).max(1);
+        let max_blocks = (u32::MAX / 2 / self.pages_per_block) as u64;
+        if blocks > max_blocks {
+            return Err(SimError::Param(format!(
+                "capacity of {capacity_bytes} bytes is {blocks} blocks, more than the {max_blocks} this geometry can \
+                 address; use larger pages (page_bytes) or a smaller capacity"
+            )));
+        }
+        Ok(Geometry {
+            page_bytes: self.page_bytes,
+            spare_bytes: self.spare_bytes,
+            pages_per_block: self.pages_per_block,
+            logical_blocks: blocks as u32,
+            sequential_program: self.sequential_program,
+        })
+    }
+}
+
+/// Parses a size such as `34MiB`, `16 GB`, `4096`, `128KiB`. Units are powers of 1024 (KB = KiB).
+pub fn parse_size(text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || {
+        SimError::Param(format!(
+            "size `{text}` does not parse; write a number with an optional unit B, KiB, MiB, GiB, TiB (e.g. \"34MiB\")"
+        ))
+    };
+    let value: f64 = num.parse().map_err(|_| bad())?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    Ok((value * mult as f64).round() as u64)
+}
+
+/// A readable size: the largest binary unit that divides it, else bytes.
+pub fn format_size(bytes: u64) -> String {
+    for (unit, shift) in [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_binary_units() {
+        assert_eq!(parse_size("34MiB").unwrap(), 34 << 20);
+        assert_eq!(parse_size("16 GB").unwrap(), 16 << 30);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
+        assert!(parse_size("12 parsecs")
+            .unwrap_err()
+            .to_string()
+            .contains("12 parsecs"));
+        assert_eq!(format_size(34 << 20), "34MiB");
+        assert_eq!(format_size(1000), "1000B");
+    }
+
+    #[test]
+    fn overrides_replace_preset_fields_and_bad_values_are_all_reported() {
+        let o = DeviceOverrides {
+            pages_per_block: Some(4),
+            erase_us: Some(1.0),
+            ..Default::default()
+        };
+        let s = DeviceSpec::resolve(Some("samsung-k9f2808"), &o).unwrap();
+        assert_eq!(
+            (s.pages_per_block, s.timing.erase_us, s.timing.spare_read_us),
+            (4, 1.0, 10.0)
+        );
+        let bad = DeviceOverrides {
+            page_bytes: Some(500),
+            read_us: Some(-1.0),
+            ..Default::default()
+        };
+        let msg = DeviceSpec::resolve(None, &bad).unwrap_err().to_string();
+        assert!(
+            msg.contains("page_bytes=500") && msg.contains("read_us=-1"),
+            "{msg}"
+        );
+        assert!(DeviceSpec::resolve(Some("nope"), &o)
+            .unwrap_err()
+            .to_string()
+            .contains("lee2007"));
+    }
+}

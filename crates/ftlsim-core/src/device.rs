@@ -1,0 +1,241 @@
+//! The device a scheme works on: the chip, the timing, and the small API through which a scheme records
+//! merges, garbage collection, cache hits and log-block utilization. Every flash operation goes through
+//! here to the chip, which counts it; a scheme never counts its own operations.
+
+use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::config::{Geometry, Timing};
+use crate::error::{Result, SimError};
+use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, AUX_ERASED};
+use crate::request::{Op, Tag};
+use crate::stats::{CacheKind, FlashCounts, MergeKind, Stats};
+
+/// The host request being served, for schemes that look at request size or tag (LAST, NVRAM policies).
+#[derive(Clone, Copy, Debug)]
+pub struct RequestInfo {
+    pub index: u64,
+    pub op: Op,
+    pub first_lpn: Lpn,
+    pub pages: u32,
+    pub bytes: u64,
+    pub tag: Tag,
+    pub time_us: f64,
+}
+
+impl Default for RequestInfo {
+    fn default() -> Self {
+        RequestInfo {
+            index: 0,
+            op: Op::Write,
+            first_lpn: Lpn(0),
+            pages: 1,
+            bytes: 0,
+            tag: Tag::None,
+            time_us: 0.0,
+        }
+    }
+}
+
+/// A snapshot taken when a merge or a garbage collection starts; closing it records what it cost.
+#[must_use = "close the mark with end_merge or end_gc"]
+pub struct Mark {
+    counts: FlashCounts,
+    copies: u64,
+}
+
+pub struct Device {
+    chip: Nand,
+    geometry: Geometry,
+    timing: Timing,
+    scheme: String,
+    pub stats: Stats,
+    pub request: RequestInfo,
+    /// Pages moved by [`Device::copy`]; merges and GC report their copies from this.
+    copies: u64,
+}
+
+impl Device {
+    pub fn new(scheme: &str, geometry: Geometry, physical_blocks: u32, timing: Timing) -> Device {
+        Device {
+            chip: Nand::new(
+                physical_blocks,
+                geometry.pages_per_block,
+                geometry.sequential_program,
+            ),
+            geometry,
+            timing,
+            scheme: scheme.to_string(),
+            stats: Stats::new(geometry.pages_per_block),
+            request: RequestInfo::default(),
+            copies: 0,
+        }
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    pub fn physical_blocks(&self) -> u32 {
+        self.chip.blocks()
+    }
+
+    pub fn chip(&self) -> &Nand {
+        &self.chip
+    }
+
+    pub fn scheme(&self) -> &str {
+        &self.scheme
+    }
+
+    #[inline]
+    pub fn ppn(&self, pbn: Pbn, offset: u32) -> Ppn {
+        Ppn(pbn.0 * self.geometry.pages_per_block + offset)
+    }
+
+    /// All operations counted so far, every class.
+    pub fn counts(&self) -> FlashCounts {
+        self.chip.total_counts()
+    }
+
+    /// Flash time spent so far, in microseconds.
+    pub fn elapsed_us(&self) -> f64 {
+        self.chip.total_counts().time_us(&self.timing)
+    }
+
+    fn rule(&self, v: Violation) -> SimError {
+        SimError::NandRule {
+            scheme: self.scheme.clone(),
+            what: v.what.to_string(),
+            block: v.block,
+            page: v.page,
+        }
+    }
+
+    #[inline]
+    pub fn read(&mut self, ppn: Ppn) -> Result<PageRead> {
+        self.chip.read(ppn).map_err(|v| self.rule(v))
+    }
+
+    #[inline]
+    pub fn read_spare(&mut self, ppn: Ppn) -> Result<Spare> {
+        self.chip.read_spare(ppn).map_err(|v| self.rule(v))
+    }
+
+    /// Programs a page holding `token` for logical page `lpn`.
+    #[inline]
+    pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {
+        self.chip
+            .program(ppn, token, lpn.0, AUX_ERASED)
+            .map_err(|v| self.rule(v))
+    }
+
+    /// Programs a page with a scheme word in its spare area as well (NFTL's replacement pointer, map pages).
+    pub fn program_with_aux(&mut self, ppn: Ppn, token: Token, lpn: u32, aux: u32) -> Result<()> {
+        self.chip
+            .program(ppn, token, lpn, aux)
+            .map_err(|v| self.rule(v))
+    }
+
+    /// Programs only the spare area: set the scheme word once, clear flag bits.
+    pub fn program_spare(&mut self, ppn: Ppn, aux: Option<u32>, clear_flags: u8) -> Result<()> {
+        self.chip
+            .program_spare(ppn, aux, clear_flags)
+            .map_err(|v| self.rule(v))
+    }
+
+    pub fn erase(&mut self, pbn: Pbn) -> Result<()> {
+        self.chip.erase(pbn).map_err(|v| self.rule(v))
+    }
+
+    /// Copies a page: one page read and one program, the data and logical page carried over. Schemes move
+    /// pages with this, so that merges and GC can report how many they copied.
+    /// Returns the logical page copied, or None if the source was erased (nothing is programmed then).
+    pub fn copy(&mut self, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
+        let page = self.read(from)?;
+        match page.token {
+            Some(token) => {
+                self.chip
+                    .program(to, token, page.spare.lpn, AUX_ERASED)
+                    .map_err(|v| self.rule(v))?;
+                self.copies += 1;
+                Ok(page.spare.lpn())
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Runs flash operations of the scheme's own mapping pages: they are reported as map reads and writes.
+    pub fn with_class<T>(
+        &mut self,
+        class: OpClass,
+        f: impl FnOnce(&mut Device) -> Result<T>,
+    ) -> Result<T> {
+        let before = self.chip.set_class(class);
+        let out = f(self);
+        self.chip.set_class(before);
+        out
+    }
+
+    pub fn map_counts(&self) -> FlashCounts {
+        self.chip.counts(OpClass::Map)
+    }
+
+    pub fn begin(&self) -> Mark {
+        Mark {
+            counts: self.chip.total_counts(),
+            copies: self.copies,
+        }
+    }
+
+    /// Records a merge of `kind` begun at `mark`: its erases and copied pages are what the chip counted since.
+    pub fn end_merge(&mut self, mark: Mark, kind: MergeKind) {
+        let d = self.chip.total_counts().minus(&mark.counts);
+        let m = &mut self.stats.merges[kind as usize];
+        m.count += 1;
+        m.erases += d.erases;
+        m.copied_pages += self.copies - mark.copies;
+        self.stats.merge_ops = self.stats.merge_ops.plus(&d);
+    }
+
+    /// Records one garbage-collection run begun at `mark`.
+    pub fn end_gc(&mut self, mark: Mark) {
+        let d = self.chip.total_counts().minus(&mark.counts);
+        self.stats.gc_runs += 1;
+        self.stats.gc_copied_pages += self.copies - mark.copies;
+        self.stats.gc_ops = self.stats.gc_ops.plus(&d);
+    }
+
+    #[inline]
+    pub fn record_cache(&mut self, cache: CacheKind, hit: bool) {
+        let c = &mut self.stats.cache[cache as usize];
+        if hit {
+            c.0 += 1;
+        } else {
+            c.1 += 1;
+        }
+    }
+
+    /// Records the pages written in a log block at the moment it is replaced (FAST paper Fig. 4).
+    pub fn record_log_utilization(&mut self, written_pages: u32) {
+        let bins = self.stats.log_utilization.len() - 1;
+        self.stats.log_utilization[(written_pages as usize).min(bins)] += 1;
+    }
+
+    /// Zeroes every counter after preconditioning; data on the chip stays.
+    pub fn reset_counters(&mut self) {
+        self.chip.reset_counters();
+        self.stats = Stats::new(self.geometry.pages_per_block);
+        self.copies = 0;
+    }
+
+    /// An error for a scheme that found no free block where it needed one.
+    pub fn out_of_space(&self, what: impl Into<String>) -> SimError {
+        SimError::OutOfSpace {
+            scheme: self.scheme.clone(),
+            what: what.into(),
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! The one error type of the engine. Every message names the thing, the value, the limit and the fix.
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum SimError {
+    #[error("NAND rule broken by scheme `{scheme}`: {what} (block {block}, page {page})")]
+    NandRule {
+        scheme: String,
+        what: String,
+        block: u32,
+        page: u32,
+    },
+
+    #[error(
+        "integrity check failed in scheme `{scheme}`: logical page {lpn} should read token {expected} \
+         but the chip returned {returned} (request #{request})"
+    )]
+    Integrity {
+        scheme: String,
+        lpn: u32,
+        expected: String,
+        returned: String,
+        request: u64,
+    },
+
+    #[error(
+        "request #{request} reaches byte {end} but the device's logical capacity is {capacity} bytes; \
+         pass a larger capacity (e.g. capacity=\"{suggest}\") or wrap=true to fold addresses into the device"
+    )]
+    BeyondCapacity {
+        request: u64,
+        end: u64,
+        capacity: u64,
+        suggest: String,
+    },
+
+    #[error("scheme `{scheme}` ran out of free blocks: {what}; give it more spare blocks or a larger over-provisioning")]
+    OutOfSpace { scheme: String, what: String },
+
+    #[error("unknown {kind} `{name}`; valid names: {valid}")]
+    Unknown {
+        kind: &'static str,
+        name: String,
+        valid: String,
+    },
+
+    #[error("invalid parameter: {0}")]
+    Param(String),
+
+    #[error("{0}")]
+    Trace(#[from] crate::trace::TraceError),
+
+    #[error("run cancelled")]
+    Cancelled,
+}
+
+pub type Result<T> = std::result::Result<T, SimError>;

@@ -1,0 +1,4 @@
+//! Mechanisms several schemes share: free-block pools, victim selection, LRU lists.
+
+pub mod free_pool;
+pub mod valid_buckets;

@@ -1,0 +1,164 @@
+//! The `Ftl` trait and the registry of schemes by name.
+//!
+//! A new scheme is one file in this folder plus one row in [`SCHEMES`].
+
+pub mod block;
+pub mod common;
+pub mod page;
+
+use crate::addr::{Lpn, Token};
+use crate::config::Geometry;
+use crate::device::Device;
+use crate::error::{Result, SimError};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One structure of a scheme's RAM, counted as an embedded controller stores it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct RamItem {
+    pub name: String,
+    pub bytes: u64,
+    /// How the figure is made: entries x entry size, and where the layout comes from.
+    pub layout: String,
+}
+
+impl RamItem {
+    pub fn new(name: &str, bytes: u64, layout: impl Into<String>) -> RamItem {
+        RamItem {
+            name: name.to_string(),
+            bytes,
+            layout: layout.into(),
+        }
+    }
+}
+
+/// Scheme-specific figures for the report, as (flat key, value).
+pub type Extra = Vec<(String, Value)>;
+
+/// A flash translation layer. Schemes decide; the device's chip counts.
+pub trait Ftl: Send {
+    /// Returns the data token the chip holds for `lpn`, or None if it was never written.
+    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>>;
+
+    /// Stores `token` as the newest data of `lpn`.
+    fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()>;
+
+    /// The host no longer needs `lpn`. Ignoring it is correct; a later read may return the old data or nothing.
+    fn trim(&mut self, _lpn: Lpn, _dev: &mut Device) -> Result<()> {
+        Ok(())
+    }
+
+    /// The trace is idle (a gap longer than the idle threshold): background work may run here. Its cost is
+    /// reported as idle time and charged to no request.
+    fn idle(&mut self, _dev: &mut Device) -> Result<()> {
+        Ok(())
+    }
+
+    /// End of the trace: write caches flush what they hold. Reported separately.
+    fn finish(&mut self, _dev: &mut Device) -> Result<()> {
+        Ok(())
+    }
+
+    /// The RAM the scheme's tables need on a controller, structure by structure.
+    fn ram(&self) -> Vec<RamItem>;
+
+    /// Scheme-specific figures for the report.
+    fn extra(&self, _out: &mut Extra) {}
+}
+
+/// A scheme built for a geometry, with the physical blocks it needs beyond the logical ones.
+pub struct Built {
+    pub ftl: Box<dyn Ftl>,
+    pub extra_blocks: u32,
+}
+
+/// A row of the registry.
+pub struct Scheme {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub citation: &'static str,
+    /// The parameters with their defaults, as JSON.
+    pub defaults: fn() -> Value,
+    pub build: fn(&Value, &Geometry) -> Result<Built>,
+}
+
+/// Every scheme, in the order `ftlsim list` shows them.
+pub static SCHEMES: &[Scheme] = &[page::SCHEME, block::SCHEME];
+
+pub fn scheme(name: &str) -> Result<&'static Scheme> {
+    SCHEMES
+        .iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| SimError::Unknown {
+            kind: "scheme",
+            name: name.to_string(),
+            valid: SCHEMES
+                .iter()
+                .map(|s| s.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+/// Builds a scheme by name from a JSON object of parameters (absent ones take their defaults).
+pub fn build(name: &str, params: &Value, geometry: &Geometry) -> Result<Built> {
+    (scheme(name)?.build)(params, geometry)
+}
+
+/// Parses a scheme's parameters; unknown keys and wrong types are errors that list what is accepted.
+pub fn parse_params<P: DeserializeOwned + Serialize + Default>(
+    scheme: &str,
+    params: &Value,
+) -> Result<P> {
+    let value = if params.is_null() {
+        Value::Object(Default::default())
+    } else {
+        params.clone()
+    };
+    serde_json::from_value(value).map_err(|e| {
+        let accepted = serde_json::to_value(P::default())
+            .ok()
+            .and_then(|v| {
+                v.as_object()
+                    .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
+            })
+            .unwrap_or_default();
+        SimError::Param(format!(
+            "scheme `{scheme}`: {e}; its parameters are: {accepted}"
+        ))
+    })
+}
+
+/// The defaults of a params type as JSON, for the registry.
+pub fn defaults_of<P: Serialize + Default>() -> Value {
+    serde_json::to_value(P::default()).unwrap_or(Value::Null)
+}
+
+/// Bytes needed to store a number below `n` (a physical page or block address) in a table entry.
+pub fn address_bytes(n: u64) -> u64 {
+    let bits = 64 - n.saturating_sub(1).leading_zeros() as u64;
+    bits.div_ceil(8).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_schemes_list_the_valid_ones() {
+        let msg = scheme("fsat").err().unwrap().to_string();
+        assert!(
+            msg.contains("fsat") && msg.contains("page") && msg.contains("block"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn address_widths() {
+        assert_eq!(address_bytes(65_536 * 128), 3);
+        assert_eq!(address_bytes(256), 1);
+        assert_eq!(address_bytes(257), 2);
+        assert_eq!(address_bytes(1 << 32), 4);
+    }
+}

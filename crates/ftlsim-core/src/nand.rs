@@ -1,0 +1,425 @@
+//! The simulated NAND chip: the only place that owns pages and blocks, and the only place that counts
+//! flash operations. It enforces the NAND rules: a programmed page cannot be programmed again until its
+//! block is erased, addresses must be on the chip, and (optionally, MLC) the pages of a block are
+//! programmed in increasing order.
+//!
+//! Memory grows with the blocks that hold data, not with the device: a block's pages are allocated from a
+//! slab when its first page is programmed and given back when it is erased. A page costs 24 bytes
+//! (token 8, logical page 4, sequence 4, scheme field 4, flags 1, state 1, padding 2).
+
+use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::stats::FlashCounts;
+
+/// `Spare::lpn` of a page that holds no logical page (erased, or written by the scheme for itself).
+pub const NO_LPN: u32 = u32::MAX;
+/// `Spare::aux` in its erased state: the scheme field has not been programmed.
+pub const AUX_ERASED: u32 = u32::MAX;
+/// `Spare::flags` in its erased state: NAND bits read as ones until programmed to zero.
+pub const FLAGS_ERASED: u8 = 0xFF;
+
+const NO_SLOT: u32 = u32::MAX;
+const STATE_DATA: u8 = 1;
+
+/// The spare (out-of-band) area of a page as the chip stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Spare {
+    /// Logical page stored in the page, [`NO_LPN`] if none.
+    pub lpn: u32,
+    /// Chip-wide program sequence number, stamped at program time (0 for an erased page).
+    pub seq: u32,
+    /// A scheme-specific word (a replacement-block pointer, a map-page number), write-once.
+    pub aux: u32,
+    /// Scheme-specific flag bits; a spare program can only clear bits (1 -> 0), as on real NAND.
+    pub flags: u8,
+}
+
+impl Spare {
+    pub const ERASED: Spare = Spare {
+        lpn: NO_LPN,
+        seq: 0,
+        aux: AUX_ERASED,
+        flags: FLAGS_ERASED,
+    };
+
+    pub fn lpn(&self) -> Option<Lpn> {
+        (self.lpn != NO_LPN).then_some(Lpn(self.lpn))
+    }
+}
+
+/// What a page read returns: the data token (None if the page is erased) and the spare area.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageRead {
+    pub token: Option<Token>,
+    pub spare: Spare,
+}
+
+#[derive(Clone, Copy)]
+struct Page {
+    token: Token,
+    lpn: u32,
+    seq: u32,
+    aux: u32,
+    flags: u8,
+    state: u8,
+}
+
+const ERASED_PAGE: Page = Page {
+    token: 0,
+    lpn: NO_LPN,
+    seq: 0,
+    aux: AUX_ERASED,
+    flags: FLAGS_ERASED,
+    state: 0,
+};
+
+#[derive(Clone, Copy)]
+struct BlockState {
+    erase_count: u32,
+    /// Index of this block's pages in the slab, `NO_SLOT` while every page is erased.
+    slot: u32,
+    /// One past the highest page programmed since the last erase (the in-order rule's frontier).
+    next_page: u32,
+    programmed: u32,
+}
+
+/// A NAND rule the caller broke; the device turns it into an error naming the scheme.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub what: &'static str,
+    pub block: u32,
+    pub page: u32,
+}
+
+/// Which counters an operation lands in: host data and merges, or the scheme's own mapping pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpClass {
+    Data = 0,
+    Map = 1,
+}
+
+pub struct Nand {
+    pages_per_block: u32,
+    sequential_program: bool,
+    blocks: Vec<BlockState>,
+    slab: Vec<Page>,
+    free_slots: Vec<u32>,
+    seq: u32,
+    class: OpClass,
+    counts: [FlashCounts; 2],
+}
+
+impl Nand {
+    pub fn new(blocks: u32, pages_per_block: u32, sequential_program: bool) -> Nand {
+        Nand {
+            pages_per_block,
+            sequential_program,
+            blocks: vec![
+                BlockState {
+                    erase_count: 0,
+                    slot: NO_SLOT,
+                    next_page: 0,
+                    programmed: 0
+                };
+                blocks as usize
+            ],
+            slab: Vec::new(),
+            free_slots: Vec::new(),
+            seq: 0,
+            class: OpClass::Data,
+            counts: [FlashCounts::default(); 2],
+        }
+    }
+
+    pub fn blocks(&self) -> u32 {
+        self.blocks.len() as u32
+    }
+
+    pub fn pages_per_block(&self) -> u32 {
+        self.pages_per_block
+    }
+
+    /// Operation counts of one class.
+    pub fn counts(&self, class: OpClass) -> FlashCounts {
+        self.counts[class as usize]
+    }
+
+    /// Operation counts of all classes together.
+    pub fn total_counts(&self) -> FlashCounts {
+        self.counts[0].plus(&self.counts[1])
+    }
+
+    pub fn set_class(&mut self, class: OpClass) -> OpClass {
+        std::mem::replace(&mut self.class, class)
+    }
+
+    /// Zeroes operation counters and erase counts (after preconditioning); data stays.
+    pub fn reset_counters(&mut self) {
+        self.counts = [FlashCounts::default(); 2];
+        for b in &mut self.blocks {
+            b.erase_count = 0;
+        }
+    }
+
+    pub fn erase_count(&self, pbn: Pbn) -> u32 {
+        self.blocks[pbn.index()].erase_count
+    }
+
+    pub fn erase_counts(&self) -> impl Iterator<Item = u32> + '_ {
+        self.blocks.iter().map(|b| b.erase_count)
+    }
+
+    /// Bytes of host memory the chip model holds now.
+    pub fn heap_bytes(&self) -> usize {
+        self.blocks.capacity() * std::mem::size_of::<BlockState>()
+            + self.slab.capacity() * std::mem::size_of::<Page>()
+    }
+
+    #[inline]
+    fn locate(&self, ppn: Ppn, what: &'static str) -> Result<(usize, usize), Violation> {
+        let block = ppn.0 / self.pages_per_block;
+        let page = ppn.0 % self.pages_per_block;
+        if block as usize >= self.blocks.len() {
+            return Err(Violation { what, block, page });
+        }
+        Ok((block as usize, page as usize))
+    }
+
+    #[inline]
+    fn page(&self, block: usize, page: usize) -> &Page {
+        match self.blocks[block].slot {
+            NO_SLOT => &ERASED_PAGE,
+            slot => &self.slab[slot as usize * self.pages_per_block as usize + page],
+        }
+    }
+
+    fn page_mut(&mut self, block: usize, page: usize) -> &mut Page {
+        let ppb = self.pages_per_block as usize;
+        if self.blocks[block].slot == NO_SLOT {
+            let slot = match self.free_slots.pop() {
+                Some(slot) => {
+                    self.slab[slot as usize * ppb..(slot as usize + 1) * ppb].fill(ERASED_PAGE);
+                    slot
+                }
+                None => {
+                    self.slab.resize(self.slab.len() + ppb, ERASED_PAGE);
+                    (self.slab.len() / ppb - 1) as u32
+                }
+            };
+            self.blocks[block].slot = slot;
+        }
+        let slot = self.blocks[block].slot as usize;
+        &mut self.slab[slot * ppb + page]
+    }
+
+    /// Reads a page: data and spare area (one page read).
+    #[inline]
+    pub fn read(&mut self, ppn: Ppn) -> Result<PageRead, Violation> {
+        let (b, p) = self.locate(ppn, "read beyond the chip")?;
+        self.counts[self.class as usize].page_reads += 1;
+        let page = self.page(b, p);
+        Ok(PageRead {
+            token: (page.state & STATE_DATA != 0).then_some(page.token),
+            spare: spare_of(page),
+        })
+    }
+
+    /// Reads only the spare area (one spare read).
+    #[inline]
+    pub fn read_spare(&mut self, ppn: Ppn) -> Result<Spare, Violation> {
+        let (b, p) = self.locate(ppn, "spare read beyond the chip")?;
+        self.counts[self.class as usize].spare_reads += 1;
+        Ok(spare_of(self.page(b, p)))
+    }
+
+    /// Programs a page with a data token, the logical page it holds (or [`NO_LPN`]) and an optional scheme
+    /// word (`AUX_ERASED` for none). A page whose scheme word was already programmed keeps it.
+    pub fn program(&mut self, ppn: Ppn, token: Token, lpn: u32, aux: u32) -> Result<(), Violation> {
+        let (b, p) = self.locate(ppn, "program beyond the chip")?;
+        let block = self.blocks[b];
+        if self.page(b, p).state & STATE_DATA != 0 {
+            return Err(Violation {
+                what: "program of a page that is already programmed (erase the block first)",
+                block: b as u32,
+                page: p as u32,
+            });
+        }
+        if self.sequential_program && (p as u32) < block.next_page {
+            return Err(Violation { what: "out-of-order program (sequential_program: pages of a block must be programmed in increasing order)", block: b as u32, page: p as u32 });
+        }
+        if aux != AUX_ERASED && self.page(b, p).aux != AUX_ERASED {
+            return Err(Violation {
+                what: "program of a spare word that is already programmed",
+                block: b as u32,
+                page: p as u32,
+            });
+        }
+        self.counts[self.class as usize].page_writes += 1;
+        self.seq = self.seq.wrapping_add(1);
+        let seq = self.seq;
+        let page = self.page_mut(b, p);
+        page.token = token;
+        page.lpn = lpn;
+        page.seq = seq;
+        if aux != AUX_ERASED {
+            page.aux = aux;
+        }
+        page.state |= STATE_DATA;
+        let block = &mut self.blocks[b];
+        block.next_page = block.next_page.max(p as u32 + 1);
+        block.programmed += 1;
+        Ok(())
+    }
+
+    /// Programs part of a spare area on its own (one spare program): sets the scheme word if it is still
+    /// erased, and clears flag bits. Setting a programmed scheme word again is a violation.
+    pub fn program_spare(
+        &mut self,
+        ppn: Ppn,
+        aux: Option<u32>,
+        clear_flags: u8,
+    ) -> Result<(), Violation> {
+        let (b, p) = self.locate(ppn, "spare program beyond the chip")?;
+        if let Some(aux) = aux {
+            if self.page(b, p).aux != AUX_ERASED {
+                return Err(Violation {
+                    what: "spare program of a scheme word that is already programmed",
+                    block: b as u32,
+                    page: p as u32,
+                });
+            }
+            self.page_mut(b, p).aux = aux;
+        }
+        self.counts[self.class as usize].spare_writes += 1;
+        if clear_flags != 0 {
+            self.page_mut(b, p).flags &= !clear_flags;
+        }
+        Ok(())
+    }
+
+    /// Erases a block: every page returns to the erased state and the block's erase count goes up by one.
+    pub fn erase(&mut self, pbn: Pbn) -> Result<(), Violation> {
+        let block = self.blocks.get_mut(pbn.index()).ok_or(Violation {
+            what: "erase beyond the chip",
+            block: pbn.0,
+            page: 0,
+        })?;
+        block.erase_count += 1;
+        block.next_page = 0;
+        block.programmed = 0;
+        let slot = std::mem::replace(&mut block.slot, NO_SLOT);
+        if slot != NO_SLOT {
+            self.free_slots.push(slot);
+        }
+        self.counts[self.class as usize].erases += 1;
+        Ok(())
+    }
+
+    /// Pages programmed in a block since its last erase, without a flash operation (for checks and tests;
+    /// a scheme keeps its own view and must not use this to avoid a counted read).
+    pub fn programmed_pages(&self, pbn: Pbn) -> u32 {
+        self.blocks[pbn.index()].programmed
+    }
+
+    /// What a page holds, without a flash operation (for checks and tests only).
+    pub fn peek(&self, ppn: Ppn) -> PageRead {
+        let (b, p) = (
+            (ppn.0 / self.pages_per_block) as usize,
+            (ppn.0 % self.pages_per_block) as usize,
+        );
+        let page = self.page(b, p);
+        PageRead {
+            token: (page.state & STATE_DATA != 0).then_some(page.token),
+            spare: spare_of(page),
+        }
+    }
+}
+
+#[inline]
+fn spare_of(page: &Page) -> Spare {
+    Spare {
+        lpn: page.lpn,
+        seq: page.seq,
+        aux: page.aux,
+        flags: page.flags,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_is_24_bytes() {
+        assert_eq!(std::mem::size_of::<Page>(), 24);
+    }
+
+    #[test]
+    fn programmed_pages_cannot_be_programmed_again_until_erased() {
+        let mut chip = Nand::new(4, 4, false);
+        chip.program(Ppn(5), 11, 3, AUX_ERASED).unwrap();
+        let err = chip.program(Ppn(5), 12, 3, AUX_ERASED).unwrap_err();
+        assert_eq!((err.block, err.page), (1, 1));
+        assert_eq!(chip.read(Ppn(5)).unwrap().token, Some(11));
+        assert_eq!(chip.read(Ppn(5)).unwrap().spare.lpn, 3);
+        chip.erase(Pbn(1)).unwrap();
+        assert_eq!(chip.read(Ppn(5)).unwrap().token, None);
+        chip.program(Ppn(5), 12, 3, AUX_ERASED).unwrap();
+        assert_eq!(chip.erase_count(Pbn(1)), 1);
+        let c = chip.total_counts();
+        assert_eq!((c.page_writes, c.page_reads, c.erases), (2, 3, 1));
+    }
+
+    #[test]
+    fn out_of_range_operations_are_violations() {
+        let mut chip = Nand::new(2, 4, false);
+        assert_eq!(chip.read(Ppn(8)).unwrap_err().block, 2);
+        assert!(chip.read_spare(Ppn(100)).is_err());
+        assert!(chip.program(Ppn(8), 1, 0, AUX_ERASED).is_err());
+        assert!(chip.erase(Pbn(2)).is_err());
+        assert_eq!(chip.total_counts().erases, 0);
+    }
+
+    #[test]
+    fn sequential_rule_forbids_going_back_within_a_block() {
+        let mut chip = Nand::new(2, 4, true);
+        chip.program(Ppn(0), 1, 0, AUX_ERASED).unwrap();
+        chip.program(Ppn(2), 2, 2, AUX_ERASED).unwrap();
+        let err = chip.program(Ppn(1), 3, 1, AUX_ERASED).unwrap_err();
+        assert!(err.what.contains("out-of-order"));
+        let mut slc = Nand::new(2, 4, false);
+        slc.program(Ppn(2), 2, 2, AUX_ERASED).unwrap();
+        slc.program(Ppn(1), 3, 1, AUX_ERASED).unwrap();
+    }
+
+    #[test]
+    fn spare_words_are_write_once_and_flags_only_clear() {
+        let mut chip = Nand::new(2, 4, false);
+        chip.program_spare(Ppn(0), Some(7), 0).unwrap();
+        assert!(chip.program_spare(Ppn(0), Some(8), 0).is_err());
+        chip.program(Ppn(0), 1, 0, AUX_ERASED).unwrap();
+        chip.program_spare(Ppn(0), None, 0b10).unwrap();
+        chip.program_spare(Ppn(0), None, 0b01).unwrap();
+        let s = chip.read_spare(Ppn(0)).unwrap();
+        assert_eq!((s.aux, s.flags, s.lpn), (7, 0xFC, 0));
+        assert_eq!(chip.total_counts().spare_writes, 3);
+        assert_eq!(chip.total_counts().spare_reads, 1);
+    }
+
+    #[test]
+    fn memory_follows_programmed_blocks_not_device_size() {
+        // A 16 GiB device of 2 KiB pages, 128 a block: 65,536 blocks.
+        let mut chip = Nand::new(65_536, 128, true);
+        for b in 0..10u32 {
+            chip.program(Ppn(b * 1000 * 128), b as u64 + 1, b, AUX_ERASED)
+                .unwrap();
+        }
+        assert!(chip.heap_bytes() < 2 << 20, "{}", chip.heap_bytes());
+        chip.erase(Pbn(0)).unwrap();
+        chip.program(Ppn(77 * 128), 99, 0, AUX_ERASED).unwrap();
+        assert_eq!(
+            chip.slab.len(),
+            10 * 128,
+            "an erased block's slot is reused"
+        );
+    }
+}

@@ -1,0 +1,79 @@
+//! A vector indexed by dense integers whose memory grows with the entries actually touched: chunks are
+//! allocated on first write. Real traces address 100+ GiB volumes and touch a few GiB, so per-logical-page
+//! tables (the integrity shadow map, page maps) use this instead of a flat `Vec`.
+
+const CHUNK_BITS: u32 = 12;
+const CHUNK: usize = 1 << CHUNK_BITS;
+
+#[derive(Clone, Debug)]
+pub struct SparseVec<T: Copy> {
+    chunks: Vec<Option<Box<[T; CHUNK]>>>,
+    default: T,
+    len: usize,
+}
+
+impl<T: Copy> SparseVec<T> {
+    pub fn new(len: usize, default: T) -> Self {
+        SparseVec {
+            chunks: vec![None; len.div_ceil(CHUNK)],
+            default,
+            len,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> T {
+        debug_assert!(i < self.len);
+        match &self.chunks[i >> CHUNK_BITS] {
+            Some(chunk) => chunk[i & (CHUNK - 1)],
+            None => self.default,
+        }
+    }
+
+    #[inline]
+    pub fn set(&mut self, i: usize, value: T) {
+        *self.get_mut(i) = value;
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, i: usize) -> &mut T {
+        debug_assert!(i < self.len);
+        let default = self.default;
+        let chunk = self.chunks[i >> CHUNK_BITS].get_or_insert_with(|| Box::new([default; CHUNK]));
+        &mut chunk[i & (CHUNK - 1)]
+    }
+
+    /// Bytes of heap this vector holds now (chunk table plus allocated chunks).
+    pub fn heap_bytes(&self) -> usize {
+        let allocated = self.chunks.iter().filter(|c| c.is_some()).count();
+        self.chunks.len() * std::mem::size_of::<usize>()
+            + allocated * CHUNK * std::mem::size_of::<T>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untouched_entries_read_default_and_cost_no_chunk() {
+        let mut v = SparseVec::new(1 << 30, 7u64);
+        assert_eq!(v.get(123_456_789), 7);
+        v.set(5, 9);
+        assert_eq!(v.get(5), 9);
+        assert_eq!(v.get(6), 7);
+        assert!(
+            v.heap_bytes() < 4 << 20,
+            "one chunk plus the table, got {}",
+            v.heap_bytes()
+        );
+    }
+}

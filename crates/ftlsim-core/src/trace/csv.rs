@@ -1,0 +1,69 @@
+//! `csv`: ftlsim's native trace, `op,offset,length[,tag]` with op R, W or T (read, write, trim), offset and
+//! length in bytes, and an optional tag `data` or `metadata`. A header line `op,offset,length[,tag]` is
+//! optional. Requests carry no time.
+
+use super::{field_u64, FormatInfo, Parsed, TraceOptions};
+use crate::request::{Op, Request, Tag};
+
+pub const FORMAT: FormatInfo = FormatInfo {
+    name: "csv",
+    summary: "ftlsim native CSV: op,offset,length[,tag]; op R/W/T, bytes; header optional",
+    sniff,
+    make: |_: &TraceOptions| Ok(Box::new(Csv)),
+};
+
+struct Csv;
+
+fn is_header(line: &str) -> bool {
+    line.to_ascii_lowercase()
+        .replace(' ', "")
+        .starts_with("op,offset,length")
+}
+
+fn sniff(lines: &[&str]) -> bool {
+    let records: Vec<&&str> = lines.iter().filter(|l| !is_header(l)).collect();
+    !records.is_empty() && records.iter().all(|l| parse(l).is_ok())
+}
+
+fn parse(line: &str) -> Result<Parsed, String> {
+    if is_header(line) {
+        return Ok(Parsed::Skip);
+    }
+    let fields: Vec<&str> = line.split(',').collect();
+    if !(3..=4).contains(&fields.len()) {
+        return Err(format!(
+            "3 or 4 comma-separated fields `op,offset,length[,tag]`, got {}",
+            fields.len()
+        ));
+    }
+    let op = match fields[0].trim() {
+        "R" | "r" => Op::Read,
+        "W" | "w" => Op::Write,
+        "T" | "t" => Op::Trim,
+        other => return Err(format!("op R, W or T, got `{other}`")),
+    };
+    let offset = field_u64(&fields, 1, "offset in bytes")?;
+    let len = field_u64(&fields, 2, "length in bytes")?;
+    let tag = match fields.get(3).map(|t| t.trim()) {
+        None | Some("") => Tag::None,
+        Some("data") => Tag::Data,
+        Some("metadata") => Tag::Metadata,
+        Some(other) => return Err(format!("tag `data` or `metadata`, got `{other}`")),
+    };
+    Ok(Parsed::Record {
+        request: Request {
+            time_us: 0.0,
+            op,
+            offset,
+            len,
+            tag,
+        },
+        device: None,
+    })
+}
+
+impl super::Format for Csv {
+    fn parse(&mut self, line: &str) -> Result<Parsed, String> {
+        parse(line)
+    }
+}

@@ -1,0 +1,379 @@
+//! Host requests from trace files and built-in workloads.
+//!
+//! Every trace format is one file behind the [`Format`] trait: it parses one line into a [`Request`] in bytes
+//! (units are converted at the reader). [`LineReader`] does the rest once for all formats: streaming, gzip,
+//! line numbers, errors that quote the line, `skip_bad_lines`, the device filter and `writes_only`.
+//! `format = "auto"` sniffs the first lines against each format in [`FORMATS`] order.
+
+pub mod csv;
+pub mod workload;
+
+use crate::request::{Op, Request};
+use flate2::read::MultiGzDecoder;
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum TraceError {
+    #[error("cannot read trace {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+
+    #[error("{path}:{line_no}: cannot parse `{line}`: expected {expected} (pass skip_bad_lines=true / --skip-bad-lines to skip such lines)")]
+    Parse {
+        path: PathBuf,
+        line_no: u64,
+        line: String,
+        expected: String,
+    },
+
+    #[error(
+        "cannot tell the format of {path}: its first lines match none of {tried}; pass format=NAME"
+    )]
+    Sniff { path: PathBuf, tried: String },
+
+    #[error("unknown trace format `{name}`; valid formats: {valid}")]
+    UnknownFormat { name: String, valid: String },
+
+    #[error("workload `{spec}`: {what}")]
+    Workload { spec: String, what: String },
+}
+
+/// How a trace is read. Absent fields take their defaults.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TraceOptions {
+    /// A format name from [`FORMATS`], or "auto" to sniff.
+    pub format: String,
+    /// Keep only the requests of this device / ASU / disk number (multi-device traces).
+    pub device: Option<u64>,
+    /// Drop reads and trims.
+    pub writes_only: bool,
+    /// Count lines that do not parse and go on, instead of failing.
+    pub skip_bad_lines: bool,
+    /// Unit of the time column of `ssdsim` / `disksim` traces: "ns", "us", "ms" or "s". None: the format's own
+    /// (ns for ssdsim, ms for disksim).
+    pub time_unit: Option<String>,
+    /// blkparse: which event is the request: "D" (dispatch, default), "Q" (queue) or "C" (completion).
+    pub blkparse_event: String,
+}
+
+impl Default for TraceOptions {
+    fn default() -> Self {
+        TraceOptions {
+            format: "auto".into(),
+            device: None,
+            writes_only: false,
+            skip_bad_lines: false,
+            time_unit: None,
+            blkparse_event: "D".into(),
+        }
+    }
+}
+
+/// What a format makes of one line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Parsed {
+    /// A header, comment or event that is not a request.
+    Skip,
+    /// A request, and the device it was issued to where the format says.
+    Record {
+        request: Request,
+        device: Option<u64>,
+    },
+}
+
+/// One trace format: parses a line, or says what it expected.
+pub trait Format: Send {
+    fn parse(&mut self, line: &str) -> Result<Parsed, String>;
+}
+
+/// A row of the format registry.
+pub struct FormatInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    /// True when these first non-empty lines of a file look like this format.
+    pub sniff: fn(&[&str]) -> bool,
+    pub make: fn(&TraceOptions) -> Result<Box<dyn Format>, String>,
+}
+
+/// Every trace format, in sniffing order (most specific first).
+pub static FORMATS: &[FormatInfo] = &[csv::FORMAT];
+
+pub fn format(name: &str) -> Result<&'static FormatInfo, TraceError> {
+    FORMATS
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| TraceError::UnknownFormat {
+            name: name.to_string(),
+            valid: FORMATS
+                .iter()
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+/// A stream of host requests.
+pub trait RequestSource: Send {
+    fn next_request(&mut self) -> Option<Result<Request, TraceError>>;
+    /// Lines skipped because they did not parse (with `skip_bad_lines`).
+    fn skipped_lines(&self) -> u64 {
+        0
+    }
+    /// (done, total) in whatever unit the source counts progress, for progress bars.
+    fn progress(&self) -> (u64, u64);
+}
+
+/// Opens a trace file or a built-in workload (`name:k=v,...`). `logical_bytes` is the device's logical
+/// capacity (workloads spread over it) and `page_bytes` its page size.
+pub fn open(
+    spec: &str,
+    opts: &TraceOptions,
+    logical_bytes: u64,
+    page_bytes: u32,
+) -> Result<Box<dyn RequestSource>, TraceError> {
+    if let Some(w) = workload::parse_spec(spec)? {
+        return Ok(Box::new(w.build(logical_bytes, page_bytes)?));
+    }
+    Ok(Box::new(LineReader::open(Path::new(spec), opts)?))
+}
+
+/// True when `spec` names a built-in workload rather than a file.
+pub fn is_workload(spec: &str) -> bool {
+    matches!(workload::parse_spec(spec), Ok(Some(_)))
+}
+
+/// Requests held in memory.
+pub struct VecSource {
+    requests: std::vec::IntoIter<Request>,
+    total: u64,
+}
+
+impl VecSource {
+    pub fn new(requests: Vec<Request>) -> VecSource {
+        VecSource {
+            total: requests.len() as u64,
+            requests: requests.into_iter(),
+        }
+    }
+}
+
+impl RequestSource for VecSource {
+    fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
+        self.requests.next().map(Ok)
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.total - self.requests.len() as u64, self.total)
+    }
+}
+
+/// Counts the bytes pulled from the file (compressed bytes for gzip), for progress.
+struct CountingReader {
+    inner: File,
+    count: Arc<AtomicU64>,
+}
+
+impl Read for CountingReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Streams a line-oriented trace through a [`Format`].
+pub struct LineReader {
+    path: PathBuf,
+    lines: Box<dyn BufRead + Send>,
+    format: Box<dyn Format>,
+    opts: TraceOptions,
+    line: String,
+    line_no: u64,
+    skipped: u64,
+    read_bytes: Arc<AtomicU64>,
+    total_bytes: u64,
+}
+
+fn open_lines(path: &Path) -> Result<(Box<dyn BufRead + Send>, Arc<AtomicU64>, u64), TraceError> {
+    let io = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(io)?;
+    let total = file.metadata().map_err(io)?.len();
+    let mut magic = [0u8; 2];
+    let gz = file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
+    let file = File::open(path).map_err(io)?;
+    let count = Arc::new(AtomicU64::new(0));
+    let counting = CountingReader {
+        inner: file,
+        count: count.clone(),
+    };
+    let lines: Box<dyn BufRead + Send> = if gz {
+        Box::new(BufReader::with_capacity(
+            1 << 16,
+            MultiGzDecoder::new(BufReader::new(counting)),
+        ))
+    } else {
+        Box::new(BufReader::with_capacity(1 << 16, counting))
+    };
+    Ok((lines, count, total))
+}
+
+/// Reads up to `n` non-empty lines from the start of a file (gzip or not), for sniffing.
+pub fn head_lines(path: &Path, n: usize) -> Result<Vec<String>, TraceError> {
+    let (mut lines, _, _) = open_lines(path)?;
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    while out.len() < n {
+        buf.clear();
+        let got = lines
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| TraceError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if got == 0 {
+            break;
+        }
+        let text = String::from_utf8_lossy(&buf).trim().to_string();
+        if !text.is_empty() {
+            out.push(text);
+        }
+    }
+    Ok(out)
+}
+
+/// Picks the format of a file by its first lines.
+pub fn sniff(path: &Path) -> Result<&'static FormatInfo, TraceError> {
+    let head = head_lines(path, 8)?;
+    let refs: Vec<&str> = head.iter().map(String::as_str).collect();
+    FORMATS
+        .iter()
+        .find(|f| (f.sniff)(&refs))
+        .ok_or_else(|| TraceError::Sniff {
+            path: path.to_path_buf(),
+            tried: FORMATS
+                .iter()
+                .map(|f| f.name)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
+impl LineReader {
+    pub fn open(path: &Path, opts: &TraceOptions) -> Result<LineReader, TraceError> {
+        let info = if opts.format == "auto" {
+            sniff(path)?
+        } else {
+            format(&opts.format)?
+        };
+        let format = (info.make)(opts).map_err(|what| TraceError::Workload {
+            spec: path.display().to_string(),
+            what,
+        })?;
+        let (lines, read_bytes, total_bytes) = open_lines(path)?;
+        Ok(LineReader {
+            path: path.to_path_buf(),
+            lines,
+            format,
+            opts: opts.clone(),
+            line: String::with_capacity(256),
+            line_no: 0,
+            skipped: 0,
+            read_bytes,
+            total_bytes,
+        })
+    }
+}
+
+impl RequestSource for LineReader {
+    fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
+        loop {
+            self.line.clear();
+            match self.lines.read_line(&mut self.line) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(source) => {
+                    return Some(Err(TraceError::Io {
+                        path: self.path.clone(),
+                        source,
+                    }))
+                }
+            }
+            self.line_no += 1;
+            let line = self.line.trim_end_matches(['\n', '\r']);
+            if line.trim().is_empty() {
+                continue;
+            }
+            match self.format.parse(line) {
+                Ok(Parsed::Skip) => continue,
+                Ok(Parsed::Record { request, device }) => {
+                    if self.opts.device.is_some() && device.is_some() && device != self.opts.device
+                    {
+                        continue;
+                    }
+                    if self.opts.writes_only && request.op != Op::Write {
+                        continue;
+                    }
+                    return Some(Ok(request));
+                }
+                Err(_) if self.opts.skip_bad_lines => {
+                    self.skipped += 1;
+                    continue;
+                }
+                Err(expected) => {
+                    return Some(Err(TraceError::Parse {
+                        path: self.path.clone(),
+                        line_no: self.line_no,
+                        line: line.chars().take(200).collect(),
+                        expected,
+                    }))
+                }
+            }
+        }
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        self.skipped
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.read_bytes.load(Ordering::Relaxed), self.total_bytes)
+    }
+}
+
+/// Parses a field as an unsigned integer, or says which field was wrong.
+pub fn field_u64(fields: &[&str], i: usize, name: &str) -> Result<u64, String> {
+    let f = fields
+        .get(i)
+        .ok_or_else(|| format!("at least {} fields (missing {name})", i + 1))?;
+    f.trim().parse().map_err(|_| {
+        format!(
+            "{name} (field {}) as an unsigned integer, got `{}`",
+            i + 1,
+            f.trim()
+        )
+    })
+}
+
+/// Parses a field as a number (integer or decimal).
+pub fn field_f64(fields: &[&str], i: usize, name: &str) -> Result<f64, String> {
+    let f = fields
+        .get(i)
+        .ok_or_else(|| format!("at least {} fields (missing {name})", i + 1))?;
+    f.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("{name} (field {}) as a number, got `{}`", i + 1, f.trim()))
+}

@@ -1,0 +1,40 @@
+//! Helpers shared by the integration tests: toy devices and request builders.
+#![allow(dead_code)]
+
+use ftlsim_core::config::DeviceOverrides;
+use ftlsim_core::request::{Op, Request};
+use ftlsim_core::sim::{Precondition, SimConfig};
+use serde_json::Value;
+
+/// A toy device of `logical_blocks` blocks of `pages_per_block` 512 B pages, lee2007 timing.
+pub fn toy(ftl: &str, params: Value, pages_per_block: u32, logical_blocks: u32) -> SimConfig {
+    SimConfig {
+        ftl: ftl.into(),
+        params,
+        device: DeviceOverrides {
+            pages_per_block: Some(pages_per_block),
+            ..Default::default()
+        },
+        capacity: Some(format!(
+            "{}",
+            512 * pages_per_block as u64 * logical_blocks as u64
+        )),
+        ..Default::default()
+    }
+}
+
+pub fn full(mut cfg: SimConfig) -> SimConfig {
+    cfg.precondition = Precondition::Full;
+    cfg
+}
+
+/// Single-page writes of the given logical pages (512 B pages).
+pub fn writes(lpns: &[u32]) -> Vec<Request> {
+    lpns.iter()
+        .map(|&l| Request::new(0.0, Op::Write, l as u64 * 512, 512))
+        .collect()
+}
+
+pub fn page(op: Op, lpn: u32) -> Request {
+    Request::new(0.0, op, lpn as u64 * 512, 512)
+}

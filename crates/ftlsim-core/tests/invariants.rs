@@ -1,0 +1,97 @@
+//! The invariant suite: every registered scheme, over random workloads on toy devices, keeps every host
+//! read equal to the last write (the simulator checks it on every read), breaks no NAND rule (the chip
+//! refuses), and its counts add up.
+
+mod common;
+
+use common::{full, toy};
+use ftlsim_core::ftl::SCHEMES;
+use ftlsim_core::request::{Op, Request};
+use ftlsim_core::sim::run_requests;
+use proptest::prelude::*;
+
+/// Parameter sets to check for each scheme beyond its defaults (small log-block counts stress merges).
+fn variants(scheme: &str) -> Vec<serde_json::Value> {
+    let mut v = vec![serde_json::json!({})];
+    if scheme == "page" {
+        v.push(serde_json::json!({"over_provisioning": 0.0}));
+    }
+    v
+}
+
+fn requests(ops: &[(u8, u32, u32)], logical_pages: u32) -> Vec<Request> {
+    ops.iter()
+        .map(|&(kind, first, len)| {
+            let first = first % logical_pages;
+            let len = len.min(logical_pages - first).max(1);
+            let op = match kind % 8 {
+                0 | 1 => Op::Read,
+                2 => Op::Trim,
+                _ => Op::Write,
+            };
+            Request::new(0.0, op, first as u64 * 512, len as u64 * 512)
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_scheme_keeps_data_and_nand_rules(
+        ops in prop::collection::vec((any::<u8>(), any::<u32>(), 1u32..6), 1..400),
+        ppb in prop::sample::select(vec![4u32, 8]),
+        blocks in 4u32..12,
+        precondition in any::<bool>(),
+        sequential_program in any::<bool>(),
+    ) {
+        let logical_pages = ppb * blocks;
+        let reqs = requests(&ops, logical_pages);
+        for scheme in SCHEMES {
+            for params in variants(scheme.name) {
+                let mut cfg = toy(scheme.name, params.clone(), ppb, blocks);
+                cfg.device.sequential_program = Some(sequential_program);
+                if precondition {
+                    cfg = full(cfg);
+                }
+                let r = run_requests(&cfg, reqs.clone())
+                    .unwrap_or_else(|e| panic!("{} {params}: {e}", scheme.name));
+                // Counts add up: every host page written is at least one program; merges account for erases.
+                prop_assert!(r.count("flash.page_writes") >= r.count("host.write_pages"), "{}", scheme.name);
+                let merge_erases: u64 = ["switch", "partial", "full", "dead", "fold"]
+                    .iter().map(|k| r.count(&format!("merges.{k}.erases"))).sum();
+                prop_assert!(merge_erases <= r.count("flash.erases"), "{}", scheme.name);
+                prop_assert!(r.num("erase_count.max") >= r.num("erase_count.mean"));
+            }
+        }
+    }
+}
+
+#[test]
+fn every_scheme_survives_a_long_uniform_run_on_a_full_device() {
+    // Many rounds of reclamation: every block recycled several times.
+    for scheme in SCHEMES {
+        for params in variants(scheme.name) {
+            let cfg = full(toy(scheme.name, params.clone(), 8, 16));
+            let mut seed = 12345u64;
+            let reqs: Vec<Request> = (0..5000)
+                .map(|i| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let lpn = (seed >> 33) % 128;
+                    let op = if i % 3 == 0 { Op::Read } else { Op::Write };
+                    Request::new(0.0, op, lpn * 512, 512)
+                })
+                .collect();
+            let r = run_requests(&cfg, reqs)
+                .unwrap_or_else(|e| panic!("{} {params}: {e}", scheme.name));
+            assert!(
+                r.count("flash.erases") > 16,
+                "{} {params}: {}",
+                scheme.name,
+                r.count("flash.erases")
+            );
+        }
+    }
+}
