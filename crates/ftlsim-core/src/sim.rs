@@ -133,8 +133,8 @@ struct Run<'a> {
     capacity: u64,
     cfg: &'a SimConfig,
     host: HostCounts,
-    read_latency: Histogram<u64>,
-    write_latency: Histogram<u64>,
+    read_latency: Latencies,
+    write_latency: Latencies,
     request_us: f64,
 }
 
@@ -218,8 +218,8 @@ fn run_source(
         capacity: g.logical_bytes(),
         cfg,
         host: HostCounts::default(),
-        read_latency: Histogram::new(3).expect("3 significant figures is valid"),
-        write_latency: Histogram::new(3).expect("3 significant figures is valid"),
+        read_latency: Latencies::new(),
+        write_latency: Latencies::new(),
         request_us: 0.0,
     };
     let mut precondition_erases = 0;
@@ -280,6 +280,36 @@ fn run_source(
     );
     r.set("sim.chip_memory_bytes", run.dev.chip().heap_bytes() as u64);
     Ok(r)
+}
+
+/// Latencies of one kind of request: exact count, mean and max, and percentiles from a histogram in
+/// nanoseconds with 3 significant figures (up to an hour; longer ones saturate).
+struct Latencies {
+    hist: Histogram<u64>,
+    sum_us: f64,
+    max_us: f64,
+}
+
+impl Latencies {
+    fn new() -> Latencies {
+        Latencies { hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"), sum_us: 0.0, max_us: 0.0 }
+    }
+
+    fn record(&mut self, us: f64) {
+        self.hist.saturating_record((us * 1000.0).round() as u64);
+        self.sum_us += us;
+        self.max_us = self.max_us.max(us);
+    }
+
+    fn report(&self, r: &mut Report, name: &str) {
+        let n = self.hist.len();
+        let us = |ns: u64| num(ns as f64 / 1000.0);
+        r.set(format!("latency_us.{name}.count"), n);
+        r.set(format!("latency_us.{name}.mean"), num(if n == 0 { 0.0 } else { self.sum_us / n as f64 }));
+        r.set(format!("latency_us.{name}.p50"), us(self.hist.value_at_quantile(0.5)));
+        r.set(format!("latency_us.{name}.p99"), us(self.hist.value_at_quantile(0.99)));
+        r.set(format!("latency_us.{name}.max"), num(self.max_us));
+    }
 }
 
 impl Run<'_> {
@@ -390,10 +420,9 @@ impl Run<'_> {
         }
         let latency_us = self.dev.elapsed_us() - start_us;
         self.request_us += latency_us;
-        let ns = (latency_us * 1000.0).round() as u64;
         match request.op {
-            Op::Read => self.read_latency.saturating_record(ns),
-            Op::Write => self.write_latency.saturating_record(ns),
+            Op::Read => self.read_latency.record(latency_us),
+            Op::Write => self.write_latency.record(latency_us),
             Op::Trim => {}
         }
         Ok(())
@@ -522,27 +551,8 @@ impl Run<'_> {
         r.set("time_us.merges", num(stats.merge_ops.time_us(t)));
         r.set("time_us.gc", num(stats.gc_ops.time_us(t)));
         r.set("time_us.map", num(map.time_us(t)));
-        for (name, hist) in [("read", &self.read_latency), ("write", &self.write_latency)] {
-            let us = |ns: u64| num(ns as f64 / 1000.0);
-            r.set(format!("latency_us.{name}.count"), hist.len());
-            r.set(
-                format!("latency_us.{name}.mean"),
-                num(if hist.is_empty() {
-                    0.0
-                } else {
-                    hist.mean() / 1000.0
-                }),
-            );
-            r.set(
-                format!("latency_us.{name}.p50"),
-                us(hist.value_at_quantile(0.5)),
-            );
-            r.set(
-                format!("latency_us.{name}.p99"),
-                us(hist.value_at_quantile(0.99)),
-            );
-            r.set(format!("latency_us.{name}.max"), us(hist.max()));
-        }
+        self.read_latency.report(&mut r, "read");
+        self.write_latency.report(&mut r, "write");
 
         let ram = self.ftl.ram();
         r.set("ram.total_bytes", ram.iter().map(|i| i.bytes).sum::<u64>());

@@ -149,3 +149,18 @@ fn trimmed_pages_may_read_as_old_data_or_nothing() {
     run_requests(&cfg, reqs.clone()).unwrap();
     run_requests(&toy("page", serde_json::json!({}), 4, 16), reqs).unwrap();
 }
+
+#[test]
+fn latency_is_the_flash_time_charged_to_each_request() {
+    // lee2007: 200 us a page program. Three one-page writes and one two-page write on the block baseline,
+    // into erased pages: 200, 200, 200 and 400 us; the read of one page costs 15 us.
+    let cfg = toy("block", serde_json::json!({}), 4, 16);
+    let mut reqs = writes(&[0, 1, 2]);
+    reqs.push(Request::new(0.0, Op::Write, 8 * 512, 1024));
+    reqs.push(page(Op::Read, 0));
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert_eq!(r.num("latency_us.write.mean"), 250.0);
+    assert_eq!(r.num("latency_us.write.max"), 400.0);
+    assert_eq!(r.num("latency_us.read.mean"), 15.0);
+    assert_eq!(r.num("time_us.total"), 5.0 * 200.0 + 15.0);
+}

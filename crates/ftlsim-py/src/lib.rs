@@ -1,1 +1,85 @@
-//! placeholder
+//! The PyO3 binding of ftlsim-core: converts types (JSON strings both ways), releases the GIL around a run,
+//! forwards progress, and maps every engine error to `ftlsim.FtlsimError` in one place.
+
+use ftlsim_core::config::{DeviceOverrides, PRESETS};
+use ftlsim_core::ftl::SCHEMES;
+use ftlsim_core::sim::{self, Progress, SimConfig};
+use ftlsim_core::trace::{workload::WORKLOADS, TraceOptions, FORMATS};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use serde_json::{json, Value};
+
+create_exception!(_core, FtlsimError, PyValueError, "A simulation could not run: bad input, or a scheme broke a rule.");
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    FtlsimError::new_err(e.to_string())
+}
+
+fn config(config_json: &str) -> PyResult<SimConfig> {
+    serde_json::from_str(config_json).map_err(|e| err(format!("bad run configuration: {e}")))
+}
+
+/// Runs a trace (path or workload spec) under a JSON `SimConfig`; returns the report as JSON.
+/// `progress(requests, done, total)` is called every few tens of thousands of requests; if it returns False,
+/// or Ctrl-C is pressed, the run stops.
+#[pyfunction]
+#[pyo3(signature = (trace, config_json, progress=None))]
+fn simulate(py: Python<'_>, trace: String, config_json: &str, progress: Option<PyObject>) -> PyResult<String> {
+    let cfg = config(config_json)?;
+    let report = py.allow_threads(|| {
+        let mut on_progress = |p: Progress| -> bool {
+            Python::with_gil(|py| {
+                if py.check_signals().is_err() {
+                    return false;
+                }
+                match &progress {
+                    Some(cb) => cb
+                        .call1(py, (p.requests, p.done, p.total))
+                        .map(|r| r.extract::<Option<bool>>(py).ok().flatten() != Some(false))
+                        .unwrap_or(false),
+                    None => true,
+                }
+            })
+        };
+        sim::run(&cfg, &trace, &mut on_progress)
+    });
+    report.map(|r| r.to_json()).map_err(err)
+}
+
+/// The RAM breakdown of a scheme on a device, as JSON: a list of {name, bytes, layout}.
+#[pyfunction]
+fn ram(config_json: &str) -> PyResult<String> {
+    let items = sim::ram(&config(config_json)?).map_err(err)?;
+    Ok(serde_json::to_string(&items).expect("plain data"))
+}
+
+/// The registries: schemes, presets, workloads and trace formats, and the keys each config section takes.
+#[pyfunction]
+fn registry() -> String {
+    let keys = |v: Value| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    json!({
+        "schemes": SCHEMES.iter().map(|s| json!({
+            "name": s.name, "summary": s.summary, "citation": s.citation, "defaults": (s.defaults)(),
+        })).collect::<Vec<_>>(),
+        "presets": PRESETS,
+        "workloads": WORKLOADS.iter().collect::<Vec<_>>(),
+        "formats": FORMATS.iter().map(|f| json!({"name": f.name, "summary": f.summary})).collect::<Vec<_>>(),
+        "keys": {
+            "device": keys(serde_json::to_value(DeviceOverrides::default()).expect("plain data")),
+            "trace": keys(serde_json::to_value(TraceOptions::default()).expect("plain data")),
+            "run": keys(serde_json::to_value(SimConfig::default()).expect("plain data")),
+        },
+        "version": ftlsim_core::VERSION,
+    })
+    .to_string()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("FtlsimError", m.py().get_type::<FtlsimError>())?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(ram, m)?)?;
+    m.add_function(wrap_pyfunction!(registry, m)?)?;
+    Ok(())
+}

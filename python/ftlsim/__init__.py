@@ -1,0 +1,28 @@
+"""ftlsim: a fast, trustworthy, trace-driven simulator of NAND flash and Flash Translation Layers.
+
+    >>> import ftlsim
+    >>> r = ftlsim.simulate("uniform:writes=20000,seed=1", ftl="page", capacity="16MiB")
+    >>> r.erases > 0
+    True
+"""
+
+from ._core import FtlsimError
+from .ftl import ram, schemes
+from .report import Report
+from .sim import simulate, sweep
+from .trace import formats, info, presets, workloads
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FtlsimError",
+    "Report",
+    "formats",
+    "info",
+    "presets",
+    "ram",
+    "schemes",
+    "simulate",
+    "sweep",
+    "workloads",
+]

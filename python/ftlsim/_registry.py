@@ -1,0 +1,35 @@
+"""The engine's registries (schemes, presets, workloads, formats, config keys), read once from the binding."""
+
+import functools
+import json
+
+from . import _core
+
+
+@functools.lru_cache(maxsize=1)
+def registry() -> dict:
+    return json.loads(_core.registry())
+
+
+def make_config(ftl: str, preset, capacity, precondition: str, format: str, options: dict) -> dict:
+    """Routes keyword options to the engine's config sections: device overrides (page_bytes, erase_us, ...),
+    trace options (device, writes_only, ...), run options (wrap, idle_threshold_us) and, for everything else,
+    the scheme's own parameters (checked by the engine, which lists the valid ones)."""
+    keys = registry()["keys"]
+    cfg = {"ftl": ftl, "params": {}, "device": {}, "trace": {"format": format}, "precondition": precondition}
+    if preset is not None:
+        cfg["preset"] = preset
+    if capacity is not None:
+        cfg["capacity"] = str(capacity)
+    for key, value in options.items():
+        if value is None:
+            continue
+        if key in keys["device"]:
+            cfg["device"][key] = value
+        elif key in keys["trace"] and key != "format":
+            cfg["trace"][key] = value
+        elif key in ("wrap", "idle_threshold_us"):
+            cfg[key] = value
+        else:
+            cfg["params"][key] = value
+    return cfg

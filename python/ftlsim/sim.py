@@ -1,0 +1,79 @@
+"""Running simulations: one run (`simulate`) or a grid of runs in parallel (`sweep`)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Callable, Iterable
+
+from . import _core
+from ._registry import make_config
+from .report import Report
+
+
+def simulate(
+    trace: str,
+    ftl: str = "page",
+    preset: str | None = None,
+    capacity: str | int | None = None,
+    precondition: str = "none",
+    format: str = "auto",
+    progress: Callable[[int, int, int], bool | None] | None = None,
+    **scheme_params,
+) -> Report:
+    """Runs `trace` (a trace file, or a built-in workload such as ``"uniform:writes=150000,seed=1"``) through
+    scheme `ftl` on a device made from `preset` (default ``lee2007``) and `capacity` (default: the preset's,
+    else the trace's highest address). Other keywords are device overrides (``pages_per_block=4``,
+    ``erase_us=1500``), trace options (``device=0``, ``writes_only=True``, ``skip_bad_lines=True``,
+    ``time_unit="ms"``, ``blkparse_event="C"``), run options (``wrap=True``, ``idle_threshold_us=...``) or the
+    scheme's parameters (``log_blocks=8``). `progress(requests, done, total)` is called as the run goes."""
+    cfg = make_config(ftl, preset, capacity, precondition, format, scheme_params)
+    return Report.from_json(_core.simulate(str(trace), json.dumps(cfg), progress))
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return list(value)
+
+
+def grid(traces, ftls, params: dict | None = None) -> list[dict]:
+    """Every (trace, ftl, parameter combination) of a sweep, as keyword dicts for `simulate`."""
+    params = params or {}
+    names = list(params)
+    values = [_as_list(params[n]) if not isinstance(params[n], (int, float, bool)) else [params[n]] for n in names]
+    runs = []
+    for trace, ftl in itertools.product(_as_list(traces), _as_list(ftls)):
+        for combo in itertools.product(*values):
+            runs.append({"trace": trace, "ftl": ftl, **dict(zip(names, combo))})
+    return runs
+
+
+def sweep(
+    traces: str | Iterable[str],
+    ftls: str | Iterable[str],
+    params: dict | None = None,
+    jobs: int | None = None,
+    on_done: Callable[[int, int], None] | None = None,
+    **common,
+):
+    """Runs the grid traces x ftls x params (a dict of name -> list of values) in parallel on all cores and
+    returns a pandas DataFrame with one row per run: the run's grid values, then the Report's flat keys.
+    `common` keywords apply to every run (``preset=``, ``capacity=``, ``precondition=``, ...)."""
+    import pandas as pd
+
+    runs = grid(traces, ftls, params)
+    rows: list[dict | None] = [None] * len(runs)
+    jobs = jobs or os.cpu_count() or 1
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(simulate, **{**common, **run}): i for i, run in enumerate(runs)}
+        for done, future in enumerate(as_completed(futures), 1):
+            i = futures[future]
+            rows[i] = {**{k: v for k, v in runs[i].items()}, **future.result().flat()}
+            if on_done:
+                on_done(done, len(runs))
+    return pd.DataFrame(rows)

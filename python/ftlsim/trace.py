@@ -1,0 +1,31 @@
+"""Traces, built-in workloads and device presets."""
+
+from __future__ import annotations
+
+from ._registry import registry
+
+
+def presets() -> list[dict]:
+    """Every device preset: geometry and timing from the papers."""
+    return registry()["presets"]
+
+
+def workloads() -> list[dict]:
+    """Every built-in workload, with its parameters (name, default, meaning)."""
+    return registry()["workloads"]
+
+
+def formats() -> list[dict]:
+    """Every trace format the readers know."""
+    return registry()["formats"]
+
+
+def info(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes: int = 512, **options) -> dict:
+    """Statistics of a trace: requests, read/write mix, bytes, footprint, highest address and write
+    concentration (share of writes to the hottest 0.2% / 1% of pages and blocks)."""
+    import json
+
+    from . import _core
+
+    opts = {"format": format, **{k: v for k, v in options.items() if v is not None}}
+    return json.loads(_core.trace_info(str(trace), json.dumps(opts), block_bytes, page_bytes))

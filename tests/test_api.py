@@ -1,0 +1,97 @@
+"""The Python API end to end: simulate, sweep, ram and the registries."""
+
+import json
+
+import pytest
+
+import ftlsim
+
+REQUIRED_KEYS = [
+    "host.read_requests", "host.write_requests", "host.read_pages", "host.write_pages", "flash.page_reads",
+    "flash.spare_reads", "flash.page_writes", "flash.spare_writes", "flash.erases", "merges.switch",
+    "merges.partial", "merges.full", "merges.dead", "gc.runs", "gc.copied_pages", "write_amplification",
+    "erase_count.max", "erase_count.mean", "time_us.total", "latency_us.read.mean", "latency_us.write.mean",
+    "latency_us.write.p99", "ram.total_bytes", "sim.requests_per_s", "config.scheme", "config.params",
+    "config.preset", "config.page_bytes", "config.pages_per_block", "config.seed", "version",
+]
+
+
+def test_simulate_reports_every_contract_key():
+    r = ftlsim.simulate("uniform:writes=5000,seed=3,read_share=0.2", ftl="page", capacity="4MiB")
+    d = r.to_dict()
+    missing = [k for k in REQUIRED_KEYS if k not in d]
+    assert not missing
+    assert d["host.read_requests"] + d["host.write_requests"] == 5000
+    assert d["config.seed"] == 3 and d["config.scheme"] == "page" and d["config.preset"] == "lee2007"
+    assert r.erases == d["flash.erases"]
+    assert r.page_writes >= d["host.write_pages"]
+    json.loads(r.to_json())
+
+
+def test_time_is_counts_times_latencies():
+    r = ftlsim.simulate("uniform:writes=3000,seed=1", ftl="block", capacity="1MiB", preset="samsung-k9f2808")
+    expected = (r["flash.page_reads"] * 36 + r["flash.spare_reads"] * 10 + r["flash.page_writes"] * 200
+                + r["flash.spare_writes"] * 200 + r["flash.erases"] * 2000)
+    assert r.time_us == pytest.approx(expected)
+
+
+def test_precondition_full_resets_counters_after_filling():
+    r = ftlsim.simulate("uniform:writes=100,seed=1", ftl="block", capacity="1MiB", precondition="full")
+    # Every write now overwrites a full block: one erase and 31 copies each (32 pages a block).
+    assert r["flash.erases"] == 100
+    assert r["flash.page_writes"] == 100 * 32
+    assert r["precondition.erases"] == 0
+
+
+def test_device_overrides_and_scheme_params_are_routed():
+    r = ftlsim.simulate("uniform:writes=2000,seed=1", ftl="page", capacity="256KiB", pages_per_block=4,
+                        erase_us=1.0, over_provisioning=0.25)
+    assert r["config.pages_per_block"] == 4 and r["config.erase_us"] == 1.0
+    assert r["config.physical_blocks"] == 128 + 32
+
+
+def test_bad_input_gets_a_clear_error():
+    with pytest.raises(ftlsim.FtlsimError, match="unknown scheme `fsat`.*page"):
+        ftlsim.simulate("uniform:writes=10", ftl="fsat")
+    with pytest.raises(ftlsim.FtlsimError, match="over_provisionning.*over_provisioning"):
+        ftlsim.simulate("uniform:writes=10", ftl="page", over_provisionning=0.1)
+    with pytest.raises(ftlsim.FtlsimError, match="cannot read trace .*no-such-file"):
+        ftlsim.simulate("no-such-file.csv")
+    with pytest.raises(ftlsim.FtlsimError, match="unknown preset"):
+        ftlsim.simulate("uniform:writes=10", preset="slc-9000")
+
+
+def test_beyond_capacity_says_how_to_fix(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,4096\nW,1048576,4096\n")
+    with pytest.raises(ftlsim.FtlsimError, match="1052672.*1048576.*wrap=true"):
+        ftlsim.simulate(str(trace), capacity="1MiB")
+    r = ftlsim.simulate(str(trace), capacity="1MiB", wrap=True)
+    assert r["host.write_pages"] == 16
+    # Without a capacity the device is sized to the trace's highest address, rounded up to a block.
+    r = ftlsim.simulate(str(trace))
+    assert r["config.capacity_bytes"] == 1048576 + 16384
+
+
+def test_registries_list_what_exists():
+    assert {"page", "block"} <= {s["name"] for s in ftlsim.schemes()}
+    assert {"lee2007", "samsung-k9f2808", "toshiba-tc58dvm72", "mlc-k9gag08"} <= {p["name"] for p in ftlsim.presets()}
+    assert {"uniform", "sequential", "hotcold"} <= {w["name"] for w in ftlsim.workloads()}
+    assert "csv" in {f["name"] for f in ftlsim.formats()}
+
+
+def test_sweep_gives_one_row_per_run():
+    df = ftlsim.sweep("uniform:writes=2000,seed=1", "page,block", {"erase_us": [1000, 2000]}, capacity="1MiB")
+    assert len(df) == 4
+    assert set(df["ftl"]) == {"page", "block"}
+    page = df[df["ftl"] == "page"].set_index("erase_us")
+    assert page.loc[1000, "flash.erases"] == page.loc[2000, "flash.erases"]
+    assert page.loc[2000, "time_us.total"] > page.loc[1000, "time_us.total"]
+
+
+def test_ram_of_the_page_baseline_on_the_tinyftl_device():
+    # 16 GB MLC, 64,000 host blocks of 128 pages: 8,192,000 map entries of 3 bytes (23-bit physical page
+    # addresses) = 24,576,000 bytes, the TinyFTL paper's "at least 24 MB".
+    ram = ftlsim.ram(ftl="page", preset="mlc-k9gag08", capacity=64000 * 128 * 2048, over_provisioning=0.024)
+    assert ram["page_map"] == 24_576_000
+    assert ram["total_bytes"] == sum(v for k, v in ram.items() if k != "total_bytes")

@@ -1,0 +1,76 @@
+"""The ftlsim command end to end, including the README's own commands."""
+
+import json
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ftlsim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def invoke(*args):
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result
+
+
+def test_run_with_no_trace_runs_the_builtin_default(tmp_path):
+    out = tmp_path / "r.json"
+    result = invoke("run", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert "uniform:writes=150000,seed=1" in result.output
+    assert "flash.erases" in result.output
+    report = json.loads(out.read_text())
+    assert report["host.write_requests"] == 150000
+
+
+def test_run_with_params_and_csv(tmp_path):
+    out = tmp_path / "r.csv"
+    result = invoke("run", "uniform:writes=1000,seed=2", "--ftl", "block", "--capacity", "1MiB",
+                    "--param", "pages_per_block=8", "--csv", str(out))
+    assert result.exit_code == 0, result.output
+    header, row = out.read_text().splitlines()
+    assert "flash.erases" in header.split(",")
+
+
+def test_bad_input_exits_2_with_a_message():
+    result = invoke("run", "uniform:writes=10", "--ftl", "nope")
+    assert result.exit_code == 2
+    assert "unknown scheme `nope`" in result.output
+    result = invoke("run", "uniform:writes=10", "--param", "novalue")
+    assert result.exit_code == 2
+
+
+def test_list_shows_schemes_presets_workloads_formats():
+    result = invoke("list")
+    assert result.exit_code == 0
+    for name in ("page", "block", "lee2007", "mlc-k9gag08", "uniform", "hotcold", "csv"):
+        assert name in result.output
+
+
+def test_compare_prints_a_table_and_draws_a_plot(tmp_path):
+    png = tmp_path / "cmp.png"
+    result = invoke("compare", "uniform:writes=2000,seed=1", "--ftl", "page,block", "--capacity", "1MiB",
+                    "--param", "pages_per_block=8,16", "--plot", str(png))
+    assert result.exit_code == 0, result.output
+    assert png.stat().st_size > 10_000
+    assert result.output.count("page") >= 2
+
+
+def test_ram_prints_the_breakdown():
+    result = invoke("ram", "--ftl", "page", "--capacity", "64MiB")
+    assert result.exit_code == 0
+    assert "page_map" in result.output and "total" in result.output
+
+
+def test_readme_commands_are_the_ci_commands():
+    readme = (ROOT / "README.md").read_text()
+    commands = re.findall(r"```(?:sh|bash)\n(.*?)```", readme, re.S)
+    assert len(commands) >= 1
+    setup = [line for line in commands[0].splitlines() if line.strip()]
+    assert len(setup) == 2, "the README's first block holds exactly the two set-up commands"
+    install_and_run, test = setup
+    assert "pip install" in install_and_run and "ftlsim run" in install_and_run
+    assert test in (ROOT / ".ci" / "run").read_text(), ".ci/run calls the README's test command"
