@@ -81,7 +81,8 @@ def test_registries_list_what_exists():
 
 
 def test_sweep_gives_one_row_per_run():
-    df = ftlsim.sweep("uniform:writes=2000,seed=1", "page,block", {"erase_us": [1000, 2000]}, capacity="1MiB")
+    df = ftlsim.sweep("uniform:writes=2000,seed=1", "page,block", {"erase_us": [1000, 2000]}, capacity="1MiB",
+                      precondition="full")
     assert len(df) == 4
     assert set(df["ftl"]) == {"page", "block"}
     page = df[df["ftl"] == "page"].set_index("erase_us")

@@ -18,7 +18,8 @@ from .sim import grid, simulate
 from .trace import formats, info, presets, workloads
 
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
-console = Console()
+# Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
+console = Console(width=None if sys.stdout.isatty() else 160)
 
 
 def parse_value(text: str):
@@ -226,12 +227,13 @@ def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, devic
         except _core.FtlsimError as e:
             fail(e)
     swept = list(grid_params)
+    figures = [c for c in COMPARE_COLUMNS if c in df and (df[c].fillna(0) != 0).any()]
+    columns = ["ftl", *swept, *figures]
     table = Table(title=f"{trace}", title_justify="left")
-    for col in ["ftl", *swept, *COMPARE_COLUMNS]:
+    for col in columns:
         table.add_column(col, justify="left" if col == "ftl" else "right")
     for _, row in df.iterrows():
-        table.add_row(*[fmt(row[c]) if not isinstance(row[c], float) or row[c] == row[c] else "-"
-                        for c in ["ftl", *swept, *COMPARE_COLUMNS]])
+        table.add_row(*[fmt(row[c]) if not isinstance(row[c], float) or row[c] == row[c] else "-" for c in columns])
     console.print(table)
     if csv_path:
         df.to_csv(csv_path, index=False)

@@ -47,7 +47,8 @@ def grid(traces, ftls, params: dict | None = None) -> list[dict]:
     names = list(params)
     values = [_as_list(params[n]) if not isinstance(params[n], (int, float, bool)) else [params[n]] for n in names]
     runs = []
-    for trace, ftl in itertools.product(_as_list(traces), _as_list(ftls)):
+    traces = [traces] if isinstance(traces, str) else list(traces)  # a workload spec holds commas itself
+    for trace, ftl in itertools.product(traces, _as_list(ftls)):
         for combo in itertools.product(*values):
             runs.append({"trace": trace, "ftl": ftl, **dict(zip(names, combo))})
     return runs
