@@ -292,7 +292,11 @@ struct Latencies {
 
 impl Latencies {
     fn new() -> Latencies {
-        Latencies { hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"), sum_us: 0.0, max_us: 0.0 }
+        Latencies {
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"),
+            sum_us: 0.0,
+            max_us: 0.0,
+        }
     }
 
     fn record(&mut self, us: f64) {
@@ -305,9 +309,18 @@ impl Latencies {
         let n = self.hist.len();
         let us = |ns: u64| num(ns as f64 / 1000.0);
         r.set(format!("latency_us.{name}.count"), n);
-        r.set(format!("latency_us.{name}.mean"), num(if n == 0 { 0.0 } else { self.sum_us / n as f64 }));
-        r.set(format!("latency_us.{name}.p50"), us(self.hist.value_at_quantile(0.5)));
-        r.set(format!("latency_us.{name}.p99"), us(self.hist.value_at_quantile(0.99)));
+        r.set(
+            format!("latency_us.{name}.mean"),
+            num(if n == 0 { 0.0 } else { self.sum_us / n as f64 }),
+        );
+        r.set(
+            format!("latency_us.{name}.p50"),
+            us(self.hist.value_at_quantile(0.5)),
+        );
+        r.set(
+            format!("latency_us.{name}.p99"),
+            us(self.hist.value_at_quantile(0.99)),
+        );
         r.set(format!("latency_us.{name}.max"), num(self.max_us));
     }
 }

@@ -10,7 +10,12 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
-create_exception!(_core, FtlsimError, PyValueError, "A simulation could not run: bad input, or a scheme broke a rule.");
+create_exception!(
+    _core,
+    FtlsimError,
+    PyValueError,
+    "A simulation could not run: bad input, or a scheme broke a rule."
+);
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     FtlsimError::new_err(e.to_string())
@@ -25,7 +30,12 @@ fn config(config_json: &str) -> PyResult<SimConfig> {
 /// or Ctrl-C is pressed, the run stops.
 #[pyfunction]
 #[pyo3(signature = (trace, config_json, progress=None))]
-fn simulate(py: Python<'_>, trace: String, config_json: &str, progress: Option<PyObject>) -> PyResult<String> {
+fn simulate(
+    py: Python<'_>,
+    trace: String,
+    config_json: &str,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
     let cfg = config(config_json)?;
     let report = py.allow_threads(|| {
         let mut on_progress = |p: Progress| -> bool {
@@ -57,7 +67,11 @@ fn ram(config_json: &str) -> PyResult<String> {
 /// The registries: schemes, presets, workloads and trace formats, and the keys each config section takes.
 #[pyfunction]
 fn registry() -> String {
-    let keys = |v: Value| v.as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default();
+    let keys = |v: Value| {
+        v.as_object()
+            .map(|m| m.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
     json!({
         "schemes": SCHEMES.iter().map(|s| json!({
             "name": s.name, "summary": s.summary, "citation": s.citation, "defaults": (s.defaults)(),
