@@ -5,9 +5,11 @@
 //!
 //! Memory grows with the blocks that hold data, not with the device: a block's pages are allocated from a
 //! slab when its first page is programmed and given back when it is erased. A page costs 24 bytes
-//! (token 8, logical page 4, sequence 4, scheme field 4, flags 1, state 1, padding 2).
+//! (token 8, logical page 4, sequence 4, scheme field 4, flags 1, state 1, padding 2). Block states (erase
+//! count, write frontier) live in a sparse vector, allocated in chunks of 4,096 blocks as they are touched.
 
 use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::sparse::SparseVec;
 use crate::stats::FlashCounts;
 
 /// `Spare::lpn` of a page that holds no logical page (erased, or written by the scheme for itself).
@@ -100,7 +102,7 @@ pub enum OpClass {
 pub struct Nand {
     pages_per_block: u32,
     sequential_program: bool,
-    blocks: Vec<BlockState>,
+    blocks: SparseVec<BlockState>,
     slab: Vec<Page>,
     free_slots: Vec<u32>,
     seq: u32,
@@ -113,15 +115,15 @@ impl Nand {
         Nand {
             pages_per_block,
             sequential_program,
-            blocks: vec![
+            blocks: SparseVec::new(
+                blocks as usize,
                 BlockState {
                     erase_count: 0,
                     slot: NO_SLOT,
                     next_page: 0,
-                    programmed: 0
-                };
-                blocks as usize
-            ],
+                    programmed: 0,
+                },
+            ),
             slab: Vec::new(),
             free_slots: Vec::new(),
             seq: 0,
@@ -155,23 +157,24 @@ impl Nand {
     /// Zeroes operation counters and erase counts (after preconditioning); data stays.
     pub fn reset_counters(&mut self) {
         self.counts = [FlashCounts::default(); 2];
-        for b in &mut self.blocks {
-            b.erase_count = 0;
+        for b in 0..self.blocks.len() {
+            if self.blocks.get(b).erase_count != 0 {
+                self.blocks.get_mut(b).erase_count = 0;
+            }
         }
     }
 
     pub fn erase_count(&self, pbn: Pbn) -> u32 {
-        self.blocks[pbn.index()].erase_count
+        self.blocks.get(pbn.index()).erase_count
     }
 
     pub fn erase_counts(&self) -> impl Iterator<Item = u32> + '_ {
-        self.blocks.iter().map(|b| b.erase_count)
+        (0..self.blocks.len()).map(|b| self.blocks.get(b).erase_count)
     }
 
     /// Bytes of host memory the chip model holds now.
     pub fn heap_bytes(&self) -> usize {
-        self.blocks.capacity() * std::mem::size_of::<BlockState>()
-            + self.slab.capacity() * std::mem::size_of::<Page>()
+        self.blocks.heap_bytes() + self.slab.capacity() * std::mem::size_of::<Page>()
     }
 
     #[inline]
@@ -186,7 +189,7 @@ impl Nand {
 
     #[inline]
     fn page(&self, block: usize, page: usize) -> &Page {
-        match self.blocks[block].slot {
+        match self.blocks.get(block).slot {
             NO_SLOT => &ERASED_PAGE,
             slot => &self.slab[slot as usize * self.pages_per_block as usize + page],
         }
@@ -194,7 +197,7 @@ impl Nand {
 
     fn page_mut(&mut self, block: usize, page: usize) -> &mut Page {
         let ppb = self.pages_per_block as usize;
-        if self.blocks[block].slot == NO_SLOT {
+        if self.blocks.get(block).slot == NO_SLOT {
             let slot = match self.free_slots.pop() {
                 Some(slot) => {
                     self.slab[slot as usize * ppb..(slot as usize + 1) * ppb].fill(ERASED_PAGE);
@@ -205,9 +208,9 @@ impl Nand {
                     (self.slab.len() / ppb - 1) as u32
                 }
             };
-            self.blocks[block].slot = slot;
+            self.blocks.get_mut(block).slot = slot;
         }
-        let slot = self.blocks[block].slot as usize;
+        let slot = self.blocks.get(block).slot as usize;
         &mut self.slab[slot * ppb + page]
     }
 
@@ -235,7 +238,7 @@ impl Nand {
     /// word (`AUX_ERASED` for none). A page whose scheme word was already programmed keeps it.
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: u32, aux: u32) -> Result<(), Violation> {
         let (b, p) = self.locate(ppn, "program beyond the chip")?;
-        let block = self.blocks[b];
+        let block = self.blocks.get(b);
         if self.page(b, p).state & STATE_DATA != 0 {
             return Err(Violation {
                 what: "program of a page that is already programmed (erase the block first)",
@@ -264,7 +267,7 @@ impl Nand {
             page.aux = aux;
         }
         page.state |= STATE_DATA;
-        let block = &mut self.blocks[b];
+        let block = self.blocks.get_mut(b);
         block.next_page = block.next_page.max(p as u32 + 1);
         block.programmed += 1;
         Ok(())
@@ -298,11 +301,14 @@ impl Nand {
 
     /// Erases a block: every page returns to the erased state and the block's erase count goes up by one.
     pub fn erase(&mut self, pbn: Pbn) -> Result<(), Violation> {
-        let block = self.blocks.get_mut(pbn.index()).ok_or(Violation {
-            what: "erase beyond the chip",
-            block: pbn.0,
-            page: 0,
-        })?;
+        if pbn.index() >= self.blocks.len() {
+            return Err(Violation {
+                what: "erase beyond the chip",
+                block: pbn.0,
+                page: 0,
+            });
+        }
+        let block = self.blocks.get_mut(pbn.index());
         block.erase_count += 1;
         block.next_page = 0;
         block.programmed = 0;
@@ -317,7 +323,7 @@ impl Nand {
     /// Pages programmed in a block since its last erase, without a flash operation (for checks and tests;
     /// a scheme keeps its own view and must not use this to avoid a counted read).
     pub fn programmed_pages(&self, pbn: Pbn) -> u32 {
-        self.blocks[pbn.index()].programmed
+        self.blocks.get(pbn.index()).programmed
     }
 
     /// What a page holds, without a flash operation (for checks and tests only).
