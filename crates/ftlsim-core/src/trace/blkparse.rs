@@ -10,7 +10,9 @@
 //! a colon and are skipped; other actions (`A`, `G`, `I`, `M`, `P`, `U`, `m` scheduler messages) are skipped.
 //! device = major * 256 + minor (`8,16` is 2064; Linux's old `dev_t` encoding).
 
-use super::{field_u64, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions};
+use super::{
+    device_number, field_sectors, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions,
+};
 use crate::request::{Op, Request};
 
 pub const FORMAT: FormatInfo = FormatInfo {
@@ -58,7 +60,7 @@ pub fn rwbs_op(rwbs: &str) -> Option<Op> {
 /// `maj,min` as major * 256 + minor.
 fn device(text: &str) -> Option<u64> {
     let (major, minor) = text.split_once(',')?;
-    Some(major.parse::<u64>().ok()? * 256 + minor.parse::<u64>().ok()?)
+    device_number(major.parse().ok()?, minor.parse().ok()?)
 }
 
 fn sniff(lines: &[&str]) -> bool {
@@ -97,13 +99,13 @@ impl Blkparse {
             other => return Err(format!("{LAYOUT}: `+` (field 9), got `{other}`")),
         }
         let in_layout = |e: String| format!("{LAYOUT}: {e}");
-        let sector = field_u64(f.as_slice(), 7, "sector").map_err(in_layout)?;
-        let sectors = field_u64(f.as_slice(), 9, "nsect").map_err(in_layout)?;
-        if sectors == 0 {
+        let offset = field_sectors(f.as_slice(), 7, "sector").map_err(in_layout)?;
+        let len = field_sectors(f.as_slice(), 9, "nsect").map_err(in_layout)?;
+        if len == 0 {
             return Ok(Parsed::Skip);
         }
         Ok(Parsed::Record {
-            request: Request::new(time_us, op, sector * 512, sectors * 512),
+            request: Request::new(time_us, op, offset, len),
             device: Some(dev),
         })
     }

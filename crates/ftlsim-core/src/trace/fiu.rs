@@ -4,7 +4,9 @@
 //! two fields and the last six are positional, whatever lies between is the name.
 //! device = major * 256 + minor (Linux's old `dev_t` encoding, the same as `blkparse`'s).
 
-use super::{field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions};
+use super::{
+    device_number, field_sectors, field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions,
+};
 use crate::request::{Op, Request};
 
 pub const FORMAT: FormatInfo = FormatInfo {
@@ -38,8 +40,8 @@ impl Fiu {
         let in_layout = |e: String| format!("{LAYOUT}: {e}");
         let ts = field_u64(&fields, 0, "ts in ns").map_err(in_layout)?;
         field_u64(&fields, 1, "pid").map_err(in_layout)?;
-        let lba = field_u64(&fields, 2, "lba in sectors").map_err(in_layout)?;
-        let size = field_u64(&fields, 3, "size in sectors").map_err(in_layout)?;
+        let offset = field_sectors(&fields, 2, "lba in sectors").map_err(in_layout)?;
+        let len = field_sectors(&fields, 3, "size in sectors").map_err(in_layout)?;
         let major = field_u64(&fields, 4, "major").map_err(in_layout)?;
         let minor = field_u64(&fields, 5, "minor").map_err(in_layout)?;
         let op = match tail(2) {
@@ -53,9 +55,11 @@ impl Fiu {
                 "{LAYOUT}: md5 (last field) as 32 hex digits, got `{md5}`"
             ));
         }
+        let device = device_number(major, minor)
+            .ok_or_else(|| format!("{LAYOUT}: major (field 7) below 2^56, got {major}"))?;
         Ok(Parsed::Record {
-            request: Request::new(self.origin.since(ts) / 1e3, op, lba * 512, size * 512),
-            device: Some(major * 256 + minor),
+            request: Request::new(self.origin.since(ts) / 1e3, op, offset, len),
+            device: Some(device),
         })
     }
 }

@@ -388,6 +388,23 @@ pub fn field_u64(fields: &[&str], i: usize, name: &str) -> Result<u64, String> {
     })
 }
 
+/// Parses a field counting 512 B sectors into bytes.
+pub fn field_sectors(fields: &[&str], i: usize, name: &str) -> Result<u64, String> {
+    let sectors = field_u64(fields, i, name)?;
+    sectors.checked_mul(512).ok_or_else(|| {
+        format!(
+            "{name} (field {}) of at most {} sectors, got {sectors}",
+            i + 1,
+            u64::MAX / 512
+        )
+    })
+}
+
+/// A Linux device number from major and minor, as major * 256 + minor (the old `dev_t` encoding).
+pub fn device_number(major: u64, minor: u64) -> Option<u64> {
+    major.checked_mul(256)?.checked_add(minor)
+}
+
 /// Parses a field as a number (integer or decimal).
 pub fn field_f64(fields: &[&str], i: usize, name: &str) -> Result<f64, String> {
     let f = fields
@@ -456,7 +473,12 @@ pub fn seconds_to_us(text: &str) -> Option<f64> {
                 nanos = nanos * 10 + (b - b'0') as u64;
             }
             nanos *= 10u64.pow(9 - frac.len() as u32);
-            return Some(secs as f64 * 1e6 + nanos as f64 / 1e3);
+            if let Some(total) = secs
+                .checked_mul(1_000_000_000)
+                .and_then(|n| n.checked_add(nanos))
+            {
+                return Some(total as f64 / 1e3);
+            }
         }
     }
     text.parse::<f64>()

@@ -8,7 +8,7 @@
 //! `D` (file data) is data, `M` (metadata) and `J` (ext4 journal) are metadata. No device column (one eMMC).
 
 use super::blkparse::{event, rwbs_op};
-use super::{field_u64, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions};
+use super::{field_sectors, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions};
 use crate::request::{Request, Tag};
 
 pub const FORMAT: FormatInfo = FormatInfo {
@@ -58,8 +58,8 @@ impl Most {
             return Ok(Parsed::Skip);
         };
         let in_layout = |e: String| format!("{LAYOUT}: {e}");
-        let sector = field_u64(f.as_slice(), 3, "sector").map_err(in_layout)?;
-        let sectors = field_u64(f.as_slice(), 4, "nsectors").map_err(in_layout)?;
+        let offset = field_sectors(f.as_slice(), 3, "sector").map_err(in_layout)?;
+        let len = field_sectors(f.as_slice(), 4, "nsectors").map_err(in_layout)?;
         let tag = match f.get(7) {
             "" => Tag::None,
             "D" => Tag::Data,
@@ -70,13 +70,13 @@ impl Most {
                 ))
             }
         };
-        if sectors == 0 {
+        if len == 0 {
             return Ok(Parsed::Skip);
         }
         Ok(Parsed::Record {
             request: Request {
                 tag,
-                ..Request::new(time_us, op, sector * 512, sectors * 512)
+                ..Request::new(time_us, op, offset, len)
             },
             device: None,
         })

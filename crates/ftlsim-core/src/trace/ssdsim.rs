@@ -8,7 +8,7 @@
 //! or 1. `disksim` never sniffs: nothing in a line tells milliseconds from nanoseconds, so such a trace is
 //! read as `ssdsim` unless `format="disksim"` is given.
 
-use super::{field_u64, Fields, FormatInfo, Parsed, TraceOptions};
+use super::{field_sectors, field_u64, Fields, FormatInfo, Parsed, TraceOptions};
 use crate::request::{Op, Request};
 
 pub const SSDSIM: FormatInfo = FormatInfo {
@@ -28,17 +28,17 @@ pub const DISKSIM: FormatInfo = FormatInfo {
 const LAYOUT: &str = "a five-column ASCII line `time dev lba size op`";
 
 struct Ascii {
-    us_per_unit: f64,
+    ns_per_unit: f64,
     flags_word: bool,
 }
 
-/// Microseconds in one unit of a time column.
-pub fn us_per_unit(unit: &str) -> Result<f64, String> {
+/// Nanoseconds in one unit of a time column (exact in `f64`, so that `t * ns / 1e3` is correctly rounded).
+pub fn ns_per_unit(unit: &str) -> Result<f64, String> {
     match unit {
-        "ns" => Ok(1e-3),
-        "us" => Ok(1.0),
-        "ms" => Ok(1e3),
-        "s" => Ok(1e6),
+        "ns" => Ok(1.0),
+        "us" => Ok(1e3),
+        "ms" => Ok(1e6),
+        "s" => Ok(1e9),
         other => Err(format!(
             "time_unit `{other}` is not a time unit; valid: ns, us, ms, s"
         )),
@@ -48,7 +48,7 @@ pub fn us_per_unit(unit: &str) -> Result<f64, String> {
 impl Ascii {
     fn new(opts: &TraceOptions, default_unit: &str, flags_word: bool) -> Result<Ascii, String> {
         Ok(Ascii {
-            us_per_unit: us_per_unit(opts.time_unit.as_deref().unwrap_or(default_unit))?,
+            ns_per_unit: ns_per_unit(opts.time_unit.as_deref().unwrap_or(default_unit))?,
             flags_word,
         })
     }
@@ -56,7 +56,7 @@ impl Ascii {
 
 fn sniff(lines: &[&str]) -> bool {
     let mut ascii = Ascii {
-        us_per_unit: 1e-3,
+        ns_per_unit: 1.0,
         flags_word: false,
     };
     !lines.is_empty() && lines.iter().all(|l| ascii.parse_line(l).is_ok())
@@ -77,8 +77,8 @@ impl Ascii {
             .filter(|t| t.is_finite() && *t >= 0.0)
             .ok_or_else(|| format!("{LAYOUT}: time (field 1) as a number, got `{}`", f.get(0)))?;
         let dev = field_u64(fields, 1, "dev").map_err(in_layout)?;
-        let lba = field_u64(fields, 2, "lba in sectors").map_err(in_layout)?;
-        let size = field_u64(fields, 3, "size in sectors").map_err(in_layout)?;
+        let offset = field_sectors(fields, 2, "lba in sectors").map_err(in_layout)?;
+        let len = field_sectors(fields, 3, "size in sectors").map_err(in_layout)?;
         let op = field_u64(fields, 4, "op").map_err(in_layout)?;
         let op = match (op, self.flags_word) {
             (1, false) => Op::Read,
@@ -92,7 +92,7 @@ impl Ascii {
             }
         };
         Ok(Parsed::Record {
-            request: Request::new(time * self.us_per_unit, op, lba * 512, size * 512),
+            request: Request::new(time * self.ns_per_unit / 1e3, op, offset, len),
             device: Some(dev),
         })
     }

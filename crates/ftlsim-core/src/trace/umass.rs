@@ -3,7 +3,7 @@
 //! seconds from the trace's start (kept as is). Fields after the fifth are optional in the SPC spec and
 //! ignored. A header line starting with `ASU` is skipped. device = ASU.
 
-use super::{field_u64, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions};
+use super::{field_sectors, field_u64, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions};
 use crate::request::{Op, Request};
 
 pub const FORMAT: FormatInfo = FormatInfo {
@@ -44,7 +44,7 @@ fn parse(line: &str) -> Result<Parsed, String> {
     }
     let in_layout = |e: String| format!("{LAYOUT}: {e}");
     let asu = field_u64(fields, 0, "ASU").map_err(in_layout)?;
-    let lba = field_u64(fields, 1, "LBA in sectors").map_err(in_layout)?;
+    let offset = field_sectors(fields, 1, "LBA in sectors").map_err(in_layout)?;
     let size = field_u64(fields, 2, "Size in bytes").map_err(in_layout)?;
     let op = match f.get(3) {
         "r" | "R" => Op::Read,
@@ -58,7 +58,7 @@ fn parse(line: &str) -> Result<Parsed, String> {
         )
     })?;
     Ok(Parsed::Record {
-        request: Request::new(time_us, op, lba * 512, size),
+        request: Request::new(time_us, op, offset, size),
         device: Some(asu),
     })
 }

@@ -7,7 +7,7 @@
 //! host data an FTL would store, or not in a way the trace's size says, so its line is skipped; a non-hex op
 //! is an error. The header is optional; no device column.
 
-use super::{field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions};
+use super::{field_sectors, field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions};
 use crate::request::{Op, Request};
 
 pub const FORMAT: FormatInfo = FormatInfo {
@@ -80,12 +80,12 @@ impl Vscsi {
         let time = field_u64(fields, 1, "time in us").map_err(in_layout)?;
         let op = scsi_op(f.get(2))?;
         let size = field_u64(fields, 3, "size in bytes").map_err(in_layout)?;
-        let lbn = field_u64(fields, 4, "lbn in sectors").map_err(in_layout)?;
+        let offset = field_sectors(fields, 4, "lbn in sectors").map_err(in_layout)?;
         let Some(op) = op else {
             return Ok(Parsed::Skip);
         };
         Ok(Parsed::Record {
-            request: Request::new(self.origin.since(time), op, lbn * 512, size),
+            request: Request::new(self.origin.since(time), op, offset, size),
             device: None,
         })
     }
