@@ -725,3 +725,30 @@ fn info_of_a_real_trace() {
     assert_eq!(got.write_share_hottest_1pct_blocks, 527.0 / 1354.0);
     assert!((got.duration_us - 595_003_214_016.9).abs() < 1e-3);
 }
+
+#[test]
+fn sector_numbers_beyond_u64_bytes_are_errors_not_panics() {
+    // 2^60 sectors is 2^69 bytes.
+    let huge = 1u64 << 60;
+    let lines = [
+        ("umass", format!("0,{huge},512,w,0")),
+        ("ssdsim", format!("0 0 {huge} 1 0")),
+        (
+            "fiu",
+            format!("1 2 p {huge} 8 W 6 0 d6c75ba46e82326fefa545b57a12e221"),
+        ),
+        ("vscsi", format!("1,100,2a,512,{huge}")),
+        ("blkparse", format!("8,16 5 6 0.1 1 D W {huge} + 8 [java]")),
+        ("most", format!("0.1\tD\tW\t8\t{huge}\t1\tcmd\tM")),
+    ];
+    for (format, line) in lines {
+        let path = temp(&format!("huge.{format}"), format!("{line}\n").as_bytes());
+        let err = LineReader::open(&path, &opts(format))
+            .unwrap()
+            .next_request()
+            .unwrap()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&format!("got {huge}")), "{format}: {err}");
+    }
+}

@@ -44,8 +44,8 @@ fn parse(line: &str) -> Result<Parsed, String> {
         "T" | "t" => Op::Trim,
         other => return Err(format!("op R, W or T, got `{other}`")),
     };
-    let offset = field_u64(&fields, 1, "offset in bytes")?;
-    let len = field_u64(&fields, 2, "length in bytes")?;
+    let offset = field_u64(fields, 1, "offset in bytes")?;
+    let len = field_u64(fields, 2, "length in bytes")?;
     let tag = match f.get(3) {
         "" => Tag::None,
         "data" => Tag::Data,
