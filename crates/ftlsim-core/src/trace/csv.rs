@@ -2,7 +2,7 @@
 //! length in bytes, and an optional tag `data` or `metadata`. A header line `op,offset,length[,tag]` is
 //! optional. Requests carry no time.
 
-use super::{field_u64, FormatInfo, Parsed, TraceOptions};
+use super::{field_u64, Fields, FormatInfo, Parsed, TraceOptions};
 use crate::request::{Op, Request, Tag};
 
 pub const FORMAT: FormatInfo = FormatInfo {
@@ -15,9 +15,10 @@ pub const FORMAT: FormatInfo = FormatInfo {
 struct Csv;
 
 fn is_header(line: &str) -> bool {
-    line.to_ascii_lowercase()
-        .replace(' ', "")
-        .starts_with("op,offset,length")
+    let f = Fields::<3>::split(line, ',');
+    f.get(0).eq_ignore_ascii_case("op")
+        && f.get(1).eq_ignore_ascii_case("offset")
+        && f.get(2).eq_ignore_ascii_case("length")
 }
 
 fn sniff(lines: &[&str]) -> bool {
@@ -29,26 +30,27 @@ fn parse(line: &str) -> Result<Parsed, String> {
     if is_header(line) {
         return Ok(Parsed::Skip);
     }
-    let fields: Vec<&str> = line.split(',').collect();
-    if !(3..=4).contains(&fields.len()) {
+    let f = Fields::<4>::split(line, ',');
+    if !(3..=4).contains(&f.count) {
         return Err(format!(
             "3 or 4 comma-separated fields `op,offset,length[,tag]`, got {}",
-            fields.len()
+            f.count
         ));
     }
-    let op = match fields[0].trim() {
+    let fields = f.as_slice();
+    let op = match f.get(0) {
         "R" | "r" => Op::Read,
         "W" | "w" => Op::Write,
         "T" | "t" => Op::Trim,
         other => return Err(format!("op R, W or T, got `{other}`")),
     };
-    let offset = field_u64(&fields, 1, "offset in bytes")?;
-    let len = field_u64(&fields, 2, "length in bytes")?;
-    let tag = match fields.get(3).map(|t| t.trim()) {
-        None | Some("") => Tag::None,
-        Some("data") => Tag::Data,
-        Some("metadata") => Tag::Metadata,
-        Some(other) => return Err(format!("tag `data` or `metadata`, got `{other}`")),
+    let offset = field_u64(fields, 1, "offset in bytes")?;
+    let len = field_u64(fields, 2, "length in bytes")?;
+    let tag = match f.get(3) {
+        "" => Tag::None,
+        "data" => Tag::Data,
+        "metadata" => Tag::Metadata,
+        other => return Err(format!("tag `data` or `metadata`, got `{other}`")),
     };
     Ok(Parsed::Record {
         request: Request {

@@ -5,7 +5,15 @@
 //! line numbers, errors that quote the line, `skip_bad_lines`, the device filter and `writes_only`.
 //! `format = "auto"` sniffs the first lines against each format in [`FORMATS`] order.
 
+pub mod blkparse;
 pub mod csv;
+pub mod fiu;
+pub mod info;
+pub mod most;
+pub mod msr;
+pub mod ssdsim;
+pub mod umass;
+pub mod vscsi;
 pub mod workload;
 
 use crate::request::{Op, Request};
@@ -44,6 +52,9 @@ pub enum TraceError {
 
     #[error("workload `{spec}`: {what}")]
     Workload { spec: String, what: String },
+
+    #[error("trace {spec}: {what}")]
+    Option { spec: String, what: String },
 }
 
 /// How a trace is read. Absent fields take their defaults.
@@ -104,8 +115,19 @@ pub struct FormatInfo {
     pub make: fn(&TraceOptions) -> Result<Box<dyn Format>, String>,
 }
 
-/// Every trace format, in sniffing order (most specific first).
-pub static FORMATS: &[FormatInfo] = &[csv::FORMAT];
+/// Every trace format, in sniffing order (most specific first). `disksim` never sniffs (its lines are
+/// `ssdsim` lines with another time unit), so it must be named.
+pub static FORMATS: &[FormatInfo] = &[
+    vscsi::FORMAT,
+    msr::FORMAT,
+    umass::FORMAT,
+    fiu::FORMAT,
+    most::FORMAT,
+    blkparse::FORMAT,
+    ssdsim::SSDSIM,
+    ssdsim::DISKSIM,
+    csv::FORMAT,
+];
 
 pub fn format(name: &str) -> Result<&'static FormatInfo, TraceError> {
     FORMATS
@@ -277,7 +299,7 @@ impl LineReader {
         } else {
             format(&opts.format)?
         };
-        let format = (info.make)(opts).map_err(|what| TraceError::Workload {
+        let format = (info.make)(opts).map_err(|what| TraceError::Option {
             spec: path.display().to_string(),
             what,
         })?;
@@ -366,6 +388,23 @@ pub fn field_u64(fields: &[&str], i: usize, name: &str) -> Result<u64, String> {
     })
 }
 
+/// Parses a field counting 512 B sectors into bytes.
+pub fn field_sectors(fields: &[&str], i: usize, name: &str) -> Result<u64, String> {
+    let sectors = field_u64(fields, i, name)?;
+    sectors.checked_mul(512).ok_or_else(|| {
+        format!(
+            "{name} (field {}) of at most {} sectors, got {sectors}",
+            i + 1,
+            u64::MAX / 512
+        )
+    })
+}
+
+/// A Linux device number from major and minor, as major * 256 + minor (the old `dev_t` encoding).
+pub fn device_number(major: u64, minor: u64) -> Option<u64> {
+    major.checked_mul(256)?.checked_add(minor)
+}
+
 /// Parses a field as a number (integer or decimal).
 pub fn field_f64(fields: &[&str], i: usize, name: &str) -> Result<f64, String> {
     let f = fields
@@ -376,4 +415,86 @@ pub fn field_f64(fields: &[&str], i: usize, name: &str) -> Result<f64, String> {
         .ok()
         .filter(|v| v.is_finite())
         .ok_or_else(|| format!("{name} (field {}) as a number, got `{}`", i + 1, f.trim()))
+}
+
+/// The fields of a line split without allocating: the first `N` are kept, `count` says how many there were.
+pub struct Fields<'a, const N: usize> {
+    fields: [&'a str; N],
+    pub count: usize,
+}
+
+impl<'a, const N: usize> Fields<'a, N> {
+    pub fn new(parts: impl Iterator<Item = &'a str>) -> Self {
+        let mut fields = [""; N];
+        let mut count = 0;
+        for part in parts {
+            if count < N {
+                fields[count] = part;
+            }
+            count += 1;
+        }
+        Fields { fields, count }
+    }
+
+    /// Splits on a separator character (empty fields kept).
+    pub fn split(line: &'a str, sep: char) -> Self {
+        Self::new(line.split(sep))
+    }
+
+    /// Splits on runs of whitespace.
+    pub fn whitespace(line: &'a str) -> Self {
+        Self::new(line.split_whitespace())
+    }
+
+    /// The kept fields.
+    pub fn as_slice(&self) -> &[&'a str] {
+        &self.fields[..self.count.min(N)]
+    }
+
+    /// Field `i` trimmed, or "" when absent.
+    pub fn get(&self, i: usize) -> &'a str {
+        if i < self.count.min(N) {
+            self.fields[i].trim()
+        } else {
+            ""
+        }
+    }
+}
+
+/// Parses a decimal number of seconds (`12.000031865`) into microseconds, exactly when it has at most 9
+/// decimals (blkparse and SPC times), else through `f64`.
+pub fn seconds_to_us(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    if frac.len() <= 9 && frac.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(secs) = whole.parse::<u64>() {
+            let mut nanos = 0u64;
+            for b in frac.bytes() {
+                nanos = nanos * 10 + (b - b'0') as u64;
+            }
+            nanos *= 10u64.pow(9 - frac.len() as u32);
+            if let Some(total) = secs
+                .checked_mul(1_000_000_000)
+                .and_then(|n| n.checked_add(nanos))
+            {
+                return Some(total as f64 / 1e3);
+            }
+        }
+    }
+    text.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|s| s * 1e6)
+}
+
+/// Makes an absolute trace clock relative: the first record's time becomes 0.
+#[derive(Default)]
+pub struct Origin(Option<u64>);
+
+impl Origin {
+    /// `t` minus the first time seen, in the clock's own units (negative if the trace steps back).
+    pub fn since(&mut self, t: u64) -> f64 {
+        let first = *self.0.get_or_insert(t);
+        (t as i128 - first as i128) as f64
+    }
 }
