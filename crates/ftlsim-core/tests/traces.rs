@@ -600,6 +600,13 @@ fn device_and_writes_only_filters() {
     // writes_only also drops trims.
     let csv = temp("trim.csv", b"W,0,4096\nT,0,4096\nR,0,4096\n");
     assert_eq!(counts(&read_all(&csv, &with(None, true))), (1, 0, 1, 0));
+    // A device filter on a format without a device column is an error, not a silent no-op.
+    let mut reader = LineReader::open(&csv, &with(Some(1), false)).unwrap();
+    let err = reader.next_request().unwrap().unwrap_err().to_string();
+    assert!(
+        err.contains("no device column") && err.contains("device=1"),
+        "{err}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -64,6 +64,23 @@ fn ram(config_json: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&items).expect("plain data"))
 }
 
+/// Statistics of a trace (requests, mix, footprint, write concentration), as JSON.
+#[pyfunction]
+fn trace_info(
+    py: Python<'_>,
+    trace: String,
+    options_json: &str,
+    block_bytes: u64,
+    page_bytes: u32,
+) -> PyResult<String> {
+    let opts: TraceOptions =
+        serde_json::from_str(options_json).map_err(|e| err(format!("bad trace options: {e}")))?;
+    let info = py
+        .allow_threads(|| ftlsim_core::trace::info::info(&trace, &opts, block_bytes, page_bytes))
+        .map_err(err)?;
+    Ok(serde_json::to_string(&info).expect("plain data"))
+}
+
 /// The registries: schemes, presets, workloads and trace formats, and the keys each config section takes.
 #[pyfunction]
 fn registry() -> String {
@@ -94,6 +111,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FtlsimError", m.py().get_type::<FtlsimError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ram, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     Ok(())
 }

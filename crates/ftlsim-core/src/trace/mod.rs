@@ -340,9 +340,21 @@ impl RequestSource for LineReader {
             match self.format.parse(line) {
                 Ok(Parsed::Skip) => continue,
                 Ok(Parsed::Record { request, device }) => {
-                    if self.opts.device.is_some() && device.is_some() && device != self.opts.device
-                    {
-                        continue;
+                    if let Some(wanted) = self.opts.device {
+                        match device {
+                            Some(d) if d != wanted => continue,
+                            Some(_) => {}
+                            None => {
+                                return Some(Err(TraceError::Option {
+                                    spec: self.path.display().to_string(),
+                                    what: format!(
+                                        "device={wanted} was asked for, but this format has no device column \
+                                         (line {}); drop the device option",
+                                        self.line_no
+                                    ),
+                                }))
+                            }
+                        }
                     }
                     if self.opts.writes_only && request.op != Op::Write {
                         continue;
