@@ -74,3 +74,31 @@ def test_readme_commands_are_the_ci_commands():
     install_and_run, test = setup
     assert "pip install" in install_and_run and "ftlsim run" in install_and_run
     assert test in (ROOT / ".ci" / "run").read_text(), ".ci/run calls the README's test command"
+
+
+TRACES = ROOT.parent / "shared" / "traces"
+
+
+def test_info_prints_mix_footprint_and_concentration(tmp_path):
+    trace = tmp_path / "t.csv"
+    # 4 writes to page 0, one each to pages 1..4, one read: 8 page writes, the hottest page takes half.
+    trace.write_text("op,offset,length\n" + "W,0,512\n" * 4 + "W,512,2048\nR,0,512\n")
+    out = tmp_path / "info.json"
+    result = invoke("info", str(trace), "--json", str(out))
+    assert result.exit_code == 0, result.output
+    stats = json.loads(out.read_text())
+    assert (stats["requests"], stats["reads"], stats["writes"]) == (6, 1, 5)
+    assert stats["highest_address"] == 2560
+    assert stats["footprint_bytes"] == 5 * 512
+    assert stats["write_share_hottest_1pct_pages"] == 0.5
+
+
+def test_run_on_a_real_trace():
+    trace = TRACES / "msr_wdev_1.csv"
+    if not trace.exists():
+        import pytest
+
+        pytest.skip(f"{trace} is absent")
+    result = invoke("run", str(trace), "--ftl", "page")
+    assert result.exit_code == 0, result.output
+    assert "1,055" in result.output  # host.write_requests
