@@ -307,20 +307,16 @@ impl Latencies {
 
     fn report(&self, r: &mut Report, name: &str) {
         let n = self.hist.len();
-        let us = |ns: u64| num(ns as f64 / 1000.0);
+        // Bucket edges can put a percentile a hair above the exact maximum; it cannot be more.
+        let quantile =
+            |q: f64| num((self.hist.value_at_quantile(q) as f64 / 1000.0).min(self.max_us));
         r.set(format!("latency_us.{name}.count"), n);
         r.set(
             format!("latency_us.{name}.mean"),
             num(if n == 0 { 0.0 } else { self.sum_us / n as f64 }),
         );
-        r.set(
-            format!("latency_us.{name}.p50"),
-            us(self.hist.value_at_quantile(0.5)),
-        );
-        r.set(
-            format!("latency_us.{name}.p99"),
-            us(self.hist.value_at_quantile(0.99)),
-        );
+        r.set(format!("latency_us.{name}.p50"), quantile(0.5));
+        r.set(format!("latency_us.{name}.p99"), quantile(0.99));
         r.set(format!("latency_us.{name}.max"), num(self.max_us));
     }
 }
