@@ -13,8 +13,18 @@ use proptest::prelude::*;
 /// Parameter sets to check for each scheme beyond its defaults (small log-block counts stress merges).
 fn variants(scheme: &str) -> Vec<serde_json::Value> {
     let mut v = vec![serde_json::json!({})];
-    if scheme == "page" {
-        v.push(serde_json::json!({"over_provisioning": 0.0}));
+    match scheme {
+        "page" => v.push(serde_json::json!({"over_provisioning": 0.0})),
+        "bast" => {
+            v.push(serde_json::json!({"log_blocks": 1}));
+            v.push(serde_json::json!({"log_blocks": 2, "partial_merge": true}));
+            v.push(serde_json::json!({"log_blocks": 3}));
+        }
+        "fast" | "ofast" => {
+            v.push(serde_json::json!({"log_blocks": 2}));
+            v.push(serde_json::json!({"log_blocks": 3}));
+        }
+        _ => {}
     }
     v
 }

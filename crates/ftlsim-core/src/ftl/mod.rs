@@ -2,8 +2,10 @@
 //!
 //! A new scheme is one file in this folder plus one row in [`SCHEMES`].
 
+pub mod bast;
 pub mod block;
 pub mod common;
+pub mod fast;
 pub mod page;
 
 use crate::addr::{Lpn, Token};
@@ -84,7 +86,13 @@ pub struct Scheme {
 }
 
 /// Every scheme, in the order `ftlsim list` shows them.
-pub static SCHEMES: &[Scheme] = &[page::SCHEME, block::SCHEME];
+pub static SCHEMES: &[Scheme] = &[
+    page::SCHEME,
+    block::SCHEME,
+    bast::SCHEME,
+    fast::SCHEME,
+    fast::OFAST,
+];
 
 pub fn scheme(name: &str) -> Result<&'static Scheme> {
     SCHEMES

@@ -1,0 +1,260 @@
+//! `bast`: the log block scheme of Kim et al. 2002 (block-associative sector translation), as the FAST paper
+//! describes it in §2.2, with the victim selection §3.7 assumes and, optionally, the partial merge of §3.4.
+//!
+//! ```text
+//! write(lpn): lbn, offset := lpn div N, lpn mod N
+//!   the data block can take the page in place (no collision)  -> program it there
+//!   lbn has a log block with a free page                       -> append the page to it
+//!   lbn has a full log block                                   -> reclaim it (victim rule 1), retry the write
+//!   lbn has no log block: if no log slot is free, reclaim a victim:
+//!       (2) a log block that can be switched (full, offsets 0..N-1 in place), else (3) round robin;
+//!       then take a free block as lbn's log block and append the page
+//! reclaim(log block of lbn):
+//!   full and in place               -> switch: it becomes the data block; erase the old data block
+//!   partial_merge and in place 0..k -> partial merge: copy pages k..N-1 from the data block into it; it becomes
+//!                                      the data block; erase the old data block
+//!   otherwise                       -> full merge: newest of each page (log, else data) to a free block;
+//!                                      erase the data block and the log block
+//! read(lpn):  newest copy in lbn's log block, else the data block's page
+//! ```
+//! RAM: the block map (one entry per logical block, as wide as a physical block address, plus the written
+//! bits and in-order frontier the collision test uses), and the sector map of the log blocks: per log block its
+//! physical block and logical block (address-wide entries), and per log page one 4-byte entry (FAST §3.2).
+//! Spare area: the logical page number. Extra physical blocks: `log_blocks` + 1 (the free block a full merge
+//! copies into).
+//!
+//! Choices where the paper is silent: log blocks are taken lazily from a FIFO free pool (erased blocks, so
+//! taking one costs no erase); victim rule (2) scans the slots from the round-robin cursor and does not move
+//! it, rule (3) takes the cursor's slot and advances it; after a logical block's own full log block is
+//! reclaimed the write is retried from the start (on a partly written device it may now fit in place); a
+//! replaced log block's utilization is recorded at every reclaim (Fig. 4).
+
+use super::common::data_blocks::DataBlocks;
+use super::common::free_pool::FreePool;
+use super::common::log_blocks::LogBlocks;
+use super::common::merge::{self, NO_PAGE};
+use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
+use crate::addr::{Lpn, Token};
+use crate::config::Geometry;
+use crate::device::Device;
+use crate::error::{Result, SimError};
+use crate::sparse::SparseVec;
+use crate::stats::MergeKind;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const SCHEME: Scheme = Scheme {
+    name: "bast",
+    summary: "log block scheme: one log block per logical block, switch and full merges",
+    citation:
+        "Kim et al. 2002, as described in the FAST paper (Lee et al. 2007) sections 2.2, 2.4, 3.7",
+    defaults: defaults_of::<BastParams>,
+    build,
+};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BastParams {
+    /// Number of log blocks.
+    pub log_blocks: u32,
+    /// Reclaim a log block holding offsets 0..k in place by copying the missing pages into it (FAST §3.4).
+    pub partial_merge: bool,
+}
+
+impl Default for BastParams {
+    fn default() -> Self {
+        BastParams {
+            log_blocks: 8,
+            partial_merge: false,
+        }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+pub struct BastFtl {
+    ppb: u32,
+    physical_blocks: u32,
+    partial_merge: bool,
+    data: DataBlocks,
+    log: LogBlocks,
+    /// Logical block of each log slot, NONE when the slot is empty.
+    owner: Vec<u32>,
+    /// Log slot of each logical block, NONE if it has none.
+    slot_of: SparseVec<u32>,
+    cursor: u32,
+    pool: FreePool,
+    sources: Vec<u32>,
+}
+
+fn build(params: &Value, g: &Geometry) -> Result<Built> {
+    let p: BastParams = parse_params("bast", params)?;
+    if p.log_blocks == 0 {
+        return Err(SimError::Param(
+            "scheme `bast`: log_blocks=0 must be at least 1 (overwrites go to log blocks)".into(),
+        ));
+    }
+    let extra = p.log_blocks + 1;
+    let blocks = g.logical_blocks + extra;
+    let ftl = BastFtl {
+        ppb: g.pages_per_block,
+        physical_blocks: blocks,
+        partial_merge: p.partial_merge,
+        data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
+        log: LogBlocks::new(p.log_blocks, g.pages_per_block, g.logical_pages()),
+        owner: vec![NONE; p.log_blocks as usize],
+        slot_of: SparseVec::new(g.logical_blocks as usize, NONE),
+        cursor: 0,
+        pool: FreePool::with_range(0, blocks),
+        sources: vec![NO_PAGE; g.pages_per_block as usize],
+    };
+    Ok(Built {
+        ftl: Box::new(ftl),
+        extra_blocks: extra,
+    })
+}
+
+impl Ftl for BastFtl {
+    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
+        let ppn = match self.log.newest(lpn.0) {
+            Some(ppn) => ppn,
+            None => match self.data.page(lpn.0, dev) {
+                Some(ppn) => ppn,
+                None => return Ok(None),
+            },
+        };
+        Ok(dev.read(ppn)?.token)
+    }
+
+    fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
+        let lbn = lpn.0 / self.ppb;
+        loop {
+            if self.data.fits_in_place(lpn.0) {
+                return self
+                    .data
+                    .program_in_place(lpn.0, token, &mut self.pool, dev);
+            }
+            let slot = match self.slot_of.get(lbn as usize) {
+                NONE => {
+                    let slot = match self.free_slot() {
+                        Some(slot) => slot,
+                        None => {
+                            let victim = self.victim();
+                            self.reclaim(victim, dev)?;
+                            victim
+                        }
+                    };
+                    let pbn = self
+                        .pool
+                        .take()
+                        .ok_or_else(|| dev.out_of_space("no free block for a log block"))?;
+                    self.log.open(slot, pbn);
+                    self.owner[slot as usize] = lbn;
+                    self.slot_of.set(lbn as usize, slot);
+                    slot
+                }
+                slot if self.log.is_full(slot) => {
+                    // Victim rule (1): the written logical block's own full log block.
+                    self.reclaim(slot, dev)?;
+                    continue;
+                }
+                slot => slot,
+            };
+            dev.program(self.log.next_ppn(slot), token, lpn)?;
+            self.log.append(slot, lpn.0);
+            return Ok(());
+        }
+    }
+
+    fn ram(&self) -> Vec<RamItem> {
+        let slots = self.log.slots() as u64;
+        let entry = address_bytes(self.physical_blocks as u64);
+        let mut ram = self.data.ram(self.physical_blocks);
+        ram.push(RamItem::new(
+            "log_block_table",
+            slots * 2 * entry,
+            format!("{slots} log blocks x (physical block + logical block) x {entry} B"),
+        ));
+        ram.push(RamItem::new(
+            "sector_map",
+            slots * self.ppb as u64 * 4,
+            format!(
+                "{slots} log blocks x {} pages x 4 B (FAST paper section 3.2)",
+                self.ppb
+            ),
+        ));
+        ram
+    }
+}
+
+impl BastFtl {
+    fn free_slot(&self) -> Option<u32> {
+        (0..self.log.slots()).find(|&s| self.owner[s as usize] == NONE)
+    }
+
+    /// FAST §3.7: (2) a log block that can be switched, else (3) round robin.
+    fn victim(&mut self) -> u32 {
+        let n = self.log.slots();
+        let switchable = (0..n)
+            .map(|i| (self.cursor + i) % n)
+            .find(|&s| self.log.is_full(s) && self.log.in_place_order(s, self.owner[s as usize]));
+        switchable.unwrap_or_else(|| {
+            let s = self.cursor;
+            self.cursor = (self.cursor + 1) % n;
+            s
+        })
+    }
+
+    /// Reclaims the log block in `slot` by a switch, a partial merge or a full merge; the slot is left empty.
+    fn reclaim(&mut self, slot: u32, dev: &mut Device) -> Result<()> {
+        let lbn = self.owner[slot as usize];
+        let written = self.log.written(slot);
+        dev.record_log_utilization(written);
+        let in_place = self.log.in_place_order(slot, lbn);
+        let mark = dev.begin();
+        let kind = if in_place && written == self.ppb {
+            let log = self.log.close(slot);
+            merge::switch(dev, &mut self.pool, &mut self.data, lbn, log, self.ppb)?;
+            MergeKind::Switch
+        } else {
+            for o in 0..self.ppb {
+                let lpn = lbn * self.ppb + o;
+                self.sources[o as usize] = match self.log.newest(lpn) {
+                    Some(ppn) => ppn.0,
+                    None => self.data.page(lpn, dev).map_or(NO_PAGE, |p| p.0),
+                };
+            }
+            if in_place && self.partial_merge {
+                let log = self.log.close(slot);
+                merge::partial_merge(
+                    dev,
+                    &mut self.pool,
+                    &mut self.data,
+                    lbn,
+                    log,
+                    written,
+                    &self.sources,
+                    None,
+                )?;
+                MergeKind::Partial
+            } else {
+                merge::full_merge(
+                    dev,
+                    &mut self.pool,
+                    &mut self.data,
+                    lbn,
+                    &self.sources,
+                    None,
+                )?;
+                let log = self.log.close(slot);
+                dev.erase(log)?;
+                self.pool.put(log);
+                MergeKind::Full
+            }
+        };
+        dev.end_merge(mark, kind);
+        self.owner[slot as usize] = NONE;
+        self.slot_of.set(lbn as usize, NONE);
+        Ok(())
+    }
+}

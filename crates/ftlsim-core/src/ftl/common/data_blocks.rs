@@ -1,0 +1,147 @@
+//! The block map of the log-block schemes (BAST, FAST, LAST, ...): one data block per logical block, whose
+//! page at offset `o` holds logical page `lbn * N + o` (FAST paper §2.1, "block-level address mapping").
+//!
+//! Besides the map it keeps, per logical page, whether the data block holds a programmed page at its offset
+//! (a "written" bit) and, per logical block, one past the highest programmed offset (the frontier), so that a
+//! scheme can tell a collision without a flash read. Under `sequential_program` (MLC) a free page below the
+//! frontier cannot be programmed either, and [`DataBlocks::fits_in_place`] calls it a collision.
+
+use super::free_pool::FreePool;
+use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::device::Device;
+use crate::error::Result;
+use crate::ftl::{address_bytes, RamItem};
+
+const UNMAPPED: u32 = u32::MAX;
+
+pub struct DataBlocks {
+    ppb: u32,
+    sequential_program: bool,
+    map: Vec<u32>,
+    frontier: Vec<u32>,
+    written: Vec<u64>,
+}
+
+impl DataBlocks {
+    pub fn new(logical_blocks: u32, pages_per_block: u32, sequential_program: bool) -> DataBlocks {
+        let pages = logical_blocks as usize * pages_per_block as usize;
+        DataBlocks {
+            ppb: pages_per_block,
+            sequential_program,
+            map: vec![UNMAPPED; logical_blocks as usize],
+            frontier: vec![0; logical_blocks as usize],
+            written: vec![0; pages.div_ceil(64)],
+        }
+    }
+
+    pub fn pbn(&self, lbn: u32) -> Option<Pbn> {
+        let pbn = self.map[lbn as usize];
+        (pbn != UNMAPPED).then_some(Pbn(pbn))
+    }
+
+    pub fn is_written(&self, lpn: u32) -> bool {
+        self.written[(lpn / 64) as usize] & (1 << (lpn % 64)) != 0
+    }
+
+    fn set_written(&mut self, lpn: u32, on: bool) {
+        let word = &mut self.written[(lpn / 64) as usize];
+        if on {
+            *word |= 1 << (lpn % 64);
+        } else {
+            *word &= !(1 << (lpn % 64));
+        }
+    }
+
+    /// The data block's page of `lpn`, if it was programmed.
+    pub fn page(&self, lpn: u32, dev: &Device) -> Option<Ppn> {
+        let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
+        match self.pbn(lbn) {
+            Some(pbn) if self.is_written(lpn) => Some(dev.ppn(pbn, offset)),
+            _ => None,
+        }
+    }
+
+    /// True when a write of `lpn` needs no log block: the logical block has no data block yet, or its page at
+    /// the offset is free and (under the in-order rule) above every programmed page. FAST Fig. 6, Algorithm 1.
+    pub fn fits_in_place(&self, lpn: u32) -> bool {
+        let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
+        match self.pbn(lbn) {
+            None => true,
+            Some(_) => {
+                !self.is_written(lpn)
+                    && (!self.sequential_program || offset >= self.frontier[lbn as usize])
+            }
+        }
+    }
+
+    /// Programs `lpn` in its data block (taking a free block if the logical block has none). The caller has
+    /// checked [`DataBlocks::fits_in_place`].
+    pub fn program_in_place(
+        &mut self,
+        lpn: u32,
+        token: Token,
+        pool: &mut FreePool,
+        dev: &mut Device,
+    ) -> Result<()> {
+        let lbn = lpn / self.ppb;
+        let pbn = match self.pbn(lbn) {
+            Some(pbn) => pbn,
+            None => {
+                let pbn = pool
+                    .take()
+                    .ok_or_else(|| dev.out_of_space("no free block for a new data block"))?;
+                self.map[lbn as usize] = pbn.0;
+                pbn
+            }
+        };
+        dev.program(dev.ppn(pbn, lpn % self.ppb), token, Lpn(lpn))?;
+        self.mark_programmed(lpn);
+        Ok(())
+    }
+
+    /// Makes `pbn` the data block of `lbn`, whose offsets below `programmed_prefix` are programmed; returns
+    /// the block it replaces.
+    pub fn assign(&mut self, lbn: u32, pbn: Pbn, programmed_prefix: u32) -> Option<Pbn> {
+        let old = self.pbn(lbn);
+        self.map[lbn as usize] = pbn.0;
+        let first = lbn * self.ppb;
+        for o in 0..self.ppb {
+            self.set_written(first + o, o < programmed_prefix);
+        }
+        self.frontier[lbn as usize] = programmed_prefix;
+        old
+    }
+
+    /// Notes that the data block's page of `lpn` was programmed.
+    pub fn mark_programmed(&mut self, lpn: u32) {
+        self.set_written(lpn, true);
+        let lbn = (lpn / self.ppb) as usize;
+        self.frontier[lbn] = self.frontier[lbn].max(lpn % self.ppb + 1);
+    }
+
+    /// The block map as a controller stores it: one entry per logical block, as wide as a physical block
+    /// address; plus the written bits and the frontier.
+    pub fn ram(&self, physical_blocks: u32) -> Vec<RamItem> {
+        let blocks = self.map.len() as u64;
+        let entry = address_bytes(physical_blocks as u64);
+        let pages = blocks * self.ppb as u64;
+        let offset = address_bytes(self.ppb as u64 + 1);
+        vec![
+            RamItem::new(
+                "block_map",
+                blocks * entry,
+                format!("{blocks} logical blocks x {entry} B"),
+            ),
+            RamItem::new(
+                "written_bitmap",
+                pages.div_ceil(8),
+                format!("{pages} logical pages x 1 bit"),
+            ),
+            RamItem::new(
+                "frontier",
+                blocks * offset,
+                format!("{blocks} logical blocks x {offset} B (in-order rule)"),
+            ),
+        ]
+    }
+}

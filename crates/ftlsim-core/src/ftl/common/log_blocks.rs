@@ -1,0 +1,200 @@
+//! A fixed number of log blocks ("slots") with their sector-level map: which logical page each written log
+//! page holds (FAST paper §2.2 and §3.2). Pages are appended in order within a block.
+//!
+//! Each log page is in one of four states:
+//! - `Empty`: not written yet;
+//! - `Live`: the newest copy of its logical page among these log blocks;
+//! - `Stale`: a newer copy was appended later (FAST §3.6: "more recent versions exist");
+//! - `Merged`: its logical block was merged since it was written, so the data block holds newer data
+//!   (FAST §3.4: the entry is "marked invalid (-1)").
+//!
+//! The controller's map is the table of log pages (one logical page number per log page); the paper finds a
+//! logical page by scanning it (§3.2). The simulator reaches the same answers in O(1) without a scan: an
+//! index from logical page to its newest log page, a write stamp per log page and a merge stamp per logical
+//! block. These indices are simulator aids, not controller RAM.
+
+use crate::addr::{Pbn, Ppn};
+use crate::sparse::SparseVec;
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageState {
+    Empty,
+    Live,
+    Stale,
+    Merged,
+}
+
+pub struct LogBlocks {
+    ppb: u32,
+    /// Physical block of each slot, NONE while the slot holds no block.
+    pbn: Vec<u32>,
+    /// Pages written in each slot's block.
+    written: Vec<u32>,
+    /// Logical page of each log page, indexed `slot * ppb + offset`.
+    lpn_at: Vec<u32>,
+    stamp_at: Vec<u64>,
+    /// Newest log page (`slot * ppb + offset`) of each logical page, NONE if it has none.
+    newest: SparseVec<u32>,
+    /// Stamp of each logical block's last merge: pages written before it are `Merged`.
+    merged_at: SparseVec<u64>,
+    clock: u64,
+}
+
+impl LogBlocks {
+    pub fn new(slots: u32, pages_per_block: u32, logical_pages: u32) -> LogBlocks {
+        let pages = slots as usize * pages_per_block as usize;
+        LogBlocks {
+            ppb: pages_per_block,
+            pbn: vec![NONE; slots as usize],
+            written: vec![0; slots as usize],
+            lpn_at: vec![NONE; pages],
+            stamp_at: vec![0; pages],
+            newest: SparseVec::new(logical_pages as usize, NONE),
+            merged_at: SparseVec::new(logical_pages.div_ceil(pages_per_block) as usize, 0),
+            clock: 1,
+        }
+    }
+
+    pub fn slots(&self) -> u32 {
+        self.pbn.len() as u32
+    }
+
+    pub fn pbn(&self, slot: u32) -> Option<Pbn> {
+        let pbn = self.pbn[slot as usize];
+        (pbn != NONE).then_some(Pbn(pbn))
+    }
+
+    pub fn written(&self, slot: u32) -> u32 {
+        self.written[slot as usize]
+    }
+
+    pub fn is_full(&self, slot: u32) -> bool {
+        self.written[slot as usize] == self.ppb
+    }
+
+    /// Puts an erased block into an empty slot.
+    pub fn open(&mut self, slot: u32, pbn: Pbn) {
+        debug_assert!(self.pbn[slot as usize] == NONE);
+        self.pbn[slot as usize] = pbn.0;
+        self.written[slot as usize] = 0;
+    }
+
+    /// The physical page the next append to `slot` goes to.
+    pub fn next_ppn(&self, slot: u32) -> Ppn {
+        Ppn(self.pbn[slot as usize] * self.ppb + self.written[slot as usize])
+    }
+
+    /// Records that `lpn` was programmed at [`LogBlocks::next_ppn`] of `slot`.
+    pub fn append(&mut self, slot: u32, lpn: u32) {
+        let index = slot * self.ppb + self.written[slot as usize];
+        self.lpn_at[index as usize] = lpn;
+        self.stamp_at[index as usize] = self.clock;
+        self.clock += 1;
+        self.newest.set(lpn as usize, index);
+        self.written[slot as usize] += 1;
+    }
+
+    /// The newest log copy of `lpn` that is not merged.
+    #[inline]
+    pub fn newest(&self, lpn: u32) -> Option<Ppn> {
+        match self.newest.get(lpn as usize) {
+            NONE => None,
+            index => Some(self.ppn_of(index)),
+        }
+    }
+
+    fn ppn_of(&self, index: u32) -> Ppn {
+        let (slot, offset) = (index / self.ppb, index % self.ppb);
+        Ppn(self.pbn[slot as usize] * self.ppb + offset)
+    }
+
+    /// Logical page held at `offset` of `slot`, if written.
+    pub fn lpn_at(&self, slot: u32, offset: u32) -> Option<u32> {
+        (offset < self.written[slot as usize])
+            .then(|| self.lpn_at[(slot * self.ppb + offset) as usize])
+    }
+
+    pub fn state(&self, slot: u32, offset: u32) -> PageState {
+        let Some(lpn) = self.lpn_at(slot, offset) else {
+            return PageState::Empty;
+        };
+        let index = slot * self.ppb + offset;
+        if self.stamp_at[index as usize] < self.merged_at.get((lpn / self.ppb) as usize) {
+            PageState::Merged
+        } else if self.newest.get(lpn as usize) == index {
+            PageState::Live
+        } else {
+            PageState::Stale
+        }
+    }
+
+    /// The data block of `lbn` now holds its newest data: every log page of it becomes `Merged`.
+    pub fn merged(&mut self, lbn: u32) {
+        self.merged_at.set(lbn as usize, self.clock);
+        let first = lbn * self.ppb;
+        for lpn in first..first + self.ppb {
+            self.newest.set(lpn as usize, NONE);
+        }
+    }
+
+    /// Empties `slot` (its block is being erased or becoming a data block) and returns its block. Pages it
+    /// held stop being anyone's newest copy.
+    pub fn close(&mut self, slot: u32) -> Pbn {
+        for offset in 0..self.written[slot as usize] {
+            let index = slot * self.ppb + offset;
+            let lpn = self.lpn_at[index as usize];
+            if self.newest.get(lpn as usize) == index {
+                self.newest.set(lpn as usize, NONE);
+            }
+        }
+        let pbn = Pbn(self.pbn[slot as usize]);
+        self.pbn[slot as usize] = NONE;
+        self.written[slot as usize] = 0;
+        pbn
+    }
+
+    /// True when the first `written` pages of `slot` hold offsets 0, 1, ... of `lbn` in order (the condition
+    /// of a switch when the block is full, of a partial merge otherwise: FAST §2.2, §3.4).
+    pub fn in_place_order(&self, slot: u32, lbn: u32) -> bool {
+        let first = lbn * self.ppb;
+        (0..self.written[slot as usize])
+            .all(|o| self.lpn_at[(slot * self.ppb + o) as usize] == first + o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_go_stale_when_rewritten_and_merged_when_their_block_merges() {
+        // 2 slots of 4 pages; logical pages 0..16.
+        let mut log = LogBlocks::new(2, 4, 16);
+        log.open(0, Pbn(7));
+        log.append(0, 5);
+        log.append(0, 9);
+        log.append(0, 5);
+        assert_eq!(log.state(0, 0), PageState::Stale);
+        assert_eq!(log.state(0, 1), PageState::Live);
+        assert_eq!(log.state(0, 2), PageState::Live);
+        assert_eq!(log.state(0, 3), PageState::Empty);
+        assert_eq!(log.newest(5), Some(Ppn(7 * 4 + 2)));
+        log.merged(1); // logical block 1 holds pages 4..8
+        assert_eq!(log.state(0, 0), PageState::Merged);
+        assert_eq!(log.state(0, 2), PageState::Merged);
+        assert_eq!(log.newest(5), None);
+        log.append(0, 5);
+        assert_eq!(log.state(0, 3), PageState::Live);
+        assert!(log.is_full(0));
+        assert!(!log.in_place_order(0, 1));
+        assert_eq!(log.close(0), Pbn(7));
+        assert_eq!(log.newest(5), None);
+        assert_eq!(log.newest(9), None);
+        log.open(1, Pbn(3));
+        log.append(1, 8);
+        log.append(1, 9);
+        assert!(log.in_place_order(1, 2));
+    }
+}

@@ -1,0 +1,103 @@
+//! The three ways a log-block scheme reclaims a log block for one logical block (FAST paper §2.2, §3.4):
+//!
+//! - full merge: the newest copy of every page goes to a free block, which becomes the data block; the old
+//!   data block is erased (the caller erases the log block(s), which may serve other logical blocks);
+//! - partial merge (FAST Fig. 7a): the log block holds offsets `0..k` in place; the missing pages are copied
+//!   into it and it becomes the data block; only the old data block is erased;
+//! - switch: a partial merge with nothing missing: the log block becomes the data block, one erase.
+//!
+//! The newest copy of each page is given by the caller as `sources[offset]`: a physical page, or
+//! [`NO_PAGE`] for a page never written. A host write may be folded into the merge (`incoming`: its offset
+//! and token), as FAST's SW merges do (Fig. 6, lines 15-17). Pages are programmed in increasing offset
+//! order, so the merges keep the in-order (MLC) rule.
+
+use super::data_blocks::DataBlocks;
+use super::free_pool::FreePool;
+use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::device::Device;
+use crate::error::Result;
+
+/// `sources[offset]` of a page that has no copy anywhere.
+pub const NO_PAGE: u32 = u32::MAX;
+
+/// Programs offsets `from..` of `target` for `lbn` from `sources`, or `incoming` at its offset.
+fn fill(
+    dev: &mut Device,
+    data: &mut DataBlocks,
+    lbn: u32,
+    target: Pbn,
+    from: u32,
+    sources: &[u32],
+    incoming: Option<(u32, Token)>,
+) -> Result<()> {
+    let ppb = sources.len() as u32;
+    for offset in from..ppb {
+        let lpn = lbn * ppb + offset;
+        let to = dev.ppn(target, offset);
+        match incoming {
+            Some((o, token)) if o == offset => dev.program(to, token, Lpn(lpn))?,
+            _ if sources[offset as usize] == NO_PAGE => continue,
+            _ => {
+                dev.copy(Ppn(sources[offset as usize]), to)?;
+            }
+        }
+        data.mark_programmed(lpn);
+    }
+    Ok(())
+}
+
+fn retire(dev: &mut Device, pool: &mut FreePool, old: Option<Pbn>) -> Result<()> {
+    if let Some(old) = old {
+        dev.erase(old)?;
+        pool.put(old);
+    }
+    Ok(())
+}
+
+/// Full merge of `lbn` into a block from `pool`; the old data block is erased and returned to the pool.
+pub fn full_merge(
+    dev: &mut Device,
+    pool: &mut FreePool,
+    data: &mut DataBlocks,
+    lbn: u32,
+    sources: &[u32],
+    incoming: Option<(u32, Token)>,
+) -> Result<()> {
+    let target = pool
+        .take()
+        .ok_or_else(|| dev.out_of_space("no free block for a merge"))?;
+    let old = data.assign(lbn, target, 0);
+    fill(dev, data, lbn, target, 0, sources, incoming)?;
+    retire(dev, pool, old)
+}
+
+/// Partial merge: `log` holds offsets `0..log_pages` of `lbn` in place; the rest are filled in and `log`
+/// becomes the data block; the old data block is erased.
+#[allow(clippy::too_many_arguments)]
+pub fn partial_merge(
+    dev: &mut Device,
+    pool: &mut FreePool,
+    data: &mut DataBlocks,
+    lbn: u32,
+    log: Pbn,
+    log_pages: u32,
+    sources: &[u32],
+    incoming: Option<(u32, Token)>,
+) -> Result<()> {
+    let old = data.assign(lbn, log, log_pages);
+    fill(dev, data, lbn, log, log_pages, sources, incoming)?;
+    retire(dev, pool, old)
+}
+
+/// Switch: `log` holds every offset of `lbn` in place and becomes the data block; the old one is erased.
+pub fn switch(
+    dev: &mut Device,
+    pool: &mut FreePool,
+    data: &mut DataBlocks,
+    lbn: u32,
+    log: Pbn,
+    pages_per_block: u32,
+) -> Result<()> {
+    let old = data.assign(lbn, log, pages_per_block);
+    retire(dev, pool, old)
+}

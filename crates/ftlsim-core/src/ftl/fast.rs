@@ -1,0 +1,395 @@
+//! `fast` and `ofast`: fully-associative sector translation (FAST paper, Lee et al. 2007, §3) and its lazy
+//! merge variant O-FAST (§3.6). One SW log block takes sequential writes; `log_blocks - 1` RW log blocks are
+//! shared by all logical blocks and filled in order.
+//!
+//! ```text
+//! write(lpn): lbn, offset := lpn div N, lpn mod N                               (Fig. 6, Algorithm 1)
+//!   the data block can take the page in place -> program it there
+//!   offset = 0 (case 1):   SW full -> switch; SW partly written -> partial merge (Fig. 7a);
+//!                          take a free block as the SW block for lbn; append the page
+//!   SW belongs to lbn:     offset = SW pages (case 2.1)  -> append to SW
+//!                          offset > SW pages (case 2.2)  -> partial merge of SW taking the page at its offset
+//!                          offset < SW pages (case 2.3)  -> full merge of SW, data block and the page
+//!                          (SW is then empty until the next offset-0 write)
+//!   otherwise (case 3):    append to the RW blocks; when all are full, replace the oldest (round robin):
+//!                          merge every logical block with a page in the victim, then erase the victim
+//! merge(lbn) for an RW victim: newest copy of each page (SW if it holds it, else the newest RW page, else the
+//!   data block) to a free block; erase the old data block; every RW page of lbn becomes invalid (-1)
+//!   FAST merges each logical block with a page in the victim that is not invalid;
+//!   O-FAST (lazy_merge) only those with a page in the victim that has no newer copy in another log block
+//!   a victim with no logical block to merge is only erased ("dead" merge)
+//! read(lpn): SW page if SW belongs to lbn and holds the offset, else the newest RW page, else the data block
+//! ```
+//! RAM: the block map (as `bast`), the SW block's physical block, logical block and page count, the RW blocks'
+//! physical blocks, and the sector map of the RW blocks: one 4-byte entry per log page (FAST §3.2: "each entry
+//! in sector-level mapping table can be stored in 4 bytes"). Spare area: the logical page number. Extra physical
+//! blocks: `log_blocks` + 1 (the free block a merge copies into).
+//!
+//! Choices where the paper is silent or loose: the SW block is taken lazily (after a SW merge it is empty until
+//! the next offset-0 write, which costs nothing: free blocks are erased); the SW block always holds offsets
+//! 0..k of one logical block in place, and every write to that logical block goes to it or merges it, so its
+//! pages are the newest; an RW victim's merge copies the SW block's pages of its logical block without
+//! consuming the SW block; in case 2.2 the page is programmed at its own offset in the SW block (Fig. 7a's
+//! "S4, -1, S6, -1") and the pages before and after it are copied in order; a page of the victim whose newest
+//! copy sits in the SW block counts, for O-FAST, as having a newer copy in a non-victim log block; the victim's
+//! erase is counted in the last full merge of that replacement (Fig. 8: "the first victim replacement requires
+//! three erase operations"); a replaced block's written pages are recorded for the SW block (before the merge)
+//! and for every RW victim (always full).
+
+use super::common::data_blocks::DataBlocks;
+use super::common::free_pool::FreePool;
+use super::common::log_blocks::{LogBlocks, PageState};
+use super::common::merge::{self, NO_PAGE};
+use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
+use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::config::Geometry;
+use crate::device::Device;
+use crate::error::{Result, SimError};
+use crate::stats::MergeKind;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const SCHEME: Scheme = Scheme {
+    name: "fast",
+    summary: "log blocks shared by all logical blocks (fully associative), one SW block for sequential runs",
+    citation: "Lee et al. 2007, FAST paper sections 3.1-3.5",
+    defaults: defaults_of::<FastParams>,
+    build: build_fast,
+};
+
+pub const OFAST: Scheme = Scheme {
+    name: "ofast",
+    summary: "FAST with lazy merge: skips merging a logical block whose victim pages all have newer copies",
+    citation: "Lee et al. 2007, FAST paper section 3.6",
+    defaults: ofast_defaults,
+    build: build_ofast,
+};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FastParams {
+    /// Number of log blocks: one SW block and `log_blocks - 1` RW blocks.
+    pub log_blocks: u32,
+    /// O-FAST (§3.6): do not merge a logical block whose pages in the victim all have newer copies.
+    pub lazy_merge: bool,
+}
+
+impl Default for FastParams {
+    fn default() -> Self {
+        FastParams {
+            log_blocks: 8,
+            lazy_merge: false,
+        }
+    }
+}
+
+fn ofast_defaults() -> Value {
+    serde_json::to_value(FastParams {
+        lazy_merge: true,
+        ..FastParams::default()
+    })
+    .unwrap_or(Value::Null)
+}
+
+fn build_fast(params: &Value, g: &Geometry) -> Result<Built> {
+    let p: FastParams = parse_params("fast", params)?;
+    build(p, g, "fast")
+}
+
+fn build_ofast(params: &Value, g: &Geometry) -> Result<Built> {
+    // The given parameters over O-FAST's defaults (lazy_merge on).
+    let mut merged = ofast_defaults();
+    match (merged.as_object_mut(), params.as_object()) {
+        (Some(m), Some(given)) => m.extend(given.clone()),
+        _ if !params.is_null() => merged = params.clone(),
+        _ => {}
+    }
+    build(parse_params("ofast", &merged)?, g, "ofast")
+}
+
+fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built> {
+    if p.log_blocks < 2 {
+        return Err(SimError::Param(format!(
+            "scheme `{name}`: log_blocks={} must be at least 2 (one SW block and at least one RW block)",
+            p.log_blocks
+        )));
+    }
+    let extra = p.log_blocks + 1;
+    let blocks = g.logical_blocks + extra;
+    let ftl = FastFtl {
+        ppb: g.pages_per_block,
+        physical_blocks: blocks,
+        lazy_merge: p.lazy_merge,
+        data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
+        sw: None,
+        rw: LogBlocks::new(p.log_blocks - 1, g.pages_per_block, g.logical_pages()),
+        tail: None,
+        pool: FreePool::with_range(0, blocks),
+        sources: vec![NO_PAGE; g.pages_per_block as usize],
+        victim_lbns: Vec::with_capacity(g.pages_per_block as usize),
+    };
+    Ok(Built {
+        ftl: Box::new(ftl),
+        extra_blocks: extra,
+    })
+}
+
+/// The SW log block: offsets `0..pages` of `lbn`, in place.
+#[derive(Clone, Copy, Debug)]
+struct SwBlock {
+    pbn: Pbn,
+    lbn: u32,
+    pages: u32,
+}
+
+pub struct FastFtl {
+    ppb: u32,
+    physical_blocks: u32,
+    lazy_merge: bool,
+    data: DataBlocks,
+    sw: Option<SwBlock>,
+    rw: LogBlocks,
+    /// The RW slot being filled; the next slot round the ring is the oldest (the next victim).
+    tail: Option<u32>,
+    pool: FreePool,
+    sources: Vec<u32>,
+    victim_lbns: Vec<u32>,
+}
+
+impl Ftl for FastFtl {
+    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
+        let ppn = match self.sw_page(lpn.0, dev) {
+            Some(ppn) => ppn,
+            None => match self.rw.newest(lpn.0) {
+                Some(ppn) => ppn,
+                None => match self.data.page(lpn.0, dev) {
+                    Some(ppn) => ppn,
+                    None => return Ok(None),
+                },
+            },
+        };
+        Ok(dev.read(ppn)?.token)
+    }
+
+    fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
+        if self.data.fits_in_place(lpn.0) {
+            return self
+                .data
+                .program_in_place(lpn.0, token, &mut self.pool, dev);
+        }
+        let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
+        if offset == 0 {
+            // Case 1 (Fig. 6, lines 1-9).
+            if let Some(sw) = self.sw {
+                self.merge_sw(sw, None, dev)?;
+            }
+            let pbn = self
+                .pool
+                .take()
+                .ok_or_else(|| dev.out_of_space("no free block for the SW log block"))?;
+            dev.program(dev.ppn(pbn, 0), token, lpn)?;
+            self.sw = Some(SwBlock { pbn, lbn, pages: 1 });
+            return Ok(());
+        }
+        match self.sw {
+            Some(mut sw) if sw.lbn == lbn => {
+                if offset == sw.pages {
+                    // Case 2.1: the write continues the SW block's run.
+                    dev.program(dev.ppn(sw.pbn, offset), token, lpn)?;
+                    sw.pages += 1;
+                    self.sw = Some(sw);
+                    Ok(())
+                } else {
+                    // Cases 2.2 and 2.3: the run is broken; the write is folded into the SW merge.
+                    self.merge_sw(sw, Some((offset, token)), dev)
+                }
+            }
+            _ => self.write_rw(lpn, token, dev),
+        }
+    }
+
+    fn ram(&self) -> Vec<RamItem> {
+        let slots = self.rw.slots() as u64;
+        let entry = address_bytes(self.physical_blocks as u64);
+        let mut ram = self.data.ram(self.physical_blocks);
+        ram.push(RamItem::new(
+            "sw_block",
+            2 * entry + address_bytes(self.ppb as u64 + 1),
+            format!("physical block + logical block ({entry} B each) + page count"),
+        ));
+        ram.push(RamItem::new(
+            "rw_block_table",
+            slots * entry,
+            format!("{slots} RW log blocks x {entry} B"),
+        ));
+        ram.push(RamItem::new(
+            "sector_map",
+            slots * self.ppb as u64 * 4,
+            format!(
+                "{slots} RW log blocks x {} pages x 4 B (FAST paper section 3.2)",
+                self.ppb
+            ),
+        ));
+        ram
+    }
+}
+
+impl FastFtl {
+    fn sw_page(&self, lpn: u32, dev: &Device) -> Option<Ppn> {
+        let sw = self.sw?;
+        let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
+        (sw.lbn == lbn && offset < sw.pages).then(|| dev.ppn(sw.pbn, offset))
+    }
+
+    /// Fills `sources` with the newest copy of every page of `lbn`: SW block, newest RW page, data block.
+    fn find_sources(&mut self, lbn: u32, dev: &Device) {
+        for o in 0..self.ppb {
+            let lpn = lbn * self.ppb + o;
+            self.sources[o as usize] = self
+                .sw_page(lpn, dev)
+                .or_else(|| self.rw.newest(lpn))
+                .or_else(|| self.data.page(lpn, dev))
+                .map_or(NO_PAGE, |p| p.0);
+        }
+    }
+
+    /// Reclaims the SW block (§3.4): switch when full, partial merge when the (optional) incoming page lies
+    /// beyond its pages, full merge when it falls among them (case 2.3). The SW block is then empty.
+    fn merge_sw(
+        &mut self,
+        sw: SwBlock,
+        incoming: Option<(u32, Token)>,
+        dev: &mut Device,
+    ) -> Result<()> {
+        dev.record_log_utilization(sw.pages);
+        self.sw = None;
+        let mark = dev.begin();
+        let kind = if sw.pages == self.ppb && incoming.is_none() {
+            merge::switch(
+                dev,
+                &mut self.pool,
+                &mut self.data,
+                sw.lbn,
+                sw.pbn,
+                self.ppb,
+            )?;
+            MergeKind::Switch
+        } else {
+            // Sources are found with the SW block still readable for case 2.3.
+            self.sw = Some(sw);
+            self.find_sources(sw.lbn, dev);
+            self.sw = None;
+            match incoming {
+                Some((offset, _)) if offset < sw.pages => {
+                    merge::full_merge(
+                        dev,
+                        &mut self.pool,
+                        &mut self.data,
+                        sw.lbn,
+                        &self.sources,
+                        incoming,
+                    )?;
+                    dev.erase(sw.pbn)?;
+                    self.pool.put(sw.pbn);
+                    MergeKind::Full
+                }
+                _ => {
+                    merge::partial_merge(
+                        dev,
+                        &mut self.pool,
+                        &mut self.data,
+                        sw.lbn,
+                        sw.pbn,
+                        sw.pages,
+                        &self.sources,
+                        incoming,
+                    )?;
+                    MergeKind::Partial
+                }
+            }
+        };
+        self.rw.merged(sw.lbn);
+        dev.end_merge(mark, kind);
+        Ok(())
+    }
+
+    /// Case 3: append to the RW blocks, replacing the oldest when all are full.
+    fn write_rw(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
+        let slots = self.rw.slots();
+        let slot = match self.tail {
+            Some(t) if !self.rw.is_full(t) => t,
+            Some(t) if t + 1 < slots && self.rw.pbn(t + 1).is_none() => self.open_rw(t + 1, dev)?,
+            None => self.open_rw(0, dev)?,
+            Some(t) => {
+                let victim = (t + 1) % slots;
+                self.replace(victim, dev)?;
+                self.open_rw(victim, dev)?
+            }
+        };
+        dev.program(self.rw.next_ppn(slot), token, lpn)?;
+        self.rw.append(slot, lpn.0);
+        Ok(())
+    }
+
+    fn open_rw(&mut self, slot: u32, dev: &Device) -> Result<u32> {
+        let pbn = self
+            .pool
+            .take()
+            .ok_or_else(|| dev.out_of_space("no free block for an RW log block"))?;
+        self.rw.open(slot, pbn);
+        self.tail = Some(slot);
+        Ok(slot)
+    }
+
+    /// Replaces the RW block in `victim` (§3.4, §3.6): merges the logical blocks it must, then erases it.
+    fn replace(&mut self, victim: u32, dev: &mut Device) -> Result<()> {
+        dev.record_log_utilization(self.rw.written(victim));
+        self.victim_lbns.clear();
+        for o in 0..self.rw.written(victim) {
+            let Some(lpn) = self.rw.lpn_at(victim, o) else {
+                continue;
+            };
+            let needs_merge = match self.rw.state(victim, o) {
+                PageState::Empty | PageState::Merged => false,
+                PageState::Stale => !self.lazy_merge,
+                PageState::Live => !self.lazy_merge || self.sw_page(lpn, dev).is_none(),
+            };
+            let lbn = lpn / self.ppb;
+            if needs_merge && !self.victim_lbns.contains(&lbn) {
+                self.victim_lbns.push(lbn);
+            }
+        }
+        let lbns = std::mem::take(&mut self.victim_lbns);
+        if lbns.is_empty() {
+            let mark = dev.begin();
+            self.erase_victim(victim, dev)?;
+            dev.end_merge(mark, MergeKind::Dead);
+        }
+        for (i, &lbn) in lbns.iter().enumerate() {
+            let mark = dev.begin();
+            self.find_sources(lbn, dev);
+            merge::full_merge(
+                dev,
+                &mut self.pool,
+                &mut self.data,
+                lbn,
+                &self.sources,
+                None,
+            )?;
+            self.rw.merged(lbn);
+            if i + 1 == lbns.len() {
+                self.erase_victim(victim, dev)?;
+            }
+            dev.end_merge(mark, MergeKind::Full);
+        }
+        self.victim_lbns = lbns;
+        Ok(())
+    }
+
+    fn erase_victim(&mut self, victim: u32, dev: &mut Device) -> Result<()> {
+        let pbn = self.rw.close(victim);
+        dev.erase(pbn)?;
+        self.pool.put(pbn);
+        Ok(())
+    }
+}
