@@ -102,3 +102,17 @@ def test_run_on_a_real_trace():
     result = invoke("run", str(trace), "--ftl", "page")
     assert result.exit_code == 0, result.output
     assert "1,055" in result.output  # host.write_requests
+
+
+def test_compare_log_block_schemes_reproduces_fast_over_bast(tmp_path):
+    # FAST paper Fig. 10 on a small pattern E: FAST erases less than BAST at every log-block count.
+    out = tmp_path / "grid.csv"
+    result = invoke("compare", "uniform:writes=4000,seed=1", "--ftl", "bast,fast,ofast", "--capacity", "4MiB",
+                    "--precondition", "full", "--param", "log_blocks=4,16", "--csv", str(out))
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    df = pd.read_csv(out).set_index(["ftl", "log_blocks"])
+    for n in (4, 16):
+        assert df.loc[("fast", n), "flash.erases"] < df.loc[("bast", n), "flash.erases"]
+        assert df.loc[("ofast", n), "flash.erases"] <= df.loc[("fast", n), "flash.erases"]

@@ -13,10 +13,14 @@ def compare_plot(df, swept: str | None, path: str, title: str = "") -> None:
 
     fig, (ax_erase, ax_time) = plt.subplots(1, 2, figsize=(11, 4.2))
     x = swept or "ftl"
-    for ftl, rows in df.groupby("ftl", sort=False):
+    # Schemes often coincide (O-FAST on random writes is FAST): distinct markers and dashes keep both visible.
+    styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("P", "--")]
+    for i, (ftl, rows) in enumerate(df.groupby("ftl", sort=False)):
         rows = rows.sort_values(x) if swept else rows
-        ax_erase.plot(rows[x], rows["flash.erases"], marker="o", label=ftl)
-        ax_time.plot(rows[x], rows["time_us.total"] / 1e6, marker="o", label=ftl)
+        marker, dash = styles[i % len(styles)]
+        style = dict(marker=marker, linestyle=dash, label=ftl, markersize=7 - i % 3, alpha=0.9)
+        ax_erase.plot(rows[x], rows["flash.erases"], **style)
+        ax_time.plot(rows[x], rows["time_us.total"] / 1e6, **style)
     for ax, ylabel in ((ax_erase, "erase count"), (ax_time, "elapsed flash time (s)")):
         ax.set_xlabel(x.replace("_", " "))
         ax.set_ylabel(ylabel)
