@@ -105,7 +105,7 @@ def fmt(value) -> str:
 def report_table(report: Report) -> Table:
     params = "" if report["config.params"] in ("{}", "null") else f" {report['config.params']}"
     title = (
-        f"{report['config.scheme']}{params} on {report['config.trace']}  ·  "
+        f"{report['config.scheme']}{params} on {report['config.trace']}\n"
         f"{report['config.preset']}, {report['config.capacity_bytes'] / 2**20:,.1f} MiB, "
         f"{report['config.page_bytes']} B pages x {report['config.pages_per_block']}"
     )

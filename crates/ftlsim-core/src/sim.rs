@@ -307,9 +307,11 @@ impl Latencies {
 
     fn report(&self, r: &mut Report, name: &str) {
         let n = self.hist.len();
-        // Bucket edges can put a percentile a hair above the exact maximum; it cannot be more.
-        let quantile =
-            |q: f64| num((self.hist.value_at_quantile(q) as f64 / 1000.0).min(self.max_us));
+        // The histogram keeps 3 significant figures, so a percentile is reported to 3 (a bucket edge would
+        // show 200 us as 200.063), and never above the exact maximum.
+        let quantile = |q: f64| {
+            num(round_to_3_figures(self.hist.value_at_quantile(q) as f64 / 1000.0).min(self.max_us))
+        };
         r.set(format!("latency_us.{name}.count"), n);
         r.set(
             format!("latency_us.{name}.mean"),
@@ -319,6 +321,14 @@ impl Latencies {
         r.set(format!("latency_us.{name}.p99"), quantile(0.99));
         r.set(format!("latency_us.{name}.max"), num(self.max_us));
     }
+}
+
+fn round_to_3_figures(v: f64) -> f64 {
+    if v <= 0.0 {
+        return 0.0;
+    }
+    let scale = 10f64.powi(2 - v.log10().floor() as i32);
+    (v * scale).round() / scale
 }
 
 impl Run<'_> {

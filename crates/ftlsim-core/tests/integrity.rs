@@ -161,6 +161,8 @@ fn latency_is_the_flash_time_charged_to_each_request() {
     let r = run_requests(&cfg, reqs).unwrap();
     assert_eq!(r.num("latency_us.write.mean"), 250.0);
     assert_eq!(r.num("latency_us.write.max"), 400.0);
+    assert_eq!(r.num("latency_us.write.p50"), 200.0);
+    assert_eq!(r.num("latency_us.write.p99"), 400.0);
     assert_eq!(r.num("latency_us.read.mean"), 15.0);
     assert_eq!(r.num("time_us.total"), 5.0 * 200.0 + 15.0);
 }
