@@ -4,7 +4,9 @@
 
 pub mod block;
 pub mod common;
+pub mod nftl;
 pub mod page;
+pub mod replacement;
 
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
@@ -84,7 +86,12 @@ pub struct Scheme {
 }
 
 /// Every scheme, in the order `ftlsim list` shows them.
-pub static SCHEMES: &[Scheme] = &[page::SCHEME, block::SCHEME];
+pub static SCHEMES: &[Scheme] = &[
+    page::SCHEME,
+    block::SCHEME,
+    nftl::SCHEME,
+    replacement::SCHEME,
+];
 
 pub fn scheme(name: &str) -> Result<&'static Scheme> {
     SCHEMES

@@ -2,3 +2,4 @@
 
 pub mod free_pool;
 pub mod valid_buckets;
+pub mod location_cache;
