@@ -51,6 +51,8 @@ pub struct Device {
     pub request: RequestInfo,
     /// Pages moved by [`Device::copy`]; merges and GC report their copies from this.
     copies: u64,
+    /// Times the counters were zeroed, so that a scheme's own report figures can follow.
+    resets: u32,
 }
 
 impl Device {
@@ -67,6 +69,7 @@ impl Device {
             stats: Stats::new(geometry.pages_per_block),
             request: RequestInfo::default(),
             copies: 0,
+            resets: 0,
         }
     }
 
@@ -229,6 +232,13 @@ impl Device {
         self.chip.reset_counters();
         self.stats = Stats::new(self.geometry.pages_per_block);
         self.copies = 0;
+        self.resets += 1;
+    }
+
+    /// How many times the counters were zeroed (after preconditioning): a scheme that keeps figures of its
+    /// own for `Ftl::extra` zeroes them when this changes.
+    pub fn counter_resets(&self) -> u32 {
+        self.resets
     }
 
     /// An error for a scheme that found no free block where it needed one.

@@ -19,7 +19,9 @@ fn variants(scheme: &str) -> Vec<serde_json::Value> {
     if scheme == "nftl" {
         v.push(serde_json::json!({"lookup_table": true}));
         v.push(serde_json::json!({"page_cache": 8}));
-        v.push(serde_json::json!({"page_cache": 8, "page_cache_policy": "lru", "lookup_table": true}));
+        v.push(
+            serde_json::json!({"page_cache": 8, "page_cache_policy": "lru", "lookup_table": true}),
+        );
         v.push(serde_json::json!({"spare_blocks": 5, "page_cache": 3}));
     }
     if scheme == "replacement" {

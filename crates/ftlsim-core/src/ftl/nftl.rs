@@ -126,6 +126,8 @@ pub struct NftlFtl {
     newest: Vec<u32>,
     avoided_by_table: u64,
     avoided_by_cache: u64,
+    /// The device's counter resets the two figures above follow.
+    counter_resets: u32,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
@@ -167,6 +169,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         newest: vec![NONE; g.pages_per_block as usize],
         avoided_by_table: 0,
         avoided_by_cache: 0,
+        counter_resets: 0,
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -176,6 +179,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 
 impl Ftl for NftlFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
+        self.follow_counter_resets(dev);
         let (vb, o) = ((lpn.0 / self.ppb) as usize, lpn.0 % self.ppb);
         let pbn = self.primary[vb];
         if pbn == NONE {
@@ -187,15 +191,18 @@ impl Ftl for NftlFtl {
             if !self.is_written(lpn.0) {
                 return Ok(None);
             }
-            // The header read (Table 2, rep-block, Read), whether or not the cache then answers.
-            self.avoided_by_table += 1;
         }
         if self.cache.enabled() {
             let hit = self.cache.get(lpn.0);
             dev.record_cache(CacheKind::PageCache, hit.is_some());
             if let Some(ppn) = hit {
-                let fixed = if self.lookup_table { 0 } else { 2 };
-                self.avoided_by_cache += fixed + self.search_cost(vb, ppn);
+                if self.lookup_table {
+                    // The header the rep-block table would have answered.
+                    self.avoided_by_table += 1;
+                } else {
+                    self.avoided_by_cache += 2;
+                }
+                self.avoided_by_cache += self.search_cost(vb, ppn);
                 return Ok(dev.read(ppn)?.token);
             }
         }
@@ -214,6 +221,7 @@ impl Ftl for NftlFtl {
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
+        self.follow_counter_resets(dev);
         let (vb, o) = ((lpn.0 / self.ppb) as usize, lpn.0 % self.ppb);
         if self.primary[vb] == NONE {
             let pbn = self.take_block(dev)?;
@@ -326,6 +334,15 @@ impl Ftl for NftlFtl {
 }
 
 impl NftlFtl {
+    /// The avoided-read figures start again with the device's counters (after preconditioning).
+    fn follow_counter_resets(&mut self, dev: &Device) {
+        if dev.counter_resets() != self.counter_resets {
+            self.counter_resets = dev.counter_resets();
+            self.avoided_by_table = 0;
+            self.avoided_by_cache = 0;
+        }
+    }
+
     fn is_written(&self, lpn: u32) -> bool {
         self.written.is_empty() || self.written[(lpn / 64) as usize] & (1 << (lpn % 64)) != 0
     }

@@ -145,7 +145,10 @@ mod tests {
         assert_eq!(c.get(1), Some(Ppn(10)));
         c.put(1, Ppn(11));
         c.put(3, Ppn(30));
-        assert_eq!((c.get(1), c.get(2), c.get(3)), (None, Some(Ppn(20)), Some(Ppn(30))));
+        assert_eq!(
+            (c.get(1), c.get(2), c.get(3)),
+            (None, Some(Ppn(20)), Some(Ppn(30)))
+        );
     }
 
     #[test]
@@ -155,7 +158,10 @@ mod tests {
         c.put(2, Ppn(20));
         assert_eq!(c.get(1), Some(Ppn(10)));
         c.put(3, Ppn(30));
-        assert_eq!((c.get(1), c.get(2), c.get(3)), (Some(Ppn(10)), None, Some(Ppn(30))));
+        assert_eq!(
+            (c.get(1), c.get(2), c.get(3)),
+            (Some(Ppn(10)), None, Some(Ppn(30)))
+        );
         c.relocate(3, Ppn(31));
         c.relocate(2, Ppn(99));
         assert_eq!((c.get(3), c.get(2)), (Some(Ppn(31)), None));

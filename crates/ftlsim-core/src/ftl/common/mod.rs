@@ -1,5 +1,5 @@
 //! Mechanisms several schemes share: free-block pools, victim selection, LRU lists.
 
 pub mod free_pool;
-pub mod valid_buckets;
 pub mod location_cache;
+pub mod valid_buckets;
