@@ -229,6 +229,7 @@ fn run_source(
         }
         precondition_erases = run.dev.counts().erases;
         run.dev.reset_counters();
+        run.ftl.reset_counters();
     }
     let setup_s = started.elapsed().as_secs_f64();
     let loop_started = Instant::now();

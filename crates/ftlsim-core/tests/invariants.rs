@@ -24,6 +24,16 @@ fn variants(scheme: &str) -> Vec<serde_json::Value> {
             v.push(serde_json::json!({"log_blocks": 2}));
             v.push(serde_json::json!({"log_blocks": 3}));
         }
+        "nftl" => {
+            v.push(serde_json::json!({"lookup_table": true}));
+            v.push(serde_json::json!({"page_cache": 8}));
+            v.push(serde_json::json!({"page_cache": 8, "page_cache_policy": "lru", "lookup_table": true}));
+            v.push(serde_json::json!({"spare_blocks": 5, "page_cache": 3}));
+        }
+        "replacement" => {
+            v.push(serde_json::json!({"replacement_blocks": 1}));
+            v.push(serde_json::json!({"replacement_blocks": 3}));
+        }
         _ => {}
     }
     v

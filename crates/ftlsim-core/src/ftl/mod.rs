@@ -6,7 +6,9 @@ pub mod bast;
 pub mod block;
 pub mod common;
 pub mod fast;
+pub mod nftl;
 pub mod page;
+pub mod replacement;
 
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
@@ -62,6 +64,9 @@ pub trait Ftl: Send {
         Ok(())
     }
 
+    /// Preconditioning is over and the device's counters were zeroed: zero the scheme's own figures too.
+    fn reset_counters(&mut self) {}
+
     /// The RAM the scheme's tables need on a controller, structure by structure.
     fn ram(&self) -> Vec<RamItem>;
 
@@ -92,6 +97,8 @@ pub static SCHEMES: &[Scheme] = &[
     bast::SCHEME,
     fast::SCHEME,
     fast::OFAST,
+    nftl::SCHEME,
+    replacement::SCHEME,
 ];
 
 pub fn scheme(name: &str) -> Result<&'static Scheme> {

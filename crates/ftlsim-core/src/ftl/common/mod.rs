@@ -3,6 +3,7 @@
 
 pub mod data_blocks;
 pub mod free_pool;
+pub mod location_cache;
 pub mod log_blocks;
 pub mod merge;
 pub mod valid_buckets;

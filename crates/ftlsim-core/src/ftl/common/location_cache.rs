@@ -1,0 +1,176 @@
+//! A cache of the physical location of recently written logical pages (NFTL paper §3.3, "page cache"):
+//! a fixed number of slots, a per-logical-page slot index (no hashing), and one list of slots from newest
+//! to oldest. FIFO (the paper's "simple" replacement) evicts in insertion order and never reorders; LRU
+//! moves an entry to the front when it is written again or hit.
+
+use crate::addr::Ppn;
+use crate::sparse::SparseVec;
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Fifo,
+    Lru,
+}
+
+pub struct LocationCache {
+    policy: Policy,
+    lpn: Vec<u32>,
+    ppn: Vec<u32>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    /// Newest and oldest slot.
+    head: u32,
+    tail: u32,
+    used: u32,
+    slot_of: SparseVec<u32>,
+}
+
+impl LocationCache {
+    pub fn new(entries: u32, logical_pages: u32, policy: Policy) -> LocationCache {
+        let n = entries as usize;
+        LocationCache {
+            policy,
+            lpn: vec![NONE; n],
+            ppn: vec![NONE; n],
+            prev: vec![NONE; n],
+            next: vec![NONE; n],
+            head: NONE,
+            tail: NONE,
+            used: 0,
+            slot_of: SparseVec::new(if n == 0 { 0 } else { logical_pages as usize }, NONE),
+        }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.lpn.len() as u32
+    }
+
+    pub fn enabled(&self) -> bool {
+        !self.lpn.is_empty()
+    }
+
+    /// The location of `lpn` if cached (an LRU hit becomes the newest entry).
+    pub fn get(&mut self, lpn: u32) -> Option<Ppn> {
+        if !self.enabled() {
+            return None;
+        }
+        let slot = self.slot_of.get(lpn as usize);
+        if slot == NONE {
+            return None;
+        }
+        if self.policy == Policy::Lru {
+            self.unlink(slot);
+            self.push_front(slot);
+        }
+        Some(Ppn(self.ppn[slot as usize]))
+    }
+
+    /// `lpn` was just written at `ppn`.
+    pub fn put(&mut self, lpn: u32, ppn: Ppn) {
+        if !self.enabled() {
+            return;
+        }
+        let slot = self.slot_of.get(lpn as usize);
+        if slot != NONE {
+            self.ppn[slot as usize] = ppn.0;
+            if self.policy == Policy::Lru {
+                self.unlink(slot);
+                self.push_front(slot);
+            }
+            return;
+        }
+        let slot = if self.used < self.lpn.len() as u32 {
+            self.used += 1;
+            self.used - 1
+        } else {
+            let victim = self.tail;
+            self.unlink(victim);
+            self.slot_of.set(self.lpn[victim as usize] as usize, NONE);
+            victim
+        };
+        self.lpn[slot as usize] = lpn;
+        self.ppn[slot as usize] = ppn.0;
+        self.slot_of.set(lpn as usize, slot);
+        self.push_front(slot);
+    }
+
+    /// A fold moved `lpn` to `ppn`: the entry follows it without becoming newer.
+    pub fn relocate(&mut self, lpn: u32, ppn: Ppn) {
+        if !self.enabled() {
+            return;
+        }
+        let slot = self.slot_of.get(lpn as usize);
+        if slot != NONE {
+            self.ppn[slot as usize] = ppn.0;
+        }
+    }
+
+    fn unlink(&mut self, slot: u32) {
+        let (p, n) = (self.prev[slot as usize], self.next[slot as usize]);
+        if p != NONE {
+            self.next[p as usize] = n;
+        } else {
+            self.head = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        } else {
+            self.tail = p;
+        }
+    }
+
+    fn push_front(&mut self, slot: u32) {
+        self.prev[slot as usize] = NONE;
+        self.next[slot as usize] = self.head;
+        if self.head != NONE {
+            self.prev[self.head as usize] = slot;
+        } else {
+            self.tail = slot;
+        }
+        self.head = slot;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_evicts_the_first_inserted_even_if_hit_or_rewritten() {
+        let mut c = LocationCache::new(2, 100, Policy::Fifo);
+        c.put(1, Ppn(10));
+        c.put(2, Ppn(20));
+        assert_eq!(c.get(1), Some(Ppn(10)));
+        c.put(1, Ppn(11));
+        c.put(3, Ppn(30));
+        assert_eq!(
+            (c.get(1), c.get(2), c.get(3)),
+            (None, Some(Ppn(20)), Some(Ppn(30)))
+        );
+    }
+
+    #[test]
+    fn lru_evicts_the_least_recently_used() {
+        let mut c = LocationCache::new(2, 100, Policy::Lru);
+        c.put(1, Ppn(10));
+        c.put(2, Ppn(20));
+        assert_eq!(c.get(1), Some(Ppn(10)));
+        c.put(3, Ppn(30));
+        assert_eq!(
+            (c.get(1), c.get(2), c.get(3)),
+            (Some(Ppn(10)), None, Some(Ppn(30)))
+        );
+        c.relocate(3, Ppn(31));
+        c.relocate(2, Ppn(99));
+        assert_eq!((c.get(3), c.get(2)), (Some(Ppn(31)), None));
+    }
+
+    #[test]
+    fn a_disabled_cache_holds_nothing() {
+        let mut c = LocationCache::new(0, 100, Policy::Fifo);
+        c.put(1, Ppn(1));
+        assert_eq!(c.get(1), None);
+    }
+}
