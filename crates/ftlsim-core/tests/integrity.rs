@@ -164,5 +164,7 @@ fn latency_is_the_flash_time_charged_to_each_request() {
     assert_eq!(r.num("latency_us.write.p50"), 200.0);
     assert_eq!(r.num("latency_us.write.p99"), 400.0);
     assert_eq!(r.num("latency_us.read.mean"), 15.0);
+    assert_eq!(r.num("time_us.per_write_page"), 1000.0 / 5.0);
+    assert_eq!(r.num("time_us.per_read_page"), 15.0);
     assert_eq!(r.num("time_us.total"), 5.0 * 200.0 + 15.0);
 }
