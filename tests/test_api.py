@@ -96,3 +96,23 @@ def test_ram_of_the_page_baseline_on_the_tinyftl_device():
     ram = ftlsim.ram(ftl="page", preset="mlc-k9gag08", capacity=64000 * 128 * 2048, over_provisioning=0.024)
     assert ram["page_map"] == 24_576_000
     assert ram["total_bytes"] == sum(v for k, v in ram.items() if k != "total_bytes")
+
+
+def test_ram_of_nftl_matches_the_paper_for_a_34_mb_flash():
+    # 001 §3.2: 34 MB of 512 B pages. 8 KB blocks: 4,352 virtual blocks x 4 B = 17,408; rep-block table the
+    # same plus a bit a page (69,632 pages / 8 = 8,704): 26,112. 16 KB blocks: 8,704 and 8,704 + 8,704.
+    for ppb, block_map, lookup in ((16, 17_408, 26_112), (32, 8_704, 17_408)):
+        plain = ftlsim.ram(ftl="nftl", capacity="34MiB", page_bytes=512, pages_per_block=ppb)
+        assert plain["block_map"] == block_map
+        table = ftlsim.ram(ftl="nftl", capacity="34MiB", page_bytes=512, pages_per_block=ppb, lookup_table=True)
+        assert table["rep_block_table"] + table["page_status_bitmap"] == lookup
+
+
+def test_nftl_techniques_only_remove_spare_reads():
+    runs = {name: ftlsim.simulate("hotcold:writes=3000,seed=4", ftl="nftl", capacity="512KiB", pages_per_block=16,
+                                  preset="samsung-k9f2808", **params)
+            for name, params in {"plain": {}, "table": {"lookup_table": True}, "cache": {"page_cache": 64}}.items()}
+    for key in ("flash.page_reads", "flash.page_writes", "flash.erases"):
+        assert runs["plain"][key] == runs["table"][key] == runs["cache"][key]
+    assert runs["table"].spare_reads < runs["plain"].spare_reads
+    assert runs["cache"].spare_reads <= runs["plain"].spare_reads
