@@ -139,7 +139,21 @@ def common_options(f):
     f = click.option("--writes-only", is_flag=True, help="Drop reads and trims.")(f)
     f = click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")(f)
     f = click.option("--wrap", is_flag=True, help="Fold requests beyond the capacity into it.")(f)
+    f = click.option("--nvram", default=None, metavar="SIZE",
+                     help="An NVRAM write cache of SIZE (e.g. 128KiB) in front of the scheme.")(f)
+    f = click.option("--nvram-policy", default=None, type=click.Choice(["metadata", "region", "lru", "bplru"]),
+                     help="What the NVRAM absorbs (default metadata: writes tagged metadata); region needs "
+                          "-p nvram_regions=0-64KiB.")(f)
     return f
+
+
+def nvram_kwargs(nvram, nvram_policy) -> dict:
+    out = {}
+    if nvram is not None:
+        out["nvram"] = nvram
+    if nvram_policy is not None:
+        out["nvram_policy"] = nvram_policy
+    return out
 
 
 def trace_kwargs(device, writes_only, skip_bad_lines, wrap) -> dict:
@@ -168,7 +182,7 @@ def main():
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
 def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap,
-        json_path, csv_path):
+        nvram, nvram_policy, json_path, csv_path):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
 
     With no TRACE, runs the built-in default uniform:writes=150000,seed=1 (the FAST paper's pattern E)."""
@@ -177,6 +191,7 @@ def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, wr
         console.print(f"[dim]no trace given: running the built-in workload {trace}[/]")
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     kwargs.update(trace_kwargs(device, writes_only, skip_bad_lines, wrap))
+    kwargs.update(nvram_kwargs(nvram, nvram_policy))
     bar = LazyProgress(f"{ftl}")
     try:
         report = simulate(trace, ftl=ftl, preset=preset, capacity=capacity, precondition=precondition,
@@ -207,7 +222,7 @@ COMPARE_COLUMNS = ["flash.erases", "time_us.total", "merges.switch", "merges.par
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
 @click.option("--jobs", type=int, default=None, help="Parallel runs (default: all cores).")
 def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap,
-            plot_path, csv_path, jobs):
+            nvram, nvram_policy, plot_path, csv_path, jobs):
     """Run a grid of schemes x parameter values on TRACE and print one table.
 
     A parameter given with several comma-separated values (--param log_blocks=4,8,16) is swept."""
@@ -216,7 +231,7 @@ def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, devic
     trace = trace or DEFAULT_TRACE
     grid_params = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
     common = dict(preset=preset, capacity=capacity, precondition=precondition, format=fmt_name,
-                  **trace_kwargs(device, writes_only, skip_bad_lines, wrap))
+                  **trace_kwargs(device, writes_only, skip_bad_lines, wrap), **nvram_kwargs(nvram, nvram_policy))
     runs = grid(trace, ftls, grid_params)
     with Progress(TextColumn("[bold]runs"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:

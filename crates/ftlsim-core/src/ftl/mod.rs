@@ -4,6 +4,7 @@
 
 pub mod block;
 pub mod common;
+pub mod nvram;
 pub mod page;
 
 use crate::addr::{Lpn, Token};
