@@ -1,4 +1,4 @@
-"""The ``ftlsim`` command: run, compare, info, list, ram."""
+"""The ``ftlsim`` command: run, compare, generate, info, list, ram."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from . import _core
 from .ftl import ram_layout, schemes
 from .report import Report
 from .sim import grid, simulate
-from .trace import formats, info, presets, workloads
+from .trace import formats, generate, info, presets, workloads
 
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
 # Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
@@ -258,6 +258,23 @@ def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, devic
 
         compare_plot(df, swept[0] if swept else None, plot_path, title=trace)
         console.print(f"[dim]plot written to {plot_path}[/]")
+
+
+@main.command("generate")
+@click.argument("workload")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Trace file to write (native CSV with tags; gzip when it ends in .gz).")
+@click.option("--preset", default=None, help="Device preset; its page size and capacity size the workload.")
+@click.option("--capacity", default=None, help="Logical capacity the workload spreads over, e.g. 32MiB.")
+@click.option("--param", "-p", "params", multiple=True, metavar="K=V", help="A device override or trace option.")
+def generate_cmd(workload, output, preset, capacity, params):
+    """Write WORKLOAD (a built-in workload, or any trace) as a native CSV trace file with data/metadata tags."""
+    kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
+    try:
+        n = generate(workload, output, preset=preset, capacity=capacity, **kwargs)
+    except (_core.FtlsimError, ValueError) as e:
+        fail(e)
+    console.print(f"{n} requests written to {output}")
 
 
 @main.command("info")
