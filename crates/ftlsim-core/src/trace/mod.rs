@@ -6,6 +6,7 @@
 //! `format = "auto"` sniffs the first lines against each format in [`FORMATS`] order.
 
 pub mod csv;
+pub mod fat;
 pub mod workload;
 
 use crate::request::{Op, Request};
