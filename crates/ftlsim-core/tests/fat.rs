@@ -157,13 +157,14 @@ fn synchronous_fat_workloads_send_most_writes_to_under_one_percent_of_the_blocks
     assert!(camera > 0.5, "{camera}");
     assert!(camera_async < camera - 0.2, "{camera_async} vs {camera}");
     let (postmark, n) = concentration("fat-postmark:seed=1,transactions=2000", cap, 0.01);
+    let (postmark_03, _) = concentration("fat-postmark:seed=1,transactions=2000", cap, 0.003);
     let (postmark_async, _) = concentration(
         "fat-postmark:seed=1,transactions=2000,sync=false",
         cap,
         0.01,
     );
     println!(
-        "fat-postmark: {n} writes, {postmark:.3} to 1% of blocks; sync=false {postmark_async:.3}"
+        "fat-postmark: {n} writes, {postmark:.3} to 1% of blocks, {postmark_03:.3} to 0.3%; sync=false {postmark_async:.3}"
     );
     assert!(postmark > 0.5, "{postmark}");
     assert!(
