@@ -31,6 +31,7 @@
 //!   `Ftl` contract allows ignoring a trim); trims of other pages go to the inner scheme.
 //! - BPLRU: no "LRU compensation" for sequentially written blocks (BPLRU §3.3); padding skips pages that
 //!   were never written (there is nothing to copy). The end-of-trace flush writes blocks whole as well.
+//! - `evictions` counts eviction events: a page for the page policies, a whole logical block for `bplru`.
 //! - `absorbed_share` = 1 - (host page writes that reached the inner scheme: written through, evicted or
 //!   flushed) / host page writes. Pages still cached when `flush_at_end = false` count as absorbed.
 

@@ -571,6 +571,13 @@ fn write_file(fs: &mut FatFs, file: u32, from: u64, size: u64, unit: u64) -> Res
 }
 
 /// The applications of 003 §4.3 and 004 §VI, one step (a few file operations) at a time.
+///
+/// Choices: Camera keeps photos and the index in the root directory; the "past 60 photos all are deleted"
+/// check runs before each photo is created (checking after a transaction would let 80 photos of up to
+/// 500 KB overflow 003's 32 MB volume); deleting a photo moves the index's last record into its slot (one
+/// 96 B write) and truncates the index by a record. PostMark appends a random amount up to the maximum file
+/// size (PostMark 1.5 stops appending there) and reads whole files. CopyDelete deletes the oldest copies
+/// until the next file fits, with sizes uniform within +-10% of the mean.
 pub enum App {
     /// Camera-MS500 (003 §4.3).
     Camera {
