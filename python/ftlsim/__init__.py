@@ -10,7 +10,7 @@ from ._core import FtlsimError
 from .ftl import ram, schemes
 from .report import Report
 from .sim import simulate, sweep
-from .trace import formats, info, presets, workloads
+from .trace import formats, generate, info, presets, workloads
 
 __version__ = "0.1.0"
 
@@ -18,6 +18,7 @@ __all__ = [
     "FtlsimError",
     "Report",
     "formats",
+    "generate",
     "info",
     "presets",
     "ram",

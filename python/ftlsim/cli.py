@@ -1,4 +1,4 @@
-"""The ``ftlsim`` command: run, compare, info, list, ram."""
+"""The ``ftlsim`` command: run, compare, generate, info, list, ram."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from . import _core
 from .ftl import ram_layout, schemes
 from .report import Report
 from .sim import grid, simulate
-from .trace import formats, info, presets, workloads
+from .trace import formats, generate, info, presets, workloads
 
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
 # Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
@@ -140,7 +140,21 @@ def common_options(f):
     f = click.option("--writes-only", is_flag=True, help="Drop reads and trims.")(f)
     f = click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")(f)
     f = click.option("--wrap", is_flag=True, help="Fold requests beyond the capacity into it.")(f)
+    f = click.option("--nvram", default=None, metavar="SIZE",
+                     help="An NVRAM write cache of SIZE (e.g. 128KiB) in front of the scheme.")(f)
+    f = click.option("--nvram-policy", default=None, type=click.Choice(["metadata", "region", "lru", "bplru"]),
+                     help="What the NVRAM absorbs (default metadata: writes tagged metadata); region needs "
+                          "-p nvram_regions=0-64KiB.")(f)
     return f
+
+
+def nvram_kwargs(nvram, nvram_policy) -> dict:
+    out = {}
+    if nvram is not None:
+        out["nvram"] = nvram
+    if nvram_policy is not None:
+        out["nvram_policy"] = nvram_policy
+    return out
 
 
 def trace_kwargs(device, writes_only, skip_bad_lines, wrap) -> dict:
@@ -169,7 +183,7 @@ def main():
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
 def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap,
-        json_path, csv_path):
+        nvram, nvram_policy, json_path, csv_path):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
 
     With no TRACE, runs the built-in default uniform:writes=150000,seed=1 (the FAST paper's pattern E)."""
@@ -178,6 +192,7 @@ def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, wr
         console.print(f"[dim]no trace given: running the built-in workload {trace}[/]")
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     kwargs.update(trace_kwargs(device, writes_only, skip_bad_lines, wrap))
+    kwargs.update(nvram_kwargs(nvram, nvram_policy))
     bar = LazyProgress(f"{ftl}")
     try:
         report = simulate(trace, ftl=ftl, preset=preset, capacity=capacity, precondition=precondition,
@@ -208,7 +223,7 @@ COMPARE_COLUMNS = ["flash.erases", "time_us.total", "merges.switch", "merges.par
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
 @click.option("--jobs", type=int, default=None, help="Parallel runs (default: all cores).")
 def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap,
-            plot_path, csv_path, jobs):
+            nvram, nvram_policy, plot_path, csv_path, jobs):
     """Run a grid of schemes x parameter values on TRACE and print one table.
 
     A parameter given with several comma-separated values (--param log_blocks=4,8,16) is swept."""
@@ -217,7 +232,7 @@ def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, devic
     trace = trace or DEFAULT_TRACE
     grid_params = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
     common = dict(preset=preset, capacity=capacity, precondition=precondition, format=fmt_name,
-                  **trace_kwargs(device, writes_only, skip_bad_lines, wrap))
+                  **trace_kwargs(device, writes_only, skip_bad_lines, wrap), **nvram_kwargs(nvram, nvram_policy))
     runs = grid(trace, ftls, grid_params)
     with Progress(TextColumn("[bold]runs"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
@@ -244,6 +259,23 @@ def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, devic
 
         compare_plot(df, swept[0] if swept else None, plot_path, title=trace)
         console.print(f"[dim]plot written to {plot_path}[/]")
+
+
+@main.command("generate")
+@click.argument("workload")
+@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
+              help="Trace file to write (native CSV with tags; gzip when it ends in .gz).")
+@click.option("--preset", default=None, help="Device preset; its page size and capacity size the workload.")
+@click.option("--capacity", default=None, help="Logical capacity the workload spreads over, e.g. 32MiB.")
+@click.option("--param", "-p", "params", multiple=True, metavar="K=V", help="A device override or trace option.")
+def generate_cmd(workload, output, preset, capacity, params):
+    """Write WORKLOAD (a built-in workload, or any trace) as a native CSV trace file with data/metadata tags."""
+    kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
+    try:
+        n = generate(workload, output, preset=preset, capacity=capacity, **kwargs)
+    except (_core.FtlsimError, ValueError) as e:
+        fail(e)
+    console.print(f"{n} requests written to {output}")
 
 
 @main.command("info")

@@ -27,8 +27,9 @@ def simulate(
     scheme `ftl` on a device made from `preset` (default ``lee2007``) and `capacity` (default: the preset's,
     else the trace's highest address). Other keywords are device overrides (``pages_per_block=4``,
     ``erase_us=1500``), trace options (``device=0``, ``writes_only=True``, ``skip_bad_lines=True``,
-    ``time_unit="ms"``, ``blkparse_event="C"``), run options (``wrap=True``, ``idle_threshold_us=...``) or the
-    scheme's parameters (``log_blocks=8``). `progress(requests, done, total)` is called as the run goes."""
+    ``time_unit="ms"``, ``blkparse_event="C"``), run options (``wrap=True``, ``idle_threshold_us=...``, an NVRAM
+    write cache ``nvram="128KiB", nvram_policy="metadata"`` with ``nvram_regions``, ``nvram_read_us``,
+    ``nvram_write_us``, ``nvram_flush_at_end``) or the scheme's parameters (``log_blocks=8``). `progress(requests, done, total)` is called as the run goes."""
     cfg = make_config(ftl, preset, capacity, precondition, format, scheme_params)
     return Report.from_json(_core.simulate(str(trace), json.dumps(cfg), progress))
 

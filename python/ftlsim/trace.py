@@ -29,3 +29,20 @@ def info(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes:
 
     opts = {"format": format, **{k: v for k, v in options.items() if v is not None}}
     return json.loads(_core.trace_info(str(trace), json.dumps(opts), block_bytes, page_bytes))
+
+
+def generate(trace: str, output: str, preset: str | None = None, capacity: str | int | None = None,
+             format: str = "auto", **options) -> int:
+    """Writes `trace` (a built-in workload such as ``"fat-camera:seed=1"``, or a trace file) to `output` as a
+    native CSV trace ``op,offset,length,tag`` (gzip when the name ends in ``.gz``), so it can be replayed with
+    its data / metadata tags. `preset`, `capacity` and device overrides size the device a workload spreads
+    over. Returns the number of requests written."""
+    import json
+
+    from . import _core
+    from ._registry import make_config
+
+    cfg = make_config("page", preset, capacity, "none", format, options)
+    if cfg["params"]:
+        raise ValueError(f"generate: unknown options {sorted(cfg['params'])}; it takes device and trace options")
+    return _core.generate(str(trace), str(output), json.dumps(cfg))

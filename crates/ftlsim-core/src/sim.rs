@@ -5,6 +5,7 @@ use crate::addr::{Lpn, Token};
 use crate::config::{format_size, parse_size, DeviceOverrides, DeviceSpec, Geometry};
 use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
+use crate::ftl::nvram::{Nvram, NvramOptions};
 use crate::ftl::{self, Ftl, RamItem};
 use crate::report::{num, Report};
 use crate::request::{Op, Request};
@@ -50,6 +51,17 @@ pub struct SimConfig {
     pub wrap: bool,
     /// A gap between two requests longer than this lets the scheme work in idle time.
     pub idle_threshold_us: f64,
+    /// Size of an NVRAM write cache in front of the scheme, e.g. "128KiB" (`ftl/nvram.rs`); None: no NVRAM.
+    pub nvram: Option<String>,
+    /// What the NVRAM absorbs: `metadata` (writes tagged metadata), `region`, `lru` or `bplru`.
+    pub nvram_policy: String,
+    /// `region` policy: byte ranges, e.g. "0-64KiB,1MiB-2MiB" (end exclusive).
+    pub nvram_regions: Option<String>,
+    /// NVRAM time per page access in microseconds; default FeRAM (see `ftl/nvram.rs`).
+    pub nvram_read_us: Option<f64>,
+    pub nvram_write_us: Option<f64>,
+    /// Write the NVRAM's dirty pages to flash at the end of the trace (reported as `time_us.flush`).
+    pub nvram_flush_at_end: bool,
 }
 
 impl Default for SimConfig {
@@ -64,6 +76,12 @@ impl Default for SimConfig {
             trace: TraceOptions::default(),
             wrap: false,
             idle_threshold_us: 100_000.0,
+            nvram: None,
+            nvram_policy: "metadata".into(),
+            nvram_regions: None,
+            nvram_read_us: None,
+            nvram_write_us: None,
+            nvram_flush_at_end: true,
         }
     }
 }
@@ -118,7 +136,40 @@ fn highest_address(path: &str, opts: &TraceOptions, page_bytes: u32) -> Result<u
 /// The RAM breakdown of a scheme on a device, without a trace.
 pub fn ram(cfg: &SimConfig) -> Result<Vec<RamItem>> {
     let dev = resolve_device(cfg, None)?;
-    Ok(ftl::build(&cfg.ftl, &cfg.params, &dev.geometry)?.ftl.ram())
+    let ftl = ftl::build(&cfg.ftl, &cfg.params, &dev.geometry)?.ftl;
+    Ok(with_nvram(cfg, &dev.geometry, ftl)?.ram())
+}
+
+/// The NVRAM options of a run, if it has an NVRAM.
+fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<NvramOptions>> {
+    match &cfg.nvram {
+        None => {
+            if cfg.nvram_regions.is_some() {
+                return Err(SimError::Param(
+                    "nvram_regions is set but there is no NVRAM; pass nvram=SIZE too".into(),
+                ));
+            }
+            Ok(None)
+        }
+        Some(size) => NvramOptions::parse(
+            size,
+            &cfg.nvram_policy,
+            cfg.nvram_regions.as_deref(),
+            cfg.nvram_read_us,
+            cfg.nvram_write_us,
+            cfg.nvram_flush_at_end,
+            g,
+        )
+        .map(Some),
+    }
+}
+
+/// Puts the run's NVRAM write cache, if any, in front of a scheme.
+fn with_nvram(cfg: &SimConfig, g: &Geometry, ftl: Box<dyn Ftl>) -> Result<Box<dyn Ftl>> {
+    Ok(match nvram_options(cfg, g)? {
+        Some(opts) => Box::new(Nvram::new(ftl, opts, g)),
+        None => ftl,
+    })
 }
 
 /// The shadow map's marker for a page trimmed after its last write: a read may return that write or nothing.
@@ -208,12 +259,31 @@ fn run_source(
 ) -> Result<Report> {
     let g = resolved.geometry;
     let physical_blocks = g.logical_blocks + built.extra_blocks;
-    let dev = Device::new(&cfg.ftl, g, physical_blocks, resolved.spec.timing);
+    let nvram = nvram_options(cfg, &g)?;
+    let mut ftl = built.ftl;
+    let mut dev = Device::new(&cfg.ftl, g, physical_blocks, resolved.spec.timing);
+    let mut shadow = SparseVec::new(g.logical_pages() as usize, 0);
+    let mut next_token = 0;
+    let mut precondition_erases = 0;
+    if cfg.precondition == Precondition::Full {
+        // Straight to the scheme: the NVRAM is put in front afterwards, so it starts empty.
+        for lpn in 0..g.logical_pages() {
+            next_token += 1;
+            ftl.write(Lpn(lpn), next_token, &mut dev)?;
+            shadow.set(lpn as usize, next_token);
+        }
+        precondition_erases = dev.counts().erases;
+        dev.reset_counters();
+        ftl.reset_counters();
+    }
+    if let Some(opts) = nvram {
+        ftl = Box::new(Nvram::new(ftl, opts, &g));
+    }
     let mut run = Run {
-        ftl: built.ftl,
+        ftl,
         dev,
-        shadow: SparseVec::new(g.logical_pages() as usize, 0),
-        next_token: 0,
+        shadow,
+        next_token,
         page_bytes: g.page_bytes as u64,
         capacity: g.logical_bytes(),
         cfg,
@@ -222,15 +292,6 @@ fn run_source(
         write_latency: Latencies::new(),
         request_us: 0.0,
     };
-    let mut precondition_erases = 0;
-    if cfg.precondition == Precondition::Full {
-        for lpn in 0..g.logical_pages() {
-            run.write_page(Lpn(lpn))?;
-        }
-        precondition_erases = run.dev.counts().erases;
-        run.dev.reset_counters();
-        run.ftl.reset_counters();
-    }
     let setup_s = started.elapsed().as_secs_f64();
     let loop_started = Instant::now();
     let mut idle_us = 0.0;

@@ -57,6 +57,28 @@ fn simulate(
     report.map(|r| r.to_json()).map_err(err)
 }
 
+/// Writes a trace (a built-in workload or a trace file) as a native CSV trace with tags to `output` (gzip when
+/// it ends in `.gz`); the device of `config_json` (preset, capacity) sizes a workload. Returns the requests
+/// written.
+#[pyfunction]
+fn generate(py: Python<'_>, trace: String, output: String, config_json: &str) -> PyResult<u64> {
+    let cfg = config(config_json)?;
+    py.allow_threads(|| {
+        let dev = sim::resolve_device(&cfg, Some(&trace))?;
+        let mut source = ftlsim_core::trace::open(
+            &trace,
+            &cfg.trace,
+            dev.geometry.logical_bytes(),
+            dev.geometry.page_bytes,
+        )?;
+        Ok::<u64, ftlsim_core::error::SimError>(ftlsim_core::trace::csv::write(
+            source.as_mut(),
+            std::path::Path::new(&output),
+        )?)
+    })
+    .map_err(err)
+}
+
 /// The RAM breakdown of a scheme on a device, as JSON: a list of {name, bytes, layout}.
 #[pyfunction]
 fn ram(config_json: &str) -> PyResult<String> {
@@ -112,6 +134,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ram, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     Ok(())
 }

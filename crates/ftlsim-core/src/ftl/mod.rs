@@ -7,6 +7,7 @@ pub mod block;
 pub mod common;
 pub mod fast;
 pub mod nftl;
+pub mod nvram;
 pub mod page;
 pub mod replacement;
 

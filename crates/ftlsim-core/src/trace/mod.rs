@@ -7,6 +7,7 @@
 
 pub mod blkparse;
 pub mod csv;
+pub mod fat;
 pub mod fiu;
 pub mod info;
 pub mod most;

@@ -1,7 +1,9 @@
 //! Built-in synthetic workloads, usable wherever a trace path is: `name:key=value,...`. Deterministic by seed
 //! (PCG64). Each spreads over the device's logical capacity.
 
+use super::fat::{self, App, FatFs, Layout};
 use super::{RequestSource, TraceError};
+use crate::config::parse_size;
 use crate::request::{Op, Request};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -47,7 +49,76 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
             ("run_pages", "32", "pages per sequential run"),
         ],
     },
+    WorkloadInfo {
+        name: "fat-camera",
+        summary: "Camera-MS500 on a FAT volume (003 section 4.3): photos written in 512 B units with a synchronously updated photo index; requests tagged data / metadata",
+        params: &[
+            ("seed", "1", "random seed"),
+            ("transactions", "10", "transactions; each creates `photos` photos and deletes half of them"),
+            ("photos", "20", "photos created per transaction"),
+            ("min_kb", "300", "smallest photo, KB (1000 bytes)"),
+            ("max_kb", "500", "largest photo, KB (1000 bytes)"),
+            ("max_photos", "60", "past this many photos, all are deleted"),
+            ("record_bytes", "96", "photo index record per photo"),
+            ("unit", "512", "bytes per application write call"),
+            FAT_SYNC, FAT_FLUSH, FAT_VOLUME, FAT_TYPE, FAT_CLUSTER,
+        ],
+    },
+    WorkloadInfo {
+        name: "fat-postmark",
+        summary: "PostMark 1.5 on a FAT volume as configured in 003 section 4.3: 10 directories, 500 files of 512 B-32 KB, 10,000 create-or-delete + append-or-read transactions; tagged",
+        params: &[
+            ("seed", "1", "random seed"),
+            ("dirs", "10", "directories"),
+            ("files", "500", "initial files"),
+            ("min_bytes", "512", "smallest file"),
+            ("max_bytes", "32768", "largest file (appends stop there)"),
+            ("transactions", "10000", "transactions"),
+            ("unit", "512", "bytes per application write call"),
+            FAT_SYNC, FAT_FLUSH, FAT_VOLUME, FAT_TYPE, FAT_CLUSTER,
+        ],
+    },
+    WorkloadInfo {
+        name: "fat-copydelete",
+        summary: "repeated copy of files of a mean size onto a FAT32 volume, the oldest deleted to make room (004 section VI: PIC 1.9 MB, MP3 4.4 MB, MOV 681 MB); tagged",
+        params: &[
+            ("seed", "1", "random seed"),
+            ("file_mb", "4.4", "mean file size, MB (10^6 bytes); sizes spread +-10%"),
+            ("copies", "30", "files copied"),
+            ("unit", "65536", "bytes per write call"),
+            ("sync", "false", "true: metadata written at every write call; false: every flush_every operations"),
+            FAT_FLUSH, FAT_VOLUME,
+            ("fat", "32", "FAT type: 16, 32 or 0 (by volume size, fatgen103)"),
+            FAT_CLUSTER,
+        ],
+    },
 ];
+
+const FAT_SYNC: (&str, &str, &str) = (
+    "sync",
+    "true",
+    "true: each write call reaches the device with its metadata (003's high-integrity mode); false: metadata written back every flush_every operations",
+);
+const FAT_FLUSH: (&str, &str, &str) = (
+    "flush_every",
+    "64",
+    "sync=false: file operations between metadata write-backs",
+);
+const FAT_VOLUME: (&str, &str, &str) = (
+    "volume",
+    "0",
+    "FAT volume size, e.g. 32MiB (0: the whole logical capacity)",
+);
+const FAT_TYPE: (&str, &str, &str) = (
+    "fat",
+    "0",
+    "FAT type: 16, 32 or 0 (by volume size, fatgen103)",
+);
+const FAT_CLUSTER: (&str, &str, &str) = (
+    "cluster",
+    "0",
+    "cluster bytes (0: fatgen103's default for the volume size)",
+);
 
 /// A parsed `name:k=v,...` spec.
 #[derive(Clone, Debug)]
@@ -137,11 +208,132 @@ impl WorkloadSpec {
         self.get("seed").unwrap_or(1)
     }
 
+    fn err(&self, what: String) -> TraceError {
+        TraceError::Workload {
+            spec: self.spec.clone(),
+            what,
+        }
+    }
+
+    /// The FAT file system of a `fat-*` workload and its application.
+    fn fat(&self, logical_bytes: u64) -> Result<Kind, TraceError> {
+        let volume = match self.raw("volume") {
+            "0" => logical_bytes,
+            text => parse_size(text).map_err(|e| self.err(e.to_string()))?,
+        };
+        if volume > logical_bytes {
+            return Err(self.err(format!(
+                "volume={volume} bytes is larger than the device's logical capacity ({logical_bytes} bytes); pass a larger capacity"
+            )));
+        }
+        let fat: u32 = self.get("fat")?;
+        let cluster: u32 = self.get("cluster")?;
+        let layout = Layout::new(
+            volume,
+            (fat != 0).then_some(fat),
+            (cluster != 0).then_some(cluster),
+        )
+        .map_err(|e| self.err(e))?;
+        let mut fs = FatFs::new(layout, self.get("sync")?, self.get("flush_every")?);
+        let unit = self.get::<u64>("unit")?.max(1);
+        let mut rng = Pcg64::seed_from_u64(self.seed());
+        let (app, steps) = match self.info.name {
+            "fat-camera" => {
+                let (min, max) = (
+                    self.get::<u64>("min_kb")? * 1000,
+                    self.get::<u64>("max_kb")? * 1000,
+                );
+                if min > max {
+                    return Err(self.err(format!("min_kb ({min}) must not exceed max_kb ({max})")));
+                }
+                let transactions: u32 = self.get("transactions")?;
+                let photos: u32 = self.get("photos")?;
+                let app = App::Camera {
+                    transactions,
+                    photos,
+                    min_bytes: min,
+                    max_bytes: max,
+                    max_photos: self.get("max_photos")?,
+                    record_bytes: self.get::<u64>("record_bytes")?.max(1),
+                    unit,
+                    index: u32::MAX,
+                    live: Vec::new(),
+                    made: Vec::new(),
+                    transaction: 0,
+                    step: 0,
+                };
+                (app, 1 + transactions as u64 * (photos as u64 + 1))
+            }
+            "fat-postmark" => {
+                let (min, max) = (self.get::<u64>("min_bytes")?, self.get::<u64>("max_bytes")?);
+                if min == 0 || min > max {
+                    return Err(self.err(format!(
+                        "min_bytes ({min}) must be at least 1 and at most max_bytes ({max})"
+                    )));
+                }
+                let dirs = (0..self.get::<u32>("dirs")?.max(1))
+                    .map(|_| fs.mkdir(fat::ROOT))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| self.err(e))?;
+                let initial: u32 = self.get("files")?;
+                let transactions: u32 = self.get("transactions")?;
+                let app = App::PostMark {
+                    dirs,
+                    initial,
+                    min_bytes: min,
+                    max_bytes: max,
+                    transactions,
+                    unit,
+                    live: Vec::new(),
+                    created: 0,
+                    done: 0,
+                };
+                (app, initial as u64 + transactions as u64)
+            }
+            "fat-copydelete" => {
+                let mb: f64 = self.get("file_mb")?;
+                if !(mb.is_finite() && mb > 0.0) {
+                    return Err(self.err(format!("file_mb={mb} must be more than 0")));
+                }
+                let copies: u32 = self.get("copies")?;
+                let app = App::CopyDelete {
+                    mean_bytes: (mb * 1e6) as u64,
+                    copies,
+                    unit,
+                    live: Default::default(),
+                    done: 0,
+                };
+                (app, copies as u64)
+            }
+            other => unreachable!("fat workload {other} is registered but not built"),
+        };
+        // Keep the random stream of the application independent of the setup above.
+        rng = Pcg64::seed_from_u64(rng.gen());
+        Ok(Kind::Fat(Box::new(FatRun {
+            fs,
+            app,
+            rng,
+            steps,
+            done: 0,
+            finished: false,
+        })))
+    }
+
     /// A generator over a device of `logical_bytes` with pages of `page_bytes`.
     pub fn build(&self, logical_bytes: u64, page_bytes: u32) -> Result<Generator, TraceError> {
         let page = page_bytes as u64;
         let logical_pages = logical_bytes / page;
         let seed: u64 = self.get("seed")?;
+        if self.info.name.starts_with("fat-") {
+            return Ok(Generator {
+                kind: self.fat(logical_bytes)?,
+                rng: Pcg64::seed_from_u64(seed),
+                page,
+                logical_pages,
+                total: 0,
+                done: 0,
+            });
+        }
         let kind = match self.info.name {
             "uniform" => Kind::Uniform {
                 pages: self.get::<u64>("pages")?.clamp(1, logical_pages),
@@ -178,7 +370,42 @@ impl WorkloadSpec {
     }
 }
 
+/// A FAT file system driven by an application, step by step.
+struct FatRun {
+    fs: FatFs,
+    app: App,
+    rng: Pcg64,
+    steps: u64,
+    done: u64,
+    finished: bool,
+}
+
+impl FatRun {
+    fn next_request(&mut self) -> Option<Result<Request, String>> {
+        loop {
+            if let Some(r) = self.fs.out.pop_front() {
+                return Some(Ok(r));
+            }
+            if self.finished {
+                return None;
+            }
+            match self.app.step(&mut self.fs, &mut self.rng) {
+                Ok(true) => self.done += 1,
+                Ok(false) => {
+                    self.fs.write_back();
+                    self.finished = true;
+                }
+                Err(e) => {
+                    self.finished = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
 enum Kind {
+    Fat(Box<FatRun>),
     Uniform {
         pages: u64,
         read_share: f64,
@@ -208,6 +435,14 @@ pub struct Generator {
 
 impl RequestSource for Generator {
     fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
+        if let Kind::Fat(run) = &mut self.kind {
+            return run.next_request().map(|r| {
+                r.map_err(|what| TraceError::Workload {
+                    spec: "fat workload".into(),
+                    what,
+                })
+            });
+        }
         if self.done == self.total {
             return None;
         }
@@ -222,6 +457,7 @@ impl RequestSource for Generator {
                 };
                 (op, self.rng.gen_range(0..=n - *pages), *pages)
             }
+            Kind::Fat(_) => unreachable!("served above"),
             Kind::Sequential { pages, next } => {
                 if *next + *pages > n {
                     *next = 0;
@@ -263,7 +499,10 @@ impl RequestSource for Generator {
     }
 
     fn progress(&self) -> (u64, u64) {
-        (self.done, self.total)
+        match &self.kind {
+            Kind::Fat(run) => (run.done, run.steps),
+            _ => (self.done, self.total),
+        }
     }
 }
 
