@@ -16,6 +16,12 @@ fn variants(scheme: &str) -> Vec<serde_json::Value> {
     if scheme == "page" {
         v.push(serde_json::json!({"over_provisioning": 0.0}));
     }
+    if scheme == "tiny" {
+        // Every cache as small as allowed, tables of 2 blocks and 2 pages: misses and write-backs everywhere.
+        v.push(serde_json::json!({"log_blocks": 1, "block_table_cache_units": 1, "page_table_cache_entries": 8,
+                                  "block_table_entries": 2, "page_table_entries": 2}));
+        v.push(serde_json::json!({"log_blocks": 2, "reserved_free_blocks": 1, "block_table_entries": 1}));
+    }
     v
 }
 

@@ -5,6 +5,7 @@
 pub mod block;
 pub mod common;
 pub mod page;
+pub mod tiny;
 
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
@@ -84,7 +85,7 @@ pub struct Scheme {
 }
 
 /// Every scheme, in the order `ftlsim list` shows them.
-pub static SCHEMES: &[Scheme] = &[page::SCHEME, block::SCHEME];
+pub static SCHEMES: &[Scheme] = &[page::SCHEME, block::SCHEME, tiny::SCHEME];
 
 pub fn scheme(name: &str) -> Result<&'static Scheme> {
     SCHEMES
