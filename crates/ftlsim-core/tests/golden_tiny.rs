@@ -197,3 +197,42 @@ fn a_page_mapping_cache_miss_reads_the_spare_copies_of_directory_and_table() {
     assert_eq!(r.count("cache.page_map_cache.misses"), 11);
     assert_eq!(r.count("map.spare_reads"), 5 + 2);
 }
+
+#[test]
+fn table_iv_superblock_needs_198176_bytes() {
+    // §VI.B: 65,536 x 3 B block map = 196,608 and 16 cache entries = 1,568 (98 B each: 32 x 3 B + 2 B).
+    let items = paper_ram("superblock", json!({}));
+    assert_eq!(bytes(&items), [196_608, 1_568]);
+    assert_eq!(bytes(&items).iter().sum::<u64>(), 198_176);
+}
+
+#[test]
+fn superblock_collects_inside_itself_then_reclaims_from_another() {
+    // 4 blocks of 4 pages, superblocks of 2 blocks, 1 log block: extra max(5 - 4, 1 + 1) = 2, chip of 6.
+    // Full: superblock 0 holds blocks 0 (lpn 0-3) and 1 (lpn 4-7); superblock 1 blocks 2 and 3; free 4, 5.
+    let cfg = full(toy(
+        "superblock",
+        json!({"superblock_blocks": 2, "log_blocks": 1}),
+        4,
+        4,
+    ));
+    // lpn 0-3: block 1 full, a free block is left beyond the reserve -> block 4 takes them; block 0 is stale.
+    // lpn 0: block 4 full, one free block (the reserve) -> collect block 0 (0 valid): one erase, no copy;
+    //        then block 5 takes the write. Superblock 0 holds 1 (4 valid), 4 (3), 5 (1).
+    // lpn 8: superblock 1's blocks are full and all valid, the free block 0 is the reserve -> reclaim
+    //        superblock 0: blocks 5 and 4 (not wholly valid) copied, 1 + 3 pages, into block 0; both erased.
+    //        Block 5 takes the write.
+    let r = run_requests(&cfg, writes(&[0, 1, 2, 3, 0, 8])).unwrap();
+    assert_eq!(r.count("gc.runs"), 1);
+    assert_eq!(r.count("gc.copied_pages"), 0);
+    assert_eq!(
+        (
+            r.count("merges.full"),
+            r.count("merges.full.copied_pages"),
+            r.count("merges.full.erases")
+        ),
+        (1, 4, 2)
+    );
+    assert_eq!(r.count("flash.erases"), 3);
+    assert_eq!(r.count("flash.page_writes"), 6 + 4);
+}

@@ -5,6 +5,7 @@
 pub mod block;
 pub mod common;
 pub mod page;
+pub mod superblock;
 pub mod tiny;
 
 use crate::addr::{Lpn, Token};
@@ -85,7 +86,12 @@ pub struct Scheme {
 }
 
 /// Every scheme, in the order `ftlsim list` shows them.
-pub static SCHEMES: &[Scheme] = &[page::SCHEME, block::SCHEME, tiny::SCHEME];
+pub static SCHEMES: &[Scheme] = &[
+    page::SCHEME,
+    block::SCHEME,
+    tiny::SCHEME,
+    superblock::SCHEME,
+];
 
 pub fn scheme(name: &str) -> Result<&'static Scheme> {
     SCHEMES
