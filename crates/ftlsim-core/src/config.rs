@@ -107,6 +107,18 @@ pub const PRESETS: &[Preset] = &[
         sequential_program: true,
         timing: Timing { read_us: 112.8, spare_read_us: 61.6, program_us: 852.8, spare_program_us: 852.8, erase_us: 1500.0 },
     },
+    Preset {
+        name: "tinyftl-16g",
+        summary: "TinyFTL paper (Lee et al.) §V.E and §VI.B, the 16 GB MLC DOM: 2 KB + 64 B pages, 128 a block, \
+                  65,536 blocks of which 24 in every 1,024 (1,536) are non-data, so the host sees 64,000 blocks \
+                  (16,777,216,000 bytes); Table II timing as mlc-k9gag08, in-order programming",
+        page_bytes: 2048,
+        spare_bytes: 64,
+        pages_per_block: 128,
+        capacity_bytes: Some(64_000 * 256 * 1024),
+        sequential_program: true,
+        timing: Timing { read_us: 112.8, spare_read_us: 61.6, program_us: 852.8, spare_program_us: 852.8, erase_us: 1500.0 },
+    },
 ];
 
 pub fn preset(name: &str) -> Result<&'static Preset> {

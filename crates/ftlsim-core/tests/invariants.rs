@@ -34,6 +34,17 @@ fn variants(scheme: &str) -> Vec<serde_json::Value> {
             v.push(serde_json::json!({"replacement_blocks": 1}));
             v.push(serde_json::json!({"replacement_blocks": 3}));
         }
+        "superblock" => {
+            v.push(serde_json::json!({"superblock_blocks": 2, "log_blocks": 1, "extra_blocks_per_superblock": 1,
+                                      "cache_entries": 1, "page_table_entries": 2}));
+            v.push(serde_json::json!({"superblock_blocks": 3, "log_blocks": 2}));
+        }
+        "tiny" => {
+            // Every cache as small as allowed, tables of 2 blocks and 2 pages: misses and write-backs everywhere.
+            v.push(serde_json::json!({"log_blocks": 1, "block_table_cache_units": 1, "page_table_cache_entries": 8,
+                                      "block_table_entries": 2, "page_table_entries": 2}));
+            v.push(serde_json::json!({"log_blocks": 2, "reserved_free_blocks": 1, "block_table_entries": 1}));
+        }
         _ => {}
     }
     v

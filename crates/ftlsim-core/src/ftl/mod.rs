@@ -10,6 +10,8 @@ pub mod nftl;
 pub mod nvram;
 pub mod page;
 pub mod replacement;
+pub mod superblock;
+pub mod tiny;
 
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
@@ -100,6 +102,8 @@ pub static SCHEMES: &[Scheme] = &[
     fast::OFAST,
     nftl::SCHEME,
     replacement::SCHEME,
+    tiny::SCHEME,
+    superblock::SCHEME,
 ];
 
 pub fn scheme(name: &str) -> Result<&'static Scheme> {

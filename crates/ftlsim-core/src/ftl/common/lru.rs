@@ -1,0 +1,220 @@
+//! A fixed-capacity LRU set over dense keys (`0..keys`), with an intrusive doubly linked list in slot
+//! vectors and a key -> slot index: no hashing and no allocation after construction. Each slot carries a
+//! dirty bit so that a write-back cache (TinyFTL's block table cache) knows what an eviction must write.
+//! Used for TinyFTL's block table cache, page mapping cache and log-block list, and Superblock's page-map
+//! cache.
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+pub struct Lru {
+    slot_of: Vec<u32>,
+    key_of: Vec<u32>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    dirty: Vec<bool>,
+    /// Most recently used slot.
+    head: u32,
+    /// Least recently used slot.
+    tail: u32,
+    len: u32,
+}
+
+impl Lru {
+    /// An empty set holding at most `capacity` (>= 1) of the keys `0..keys`.
+    pub fn new(capacity: u32, keys: u32) -> Lru {
+        let c = capacity.max(1) as usize;
+        Lru {
+            slot_of: vec![NONE; keys as usize],
+            key_of: vec![NONE; c],
+            prev: vec![NONE; c],
+            next: vec![NONE; c],
+            dirty: vec![false; c],
+            head: NONE,
+            tail: NONE,
+            len: 0,
+        }
+    }
+
+    pub fn capacity(&self) -> u32 {
+        self.key_of.len() as u32
+    }
+
+    pub fn len(&self) -> u32 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.len == self.capacity()
+    }
+
+    pub fn contains(&self, key: u32) -> bool {
+        self.slot_of[key as usize] != NONE
+    }
+
+    /// The least recently used key.
+    pub fn lru(&self) -> Option<u32> {
+        (self.tail != NONE).then(|| self.key_of[self.tail as usize])
+    }
+
+    /// A hit makes `key` the most recently used and returns true; a miss changes nothing.
+    pub fn touch(&mut self, key: u32) -> bool {
+        let slot = self.slot_of[key as usize];
+        if slot == NONE {
+            return false;
+        }
+        self.unlink(slot);
+        self.push_front(slot);
+        true
+    }
+
+    /// Inserts an absent `key` as the most recently used (clean). When the set is full the least recently
+    /// used key is evicted first and returned with its dirty bit.
+    pub fn insert(&mut self, key: u32) -> Option<(u32, bool)> {
+        debug_assert!(!self.contains(key));
+        let mut evicted = None;
+        let slot = if self.is_full() {
+            let slot = self.tail;
+            let old = self.key_of[slot as usize];
+            evicted = Some((old, self.dirty[slot as usize]));
+            self.unlink(slot);
+            self.slot_of[old as usize] = NONE;
+            self.len -= 1;
+            slot
+        } else {
+            self.len
+        };
+        self.key_of[slot as usize] = key;
+        self.dirty[slot as usize] = false;
+        self.slot_of[key as usize] = slot;
+        self.push_front(slot);
+        self.len += 1;
+        evicted
+    }
+
+    /// Removes `key` if present; returns whether it was dirty. The freed slot is reused by the next insert.
+    pub fn remove(&mut self, key: u32) -> Option<bool> {
+        let slot = self.slot_of[key as usize];
+        if slot == NONE {
+            return None;
+        }
+        let dirty = self.dirty[slot as usize];
+        self.unlink(slot);
+        self.slot_of[key as usize] = NONE;
+        self.len -= 1;
+        // Keep slots 0..len in use: move the last used slot into the hole.
+        let last = self.len;
+        if slot != last {
+            let moved = self.key_of[last as usize];
+            let was_dirty = self.dirty[last as usize];
+            let (p, n) = (self.prev[last as usize], self.next[last as usize]);
+            self.key_of[slot as usize] = moved;
+            self.dirty[slot as usize] = was_dirty;
+            self.prev[slot as usize] = p;
+            self.next[slot as usize] = n;
+            self.slot_of[moved as usize] = slot;
+            if p != NONE {
+                self.next[p as usize] = slot;
+            } else {
+                self.head = slot;
+            }
+            if n != NONE {
+                self.prev[n as usize] = slot;
+            } else {
+                self.tail = slot;
+            }
+        }
+        Some(dirty)
+    }
+
+    pub fn set_dirty(&mut self, key: u32) {
+        let slot = self.slot_of[key as usize];
+        debug_assert!(slot != NONE);
+        self.dirty[slot as usize] = true;
+    }
+
+    pub fn has_dirty(&self) -> bool {
+        self.dirty[..self.len as usize].iter().any(|&d| d)
+    }
+
+    /// The dirty keys, which become clean (the caller writes them back).
+    pub fn take_dirty(&mut self, out: &mut Vec<u32>) {
+        out.clear();
+        for slot in 0..self.len as usize {
+            if self.dirty[slot] {
+                self.dirty[slot] = false;
+                out.push(self.key_of[slot]);
+            }
+        }
+        out.sort_unstable();
+    }
+
+    fn unlink(&mut self, slot: u32) {
+        let (p, n) = (self.prev[slot as usize], self.next[slot as usize]);
+        if p != NONE {
+            self.next[p as usize] = n;
+        } else {
+            self.head = n;
+        }
+        if n != NONE {
+            self.prev[n as usize] = p;
+        } else {
+            self.tail = p;
+        }
+    }
+
+    fn push_front(&mut self, slot: u32) {
+        self.prev[slot as usize] = NONE;
+        self.next[slot as usize] = self.head;
+        if self.head != NONE {
+            self.prev[self.head as usize] = slot;
+        } else {
+            self.tail = slot;
+        }
+        self.head = slot;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evicts_the_least_recently_used_with_its_dirty_bit() {
+        let mut c = Lru::new(3, 10);
+        assert_eq!(c.insert(1), None);
+        assert_eq!(c.insert(2), None);
+        assert_eq!(c.insert(3), None);
+        assert!(c.touch(1));
+        c.set_dirty(2);
+        assert!(!c.touch(7));
+        assert_eq!(c.lru(), Some(2));
+        assert_eq!(c.insert(4), Some((2, true)));
+        assert_eq!(c.insert(5), Some((3, false)));
+        assert!(c.contains(1) && c.contains(4) && c.contains(5) && !c.contains(2));
+    }
+
+    #[test]
+    fn remove_keeps_the_order_of_the_rest() {
+        let mut c = Lru::new(4, 10);
+        for k in [1, 2, 3, 4] {
+            c.insert(k);
+        }
+        c.set_dirty(4);
+        assert_eq!(c.remove(1), Some(false));
+        assert_eq!(c.remove(9), None);
+        assert_eq!(c.len(), 3);
+        assert_eq!(c.lru(), Some(2));
+        c.insert(6);
+        assert_eq!(c.insert(7), Some((2, false)));
+        assert_eq!(c.insert(8), Some((3, false)));
+        let mut d = Vec::new();
+        c.take_dirty(&mut d);
+        assert_eq!(d, vec![4]);
+        assert_eq!(c.insert(9), Some((4, false)));
+    }
+}

@@ -1,0 +1,184 @@
+//! Map blocks: a reserved set of physical blocks holding the scheme's own mapping pages (TinyFTL §V.B:
+//! block tables and the block directory). A map page is identified by a number (`0..pages`); writing one
+//! programs the next page of the active map block and invalidates the old copy; when no erased map block
+//! is left, the full map block with the fewest valid copies is garbage collected (its valid copies moved
+//! to a fresh block, then erased). Every operation runs in [`OpClass::Map`], so it is reported as
+//! `map.page_reads`, `map.page_writes` and `map.erases`, and charged to the request that caused it.
+
+use crate::addr::{Pbn, Ppn};
+use crate::device::Device;
+use crate::error::Result;
+use crate::nand::{OpClass, NO_LPN};
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Debug)]
+pub struct MapArea {
+    ppb: u32,
+    first: u32,
+    blocks: usize,
+    /// Where the newest copy of each map page lives (chip page), NONE if never written.
+    loc: Vec<u32>,
+    /// The map page each page of each map block holds while it is the newest copy.
+    owner: Vec<u32>,
+    valid: Vec<u32>,
+    /// Erased map blocks (indices into `blocks`).
+    erased: Vec<usize>,
+    active: usize,
+    next: u32,
+}
+
+impl MapArea {
+    /// Map pages `0..pages` stored in blocks `first..first + blocks`. Needs `blocks >= min_blocks(pages, ppb)`.
+    pub fn new(first: Pbn, blocks: u32, pages: u32, ppb: u32) -> MapArea {
+        let n = blocks as usize;
+        MapArea {
+            ppb,
+            first: first.0,
+            blocks: n,
+            owner: vec![NONE; n * ppb as usize],
+            valid: vec![0; n],
+            erased: (1..n).rev().collect(),
+            loc: vec![NONE; pages as usize],
+            active: 0,
+            next: 0,
+        }
+    }
+
+    /// Map blocks needed so that garbage collection always finds a block with a stale copy: the live
+    /// pages fill at most all but two blocks.
+    pub fn min_blocks(pages: u32, ppb: u32) -> u32 {
+        pages.div_ceil(ppb) + 2
+    }
+
+    pub fn is_written(&self, page: u32) -> bool {
+        self.loc[page as usize] != NONE
+    }
+
+    /// Reads map page `page` from flash (one page read) if it was ever written; returns whether it was.
+    pub fn read(&self, dev: &mut Device, page: u32) -> Result<bool> {
+        let loc = self.loc[page as usize];
+        if loc == NONE {
+            return Ok(false);
+        }
+        dev.with_class(OpClass::Map, |dev| dev.read(Ppn(loc)).map(|_| true))
+    }
+
+    /// Programs a new copy of map page `page` (one page program, plus garbage collection when needed).
+    pub fn write(&mut self, dev: &mut Device, page: u32) -> Result<()> {
+        dev.with_class(OpClass::Map, |dev| {
+            let to = self.next_page(dev)?;
+            dev.program_with_aux(to, 0, NO_LPN, page)?;
+            self.place(page, to);
+            Ok(())
+        })
+    }
+
+    fn place(&mut self, page: u32, to: Ppn) {
+        let old = self.loc[page as usize];
+        if old != NONE {
+            let i = self.index_of(old / self.ppb);
+            self.valid[i] -= 1;
+            self.owner[i * self.ppb as usize + (old % self.ppb) as usize] = NONE;
+        }
+        let i = self.index_of(to.0 / self.ppb);
+        self.valid[i] += 1;
+        self.owner[i * self.ppb as usize + (to.0 % self.ppb) as usize] = page;
+        self.loc[page as usize] = to.0;
+    }
+
+    fn index_of(&self, pbn: u32) -> usize {
+        (pbn - self.first) as usize
+    }
+
+    fn pbn(&self, i: usize) -> Pbn {
+        Pbn(self.first + i as u32)
+    }
+
+    /// The next erased page of the active map block; collects garbage when the area is full.
+    fn next_page(&mut self, dev: &mut Device) -> Result<Ppn> {
+        if self.next == self.ppb {
+            match self.erased.pop() {
+                Some(i) if !self.erased.is_empty() => self.open(i),
+                Some(i) => {
+                    // The last erased block: move a victim's valid copies into it, erase the victim.
+                    self.open(i);
+                    self.collect(dev)?;
+                }
+                None => return Err(dev.out_of_space("no erased map block")),
+            }
+        }
+        let ppn = dev.ppn(self.pbn(self.active), self.next);
+        self.next += 1;
+        Ok(ppn)
+    }
+
+    fn open(&mut self, i: usize) {
+        self.active = i;
+        self.next = 0;
+    }
+
+    fn collect(&mut self, dev: &mut Device) -> Result<()> {
+        let victim = (0..self.blocks)
+            .filter(|&i| i != self.active && !self.erased.contains(&i))
+            .min_by_key(|&i| self.valid[i])
+            .ok_or_else(|| dev.out_of_space("no map block to collect"))?;
+        if self.valid[victim] == self.ppb {
+            return Err(dev.out_of_space("every map block is fully valid; give more map blocks"));
+        }
+        let mark = dev.begin();
+        for offset in 0..self.ppb {
+            let page = self.owner[victim * self.ppb as usize + offset as usize];
+            if page == NONE {
+                continue;
+            }
+            let to = dev.ppn(self.pbn(self.active), self.next);
+            self.next += 1;
+            dev.copy(dev.ppn(self.pbn(victim), offset), to)?;
+            self.place(page, to);
+        }
+        dev.erase(self.pbn(victim))?;
+        self.erased.push(victim);
+        dev.end_gc(mark);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Geometry, Timing};
+
+    #[test]
+    fn rewrites_go_to_new_pages_and_full_area_is_collected() {
+        let g = Geometry {
+            page_bytes: 512,
+            spare_bytes: 16,
+            pages_per_block: 4,
+            logical_blocks: 1,
+            sequential_program: true,
+        };
+        let t = Timing {
+            read_us: 1.0,
+            spare_read_us: 1.0,
+            program_us: 1.0,
+            spare_program_us: 1.0,
+            erase_us: 1.0,
+        };
+        let mut dev = Device::new("test", g, 4, t);
+        // Two live map pages in three map blocks of 4 pages.
+        let mut area = MapArea::new(Pbn(1), 3, 2, 4);
+        assert!(!area.read(&mut dev, 0).unwrap());
+        for _ in 0..6 {
+            area.write(&mut dev, 0).unwrap();
+            area.write(&mut dev, 1).unwrap();
+        }
+        // 12 writes: blocks 1, 2 filled (8 writes); the 9th opens block 3, the last erased one, so block
+        // 1 (0 valid) is collected first: erased without copies. Writes 9-12 fill block 3.
+        assert!(area.read(&mut dev, 1).unwrap());
+        let m = dev.map_counts();
+        assert_eq!((m.page_writes, m.erases, m.page_reads), (12, 1, 1));
+        assert_eq!(dev.counts().page_writes, 12, "all of it in the map class");
+        assert_eq!(dev.chip().peek(Ppn(3 * 4 + 3)).spare.aux, 1);
+    }
+}

@@ -1,0 +1,498 @@
+//! `tiny`: TinyFTL (Lee, Jung, Kim, Maeng, "Memory Management Scheme for Cost-Effective Disk-On-Modules in
+//! Consumer Electronics Devices", §V).
+//!
+//! ```text
+//! write(lpn): lbn, off := lpn div N, lpn mod N
+//!             block table of lbn: block table cache (LRU) hit, or read its map page (a dirty victim is
+//!                                 written back to a map block first)
+//!             page table of (lbn, off):  page mapping cache (LRU) hit, or read the spare areas holding the
+//!                                 newest page directory and page table of lbn
+//!             no data block          -> take a free block (the block table entry changes)
+//!             data block has a free page -> program the next one (pages sit anywhere in the block)
+//!             else log block has a free page -> program it (no log block: take one; when all log blocks are
+//!                                 in use, compact the least recently used one first)
+//!             else compact lbn and retry
+//!             the program carries lbn's new page directory and page table in its spare area (no extra op)
+//! compact(lbn): every valid page in the log     -> the log becomes the data block; erase the old one (switch)
+//!             otherwise copy the valid pages of data + log block, in page order, into a free block; erase
+//!             both (full); then write every dirty block table and the block directory to the map blocks
+//!             (§V.B: "The block directory is flushed ... at the end of the garbage collection process")
+//! read(lpn):  the same two lookups, then read the page (or nothing if it was never written)
+//! ```
+//! RAM (§V.C, Table I), counted from the structures; on the `tinyftl-16g` preset (65,536 chip blocks):
+//! - block directory 256 x 3 B = 768: one entry per block table, a chip page address (8,388,608 pages);
+//!   the directory spans the chip's whole block address space (65,536 / 256 entries a table), as §V.E.
+//! - block table cache 8 x (768 + 3) + 3 = 6,171: a unit holds a table of 256 entries x 3 B (a 2 B data
+//!   block number and 1 B page offset of the newest page directory in it; §VI.D: "occupies 768 bytes"),
+//!   a 1 B tag (directory index) and 1 B prev / next LRU pointers; plus LRU head and tail (1 B each) and a
+//!   dirty bitmap (8 bits). Derived: the paper gives the total only.
+//! - page mapping cache 128 x (24 + 5 + 2) + 2 = 3,970: a unit is a page directory entry with its page table
+//!   (24 B, §VI.E; scaled by entries/16 on other geometries), tagged by the physical block number (2 B) and
+//!   physical page number (3 B) it was read from (§V.C), with 1 B prev / next pointers; plus head and tail.
+//!   Derived.
+//! - log block list 1,280: 393 entries x 26 bits (log block number 16 bits, next pointer in LRU order 9 bits,
+//!   an in-use bit) + head and tail (9 bits each) = 10,236 bits, rounded up to bytes. It is also exactly the
+//!   rest of the 2 KB directory page (2,048 - 768), which is why 393 is the most log blocks (§V.E): 394
+//!   entries need 10,262 bits > 10,240. Derived.
+//! - reserved free blocks 3 x 2 B = 6.
+//!   Total 12,195 (Table I).
+//!
+//! Spare area: the logical page number; the page directory (8 entries) and page table (16 entries) of the
+//! page's logical block ride in the spare of each programmed page (§V.B) — modelled as free, as the paper
+//! says; the simulator records where the newest copy of each lives, and a page mapping cache miss costs one
+//! spare read of the directory copy plus one of the table copy if it is elsewhere (map class).
+//!
+//! Choices where the paper is silent:
+//! - A logical block's first writes fill its data block in arrival order; a log block is taken only when the
+//!   data block has no erased page. Log blocks are not fixed blocks: a switch makes the log the data block.
+//! - A block table never written to flash (fresh device) is known empty from the directory: its miss costs
+//!   no read. Tables and directory are written to the map blocks ([`MapArea`]) on a dirty eviction and after
+//!   every compaction; map blocks are garbage collected greedily. `finish` flushes dirty tables.
+//! - The page mapping cache is write-through (the spare copy is written with the data): evictions are free.
+//! - The log-block LRU order is refreshed by every write to a logical block that has a log block.
+//! - Trim is ignored (correct; a later read may return the old data).
+//! - Sizes on small devices: log blocks min(393, max(1, logical/2)); map blocks min(256, max(1, logical/4)),
+//!   raised to what the map pages need; extra blocks max(24 per 1,024 of the chip, log + map + reserved free).
+//!   On `tinyftl-16g` that is 1,536: 393 log, 256 map, the rest free and bad-block reserve (the paper says
+//!   877 for bad blocks, but 1,536 - 393 - 256 = 887).
+//! - Block table entries (256) and page table entries (16) are parameters too, so that toy devices exercise
+//!   the caches; block table cache 1..64 units and page table cache 8..512 entries (§VI.D, §VI.E ranges).
+
+use super::common::free_pool::FreePool;
+use super::common::logblock_ram::paper_chip_blocks;
+use super::common::lru::Lru;
+use super::common::map_area::MapArea;
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::config::Geometry;
+use crate::device::Device;
+use crate::error::{Result, SimError};
+use crate::nand::OpClass;
+use crate::sparse::SparseVec;
+use crate::stats::{CacheKind, MergeKind};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const SCHEME: Scheme = Scheme {
+    name: "tiny",
+    summary: "TinyFTL: block-mapped with a log block per busy block, pages anywhere in them, map cached in 12 KB",
+    citation: "Lee, Jung, Kim, Maeng, Memory Management Scheme for Cost-Effective Disk-On-Modules, IEEE TCE 2009, section V",
+    defaults: defaults_of::<TinyParams>,
+    build,
+};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TinyParams {
+    /// Log blocks on the LRU list (§V.E: 393), clamped to max(1, logical blocks / 2).
+    pub log_blocks: u32,
+    /// Blocks reserved for block tables and the directory (§V.E: 256), clamped on small devices.
+    pub map_blocks: u32,
+    /// Free blocks kept for compaction (§V.C, Table I: 3).
+    pub reserved_free_blocks: u32,
+    /// Entries in a block table (§V.E: 256).
+    pub block_table_entries: u32,
+    /// Block tables the block table cache holds (§V.E: 8; 1..64).
+    pub block_table_cache_units: u32,
+    /// Entries in a page table (§V.E: 16); a block's page directory has pages_per_block / this entries.
+    pub page_table_entries: u32,
+    /// Page tables the page mapping cache holds (§V.E: 128; 8..512).
+    pub page_table_cache_entries: u32,
+}
+
+impl Default for TinyParams {
+    fn default() -> Self {
+        TinyParams {
+            log_blocks: 393,
+            map_blocks: 256,
+            reserved_free_blocks: 3,
+            block_table_entries: 256,
+            block_table_cache_units: 8,
+            page_table_entries: 16,
+            page_table_cache_entries: 128,
+        }
+    }
+}
+
+const NONE: u32 = u32::MAX;
+
+pub struct TinyFtl {
+    ppb: u32,
+    chip_blocks: u32,
+    log_blocks: u32,
+    map_blocks: u32,
+    reserved_free: u32,
+    bt_entries: u32,
+    pt_entries: u32,
+    /// Page tables per logical block (the page directory's entries).
+    tables_per_block: u32,
+    directory_page: u32,
+    data: Vec<u32>,
+    data_next: Vec<u32>,
+    log: Vec<u32>,
+    log_next: Vec<u32>,
+    /// Newest location of each logical page (what the spare-area page tables say).
+    loc: SparseVec<u32>,
+    /// Where the newest copy of each logical block's page directory, and of each page table, was programmed.
+    dir_loc: Vec<u32>,
+    table_loc: SparseVec<u32>,
+    block_tables: Lru,
+    page_tables: Lru,
+    log_list: Lru,
+    map: MapArea,
+    free: FreePool,
+    scratch: Vec<u32>,
+}
+
+fn build(params: &Value, g: &Geometry) -> Result<Built> {
+    let p: TinyParams = parse_params("tiny", params)?;
+    let mut problems = Vec::new();
+    if !(1..=64).contains(&p.block_table_cache_units) {
+        problems.push(format!(
+            "block_table_cache_units={} must be between 1 and 64 (§VI.D)",
+            p.block_table_cache_units
+        ));
+    }
+    if !(8..=512).contains(&p.page_table_cache_entries) {
+        problems.push(format!(
+            "page_table_cache_entries={} must be between 8 and 512 (§VI.E)",
+            p.page_table_cache_entries
+        ));
+    }
+    for (name, v) in [
+        ("log_blocks", p.log_blocks),
+        ("map_blocks", p.map_blocks),
+        ("reserved_free_blocks", p.reserved_free_blocks),
+        ("block_table_entries", p.block_table_entries),
+        ("page_table_entries", p.page_table_entries),
+    ] {
+        if v == 0 {
+            problems.push(format!("{name}=0 must be at least 1"));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(SimError::Param(format!(
+            "scheme `tiny`: {}",
+            problems.join("; ")
+        )));
+    }
+    let l = g.logical_blocks;
+    let ppb = g.pages_per_block;
+    let log_blocks = p.log_blocks.min((l / 2).max(1));
+    let tables = l.div_ceil(p.block_table_entries);
+    let map_pages = tables + 1;
+    let map_blocks = p
+        .map_blocks
+        .min((l / 4).max(1))
+        .max(MapArea::min_blocks(map_pages, ppb));
+    let needed = log_blocks + map_blocks + p.reserved_free_blocks;
+    let extra = (paper_chip_blocks(l) - l).max(needed);
+    let chip_blocks = l + extra;
+    let pool = chip_blocks - map_blocks;
+    let pt_entries = p.page_table_entries.min(ppb);
+    let tables_per_block = ppb.div_ceil(pt_entries);
+    let ftl = TinyFtl {
+        ppb,
+        chip_blocks,
+        log_blocks,
+        map_blocks,
+        reserved_free: p.reserved_free_blocks,
+        bt_entries: p.block_table_entries,
+        pt_entries,
+        tables_per_block,
+        directory_page: tables,
+        data: vec![NONE; l as usize],
+        data_next: vec![0; l as usize],
+        log: vec![NONE; l as usize],
+        log_next: vec![0; l as usize],
+        loc: SparseVec::new(g.logical_pages() as usize, NONE),
+        dir_loc: vec![NONE; l as usize],
+        table_loc: SparseVec::new((l * tables_per_block) as usize, NONE),
+        block_tables: Lru::new(p.block_table_cache_units, tables),
+        page_tables: Lru::new(p.page_table_cache_entries, l * tables_per_block),
+        log_list: Lru::new(log_blocks, l),
+        map: MapArea::new(Pbn(pool), map_blocks, map_pages, ppb),
+        free: FreePool::with_range(0, pool),
+        scratch: Vec::new(),
+    };
+    Ok(Built {
+        ftl: Box::new(ftl),
+        extra_blocks: extra,
+    })
+}
+
+impl Ftl for TinyFtl {
+    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
+        let lbn = lpn.0 / self.ppb;
+        self.lookup_block_table(lbn, dev)?;
+        self.lookup_page_table(lpn, dev)?;
+        match self.loc.get(lpn.index()) {
+            NONE => Ok(None),
+            ppn => Ok(dev.read(Ppn(ppn))?.token),
+        }
+    }
+
+    fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
+        let lbn = lpn.0 / self.ppb;
+        self.lookup_block_table(lbn, dev)?;
+        let unit = self.lookup_page_table(lpn, dev)?;
+        let ppn = self.free_page(lbn, dev)?;
+        dev.program(ppn, token, lpn)?;
+        self.loc.set(lpn.index(), ppn.0);
+        self.dir_loc[lbn as usize] = ppn.0;
+        self.table_loc.set(unit as usize, ppn.0);
+        Ok(())
+    }
+
+    /// End of the trace: dirty block tables (and then the directory) go to flash, as at power-off.
+    fn finish(&mut self, dev: &mut Device) -> Result<()> {
+        if self.block_tables.has_dirty() {
+            self.flush_block_tables(dev)?;
+        }
+        Ok(())
+    }
+
+    fn ram(&self) -> Vec<RamItem> {
+        let chip_pages = self.chip_blocks as u64 * self.ppb as u64;
+        let dir_entries = self.chip_blocks.div_ceil(self.bt_entries) as u64;
+        let dir_entry = address_bytes(chip_pages);
+        let bt_entry = address_bytes(self.chip_blocks as u64) + address_bytes(self.ppb as u64);
+        let units = self.block_tables.capacity() as u64;
+        let unit_ptr = address_bytes(units);
+        let unit_bytes = self.bt_entries as u64 * bt_entry;
+        let bt_cache = units * (unit_bytes + address_bytes(dir_entries) + 2 * unit_ptr)
+            + 2 * unit_ptr
+            + units.div_ceil(8);
+        let pm = self.page_tables.capacity() as u64;
+        let pm_ptr = address_bytes(pm);
+        let pm_unit = (24 * self.pt_entries as u64).div_ceil(16);
+        let pm_tag = address_bytes(self.chip_blocks as u64) + address_bytes(chip_pages);
+        let pm_cache = pm * (pm_unit + pm_tag + 2 * pm_ptr) + 2 * pm_ptr;
+        let bits = |n: u64| 64 - n.saturating_sub(1).leading_zeros() as u64;
+        let log = self.log_blocks as u64;
+        let log_entry_bits = bits(self.chip_blocks as u64) + bits(log) + 1;
+        let log_list = (log * log_entry_bits + 2 * bits(log)).div_ceil(8);
+        let block_addr = address_bytes(self.chip_blocks as u64);
+        vec![
+            RamItem::new(
+                "block_directory",
+                dir_entries * dir_entry,
+                format!("{dir_entries} entries (one per block table over {} chip blocks) x {dir_entry} B chip page address", self.chip_blocks),
+            ),
+            RamItem::new(
+                "block_table_cache",
+                bt_cache,
+                format!(
+                    "{units} units x ({} entries x {bt_entry} B table + {} B tag + 2 x {unit_ptr} B LRU pointers) \
+                     + 2 x {unit_ptr} B head/tail + {} B dirty bitmap (layout derived from Table I's 6,171)",
+                    self.bt_entries,
+                    address_bytes(dir_entries),
+                    units.div_ceil(8)
+                ),
+            ),
+            RamItem::new(
+                "page_mapping_cache",
+                pm_cache,
+                format!(
+                    "{pm} units x ({pm_unit} B page directory entry + page table (§VI.E) + {pm_tag} B tag \
+                     (physical block and page number) + 2 x {pm_ptr} B LRU pointers) + 2 x {pm_ptr} B head/tail \
+                     (layout derived from Table I's 3,970)"
+                ),
+            ),
+            RamItem::new(
+                "log_block_list",
+                log_list,
+                format!(
+                    "{log} entries x {log_entry_bits} bits (log block number, next pointer in LRU order, in-use bit) \
+                     + 2 x {} bits head/tail, in bytes (layout derived from Table I's 1,280)",
+                    bits(log)
+                ),
+            ),
+            RamItem::new(
+                "reserved_free_blocks",
+                self.reserved_free as u64 * block_addr,
+                format!("{} blocks x {block_addr} B block number", self.reserved_free),
+            ),
+        ]
+    }
+
+    fn extra(&self, out: &mut Extra) {
+        out.push(("tiny.log_blocks".into(), self.log_blocks.into()));
+        out.push(("tiny.map_blocks".into(), self.map_blocks.into()));
+        out.push((
+            "tiny.block_table_cache_units".into(),
+            self.block_tables.capacity().into(),
+        ));
+        out.push((
+            "tiny.page_table_cache_entries".into(),
+            self.page_tables.capacity().into(),
+        ));
+    }
+}
+
+impl TinyFtl {
+    /// Makes the block table of `lbn` resident (§V.C): a miss reads its map page, after writing back a
+    /// dirty victim.
+    fn lookup_block_table(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
+        let table = lbn / self.bt_entries;
+        let hit = self.block_tables.touch(table);
+        dev.record_cache(CacheKind::BlockTableCache, hit);
+        if !hit {
+            if let Some((victim, true)) = self.block_tables.insert(table) {
+                self.map.write(dev, victim)?;
+            }
+            self.map.read(dev, table)?;
+        }
+        Ok(())
+    }
+
+    /// The block table entry of `lbn` changed (new data block): it must be resident, and is now dirty.
+    fn block_table_changed(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
+        let table = lbn / self.bt_entries;
+        if !self.block_tables.contains(table) {
+            self.lookup_block_table(lbn, dev)?;
+        }
+        self.block_tables.set_dirty(table);
+        Ok(())
+    }
+
+    /// Makes the page table holding `lpn` resident (§V.C); a miss reads the spare areas holding the newest
+    /// page directory and page table of the block. Returns the page table's number.
+    fn lookup_page_table(&mut self, lpn: Lpn, dev: &mut Device) -> Result<u32> {
+        let lbn = lpn.0 / self.ppb;
+        let unit = lbn * self.tables_per_block + (lpn.0 % self.ppb) / self.pt_entries;
+        let hit = self.page_tables.touch(unit);
+        dev.record_cache(CacheKind::PageMapCache, hit);
+        if !hit {
+            self.page_tables.insert(unit);
+            let dir = self.dir_loc[lbn as usize];
+            let table = self.table_loc.get(unit as usize);
+            dev.with_class(OpClass::Map, |dev| {
+                if dir != NONE {
+                    dev.read_spare(Ppn(dir))?;
+                }
+                if table != NONE && table != dir {
+                    dev.read_spare(Ppn(table))?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(unit)
+    }
+
+    /// The page the next write to `lbn` goes to: the data block's next erased page, else the log block's,
+    /// taking or compacting blocks as needed.
+    fn free_page(&mut self, lbn: u32, dev: &mut Device) -> Result<Ppn> {
+        let b = lbn as usize;
+        loop {
+            if self.data[b] == NONE {
+                self.data[b] = self.take_free(dev)?.0;
+                self.data_next[b] = 0;
+                self.block_table_changed(lbn, dev)?;
+            }
+            if self.data_next[b] < self.ppb {
+                self.data_next[b] += 1;
+                return Ok(dev.ppn(Pbn(self.data[b]), self.data_next[b] - 1));
+            }
+            if self.log[b] == NONE {
+                if self.log_list.is_full() {
+                    let victim = self.log_list.lru().expect("a full list has an LRU entry");
+                    self.compact(victim, dev)?;
+                }
+                self.log[b] = self.take_free(dev)?.0;
+                self.log_next[b] = 0;
+                self.log_list.insert(lbn);
+            } else {
+                self.log_list.touch(lbn);
+            }
+            if self.log_next[b] < self.ppb {
+                self.log_next[b] += 1;
+                return Ok(dev.ppn(Pbn(self.log[b]), self.log_next[b] - 1));
+            }
+            self.compact(lbn, dev)?;
+        }
+    }
+
+    /// Merges the log block of `lbn` with its data block (§V.A), then flushes the block tables and the
+    /// block directory (§V.B).
+    fn compact(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
+        let b = lbn as usize;
+        let (data, log) = (self.data[b], self.log[b]);
+        dev.record_log_utilization(self.log_next[b]);
+        let first = lbn * self.ppb;
+        let (mut valid, mut in_log) = (0, 0);
+        for lpn in first..first + self.ppb {
+            let at = self.loc.get(lpn as usize);
+            if at != NONE {
+                valid += 1;
+                in_log += (at / self.ppb == log) as u32;
+            }
+        }
+        let mark = dev.begin();
+        let kind = if valid == self.ppb && in_log == valid {
+            dev.erase(Pbn(data))?;
+            self.free.put(Pbn(data));
+            self.data[b] = log;
+            self.data_next[b] = self.ppb;
+            MergeKind::Switch
+        } else {
+            let to = self.take_free(dev)?;
+            let mut next = 0;
+            let mut last_in_table = NONE;
+            for off in 0..self.ppb {
+                let lpn = first + off;
+                let at = self.loc.get(lpn as usize);
+                if at != NONE {
+                    let ppn = dev.ppn(to, next);
+                    dev.copy(Ppn(at), ppn)?;
+                    self.loc.set(lpn as usize, ppn.0);
+                    last_in_table = ppn.0;
+                    next += 1;
+                }
+                if (off + 1) % self.pt_entries == 0 || off + 1 == self.ppb {
+                    let unit = lbn * self.tables_per_block + off / self.pt_entries;
+                    self.table_loc.set(unit as usize, last_in_table);
+                    last_in_table = NONE;
+                }
+            }
+            self.dir_loc[b] = if next == 0 {
+                NONE
+            } else {
+                dev.ppn(to, next - 1).0
+            };
+            for old in [data, log] {
+                dev.erase(Pbn(old))?;
+                self.free.put(Pbn(old));
+            }
+            self.data[b] = to.0;
+            self.data_next[b] = next;
+            if valid == 0 {
+                MergeKind::Dead
+            } else {
+                MergeKind::Full
+            }
+        };
+        dev.end_merge(mark, kind);
+        self.log[b] = NONE;
+        self.log_list.remove(lbn);
+        self.block_table_changed(lbn, dev)?;
+        self.flush_block_tables(dev)
+    }
+
+    /// Writes every dirty cached block table and the block directory to the map blocks.
+    fn flush_block_tables(&mut self, dev: &mut Device) -> Result<()> {
+        let mut dirty = std::mem::take(&mut self.scratch);
+        self.block_tables.take_dirty(&mut dirty);
+        for &table in &dirty {
+            self.map.write(dev, table)?;
+        }
+        self.scratch = dirty;
+        self.map.write(dev, self.directory_page)
+    }
+
+    fn take_free(&mut self, dev: &Device) -> Result<Pbn> {
+        self.free
+            .take()
+            .ok_or_else(|| dev.out_of_space("no free block"))
+    }
+}
