@@ -5,8 +5,8 @@ mod common;
 
 use common::{full, toy, writes};
 use ftlsim_core::config::DeviceSpec;
-use ftlsim_core::ftl::common::logblock_ram::{logblock_ram, zoned_ram};
 use ftlsim_core::ftl::{self, RamItem};
+use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::{ram, run_requests, SimConfig};
 use serde_json::json;
 
@@ -72,12 +72,16 @@ fn table_i_tinyftl_needs_12195_bytes() {
 
 #[test]
 fn table_iv_logblock_and_zoned() {
-    let spec = DeviceSpec::resolve(Some("tinyftl-16g"), &Default::default()).unwrap();
-    let g = spec.geometry(spec.preset_capacity_bytes.unwrap()).unwrap();
-    // 65,536 x 2 B + 393 x 384 B = 131,072 + 150,912 = 281,984.
-    assert_eq!(bytes(&logblock_ram(&g, 393)), [131_072, 150_912]);
-    // 6,144 x 2 B = 12,288.
-    assert_eq!(bytes(&zoned_ram(&g, 6_144)), [12_288]);
+    // Logblock = `bast` with 393 log blocks on the paper's chip of 65,536 blocks:
+    // 65,536 x 2 B + 393 x 128 x 3 B = 131,072 + 150,912 = 281,984.
+    let lb = paper_ram("bast", json!({"log_blocks": 393}));
+    assert_eq!(bytes(&lb), [131_072, 150_912]);
+    assert_eq!(lb.iter().map(|i| i.bytes).sum::<u64>(), 281_984);
+    // Logblock-zoned: the loaded zone's map, 6,144 x 2 B = 12,288 (Table IV's figure), and the log blocks'
+    // page maps the paper's figure leaves out.
+    let zoned = paper_ram("logblock-zoned", json!({"log_blocks": 393}));
+    assert_eq!(zoned[0].name, "zone_block_map");
+    assert_eq!(bytes(&zoned), [12_288, 150_912]);
 }
 
 #[test]
@@ -235,4 +239,47 @@ fn superblock_collects_inside_itself_then_reclaims_from_another() {
     );
     assert_eq!(r.count("flash.erases"), 3);
     assert_eq!(r.count("flash.page_writes"), 6 + 4);
+}
+
+#[test]
+fn zone_switching_costs_the_zone_maps_page_writes_and_reads() {
+    // On the paper's device a zone of 6,144 blocks has a 6,144 x 2 B = 12 KB map: 6 pages of 2 KB.
+    assert_eq!(
+        ftlsim_core::ftl::common::zone_map::ZoneMap::pages_per_zone(6_144, 2, 2_048),
+        6
+    );
+    // A toy device of 2,048 blocks of 4 x 512 B pages in zones of 1,024 blocks: a chip of a little over
+    // 2,048 blocks needs 2 B block numbers, so a zone map is 2 KB, 4 pages.
+    let cfg = SimConfig {
+        ftl: "logblock-zoned".into(),
+        params: json!({"zone_blocks": 1024, "log_blocks": 2}),
+        device: ftlsim_core::config::DeviceOverrides {
+            pages_per_block: Some(4),
+            ..Default::default()
+        },
+        capacity: Some("4MiB".into()),
+        ..Default::default()
+    };
+    let lpn = |lbn: u64, o: u64| Request::new(0.0, Op::Write, (lbn * 4 + o) * 512, 512);
+    let reqs = vec![
+        lpn(0, 0), // enter zone 0: nothing to flush or load yet; block 0 gets a data block (zone 0 changed)
+        lpn(1024, 0), // switch: flush zone 0 (4 map writes); zone 1 was never written (no read); changed
+        lpn(0, 1), // switch: flush zone 1 (4 writes), load zone 0 (4 reads); in place, map unchanged
+        Request::new(0.0, Op::Read, 0, 512), // zone 0 is loaded: a hit
+    ];
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert_eq!(
+        (r.count("map.page_writes"), r.count("map.page_reads")),
+        (8, 4)
+    );
+    assert_eq!(
+        (r.count("cache.zone.hits"), r.count("cache.zone.misses")),
+        (1, 3)
+    );
+    assert_eq!(r.count("flash.page_writes"), 3 + 8);
+    // Each switch was charged to its request: 4 x 200 us flush (+ 4 x 15 us load) on top of a 200 us write.
+    assert_eq!(
+        r.num("latency_us.write.max"),
+        200.0 + 4.0 * 200.0 + 4.0 * 15.0
+    );
 }

@@ -20,6 +20,10 @@ fn variants(scheme: &str) -> Vec<serde_json::Value> {
             v.push(serde_json::json!({"log_blocks": 2, "partial_merge": true}));
             v.push(serde_json::json!({"log_blocks": 3}));
         }
+        "logblock-zoned" => {
+            v.push(serde_json::json!({"zone_blocks": 1, "log_blocks": 1}));
+            v.push(serde_json::json!({"zone_blocks": 2, "log_blocks": 2}));
+        }
         "fast" | "ofast" => {
             v.push(serde_json::json!({"log_blocks": 2}));
             v.push(serde_json::json!({"log_blocks": 3}));

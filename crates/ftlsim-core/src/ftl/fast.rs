@@ -40,7 +40,7 @@ use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
 use super::common::log_blocks::{LogBlocks, PageState};
 use super::common::merge::{self, NO_PAGE};
-use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
@@ -97,14 +97,11 @@ fn build_fast(params: &Value, g: &Geometry) -> Result<Built> {
 }
 
 fn build_ofast(params: &Value, g: &Geometry) -> Result<Built> {
-    // The given parameters over O-FAST's defaults (lazy_merge on).
-    let mut merged = ofast_defaults();
-    match (merged.as_object_mut(), params.as_object()) {
-        (Some(m), Some(given)) => m.extend(given.clone()),
-        _ if !params.is_null() => merged = params.clone(),
-        _ => {}
-    }
-    build(parse_params("ofast", &merged)?, g, "ofast")
+    build(
+        parse_params("ofast", &with_defaults(ofast_defaults(), params))?,
+        g,
+        "ofast",
+    )
 }
 
 fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built> {

@@ -98,6 +98,7 @@ pub static SCHEMES: &[Scheme] = &[
     page::SCHEME,
     block::SCHEME,
     bast::SCHEME,
+    bast::ZONED,
     fast::SCHEME,
     fast::OFAST,
     nftl::SCHEME,
@@ -148,6 +149,19 @@ pub fn parse_params<P: DeserializeOwned + Serialize + Default>(
             "scheme `{scheme}`: {e}; its parameters are: {accepted}"
         ))
     })
+}
+
+/// A variant's parameters: the given ones over the variant's own defaults (`ofast` is `fast` with
+/// `lazy_merge` on unless told otherwise).
+pub fn with_defaults(defaults: Value, given: &Value) -> Value {
+    match (defaults, given) {
+        (Value::Object(mut merged), Value::Object(given)) => {
+            merged.extend(given.clone());
+            Value::Object(merged)
+        }
+        (defaults, Value::Null) => defaults,
+        (_, given) => given.clone(),
+    }
 }
 
 /// The defaults of a params type as JSON, for the registry.

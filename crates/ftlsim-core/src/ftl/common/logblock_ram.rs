@@ -14,7 +14,6 @@
 //! The chip's block count is the TinyFTL layout, 24 non-data blocks in every 1,024 ([`paper_chip_blocks`]):
 //! 64,000 host blocks make a chip of 65,536.
 
-use crate::config::Geometry;
 use crate::ftl::{address_bytes, RamItem};
 
 /// Blocks of a chip whose host-visible blocks are `logical_blocks` when 24 of every 1,024 blocks are
@@ -23,12 +22,13 @@ pub fn paper_chip_blocks(logical_blocks: u32) -> u32 {
     (logical_blocks as u64 * 1024).div_ceil(1000) as u32
 }
 
-/// Logblock (BAST) RAM: the block map over every chip block and a page map per log block.
-pub fn logblock_ram(g: &Geometry, log_blocks: u32) -> Vec<RamItem> {
-    let chip_blocks = paper_chip_blocks(g.logical_blocks) as u64;
+/// Logblock (BAST) RAM: the block map over every block of a chip of `chip_blocks`, and a page map per log
+/// block of `pages_per_block` entries, each a chip page address.
+pub fn logblock_ram(pages_per_block: u32, log_blocks: u32, chip_blocks: u32) -> Vec<RamItem> {
+    let chip_blocks = chip_blocks as u64;
     let block_entry = address_bytes(chip_blocks);
-    let page_entry = address_bytes(chip_blocks * g.pages_per_block as u64);
-    let per_log = g.pages_per_block as u64 * page_entry;
+    let page_entry = address_bytes(chip_blocks * pages_per_block as u64);
+    let per_log = pages_per_block as u64 * page_entry;
     vec![
         RamItem::new(
             "block_map",
@@ -42,30 +42,27 @@ pub fn logblock_ram(g: &Geometry, log_blocks: u32) -> Vec<RamItem> {
             "log_page_maps",
             log_blocks as u64 * per_log,
             format!(
-                "{log_blocks} log blocks x {} pages x {page_entry} B chip page address (layout derived: \
-                 the paper gives 150,912 B for 393 log blocks, 384 B each)",
-                g.pages_per_block
+                "{log_blocks} log blocks x {pages_per_block} pages x {page_entry} B chip page address (layout \
+                 derived: the paper gives 150,912 B for 393 log blocks, 384 B each)"
             ),
         ),
     ]
 }
 
-/// Logblock-zoned RAM: the block map of one zone of `zone_blocks` blocks (TinyFTL paper §VI.B).
-pub fn zoned_ram(g: &Geometry, zone_blocks: u32) -> Vec<RamItem> {
-    let entry = address_bytes(paper_chip_blocks(g.logical_blocks) as u64);
+/// Logblock-zoned RAM: the block map of the one zone of `zone_blocks` blocks in RAM (TinyFTL paper §VI.B).
+pub fn zoned_ram(zone_blocks: u32, chip_blocks: u32) -> Vec<RamItem> {
+    let entry = address_bytes(chip_blocks as u64);
     vec![RamItem::new(
         "zone_block_map",
         zone_blocks as u64 * entry,
-        format!(
-            "{zone_blocks} blocks of the loaded zone x {entry} B physical block number (the paper's \
-             figure holds no log-block page maps)"
-        ),
+        format!("{zone_blocks} blocks of the loaded zone x {entry} B physical block number (Table IV's figure)"),
     )]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Geometry;
 
     fn tinyftl_16g() -> Geometry {
         Geometry {
@@ -81,7 +78,7 @@ mod tests {
     fn table_iv_logblock_and_logblock_zoned() {
         let g = tinyftl_16g();
         assert_eq!(paper_chip_blocks(64_000), 65_536);
-        let lb = logblock_ram(&g, 393);
+        let lb = logblock_ram(g.pages_per_block, 393, paper_chip_blocks(g.logical_blocks));
         // 65,536 x 2 B + 393 x 128 x 3 B = 131,072 + 150,912 = 281,984 (Table IV).
         assert_eq!(
             lb.iter().map(|i| i.bytes).collect::<Vec<_>>(),
@@ -89,6 +86,6 @@ mod tests {
         );
         assert_eq!(lb.iter().map(|i| i.bytes).sum::<u64>(), 281_984);
         // 6,144 x 2 B = 12,288 (Table IV).
-        assert_eq!(zoned_ram(&g, 6_144)[0].bytes, 12_288);
+        assert_eq!(zoned_ram(6_144, 65_536)[0].bytes, 12_288);
     }
 }

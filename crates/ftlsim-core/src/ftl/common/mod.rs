@@ -10,3 +10,4 @@ pub mod lru;
 pub mod map_area;
 pub mod merge;
 pub mod valid_buckets;
+pub mod zone_map;
