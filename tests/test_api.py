@@ -116,3 +116,14 @@ def test_nftl_techniques_only_remove_spare_reads():
         assert runs["plain"][key] == runs["table"][key] == runs["cache"][key]
     assert runs["table"].spare_reads < runs["plain"].spare_reads
     assert runs["cache"].spare_reads <= runs["plain"].spare_reads
+
+
+def test_ram_tables_of_the_tinyftl_paper():
+    # Table I: TinyFTL 12,195 bytes; Table IV: Logblock 281,984, Superblock 198,176; Logblock-zoned's zone
+    # map 12,288 (the log blocks' page maps, which Table IV leaves out, are reported beside it).
+    tiny = ftlsim.ram(ftl="tiny", preset="tinyftl-16g")
+    assert tiny["total_bytes"] == 12_195
+    assert sorted(v for k, v in tiny.items() if k != "total_bytes") == sorted([768, 6_171, 3_970, 1_280, 6])
+    assert ftlsim.ram(ftl="bast", preset="tinyftl-16g", log_blocks=393)["total_bytes"] == 281_984
+    assert ftlsim.ram(ftl="superblock", preset="tinyftl-16g")["total_bytes"] == 198_176
+    assert ftlsim.ram(ftl="logblock-zoned", preset="tinyftl-16g", log_blocks=393)["zone_block_map"] == 12_288
