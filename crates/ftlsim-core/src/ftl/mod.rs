@@ -6,6 +6,8 @@ pub mod bast;
 pub mod block;
 pub mod common;
 pub mod fast;
+pub mod last;
+pub mod mast;
 pub mod page;
 
 use crate::addr::{Lpn, Token};
@@ -92,6 +94,8 @@ pub static SCHEMES: &[Scheme] = &[
     bast::SCHEME,
     fast::SCHEME,
     fast::OFAST,
+    last::SCHEME,
+    mast::SCHEME,
 ];
 
 pub fn scheme(name: &str) -> Result<&'static Scheme> {

@@ -5,4 +5,5 @@ pub mod data_blocks;
 pub mod free_pool;
 pub mod log_blocks;
 pub mod merge;
+pub mod seq_logs;
 pub mod valid_buckets;
