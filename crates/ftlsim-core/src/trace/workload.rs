@@ -342,7 +342,9 @@ mod tests {
         // Every write a run (sequential_share=1): each request is one aligned run of 8 pages.
         let r = drain("hotcold:writes=50,sequential_share=1,run_pages=8,run_as_request=true");
         assert_eq!(r.len(), 50);
-        assert!(r.iter().all(|q| q.len == 8 * 512 && q.offset % (8 * 512) == 0));
+        assert!(r
+            .iter()
+            .all(|q| q.len == 8 * 512 && q.offset % (8 * 512) == 0));
         // Without run_as_request the same runs come page by page, and the defaults keep times at 0.
         let pages = drain("hotcold:writes=16,sequential_share=1,run_pages=8");
         assert!(pages.iter().all(|q| q.len == 512 && q.time_us == 0.0));
