@@ -49,6 +49,17 @@ fn variants(scheme: &str) -> Vec<serde_json::Value> {
                                       "block_table_entries": 2, "page_table_entries": 2}));
             v.push(serde_json::json!({"log_blocks": 2, "reserved_free_blocks": 1, "block_table_entries": 1}));
         }
+        "last" => {
+            v.push(serde_json::json!({"log_blocks": 3}));
+            v.push(serde_json::json!({"log_blocks": 4, "seq_log_blocks": 2, "seq_threshold_bytes": 512}));
+            v.push(serde_json::json!({"log_blocks": 5, "hot_window_pages": 3}));
+        }
+        "mast" => {
+            v.push(serde_json::json!({"log_blocks": 4}));
+            v.push(serde_json::json!({"log_blocks": 4, "dynamic_sizing": false}));
+            v.push(serde_json::json!({"log_blocks": 6, "la_blocks": 2, "ha_blocks": 1, "migrate_valid_pages": 1}));
+            v.push(serde_json::json!({"log_blocks": 5, "dynamic_sizing": false, "idle_merges": 0}));
+        }
         _ => {}
     }
     v

@@ -6,6 +6,8 @@ pub mod bast;
 pub mod block;
 pub mod common;
 pub mod fast;
+pub mod last;
+pub mod mast;
 pub mod nftl;
 pub mod nvram;
 pub mod page;
@@ -105,6 +107,8 @@ pub static SCHEMES: &[Scheme] = &[
     replacement::SCHEME,
     tiny::SCHEME,
     superblock::SCHEME,
+    last::SCHEME,
+    mast::SCHEME,
 ];
 
 pub fn scheme(name: &str) -> Result<&'static Scheme> {

@@ -47,6 +47,9 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
             ("hot_share", "0.8", "share of random writes that go to the hot space"),
             ("sequential_share", "0", "share of writes issued as sequential runs"),
             ("run_pages", "32", "pages per sequential run"),
+            ("run_as_request", "false", "issue each sequential run as one multi-page request (writes then counts requests)"),
+            ("idle_every", "0", "every this many requests the clock jumps by idle_gap_us (0: no gaps, all times 0)"),
+            ("idle_gap_us", "200000", "length of an idle gap in microseconds"),
         ],
     },
     WorkloadInfo {
@@ -332,6 +335,8 @@ impl WorkloadSpec {
                 logical_pages,
                 total: 0,
                 done: 0,
+                idle_every: 0,
+                idle_gap_us: 0.0,
             });
         }
         let kind = match self.info.name {
@@ -350,6 +355,7 @@ impl WorkloadSpec {
                 run_pages: self.get::<u64>("run_pages")?.clamp(1, logical_pages),
                 run_left: 0,
                 run_next: 0,
+                run_as_request: self.get("run_as_request")?,
             },
             other => unreachable!("workload {other} is registered but not built"),
         };
@@ -359,8 +365,20 @@ impl WorkloadSpec {
                 total = logical_pages.div_ceil(pages);
             }
         }
+        let idle_every = if self.info.name == "hotcold" {
+            self.get::<u64>("idle_every")?
+        } else {
+            0
+        };
+        let idle_gap_us = if idle_every > 0 {
+            self.get::<f64>("idle_gap_us")?
+        } else {
+            0.0
+        };
         Ok(Generator {
             kind,
+            idle_every,
+            idle_gap_us,
             rng: Pcg64::seed_from_u64(seed),
             page,
             logical_pages,
@@ -421,11 +439,14 @@ enum Kind {
         run_pages: u64,
         run_left: u64,
         run_next: u64,
+        run_as_request: bool,
     },
 }
 
 pub struct Generator {
     kind: Kind,
+    idle_every: u64,
+    idle_gap_us: f64,
     rng: Pcg64,
     page: u64,
     logical_pages: u64,
@@ -473,13 +494,17 @@ impl RequestSource for Generator {
                 run_pages,
                 run_left,
                 run_next,
+                run_as_request,
             } => {
                 if *run_left == 0 && *sequential_share > 0.0 && self.rng.gen_bool(*sequential_share)
                 {
                     *run_left = *run_pages;
                     *run_next = self.rng.gen_range(0..=(n - *run_pages) / *run_pages) * *run_pages;
                 }
-                if *run_left > 0 {
+                if *run_left > 0 && *run_as_request {
+                    *run_left = 0;
+                    (Op::Write, *run_next, *run_pages)
+                } else if *run_left > 0 {
                     *run_left -= 1;
                     *run_next += 1;
                     (Op::Write, *run_next - 1, 1)
@@ -490,8 +515,14 @@ impl RequestSource for Generator {
                 }
             }
         };
+        // Request i (0-based) is at (i / idle_every) gaps: a gap opens before every idle_every-th request.
+        let time_us = if self.idle_every > 0 {
+            ((self.done - 1) / self.idle_every) as f64 * self.idle_gap_us
+        } else {
+            0.0
+        };
         Some(Ok(Request::new(
-            0.0,
+            time_us,
             op,
             first * self.page,
             pages * self.page,
@@ -545,6 +576,31 @@ mod tests {
         let hot = r.iter().filter(|q| q.offset < (204 * 512)).count() as f64 / r.len() as f64;
         // 0.9 of writes aimed at the hot tenth, plus a tenth of the uniform rest.
         assert!((hot - 0.91).abs() < 0.02, "{hot}");
+    }
+
+    #[test]
+    fn hotcold_runs_as_requests_and_idle_gaps() {
+        // Every write a run (sequential_share=1): each request is one aligned run of 8 pages.
+        let r = drain("hotcold:writes=50,sequential_share=1,run_pages=8,run_as_request=true");
+        assert_eq!(r.len(), 50);
+        assert!(r
+            .iter()
+            .all(|q| q.len == 8 * 512 && q.offset % (8 * 512) == 0));
+        // Without run_as_request the same runs come page by page, and the defaults keep times at 0.
+        let pages = drain("hotcold:writes=16,sequential_share=1,run_pages=8");
+        assert!(pages.iter().all(|q| q.len == 512 && q.time_us == 0.0));
+        assert_eq!(pages[1].offset, pages[0].offset + 512);
+        // idle_every=3, gap 1000: requests 0-2 at 0, 3-5 at 1000, 6 at 2000.
+        let t: Vec<f64> = drain("hotcold:writes=7,idle_every=3,idle_gap_us=1000")
+            .iter()
+            .map(|q| q.time_us)
+            .collect();
+        assert_eq!(t, vec![0.0, 0.0, 0.0, 1000.0, 1000.0, 1000.0, 2000.0]);
+        // The defaults are unchanged by the new parameters.
+        assert_eq!(
+            drain("hotcold:writes=500,sequential_share=0.3"),
+            drain("hotcold:writes=500,sequential_share=0.3,run_as_request=false,idle_every=0")
+        );
     }
 
     #[test]

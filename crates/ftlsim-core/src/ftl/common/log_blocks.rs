@@ -32,6 +32,8 @@ pub struct LogBlocks {
     pbn: Vec<u32>,
     /// Pages written in each slot's block.
     written: Vec<u32>,
+    /// `Live` pages of each slot (LAST/MAST pick victims and measure area utilization by it).
+    live: Vec<u32>,
     /// Logical page of each log page, indexed `slot * ppb + offset`.
     lpn_at: Vec<u32>,
     stamp_at: Vec<u64>,
@@ -49,6 +51,7 @@ impl LogBlocks {
             ppb: pages_per_block,
             pbn: vec![NONE; slots as usize],
             written: vec![0; slots as usize],
+            live: vec![0; slots as usize],
             lpn_at: vec![NONE; pages],
             stamp_at: vec![0; pages],
             newest: SparseVec::new(logical_pages as usize, NONE),
@@ -68,6 +71,11 @@ impl LogBlocks {
 
     pub fn written(&self, slot: u32) -> u32 {
         self.written[slot as usize]
+    }
+
+    /// Pages of `slot` that are `Live` (the newest log copy of their logical page, not merged).
+    pub fn live(&self, slot: u32) -> u32 {
+        self.live[slot as usize]
     }
 
     pub fn is_full(&self, slot: u32) -> bool {
@@ -92,7 +100,12 @@ impl LogBlocks {
         self.lpn_at[index as usize] = lpn;
         self.stamp_at[index as usize] = self.clock;
         self.clock += 1;
+        let previous = self.newest.get(lpn as usize);
+        if previous != NONE {
+            self.live[(previous / self.ppb) as usize] -= 1;
+        }
         self.newest.set(lpn as usize, index);
+        self.live[slot as usize] += 1;
         self.written[slot as usize] += 1;
     }
 
@@ -103,6 +116,20 @@ impl LogBlocks {
             NONE => None,
             index => Some(self.ppn_of(index)),
         }
+    }
+
+    /// The slot holding the newest log copy of `lpn` that is not merged.
+    #[inline]
+    pub fn newest_slot(&self, lpn: u32) -> Option<u32> {
+        match self.newest.get(lpn as usize) {
+            NONE => None,
+            index => Some(index / self.ppb),
+        }
+    }
+
+    /// The physical page at `offset` of `slot`.
+    pub fn ppn(&self, slot: u32, offset: u32) -> Ppn {
+        self.ppn_of(slot * self.ppb + offset)
     }
 
     fn ppn_of(&self, index: u32) -> Ppn {
@@ -135,6 +162,20 @@ impl LogBlocks {
         self.merged_at.set(lbn as usize, self.clock);
         let first = lbn * self.ppb;
         for lpn in first..first + self.ppb {
+            let index = self.newest.get(lpn as usize);
+            if index != NONE {
+                self.live[(index / self.ppb) as usize] -= 1;
+                self.newest.set(lpn as usize, NONE);
+            }
+        }
+    }
+
+    /// A newer copy of `lpn` was written outside these log blocks (a sequential log block): its newest log
+    /// page, if any, becomes `Stale`.
+    pub fn supersede(&mut self, lpn: u32) {
+        let index = self.newest.get(lpn as usize);
+        if index != NONE {
+            self.live[(index / self.ppb) as usize] -= 1;
             self.newest.set(lpn as usize, NONE);
         }
     }
@@ -152,6 +193,7 @@ impl LogBlocks {
         let pbn = Pbn(self.pbn[slot as usize]);
         self.pbn[slot as usize] = NONE;
         self.written[slot as usize] = 0;
+        self.live[slot as usize] = 0;
         pbn
     }
 
@@ -180,13 +222,21 @@ mod tests {
         assert_eq!(log.state(0, 1), PageState::Live);
         assert_eq!(log.state(0, 2), PageState::Live);
         assert_eq!(log.state(0, 3), PageState::Empty);
+        assert_eq!(log.live(0), 2);
         assert_eq!(log.newest(5), Some(Ppn(7 * 4 + 2)));
         log.merged(1); // logical block 1 holds pages 4..8
         assert_eq!(log.state(0, 0), PageState::Merged);
         assert_eq!(log.state(0, 2), PageState::Merged);
         assert_eq!(log.newest(5), None);
+        assert_eq!(log.live(0), 1);
         log.append(0, 5);
         assert_eq!(log.state(0, 3), PageState::Live);
+        assert_eq!(log.live(0), 2);
+        log.supersede(9);
+        assert_eq!(
+            (log.state(0, 1), log.live(0), log.newest(9)),
+            (PageState::Stale, 1, None)
+        );
         assert!(log.is_full(0));
         assert!(!log.in_place_order(0, 1));
         assert_eq!(log.close(0), Pbn(7));

@@ -9,5 +9,6 @@ pub mod logblock_ram;
 pub mod lru;
 pub mod map_area;
 pub mod merge;
+pub mod seq_logs;
 pub mod valid_buckets;
 pub mod zone_map;

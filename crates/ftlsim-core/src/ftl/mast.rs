@@ -1,0 +1,602 @@
+//! `mast`: multi-level associated sector translation (Kim, Kang, Ha, Cho and Eom, paper 002, §2-§3). The log
+//! blocks are split into three areas: the locality detection area LA (FAST's SW block for sequential runs and
+//! random log blocks), the hot area HA and the cold area CA.
+//!
+//! ```text
+//! write(lpn): lbn, offset := lpn div N, lpn mod N
+//!   the data block can take the page in place -> program it there
+//!   sequential writes follow FAST's rules (FAST Fig. 6, cases 1-2.3) in the SW block of LA
+//!   otherwise: the page's newest log copy is in LA or HA -> it is hot: append to HA (§2.1, §2.2: LRU)
+//!              else -> append to LA's random blocks
+//! an area needs a block and has none free:
+//!   LA: its oldest block leaves; more than migrate_valid_pages live pages -> the block migrates whole to CA
+//!       (§2.1: no copy); else its live pages (the oldest pages of LA) are copied to CA as cold, and it is
+//!       erased (no live page: a dead merge, one erase, no copy)
+//!   HA: its oldest block leaves: its live pages are the least recently updated of HA: copied to CA as cold
+//!       (§2.2); no live page: a dead merge
+//!   CA: victim = a dead block if any, else the most live pages, ties: fewest associated data blocks (§2.2);
+//!       full merge of each logical block with a live page in it, then its erase
+//! idle(): a full SW block is switched; CA victims are merged until CA has a free block (at most idle_merges)
+//! dynamic sizing (§3), checked at every CA replacement: CA utilization < ca_util_low or falling at three
+//!   checks in a row -> LA grows by a block, CA shrinks; else HA utilization > ha_util_high and rising -> LA
+//!   shrinks, CA grows (areas above their size give blocks back as they need new ones)
+//! read(lpn): SW page if the SW block belongs to lbn and holds the offset, else the newest log page (any area),
+//!   else the data block
+//! ```
+//! RAM: the block map (as `fast`), the SW block, the log blocks' physical blocks with a 2-bit area tag each,
+//! the sector map of the log blocks (4 B per log page, FAST §3.2) and the three area sizes. No per-page
+//! recency: hot pages are found by their presence in LA (002 §1: "without any memory overheads"); HA's LRU
+//! order is its blocks' append order. Spare area: the logical page number. Extra physical blocks:
+//! `log_blocks` + 1 (the free block a merge copies into).
+//!
+//! Choices where the paper is silent or loose:
+//! - `log_blocks` (256, §4) is clamped to the number of logical blocks, and to at least 4 (SW, LA, HA, CA
+//!   one block each), so that the same defaults run on toy devices; LA and HA are then clamped to leave
+//!   every area a block; the clamped figures are in the report (`mast.log_blocks`, `mast.area_blocks.*`);
+//! - LA gets `la_blocks` (default an eighth of the non-SW log blocks), HA `ha_blocks` (likewise), CA the rest;
+//! - "written again while still in LA" = the page's newest log copy is in an LA random block; a page hot in
+//!   HA that is written again stays in HA (its LRU position is renewed by the append); a page in CA that is
+//!   written again goes back to LA to be detected again;
+//! - LA and HA are reclaimed a block at a time, oldest first: the live pages of the oldest block are exactly
+//!   the least recently updated live pages of the area (page-level LRU where an update is a write);
+//! - the page moves LA -> CA and HA -> CA are not merges (no data block is involved): their copies are in
+//!   `mast.moved_pages.*`, their erases in `flash.erases`; an LA/HA block with no live page left is a dead
+//!   merge; when CA cannot give a block without reclaiming the block being emptied, the rest of that block
+//!   is full-merged instead (only on very small configurations);
+//! - the CA victim rule "maximum number of valid pages as well as the minimum associated data blocks" is read
+//!   lexicographically: most valid pages first, then the fewest associated data blocks, then the oldest; a
+//!   dead CA block (no valid page: free to reclaim) goes before both;
+//! - utilization (Fig. 2) = live pages / written pages of an area's blocks, sampled at every replacement in
+//!   any area and averaged over the run (`mast.utilization.*`); the dynamic sizing uses the current values.
+
+use super::common::data_blocks::DataBlocks;
+use super::common::free_pool::FreePool;
+use super::common::log_blocks::{LogBlocks, PageState};
+use super::common::seq_logs::{self, Associativity, SeqBlock};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use crate::addr::{Lpn, Token};
+use crate::config::Geometry;
+use crate::device::Device;
+use crate::error::{Result, SimError};
+use crate::stats::MergeKind;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::VecDeque;
+
+pub const SCHEME: Scheme = Scheme {
+    name: "mast",
+    summary: "log blocks in three areas: locality detection (LA), hot (HA, LRU) and cold (CA); idle-time merges",
+    citation: "Kim, Kang, Ha, Cho, Eom 2015, MAST (paper 002) sections 2-4",
+    defaults: defaults_of::<MastParams>,
+    build: build_mast,
+};
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MastParams {
+    /// Log blocks in all (002 §4: 256); clamped to [4, logical blocks].
+    pub log_blocks: u32,
+    /// Random log blocks of LA; 0: an eighth of the log blocks besides the SW block, at least 1.
+    pub la_blocks: u32,
+    /// Blocks of HA; 0: an eighth of the log blocks besides the SW block, at least 1.
+    pub ha_blocks: u32,
+    /// An LA block leaving LA with more live pages than this migrates whole to CA; 0: half a block.
+    pub migrate_valid_pages: u32,
+    /// Resize LA and CA by their utilization (§3).
+    pub dynamic_sizing: bool,
+    /// CA utilization below this grows LA.
+    pub ca_util_low: f64,
+    /// HA utilization above this (and rising) shrinks LA.
+    pub ha_util_high: f64,
+    /// CA merges run at most per idle period.
+    pub idle_merges: u32,
+}
+
+impl Default for MastParams {
+    fn default() -> Self {
+        MastParams {
+            log_blocks: 256,
+            la_blocks: 0,
+            ha_blocks: 0,
+            migrate_valid_pages: 0,
+            dynamic_sizing: true,
+            ca_util_low: 0.5,
+            ha_util_high: 0.5,
+            idle_merges: 4,
+        }
+    }
+}
+
+const LA: usize = 0;
+const HA: usize = 1;
+const CA: usize = 2;
+const FREE: u8 = 3;
+const AREA_NAMES: [&str; 3] = ["la", "ha", "ca"];
+
+fn build_mast(params: &Value, g: &Geometry) -> Result<Built> {
+    let p: MastParams = parse_params("mast", params)?;
+    if p.log_blocks < 4 {
+        return Err(SimError::Param(format!(
+            "scheme `mast`: log_blocks={} must be at least 4 (the SW block and one block each for LA, HA \
+             and CA)",
+            p.log_blocks
+        )));
+    }
+    let log_blocks = p.log_blocks.min(g.logical_blocks).max(4);
+    let random = log_blocks - 1;
+    let eighth = (random / 8).max(1);
+    let mut la = if p.la_blocks == 0 {
+        eighth
+    } else {
+        p.la_blocks
+    };
+    let mut ha = if p.ha_blocks == 0 {
+        eighth
+    } else {
+        p.ha_blocks
+    };
+    if log_blocks < p.log_blocks {
+        // A device smaller than the log: the areas shrink with it, each keeping a block.
+        la = la.min(random - 2);
+        ha = ha.min(random - 1 - la);
+    }
+    if la + ha >= random {
+        return Err(SimError::Param(format!(
+            "scheme `mast`: la_blocks={la} + ha_blocks={ha} must leave CA a block of the {random} log \
+             blocks besides the SW block (log_blocks={log_blocks} after clamping to the device); lower them"
+        )));
+    }
+    let extra = log_blocks + 1;
+    let blocks = g.logical_blocks + extra;
+    let ppb = g.pages_per_block;
+    let ftl = MastFtl {
+        ppb,
+        physical_blocks: blocks,
+        log_blocks,
+        migrate_valid_pages: if p.migrate_valid_pages == 0 {
+            ppb / 2
+        } else {
+            p.migrate_valid_pages
+        },
+        dynamic_sizing: p.dynamic_sizing,
+        ca_util_low: p.ca_util_low,
+        ha_util_high: p.ha_util_high,
+        idle_merges: p.idle_merges,
+        data: DataBlocks::new(g.logical_blocks, ppb, g.sequential_program),
+        sw: None,
+        log: LogBlocks::new(random, ppb, g.logical_pages()),
+        area: vec![FREE; random as usize],
+        queue: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
+        size: [la, ha, random - la - ha],
+        pool: FreePool::with_range(0, blocks),
+        sources: vec![0; ppb as usize],
+        lbns: Vec::with_capacity(ppb as usize),
+        assoc: Associativity::new(g.logical_blocks),
+        prev_ca_util: None,
+        ca_falling: 0,
+        prev_ha_util: None,
+        util_sum: [0.0; 3],
+        util_samples: 0,
+        writes: [0; 2],
+        moved: [0; 2],
+        migrated_blocks: 0,
+        fallback_merges: 0,
+        resizes: [0; 2],
+        idle_merges_done: 0,
+    };
+    Ok(Built {
+        ftl: Box::new(ftl),
+        extra_blocks: extra,
+    })
+}
+
+pub struct MastFtl {
+    ppb: u32,
+    physical_blocks: u32,
+    log_blocks: u32,
+    migrate_valid_pages: u32,
+    dynamic_sizing: bool,
+    ca_util_low: f64,
+    ha_util_high: f64,
+    idle_merges: u32,
+    data: DataBlocks,
+    sw: Option<SeqBlock>,
+    /// LA's random blocks, HA and CA share these slots; `area` tags each.
+    log: LogBlocks,
+    area: Vec<u8>,
+    /// Each area's blocks, oldest first; the last one is the block being appended to.
+    queue: [VecDeque<u32>; 3],
+    /// Each area's size in blocks (LA's random blocks, HA, CA).
+    size: [u32; 3],
+    pool: FreePool,
+    sources: Vec<u32>,
+    lbns: Vec<u32>,
+    assoc: Associativity,
+    prev_ca_util: Option<f64>,
+    ca_falling: u32,
+    prev_ha_util: Option<f64>,
+    util_sum: [f64; 3],
+    util_samples: u64,
+    /// Random writes to LA and to HA.
+    writes: [u64; 2],
+    /// Pages copied LA -> CA and HA -> CA.
+    moved: [u64; 2],
+    migrated_blocks: u64,
+    fallback_merges: u64,
+    /// LA grown, LA shrunk.
+    resizes: [u64; 2],
+    idle_merges_done: u64,
+}
+
+impl Ftl for MastFtl {
+    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
+        let ppn = self
+            .sw
+            .and_then(|s| s.page(lpn.0, self.ppb, dev))
+            .or_else(|| self.log.newest(lpn.0))
+            .or_else(|| self.data.page(lpn.0, dev));
+        match ppn {
+            Some(ppn) => Ok(dev.read(ppn)?.token),
+            None => Ok(None),
+        }
+    }
+
+    fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
+        if self.data.fits_in_place(lpn.0) {
+            return self
+                .data
+                .program_in_place(lpn.0, token, &mut self.pool, dev);
+        }
+        let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
+        if offset == 0 {
+            // FAST case 1: a new SW block.
+            if let Some(sw) = self.sw.take() {
+                self.merge_sw(sw, None, dev)?;
+            }
+            let pbn = self
+                .pool
+                .take()
+                .ok_or_else(|| dev.out_of_space("no free block for the SW log block"))?;
+            dev.program(dev.ppn(pbn, 0), token, lpn)?;
+            self.log.supersede(lpn.0);
+            self.sw = Some(SeqBlock { pbn, lbn, pages: 1 });
+            return Ok(());
+        }
+        if let Some(mut sw) = self.sw.filter(|s| s.lbn == lbn) {
+            self.sw = None;
+            if offset == sw.pages {
+                // FAST case 2.1.
+                dev.program(dev.ppn(sw.pbn, offset), token, lpn)?;
+                self.log.supersede(lpn.0);
+                sw.pages += 1;
+                self.sw = Some(sw);
+                return Ok(());
+            }
+            // FAST cases 2.2 and 2.3.
+            return self.merge_sw(sw, Some((offset, token)), dev);
+        }
+        let hot = self
+            .log
+            .newest_slot(lpn.0)
+            .is_some_and(|s| matches!(self.area[s as usize] as usize, LA | HA));
+        let area = if hot { HA } else { LA };
+        self.writes[area] += 1;
+        let slot = self.slot_for(area, dev)?;
+        dev.program(self.log.next_ppn(slot), token, lpn)?;
+        self.log.append(slot, lpn.0);
+        Ok(())
+    }
+
+    fn idle(&mut self, dev: &mut Device) -> Result<()> {
+        if let Some(sw) = self.sw.filter(|s| s.pages == self.ppb) {
+            self.sw = None;
+            self.merge_sw(sw, None, dev)?;
+        }
+        for _ in 0..self.idle_merges {
+            let full_back = self.queue[CA].back().is_some_and(|&b| self.log.is_full(b));
+            if self.queue[CA].len() < self.size[CA] as usize || !full_back {
+                break;
+            }
+            self.reclaim_ca(dev)?;
+            self.idle_merges_done += 1;
+        }
+        Ok(())
+    }
+
+    fn ram(&self) -> Vec<RamItem> {
+        let entry = address_bytes(self.physical_blocks as u64);
+        let slots = self.log.slots() as u64;
+        let mut ram = self.data.ram(self.physical_blocks);
+        ram.push(RamItem::new(
+            "sw_block",
+            2 * entry + address_bytes(self.ppb as u64 + 1),
+            format!("physical block + logical block ({entry} B each) + page count"),
+        ));
+        ram.push(RamItem::new(
+            "log_block_table",
+            slots * entry + (slots * 2).div_ceil(8),
+            format!("{slots} log blocks x {entry} B + a 2-bit area tag each"),
+        ));
+        ram.push(RamItem::new(
+            "sector_map",
+            slots * self.ppb as u64 * 4,
+            format!(
+                "{slots} log blocks x {} pages x 4 B (FAST paper section 3.2)",
+                self.ppb
+            ),
+        ));
+        ram.push(RamItem::new(
+            "area_sizes",
+            3 * 2,
+            "LA, HA and CA sizes x 2 B",
+        ));
+        ram
+    }
+
+    fn extra(&self, out: &mut Extra) {
+        let n = self.util_samples.max(1) as f64;
+        for a in [LA, HA, CA] {
+            let name = AREA_NAMES[a];
+            out.push((
+                format!("mast.utilization.{name}"),
+                (self.util_sum[a] / n).into(),
+            ));
+            out.push((format!("mast.area_blocks.{name}"), self.size[a].into()));
+        }
+        out.push(("mast.utilization.samples".into(), self.util_samples.into()));
+        out.push(("mast.log_blocks".into(), self.log_blocks.into()));
+        out.push(("mast.writes.la".into(), self.writes[LA].into()));
+        out.push(("mast.writes.ha".into(), self.writes[HA].into()));
+        out.push(("mast.moved_pages.la_to_ca".into(), self.moved[0].into()));
+        out.push(("mast.moved_pages.ha_to_ca".into(), self.moved[1].into()));
+        out.push(("mast.migrated_blocks".into(), self.migrated_blocks.into()));
+        out.push(("mast.fallback_merges".into(), self.fallback_merges.into()));
+        out.push(("mast.resizes.grow_la".into(), self.resizes[0].into()));
+        out.push(("mast.resizes.shrink_la".into(), self.resizes[1].into()));
+        out.push(("mast.idle_merges".into(), self.idle_merges_done.into()));
+    }
+}
+
+impl MastFtl {
+    fn merge_sw(
+        &mut self,
+        sw: SeqBlock,
+        incoming: Option<(u32, Token)>,
+        dev: &mut Device,
+    ) -> Result<()> {
+        seq_logs::merge_seq(
+            dev,
+            &mut self.pool,
+            &mut self.data,
+            &mut self.log,
+            &mut self.sources,
+            sw,
+            incoming,
+        )?;
+        Ok(())
+    }
+
+    fn free_slot(&self) -> Option<u32> {
+        self.area.iter().position(|&a| a == FREE).map(|s| s as u32)
+    }
+
+    fn open(&mut self, area: usize, slot: u32, dev: &Device) -> Result<u32> {
+        let pbn = self
+            .pool
+            .take()
+            .ok_or_else(|| dev.out_of_space("no free block for a log block"))?;
+        self.log.open(slot, pbn);
+        self.area[slot as usize] = area as u8;
+        self.queue[area].push_back(slot);
+        Ok(slot)
+    }
+
+    /// The block LA or HA appends to, making room when the area needs a new block (see the header).
+    fn slot_for(&mut self, area: usize, dev: &mut Device) -> Result<u32> {
+        if let Some(&back) = self.queue[area].back() {
+            if !self.log.is_full(back) {
+                return Ok(back);
+            }
+        }
+        loop {
+            let count = self.queue[area].len() as u32;
+            if count < self.size[area] {
+                if let Some(slot) = self.free_slot() {
+                    return self.open(area, slot, dev);
+                }
+                // Another area holds more blocks than its size: it gives one back.
+                let over = [LA, HA, CA]
+                    .into_iter()
+                    .filter(|&a| a != area)
+                    .max_by_key(|&a| self.queue[a].len() as i64 - self.size[a] as i64)
+                    .expect("three areas");
+                self.reclaim(over, dev)?;
+            } else {
+                self.reclaim(area, dev)?;
+            }
+        }
+    }
+
+    fn reclaim(&mut self, area: usize, dev: &mut Device) -> Result<()> {
+        if area == CA {
+            self.reclaim_ca(dev)
+        } else {
+            self.reclaim_oldest(area, dev)
+        }
+    }
+
+    /// CA's block for a cold page, or None if CA could only make one by reclaiming a block being emptied.
+    fn ca_slot(&mut self, dev: &mut Device) -> Result<Option<u32>> {
+        if let Some(&back) = self.queue[CA].back() {
+            if !self.log.is_full(back) {
+                return Ok(Some(back));
+            }
+        }
+        if (self.queue[CA].len() as u32) < self.size[CA] {
+            if let Some(slot) = self.free_slot() {
+                return self.open(CA, slot, dev).map(Some);
+            }
+        }
+        if self.queue[CA].is_empty() {
+            return match self.free_slot() {
+                Some(slot) => self.open(CA, slot, dev).map(Some),
+                None => Ok(None),
+            };
+        }
+        self.reclaim_ca(dev)?;
+        let slot = self.free_slot().expect("a CA merge frees a slot");
+        self.open(CA, slot, dev).map(Some)
+    }
+
+    /// LA or HA gives back its oldest block (§2.1, §2.2).
+    fn reclaim_oldest(&mut self, area: usize, dev: &mut Device) -> Result<()> {
+        let Some(victim) = self.queue[area].pop_front() else {
+            return Err(dev.out_of_space("an empty log area asked to give a block back"));
+        };
+        self.sample_utilization();
+        if area == LA && self.log.live(victim) > self.migrate_valid_pages {
+            // Whole-block migration: the block joins CA as it is, before CA's block being filled.
+            self.area[victim as usize] = CA as u8;
+            let at = match self.queue[CA].back() {
+                Some(&b) if !self.log.is_full(b) => self.queue[CA].len() - 1,
+                _ => self.queue[CA].len(),
+            };
+            self.queue[CA].insert(at, victim);
+            self.migrated_blocks += 1;
+            return Ok(());
+        }
+        dev.record_log_utilization(self.log.written(victim));
+        let mut moved = 0;
+        for o in 0..self.log.written(victim) {
+            if self.log.state(victim, o) != PageState::Live {
+                continue;
+            }
+            let Some(lpn) = self.log.lpn_at(victim, o) else {
+                continue;
+            };
+            let Some(ca) = self.ca_slot(dev)? else {
+                // Only on tiny configurations: merge what is left of the victim instead.
+                self.fallback_merges += 1;
+                let seq = self.sw;
+                seq_logs::merge_victim(
+                    dev,
+                    &mut self.pool,
+                    &mut self.data,
+                    &mut self.log,
+                    &mut self.sources,
+                    &mut self.lbns,
+                    victim,
+                    |lbn| seq.filter(|s| s.lbn == lbn),
+                )?;
+                self.area[victim as usize] = FREE;
+                return Ok(());
+            };
+            // A CA merge while finding room may have merged this page's logical block.
+            if self.log.state(victim, o) != PageState::Live {
+                continue;
+            }
+            dev.copy(self.log.ppn(victim, o), self.log.next_ppn(ca))?;
+            self.log.append(ca, lpn);
+            moved += 1;
+        }
+        self.moved[if area == LA { 0 } else { 1 }] += moved;
+        let mark = dev.begin();
+        let pbn = self.log.close(victim);
+        dev.erase(pbn)?;
+        self.pool.put(pbn);
+        self.area[victim as usize] = FREE;
+        if moved == 0 {
+            dev.end_merge(mark, MergeKind::Dead);
+        } else {
+            drop(mark);
+        }
+        Ok(())
+    }
+
+    /// CA gives back a block: a dead one, else the most live pages, ties the fewest associated data blocks.
+    fn reclaim_ca(&mut self, dev: &mut Device) -> Result<()> {
+        self.sample_utilization();
+        self.resize();
+        let mut best: Option<(usize, u32, u32)> = None; // (queue index, live, associativity)
+        for (i, &s) in self.queue[CA].iter().enumerate() {
+            if !self.log.is_full(s) {
+                continue;
+            }
+            let live = self.log.live(s);
+            if live == 0 {
+                best = Some((i, 0, 0));
+                break;
+            }
+            let better = match best {
+                None => true,
+                Some((_, l, a)) => {
+                    live > l || (live == l && self.assoc.of(&self.log, s, self.ppb) < a)
+                }
+            };
+            if better {
+                let assoc = self.assoc.of(&self.log, s, self.ppb);
+                best = Some((i, live, assoc));
+            }
+        }
+        let Some((index, _, _)) = best else {
+            return Err(dev.out_of_space("no full CA block to merge"));
+        };
+        let victim = self.queue[CA].remove(index).expect("index from the queue");
+        let seq = self.sw;
+        seq_logs::merge_victim(
+            dev,
+            &mut self.pool,
+            &mut self.data,
+            &mut self.log,
+            &mut self.sources,
+            &mut self.lbns,
+            victim,
+            |lbn| seq.filter(|s| s.lbn == lbn),
+        )?;
+        self.area[victim as usize] = FREE;
+        Ok(())
+    }
+
+    fn utilization(&self, area: usize) -> f64 {
+        let (live, written) = self.queue[area].iter().fold((0u64, 0u64), |(l, w), &s| {
+            (l + self.log.live(s) as u64, w + self.log.written(s) as u64)
+        });
+        if written == 0 {
+            0.0
+        } else {
+            live as f64 / written as f64
+        }
+    }
+
+    fn sample_utilization(&mut self) {
+        for a in [LA, HA, CA] {
+            self.util_sum[a] += self.utilization(a);
+        }
+        self.util_samples += 1;
+    }
+
+    /// §3: trade blocks between LA and CA by CA's and HA's utilization.
+    fn resize(&mut self) {
+        if !self.dynamic_sizing {
+            return;
+        }
+        let (ca, ha) = (self.utilization(CA), self.utilization(HA));
+        self.ca_falling = match self.prev_ca_util {
+            Some(prev) if ca < prev => self.ca_falling + 1,
+            _ => 0,
+        };
+        let ha_rising = self.prev_ha_util.is_some_and(|prev| ha > prev);
+        self.prev_ca_util = Some(ca);
+        self.prev_ha_util = Some(ha);
+        if (ca < self.ca_util_low || self.ca_falling >= 3) && self.size[CA] > 1 {
+            self.size[CA] -= 1;
+            self.size[LA] += 1;
+            self.resizes[0] += 1;
+            self.ca_falling = 0;
+        } else if ha > self.ha_util_high && ha_rising && self.size[LA] > 1 {
+            self.size[LA] -= 1;
+            self.size[CA] += 1;
+            self.resizes[1] += 1;
+        }
+    }
+}
