@@ -116,3 +116,18 @@ def test_compare_log_block_schemes_reproduces_fast_over_bast(tmp_path):
     for n in (4, 16):
         assert df.loc[("fast", n), "flash.erases"] < df.loc[("bast", n), "flash.erases"]
         assert df.loc[("ofast", n), "flash.erases"] <= df.loc[("fast", n), "flash.erases"]
+
+
+def test_plot_refs_draws_the_write_reference_picture(tmp_path):
+    png = tmp_path / "refs.png"
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,512\n" * 50 + "".join(f"W,{i * 16384},4096\n" for i in range(40)))
+    result = invoke("plot-refs", str(trace), "-o", str(png))
+    assert result.exit_code == 0, result.output
+    assert png.stat().st_size > 10_000
+    from ftlsim.trace import write_refs
+
+    refs = write_refs(str(trace))
+    # Block 0 takes the 50 single-page writes and the first 8-page write; blocks 1..39 one 8-page write each.
+    assert refs["blocks"][:2] == [0, 1] and refs["writes"][:2] == [58, 8]
+    assert len(refs["blocks"]) == 40

@@ -305,6 +305,28 @@ def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, page_bytes, b
             json.dump(stats, f, indent=2)
 
 
+@main.command("plot-refs")
+@click.argument("trace")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The PNG to write.")
+@click.option("--format", "fmt_name", default="auto", help="Trace format; default: sniff.")
+@click.option("--device", type=int, default=None, help="Keep one device / ASU.")
+@click.option("--skip-bad-lines", is_flag=True)
+@click.option("--page-bytes", type=int, default=512, show_default=True)
+@click.option("--block-bytes", type=int, default=16384, show_default=True, help="Size of a logical block.")
+def plot_refs_cmd(trace, output, fmt_name, device, skip_bad_lines, page_bytes, block_bytes):
+    """Draw writes per logical block and the logical block written over time (hot write references)."""
+    from .plot import refs_plot
+    from .trace import write_refs
+
+    try:
+        refs = write_refs(trace, format=fmt_name, block_bytes=block_bytes, page_bytes=page_bytes, device=device,
+                          skip_bad_lines=skip_bad_lines or None)
+    except _core.FtlsimError as e:
+        fail(e)
+    refs_plot(refs, output, title=trace)
+    console.print(f"[dim]plot written to {output}[/]")
+
+
 @main.command("list")
 def list_cmd():
     """List schemes, device presets, built-in workloads and trace formats."""

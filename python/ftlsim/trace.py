@@ -46,3 +46,14 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     if cfg["params"]:
         raise ValueError(f"generate: unknown options {sorted(cfg['params'])}; it takes device and trace options")
     return _core.generate(str(trace), str(output), json.dumps(cfg))
+
+
+def write_refs(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes: int = 512,
+               max_points: int = 200_000, **options) -> dict:
+    """Writes per logical block and a sampled timeline of which block each write hits (for plot-refs)."""
+    import json
+
+    from . import _core
+
+    opts = {"format": format, **{k: v for k, v in options.items() if v is not None}}
+    return json.loads(_core.write_refs(str(trace), json.dumps(opts), block_bytes, page_bytes, max_points))

@@ -103,6 +103,26 @@ fn trace_info(
     Ok(serde_json::to_string(&info).expect("plain data"))
 }
 
+/// Writes per logical block and a sampled timeline of the blocks written, as JSON (for `plot-refs`).
+#[pyfunction]
+fn write_refs(
+    py: Python<'_>,
+    trace: String,
+    options_json: &str,
+    block_bytes: u64,
+    page_bytes: u32,
+    max_points: usize,
+) -> PyResult<String> {
+    let opts: TraceOptions =
+        serde_json::from_str(options_json).map_err(|e| err(format!("bad trace options: {e}")))?;
+    let refs = py
+        .allow_threads(|| {
+            ftlsim_core::trace::refs::write_refs(&trace, &opts, block_bytes, page_bytes, max_points)
+        })
+        .map_err(err)?;
+    Ok(serde_json::to_string(&refs).expect("plain data"))
+}
+
 /// The registries: schemes, presets, workloads and trace formats, and the keys each config section takes.
 #[pyfunction]
 fn registry() -> String {
@@ -135,6 +155,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ram, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
+    m.add_function(wrap_pyfunction!(write_refs, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     Ok(())
 }

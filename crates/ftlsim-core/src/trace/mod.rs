@@ -12,6 +12,7 @@ pub mod fiu;
 pub mod info;
 pub mod most;
 pub mod msr;
+pub mod refs;
 pub mod ssdsim;
 pub mod umass;
 pub mod vscsi;

@@ -1,0 +1,98 @@
+//! The write-reference picture of the hot-write-reference paper (003 Figs. 3-4): how many writes each logical
+//! block takes, and which logical block each write hits over time. One streaming pass after [`info`] has
+//! found the highest address; per-block counts live in a [`SparseVec`], and the timeline is thinned
+//! deterministically (every 2^k-th write) to at most `max_points` points so any trace length plots.
+
+use super::info::{info, TraceInfo};
+use super::{open, TraceError, TraceOptions};
+use crate::request::Op;
+use crate::sparse::SparseVec;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct WriteRefs {
+    pub info: TraceInfo,
+    /// Logical blocks that took writes, ascending, and the page writes each took.
+    pub blocks: Vec<u64>,
+    pub writes: Vec<u64>,
+    /// Sampled timeline: the index of a write request among all write requests, and the logical block of its
+    /// first page.
+    pub timeline_write: Vec<u64>,
+    pub timeline_block: Vec<u64>,
+    /// Every this many write requests one point was kept.
+    pub timeline_stride: u64,
+}
+
+pub fn write_refs(
+    spec: &str,
+    opts: &TraceOptions,
+    block_bytes: u64,
+    page_bytes: u32,
+    max_points: usize,
+) -> Result<WriteRefs, TraceError> {
+    let info = info(spec, opts, block_bytes, page_bytes)?;
+    let page = page_bytes as u64;
+    let nblocks = info.highest_address.div_ceil(block_bytes) as usize;
+    let mut counts: SparseVec<u64> = SparseVec::new(nblocks, 0);
+    let (mut timeline_write, mut timeline_block) = (Vec::new(), Vec::new());
+    let mut stride = 1u64;
+    let mut index = 0u64;
+    let mut source = open(spec, opts, super::info::WORKLOAD_BYTES, page_bytes)?;
+    while let Some(r) = source.next_request() {
+        let r = r?;
+        if r.op != Op::Write || r.len == 0 {
+            continue;
+        }
+        let (first, last) = (r.offset / page, (r.offset + r.len - 1) / page);
+        for p in first..=last {
+            *counts.get_mut((p * page / block_bytes) as usize) += 1;
+        }
+        if index % stride == 0 {
+            timeline_write.push(index);
+            timeline_block.push(r.offset / block_bytes);
+            if timeline_write.len() > max_points.max(2) {
+                // Keep every other point and halve the sampling rate from here on.
+                let keep = |v: &mut Vec<u64>| *v = v.iter().step_by(2).copied().collect();
+                keep(&mut timeline_write);
+                keep(&mut timeline_block);
+                stride *= 2;
+            }
+        }
+        index += 1;
+    }
+    let (blocks, writes) = (0..nblocks)
+        .filter(|&b| counts.get(b) > 0)
+        .map(|b| (b as u64, counts.get(b)))
+        .unzip();
+    Ok(WriteRefs {
+        info,
+        blocks,
+        writes,
+        timeline_write,
+        timeline_block,
+        timeline_stride: stride,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_per_block_and_a_thinned_timeline() {
+        // 1 KiB blocks of 512 B pages. 10 single-page writes to block 0, one 2-page write to block 3, reads ignored.
+        let dir = std::env::temp_dir().join(format!("ftlsim-refs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        let mut text = "W,0,512\n".repeat(10);
+        text.push_str("R,4096,512\nW,3072,1024\n");
+        std::fs::write(&path, text).unwrap();
+        let opts = TraceOptions::default();
+        let r = write_refs(path.to_str().unwrap(), &opts, 1024, 512, 4).unwrap();
+        assert_eq!((r.blocks, r.writes), (vec![0, 3], vec![10, 2]));
+        // 11 write requests, at most 4 points: strides 1 -> 2 -> 4; kept writes 0, 4, 8.
+        assert_eq!(r.timeline_stride, 4);
+        assert_eq!(r.timeline_write, vec![0, 4, 8]);
+        assert_eq!(r.timeline_block, vec![0, 0, 0]);
+    }
+}
