@@ -174,6 +174,9 @@ struct Node {
     entry: u32,
     /// Directories: the node in each entry slot (NONE when free or deleted).
     entries: Vec<u32>,
+    /// A remembered position along the chain, (cluster index, cluster), so that writing a long file front
+    /// to back walks its chain once rather than once per write call. (0, FREE) until first used.
+    seek: (u32, u32),
 }
 
 /// The file system: FAT, directories, and the requests its operations issue.
@@ -377,6 +380,25 @@ impl FatFs {
         c
     }
 
+    /// Like [`Self::cluster_at`], walking on from the node's remembered position when it lies before `index`,
+    /// and remembering `index`.
+    fn seek_cluster(&mut self, node: u32, index: u32) -> u32 {
+        let n = &self.nodes[node as usize];
+        let (from, mut c) = match n.seek {
+            (i, c) if c != FREE && i <= index => (i, c),
+            _ => (0, n.first),
+        };
+        if index + 1 == n.clusters {
+            c = n.last;
+        } else {
+            for _ in from..index {
+                c = self.fat[c as usize];
+            }
+        }
+        self.nodes[node as usize].seek = (index, c);
+        c
+    }
+
     /// The sector holding a node's directory entry.
     fn entry_sector(&self, node: u32) -> u64 {
         let n = &self.nodes[node as usize];
@@ -473,7 +495,7 @@ impl FatFs {
         while pos < end {
             let index = (pos / cb) as u32;
             let in_cluster_end = ((index as u64 + 1) * cb).min(end.next_multiple_of(SECTOR));
-            let c = self.cluster_at(file, index);
+            let c = self.seek_cluster(file, index);
             let sector = self.layout.cluster_sector(c) + (pos % cb) / SECTOR;
             self.emit(
                 Op::Write,
@@ -539,6 +561,7 @@ impl FatFs {
                 self.nodes[file as usize].last = last;
             }
             self.nodes[file as usize].clusters = keep;
+            self.nodes[file as usize].seek = (0, FREE);
         }
         self.nodes[file as usize].size = size;
         let s = self.entry_sector(file);
