@@ -131,3 +131,32 @@ def test_plot_refs_draws_the_write_reference_picture(tmp_path):
     # Block 0 takes the 50 single-page writes and the first 8-page write; blocks 1..39 one 8-page write each.
     assert refs["blocks"][:2] == [0, 1] and refs["writes"][:2] == [58, 8]
     assert len(refs["blocks"]) == 40
+
+
+def readme_block(heading: str, lang: str) -> str:
+    text = (ROOT / "README.md").read_text()
+    section = text.split(heading, 1)[1]
+    return re.search(rf"```{lang}\n(.*?)```", section, re.S).group(1)
+
+
+def test_readme_usage_commands_run(tmp_path, monkeypatch):
+    """Every command of the README's 'Using it' block runs as written (from a scratch folder)."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    block = readme_block("## Using it", "sh").replace("\\\n", " ")
+    commands = [line.split("#")[0].strip() for line in block.splitlines() if line.strip()]
+    assert len(commands) >= 8
+    for command in commands:
+        args = shlex.split(command.replace("../shared", str(ROOT.parent / "shared")))
+        assert args[0] == "ftlsim"
+        if "shared" in command and not TRACES.exists():
+            continue
+        result = invoke(*args[1:])
+        assert result.exit_code == 0, f"{command}\n{result.output}"
+    for made in ("out.json", "fig10.png", "refs.png", "camera.csv.gz"):
+        assert (tmp_path / made).stat().st_size > 0, made
+
+
+def test_readme_python_example_runs():
+    exec(compile(readme_block("## Using it", "python"), "README.md", "exec"), {})
