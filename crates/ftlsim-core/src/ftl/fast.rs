@@ -39,13 +39,13 @@
 use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
 use super::common::log_blocks::{LogBlocks, PageState};
-use super::common::merge::{self, NO_PAGE};
+use super::common::merge::NO_PAGE;
+use super::common::seq_logs::{self, SeqBlock};
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -131,20 +131,13 @@ fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built> {
     })
 }
 
-/// The SW log block: offsets `0..pages` of `lbn`, in place.
-#[derive(Clone, Copy, Debug)]
-struct SwBlock {
-    pbn: Pbn,
-    lbn: u32,
-    pages: u32,
-}
-
 pub struct FastFtl {
     ppb: u32,
     physical_blocks: u32,
     lazy_merge: bool,
     data: DataBlocks,
-    sw: Option<SwBlock>,
+    /// The SW log block: offsets `0..pages` of its logical block, in place.
+    sw: Option<SeqBlock>,
     rw: LogBlocks,
     /// The RW slot being filled; the next slot round the ring is the oldest (the next victim).
     tail: Option<u32>,
@@ -185,7 +178,7 @@ impl Ftl for FastFtl {
                 .take()
                 .ok_or_else(|| dev.out_of_space("no free block for the SW log block"))?;
             dev.program(dev.ppn(pbn, 0), token, lpn)?;
-            self.sw = Some(SwBlock { pbn, lbn, pages: 1 });
+            self.sw = Some(SeqBlock { pbn, lbn, pages: 1 });
             return Ok(());
         }
         match self.sw {
@@ -233,80 +226,27 @@ impl Ftl for FastFtl {
 
 impl FastFtl {
     fn sw_page(&self, lpn: u32, dev: &Device) -> Option<Ppn> {
-        let sw = self.sw?;
-        let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
-        (sw.lbn == lbn && offset < sw.pages).then(|| dev.ppn(sw.pbn, offset))
-    }
-
-    /// Fills `sources` with the newest copy of every page of `lbn`: SW block, newest RW page, data block.
-    fn find_sources(&mut self, lbn: u32, dev: &Device) {
-        for o in 0..self.ppb {
-            let lpn = lbn * self.ppb + o;
-            self.sources[o as usize] = self
-                .sw_page(lpn, dev)
-                .or_else(|| self.rw.newest(lpn))
-                .or_else(|| self.data.page(lpn, dev))
-                .map_or(NO_PAGE, |p| p.0);
-        }
+        self.sw.and_then(|sw| sw.page(lpn, self.ppb, dev))
     }
 
     /// Reclaims the SW block (§3.4): switch when full, partial merge when the (optional) incoming page lies
     /// beyond its pages, full merge when it falls among them (case 2.3). The SW block is then empty.
     fn merge_sw(
         &mut self,
-        sw: SwBlock,
+        sw: SeqBlock,
         incoming: Option<(u32, Token)>,
         dev: &mut Device,
     ) -> Result<()> {
-        dev.record_log_utilization(sw.pages);
         self.sw = None;
-        let mark = dev.begin();
-        let kind = if sw.pages == self.ppb && incoming.is_none() {
-            merge::switch(
-                dev,
-                &mut self.pool,
-                &mut self.data,
-                sw.lbn,
-                sw.pbn,
-                self.ppb,
-            )?;
-            MergeKind::Switch
-        } else {
-            // Sources are found with the SW block still readable for case 2.3.
-            self.sw = Some(sw);
-            self.find_sources(sw.lbn, dev);
-            self.sw = None;
-            match incoming {
-                Some((offset, _)) if offset < sw.pages => {
-                    merge::full_merge(
-                        dev,
-                        &mut self.pool,
-                        &mut self.data,
-                        sw.lbn,
-                        &self.sources,
-                        incoming,
-                    )?;
-                    dev.erase(sw.pbn)?;
-                    self.pool.put(sw.pbn);
-                    MergeKind::Full
-                }
-                _ => {
-                    merge::partial_merge(
-                        dev,
-                        &mut self.pool,
-                        &mut self.data,
-                        sw.lbn,
-                        sw.pbn,
-                        sw.pages,
-                        &self.sources,
-                        incoming,
-                    )?;
-                    MergeKind::Partial
-                }
-            }
-        };
-        self.rw.merged(sw.lbn);
-        dev.end_merge(mark, kind);
+        seq_logs::merge_seq(
+            dev,
+            &mut self.pool,
+            &mut self.data,
+            &mut self.rw,
+            &mut self.sources,
+            sw,
+            incoming,
+        )?;
         Ok(())
     }
 
@@ -340,7 +280,6 @@ impl FastFtl {
 
     /// Replaces the RW block in `victim` (§3.4, §3.6): merges the logical blocks it must, then erases it.
     fn replace(&mut self, victim: u32, dev: &mut Device) -> Result<()> {
-        dev.record_log_utilization(self.rw.written(victim));
         self.victim_lbns.clear();
         for o in 0..self.rw.written(victim) {
             let Some(lpn) = self.rw.lpn_at(victim, o) else {
@@ -356,37 +295,17 @@ impl FastFtl {
                 self.victim_lbns.push(lbn);
             }
         }
-        let lbns = std::mem::take(&mut self.victim_lbns);
-        if lbns.is_empty() {
-            let mark = dev.begin();
-            self.erase_victim(victim, dev)?;
-            dev.end_merge(mark, MergeKind::Dead);
-        }
-        for (i, &lbn) in lbns.iter().enumerate() {
-            let mark = dev.begin();
-            self.find_sources(lbn, dev);
-            merge::full_merge(
-                dev,
-                &mut self.pool,
-                &mut self.data,
-                lbn,
-                &self.sources,
-                None,
-            )?;
-            self.rw.merged(lbn);
-            if i + 1 == lbns.len() {
-                self.erase_victim(victim, dev)?;
-            }
-            dev.end_merge(mark, MergeKind::Full);
-        }
-        self.victim_lbns = lbns;
-        Ok(())
-    }
-
-    fn erase_victim(&mut self, victim: u32, dev: &mut Device) -> Result<()> {
-        let pbn = self.rw.close(victim);
-        dev.erase(pbn)?;
-        self.pool.put(pbn);
+        let sw = self.sw;
+        seq_logs::merge_lbns_and_erase(
+            dev,
+            &mut self.pool,
+            &mut self.data,
+            &mut self.rw,
+            &mut self.sources,
+            &self.victim_lbns,
+            victim,
+            |lbn| sw.filter(|s| s.lbn == lbn),
+        )?;
         Ok(())
     }
 }

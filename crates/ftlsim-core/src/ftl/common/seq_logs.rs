@@ -1,4 +1,4 @@
-//! Sequential log blocks for LAST and MAST: each holds offsets `0..pages` of one logical block in place (FAST
+//! Sequential log blocks for FAST (its SW block), LAST and MAST: each holds offsets `0..pages` of one logical block in place (FAST
 //! paper §3.3, the SW block; LAST's sequential log buffer), and is reclaimed by a switch when full, a partial
 //! merge when a write lands beyond its pages, a full merge when a write lands among them (FAST Fig. 6, cases
 //! 2.1-2.3). A write to a logical block with a sequential log block either appends to it or merges it, so
@@ -94,10 +94,8 @@ pub fn merge_seq(
     Ok(kind)
 }
 
-/// Full merge of every logical block with a `Live` page in log slot `victim`, then the victim's erase (counted
-/// in the last merge, as FAST Fig. 8 counts it); a victim with no live page is only erased (a dead merge:
-/// one erase, no copy). `seq_of(lbn)` gives the sequential log block of `lbn`, whose pages are the newest.
-/// `lbns` is scratch space. Returns the number of logical blocks merged.
+/// Full merge of every logical block with a `Live` page in log slot `victim`, then the victim's erase: see
+/// [`merge_lbns_and_erase`]. `lbns` is scratch space. Returns the number of logical blocks merged.
 #[allow(clippy::too_many_arguments)]
 pub fn merge_victim(
     dev: &mut Device,
@@ -110,8 +108,26 @@ pub fn merge_victim(
     seq_of: impl Fn(u32) -> Option<SeqBlock>,
 ) -> Result<u32> {
     let ppb = sources.len() as u32;
-    dev.record_log_utilization(log.written(victim));
     victim_lbns(log, victim, ppb, lbns);
+    merge_lbns_and_erase(dev, pool, data, log, sources, lbns, victim, seq_of)
+}
+
+/// Replaces log slot `victim`: a full merge of each logical block of `lbns` (every page from its newest copy),
+/// then the victim's erase, counted in the last merge (as FAST Fig. 8 counts it); with no logical block to
+/// merge the victim is only erased (a dead merge: one erase, no copy). `seq_of(lbn)` gives the sequential log
+/// block of `lbn`, whose pages are the newest. Returns the number of logical blocks merged.
+#[allow(clippy::too_many_arguments)]
+pub fn merge_lbns_and_erase(
+    dev: &mut Device,
+    pool: &mut FreePool,
+    data: &mut DataBlocks,
+    log: &mut LogBlocks,
+    sources: &mut [u32],
+    lbns: &[u32],
+    victim: u32,
+    seq_of: impl Fn(u32) -> Option<SeqBlock>,
+) -> Result<u32> {
+    dev.record_log_utilization(log.written(victim));
     if lbns.is_empty() {
         let mark = dev.begin();
         let pbn = log.close(victim);
@@ -120,21 +136,19 @@ pub fn merge_victim(
         dev.end_merge(mark, MergeKind::Dead);
         return Ok(0);
     }
-    let count = lbns.len();
-    for i in 0..count {
-        let lbn = lbns[i];
+    for (i, &lbn) in lbns.iter().enumerate() {
         let mark = dev.begin();
         find_sources(sources, lbn, seq_of(lbn), log, data, dev);
         merge::full_merge(dev, pool, data, lbn, sources, None)?;
         log.merged(lbn);
-        if i + 1 == count {
+        if i + 1 == lbns.len() {
             let pbn = log.close(victim);
             dev.erase(pbn)?;
             pool.put(pbn);
         }
         dev.end_merge(mark, MergeKind::Full);
     }
-    Ok(count as u32)
+    Ok(lbns.len() as u32)
 }
 
 /// The logical blocks with a `Live` page in `slot`, in page order, into `lbns`.
