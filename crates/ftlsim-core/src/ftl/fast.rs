@@ -36,11 +36,8 @@
 //! three erase operations"); a replaced block's written pages are recorded for the SW block (before the merge)
 //! and for every RW victim (always full).
 
-use super::common::data_blocks::DataBlocks;
-use super::common::free_pool::FreePool;
-use super::common::log_blocks::{LogBlocks, PageState};
-use super::common::merge::NO_PAGE;
-use super::common::seq_logs::{self, SeqBlock};
+use super::common::log_blocks::PageState;
+use super::common::seq_logs::{HybridBlocks, SeqBlock};
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Ppn, Token};
 use crate::config::Geometry;
@@ -117,12 +114,9 @@ fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built> {
         ppb: g.pages_per_block,
         physical_blocks: blocks,
         lazy_merge: p.lazy_merge,
-        data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
         sw: None,
-        rw: LogBlocks::new(p.log_blocks - 1, g.pages_per_block, g.logical_pages()),
+        blocks: HybridBlocks::new(g, p.log_blocks - 1, blocks),
         tail: None,
-        pool: FreePool::with_range(0, blocks),
-        sources: vec![NO_PAGE; g.pages_per_block as usize],
         victim_lbns: Vec::with_capacity(g.pages_per_block as usize),
     };
     Ok(Built {
@@ -135,37 +129,29 @@ pub struct FastFtl {
     ppb: u32,
     physical_blocks: u32,
     lazy_merge: bool,
-    data: DataBlocks,
     /// The SW log block: offsets `0..pages` of its logical block, in place.
     sw: Option<SeqBlock>,
-    rw: LogBlocks,
+    /// Data blocks, RW log blocks (`blocks.log`) and free blocks.
+    blocks: HybridBlocks,
     /// The RW slot being filled; the next slot round the ring is the oldest (the next victim).
     tail: Option<u32>,
-    pool: FreePool,
-    sources: Vec<u32>,
     victim_lbns: Vec<u32>,
 }
 
 impl Ftl for FastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let ppn = match self.sw_page(lpn.0, dev) {
-            Some(ppn) => ppn,
-            None => match self.rw.newest(lpn.0) {
-                Some(ppn) => ppn,
-                None => match self.data.page(lpn.0, dev) {
-                    Some(ppn) => ppn,
-                    None => return Ok(None),
-                },
-            },
-        };
-        Ok(dev.read(ppn)?.token)
+        match self.blocks.newest(lpn.0, self.sw, dev) {
+            Some(ppn) => Ok(dev.read(ppn)?.token),
+            None => Ok(None),
+        }
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        if self.data.fits_in_place(lpn.0) {
+        if self.blocks.data.fits_in_place(lpn.0) {
             return self
+                .blocks
                 .data
-                .program_in_place(lpn.0, token, &mut self.pool, dev);
+                .program_in_place(lpn.0, token, &mut self.blocks.pool, dev);
         }
         let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
         if offset == 0 {
@@ -174,6 +160,7 @@ impl Ftl for FastFtl {
                 self.merge_sw(sw, None, dev)?;
             }
             let pbn = self
+                .blocks
                 .pool
                 .take()
                 .ok_or_else(|| dev.out_of_space("no free block for the SW log block"))?;
@@ -199,9 +186,9 @@ impl Ftl for FastFtl {
     }
 
     fn ram(&self) -> Vec<RamItem> {
-        let slots = self.rw.slots() as u64;
+        let slots = self.blocks.log.slots() as u64;
         let entry = address_bytes(self.physical_blocks as u64);
-        let mut ram = self.data.ram(self.physical_blocks);
+        let mut ram = self.blocks.data.ram(self.physical_blocks);
         ram.push(RamItem::new(
             "sw_block",
             2 * entry + address_bytes(self.ppb as u64 + 1),
@@ -238,24 +225,18 @@ impl FastFtl {
         dev: &mut Device,
     ) -> Result<()> {
         self.sw = None;
-        seq_logs::merge_seq(
-            dev,
-            &mut self.pool,
-            &mut self.data,
-            &mut self.rw,
-            &mut self.sources,
-            sw,
-            incoming,
-        )?;
+        self.blocks.merge_seq(dev, sw, incoming)?;
         Ok(())
     }
 
     /// Case 3: append to the RW blocks, replacing the oldest when all are full.
     fn write_rw(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        let slots = self.rw.slots();
+        let slots = self.blocks.log.slots();
         let slot = match self.tail {
-            Some(t) if !self.rw.is_full(t) => t,
-            Some(t) if t + 1 < slots && self.rw.pbn(t + 1).is_none() => self.open_rw(t + 1, dev)?,
+            Some(t) if !self.blocks.log.is_full(t) => t,
+            Some(t) if t + 1 < slots && self.blocks.log.pbn(t + 1).is_none() => {
+                self.open_rw(t + 1, dev)?
+            }
             None => self.open_rw(0, dev)?,
             Some(t) => {
                 let victim = (t + 1) % slots;
@@ -263,17 +244,18 @@ impl FastFtl {
                 self.open_rw(victim, dev)?
             }
         };
-        dev.program(self.rw.next_ppn(slot), token, lpn)?;
-        self.rw.append(slot, lpn.0);
+        dev.program(self.blocks.log.next_ppn(slot), token, lpn)?;
+        self.blocks.log.append(slot, lpn.0);
         Ok(())
     }
 
     fn open_rw(&mut self, slot: u32, dev: &Device) -> Result<u32> {
         let pbn = self
+            .blocks
             .pool
             .take()
             .ok_or_else(|| dev.out_of_space("no free block for an RW log block"))?;
-        self.rw.open(slot, pbn);
+        self.blocks.log.open(slot, pbn);
         self.tail = Some(slot);
         Ok(slot)
     }
@@ -281,11 +263,11 @@ impl FastFtl {
     /// Replaces the RW block in `victim` (§3.4, §3.6): merges the logical blocks it must, then erases it.
     fn replace(&mut self, victim: u32, dev: &mut Device) -> Result<()> {
         self.victim_lbns.clear();
-        for o in 0..self.rw.written(victim) {
-            let Some(lpn) = self.rw.lpn_at(victim, o) else {
+        for o in 0..self.blocks.log.written(victim) {
+            let Some(lpn) = self.blocks.log.lpn_at(victim, o) else {
                 continue;
             };
-            let needs_merge = match self.rw.state(victim, o) {
+            let needs_merge = match self.blocks.log.state(victim, o) {
                 PageState::Empty | PageState::Merged => false,
                 PageState::Stale => !self.lazy_merge,
                 PageState::Live => !self.lazy_merge || self.sw_page(lpn, dev).is_none(),
@@ -296,16 +278,10 @@ impl FastFtl {
             }
         }
         let sw = self.sw;
-        seq_logs::merge_lbns_and_erase(
-            dev,
-            &mut self.pool,
-            &mut self.data,
-            &mut self.rw,
-            &mut self.sources,
-            &self.victim_lbns,
-            victim,
-            |lbn| sw.filter(|s| s.lbn == lbn),
-        )?;
+        self.blocks
+            .merge_lbns_and_erase(dev, &self.victim_lbns, victim, |lbn| {
+                sw.filter(|s| s.lbn == lbn)
+            })?;
         Ok(())
     }
 }
