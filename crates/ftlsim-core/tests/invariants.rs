@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{full, toy};
+use common::{full, random_op, toy};
 use ftlsim_core::ftl::SCHEMES;
 use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::run_requests;
@@ -70,11 +70,7 @@ fn requests(ops: &[(u8, u32, u32)], logical_pages: u32) -> Vec<Request> {
         .map(|&(kind, first, len)| {
             let first = first % logical_pages;
             let len = len.min(logical_pages - first).max(1);
-            let op = match kind % 8 {
-                0 | 1 => Op::Read,
-                2 => Op::Trim,
-                _ => Op::Write,
-            };
+            let op = random_op(kind);
             Request::new(0.0, op, first as u64 * 512, len as u64 * 512)
         })
         .collect()

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{full, toy};
+use common::{full, random_op, toy};
 use ftlsim_core::ftl::SCHEMES;
 use ftlsim_core::request::{Op, Request, Tag};
 use ftlsim_core::sim::{run_requests, SimConfig};
@@ -44,11 +44,7 @@ proptest! {
             .map(|&(kind, first, len, meta)| {
                 let first = first % logical_pages;
                 let len = len.min(logical_pages - first).max(1);
-                let op = match kind % 8 {
-                    0 | 1 => Op::Read,
-                    2 => Op::Trim,
-                    _ => Op::Write,
-                };
+                let op = random_op(kind);
                 tagged(op, first, len, if meta { Tag::Metadata } else { Tag::Data })
             })
             .collect();

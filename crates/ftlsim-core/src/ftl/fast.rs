@@ -36,16 +36,13 @@
 //! three erase operations"); a replaced block's written pages are recorded for the SW block (before the merge)
 //! and for every RW victim (always full).
 
-use super::common::data_blocks::DataBlocks;
-use super::common::free_pool::FreePool;
-use super::common::log_blocks::{LogBlocks, PageState};
-use super::common::merge::{self, NO_PAGE};
+use super::common::log_blocks::PageState;
+use super::common::seq_logs::{HybridBlocks, SeqBlock};
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -117,12 +114,9 @@ fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built> {
         ppb: g.pages_per_block,
         physical_blocks: blocks,
         lazy_merge: p.lazy_merge,
-        data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
         sw: None,
-        rw: LogBlocks::new(p.log_blocks - 1, g.pages_per_block, g.logical_pages()),
+        blocks: HybridBlocks::new(g, p.log_blocks - 1, blocks),
         tail: None,
-        pool: FreePool::with_range(0, blocks),
-        sources: vec![NO_PAGE; g.pages_per_block as usize],
         victim_lbns: Vec::with_capacity(g.pages_per_block as usize),
     };
     Ok(Built {
@@ -131,48 +125,33 @@ fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built> {
     })
 }
 
-/// The SW log block: offsets `0..pages` of `lbn`, in place.
-#[derive(Clone, Copy, Debug)]
-struct SwBlock {
-    pbn: Pbn,
-    lbn: u32,
-    pages: u32,
-}
-
 pub struct FastFtl {
     ppb: u32,
     physical_blocks: u32,
     lazy_merge: bool,
-    data: DataBlocks,
-    sw: Option<SwBlock>,
-    rw: LogBlocks,
+    /// The SW log block: offsets `0..pages` of its logical block, in place.
+    sw: Option<SeqBlock>,
+    /// Data blocks, RW log blocks (`blocks.log`) and free blocks.
+    blocks: HybridBlocks,
     /// The RW slot being filled; the next slot round the ring is the oldest (the next victim).
     tail: Option<u32>,
-    pool: FreePool,
-    sources: Vec<u32>,
     victim_lbns: Vec<u32>,
 }
 
 impl Ftl for FastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let ppn = match self.sw_page(lpn.0, dev) {
-            Some(ppn) => ppn,
-            None => match self.rw.newest(lpn.0) {
-                Some(ppn) => ppn,
-                None => match self.data.page(lpn.0, dev) {
-                    Some(ppn) => ppn,
-                    None => return Ok(None),
-                },
-            },
-        };
-        Ok(dev.read(ppn)?.token)
+        match self.blocks.newest(lpn.0, self.sw, dev) {
+            Some(ppn) => Ok(dev.read(ppn)?.token),
+            None => Ok(None),
+        }
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        if self.data.fits_in_place(lpn.0) {
+        if self.blocks.data.fits_in_place(lpn.0) {
             return self
+                .blocks
                 .data
-                .program_in_place(lpn.0, token, &mut self.pool, dev);
+                .program_in_place(lpn.0, token, &mut self.blocks.pool, dev);
         }
         let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
         if offset == 0 {
@@ -181,11 +160,12 @@ impl Ftl for FastFtl {
                 self.merge_sw(sw, None, dev)?;
             }
             let pbn = self
+                .blocks
                 .pool
                 .take()
                 .ok_or_else(|| dev.out_of_space("no free block for the SW log block"))?;
             dev.program(dev.ppn(pbn, 0), token, lpn)?;
-            self.sw = Some(SwBlock { pbn, lbn, pages: 1 });
+            self.sw = Some(SeqBlock { pbn, lbn, pages: 1 });
             return Ok(());
         }
         match self.sw {
@@ -206,9 +186,9 @@ impl Ftl for FastFtl {
     }
 
     fn ram(&self) -> Vec<RamItem> {
-        let slots = self.rw.slots() as u64;
+        let slots = self.blocks.log.slots() as u64;
         let entry = address_bytes(self.physical_blocks as u64);
-        let mut ram = self.data.ram(self.physical_blocks);
+        let mut ram = self.blocks.data.ram(self.physical_blocks);
         ram.push(RamItem::new(
             "sw_block",
             2 * entry + address_bytes(self.ppb as u64 + 1),
@@ -233,89 +213,30 @@ impl Ftl for FastFtl {
 
 impl FastFtl {
     fn sw_page(&self, lpn: u32, dev: &Device) -> Option<Ppn> {
-        let sw = self.sw?;
-        let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
-        (sw.lbn == lbn && offset < sw.pages).then(|| dev.ppn(sw.pbn, offset))
-    }
-
-    /// Fills `sources` with the newest copy of every page of `lbn`: SW block, newest RW page, data block.
-    fn find_sources(&mut self, lbn: u32, dev: &Device) {
-        for o in 0..self.ppb {
-            let lpn = lbn * self.ppb + o;
-            self.sources[o as usize] = self
-                .sw_page(lpn, dev)
-                .or_else(|| self.rw.newest(lpn))
-                .or_else(|| self.data.page(lpn, dev))
-                .map_or(NO_PAGE, |p| p.0);
-        }
+        self.sw.and_then(|sw| sw.page(lpn, self.ppb, dev))
     }
 
     /// Reclaims the SW block (§3.4): switch when full, partial merge when the (optional) incoming page lies
     /// beyond its pages, full merge when it falls among them (case 2.3). The SW block is then empty.
     fn merge_sw(
         &mut self,
-        sw: SwBlock,
+        sw: SeqBlock,
         incoming: Option<(u32, Token)>,
         dev: &mut Device,
     ) -> Result<()> {
-        dev.record_log_utilization(sw.pages);
         self.sw = None;
-        let mark = dev.begin();
-        let kind = if sw.pages == self.ppb && incoming.is_none() {
-            merge::switch(
-                dev,
-                &mut self.pool,
-                &mut self.data,
-                sw.lbn,
-                sw.pbn,
-                self.ppb,
-            )?;
-            MergeKind::Switch
-        } else {
-            // Sources are found with the SW block still readable for case 2.3.
-            self.sw = Some(sw);
-            self.find_sources(sw.lbn, dev);
-            self.sw = None;
-            match incoming {
-                Some((offset, _)) if offset < sw.pages => {
-                    merge::full_merge(
-                        dev,
-                        &mut self.pool,
-                        &mut self.data,
-                        sw.lbn,
-                        &self.sources,
-                        incoming,
-                    )?;
-                    dev.erase(sw.pbn)?;
-                    self.pool.put(sw.pbn);
-                    MergeKind::Full
-                }
-                _ => {
-                    merge::partial_merge(
-                        dev,
-                        &mut self.pool,
-                        &mut self.data,
-                        sw.lbn,
-                        sw.pbn,
-                        sw.pages,
-                        &self.sources,
-                        incoming,
-                    )?;
-                    MergeKind::Partial
-                }
-            }
-        };
-        self.rw.merged(sw.lbn);
-        dev.end_merge(mark, kind);
+        self.blocks.merge_seq(dev, sw, incoming)?;
         Ok(())
     }
 
     /// Case 3: append to the RW blocks, replacing the oldest when all are full.
     fn write_rw(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        let slots = self.rw.slots();
+        let slots = self.blocks.log.slots();
         let slot = match self.tail {
-            Some(t) if !self.rw.is_full(t) => t,
-            Some(t) if t + 1 < slots && self.rw.pbn(t + 1).is_none() => self.open_rw(t + 1, dev)?,
+            Some(t) if !self.blocks.log.is_full(t) => t,
+            Some(t) if t + 1 < slots && self.blocks.log.pbn(t + 1).is_none() => {
+                self.open_rw(t + 1, dev)?
+            }
             None => self.open_rw(0, dev)?,
             Some(t) => {
                 let victim = (t + 1) % slots;
@@ -323,30 +244,30 @@ impl FastFtl {
                 self.open_rw(victim, dev)?
             }
         };
-        dev.program(self.rw.next_ppn(slot), token, lpn)?;
-        self.rw.append(slot, lpn.0);
+        dev.program(self.blocks.log.next_ppn(slot), token, lpn)?;
+        self.blocks.log.append(slot, lpn.0);
         Ok(())
     }
 
     fn open_rw(&mut self, slot: u32, dev: &Device) -> Result<u32> {
         let pbn = self
+            .blocks
             .pool
             .take()
             .ok_or_else(|| dev.out_of_space("no free block for an RW log block"))?;
-        self.rw.open(slot, pbn);
+        self.blocks.log.open(slot, pbn);
         self.tail = Some(slot);
         Ok(slot)
     }
 
     /// Replaces the RW block in `victim` (§3.4, §3.6): merges the logical blocks it must, then erases it.
     fn replace(&mut self, victim: u32, dev: &mut Device) -> Result<()> {
-        dev.record_log_utilization(self.rw.written(victim));
         self.victim_lbns.clear();
-        for o in 0..self.rw.written(victim) {
-            let Some(lpn) = self.rw.lpn_at(victim, o) else {
+        for o in 0..self.blocks.log.written(victim) {
+            let Some(lpn) = self.blocks.log.lpn_at(victim, o) else {
                 continue;
             };
-            let needs_merge = match self.rw.state(victim, o) {
+            let needs_merge = match self.blocks.log.state(victim, o) {
                 PageState::Empty | PageState::Merged => false,
                 PageState::Stale => !self.lazy_merge,
                 PageState::Live => !self.lazy_merge || self.sw_page(lpn, dev).is_none(),
@@ -356,37 +277,11 @@ impl FastFtl {
                 self.victim_lbns.push(lbn);
             }
         }
-        let lbns = std::mem::take(&mut self.victim_lbns);
-        if lbns.is_empty() {
-            let mark = dev.begin();
-            self.erase_victim(victim, dev)?;
-            dev.end_merge(mark, MergeKind::Dead);
-        }
-        for (i, &lbn) in lbns.iter().enumerate() {
-            let mark = dev.begin();
-            self.find_sources(lbn, dev);
-            merge::full_merge(
-                dev,
-                &mut self.pool,
-                &mut self.data,
-                lbn,
-                &self.sources,
-                None,
-            )?;
-            self.rw.merged(lbn);
-            if i + 1 == lbns.len() {
-                self.erase_victim(victim, dev)?;
-            }
-            dev.end_merge(mark, MergeKind::Full);
-        }
-        self.victim_lbns = lbns;
-        Ok(())
-    }
-
-    fn erase_victim(&mut self, victim: u32, dev: &mut Device) -> Result<()> {
-        let pbn = self.rw.close(victim);
-        dev.erase(pbn)?;
-        self.pool.put(pbn);
+        let sw = self.sw;
+        self.blocks
+            .merge_lbns_and_erase(dev, &self.victim_lbns, victim, |lbn| {
+                sw.filter(|s| s.lbn == lbn)
+            })?;
         Ok(())
     }
 }

@@ -51,10 +51,7 @@
 //! - a random log page superseded by a sequential log block's page is stale (no merge needed for it);
 //! - a merged logical block is merged fully (every page from its newest copy), as FAST §3.4 does.
 
-use super::common::data_blocks::DataBlocks;
-use super::common::free_pool::FreePool;
-use super::common::log_blocks::LogBlocks;
-use super::common::seq_logs::{self, Associativity, SeqBlock};
+use super::common::seq_logs::{Associativity, HybridBlocks, SeqBlock};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
@@ -129,19 +126,15 @@ fn build_last(params: &Value, g: &Geometry) -> Result<Built> {
         physical_blocks: blocks,
         seq_threshold_bytes: p.seq_threshold_bytes,
         hot_window,
-        data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
         seq: vec![None; seq as usize],
         seq_opened: vec![0; seq as usize],
-        log: LogBlocks::new(random, g.pages_per_block, g.logical_pages()),
+        blocks: HybridBlocks::new(g, random, blocks),
         partition: vec![FREE; random as usize],
         opened: vec![0; random as usize],
         open: [None, None],
         clock: 0,
         last_write: SparseVec::new(g.logical_pages() as usize, 0),
         writes: 0,
-        pool: FreePool::with_range(0, blocks),
-        sources: vec![0; g.pages_per_block as usize],
-        lbns: Vec::with_capacity(g.pages_per_block as usize),
         assoc: Associativity::new(g.logical_blocks),
         victims: [0; 3],
         hot_writes: 0,
@@ -157,11 +150,11 @@ pub struct LastFtl {
     physical_blocks: u32,
     seq_threshold_bytes: u64,
     hot_window: u64,
-    data: DataBlocks,
     seq: Vec<Option<SeqBlock>>,
     /// When each sequential log block was opened (for oldest-first reclaim).
     seq_opened: Vec<u64>,
-    log: LogBlocks,
+    /// Data blocks, random log blocks (`blocks.log`) and free blocks.
+    blocks: HybridBlocks,
     /// HOT, COLD or FREE, per random log slot.
     partition: Vec<u8>,
     opened: Vec<u64>,
@@ -171,9 +164,6 @@ pub struct LastFtl {
     /// Write count (1-based) of each logical page's last update; 0: never written.
     last_write: SparseVec<u64>,
     writes: u64,
-    pool: FreePool,
-    sources: Vec<u32>,
-    lbns: Vec<u32>,
     assoc: Associativity,
     /// Victims reclaimed: dead, cold, hot.
     victims: [u64; 3],
@@ -183,12 +173,8 @@ pub struct LastFtl {
 impl Ftl for LastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         let lbn = lpn.0 / self.ppb;
-        let ppn = self
-            .seq_of(lbn)
-            .and_then(|i| self.seq[i].and_then(|s| s.page(lpn.0, self.ppb, dev)))
-            .or_else(|| self.log.newest(lpn.0))
-            .or_else(|| self.data.page(lpn.0, dev));
-        match ppn {
+        let seq = self.seq_of(lbn).and_then(|i| self.seq[i]);
+        match self.blocks.newest(lpn.0, seq, dev) {
             Some(ppn) => Ok(dev.read(ppn)?.token),
             None => Ok(None),
         }
@@ -198,17 +184,18 @@ impl Ftl for LastFtl {
         self.writes += 1;
         let previous = self.last_write.get(lpn.0 as usize);
         self.last_write.set(lpn.0 as usize, self.writes);
-        if self.data.fits_in_place(lpn.0) {
+        if self.blocks.data.fits_in_place(lpn.0) {
             return self
+                .blocks
                 .data
-                .program_in_place(lpn.0, token, &mut self.pool, dev);
+                .program_in_place(lpn.0, token, &mut self.blocks.pool, dev);
         }
         let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
         if let Some(i) = self.seq_of(lbn) {
             let mut s = self.seq[i].expect("seq_of finds a block");
             if offset == s.pages {
                 dev.program(dev.ppn(s.pbn, offset), token, lpn)?;
-                self.log.supersede(lpn.0);
+                self.blocks.log.supersede(lpn.0);
                 s.pages += 1;
                 self.seq[i] = Some(s);
                 if s.pages == self.ppb {
@@ -227,16 +214,16 @@ impl Ftl for LastFtl {
         let hot = previous != 0 && self.writes - previous <= self.hot_window;
         self.hot_writes += hot as u64;
         let slot = self.random_slot(if hot { HOT } else { COLD }, dev)?;
-        dev.program(self.log.next_ppn(slot), token, lpn)?;
-        self.log.append(slot, lpn.0);
+        dev.program(self.blocks.log.next_ppn(slot), token, lpn)?;
+        self.blocks.log.append(slot, lpn.0);
         Ok(())
     }
 
     fn ram(&self) -> Vec<RamItem> {
         let entry = address_bytes(self.physical_blocks as u64);
-        let (seq, random) = (self.seq.len() as u64, self.log.slots() as u64);
+        let (seq, random) = (self.seq.len() as u64, self.blocks.log.slots() as u64);
         let logical_pages = self.last_write.len() as u64;
-        let mut ram = self.data.ram(self.physical_blocks);
+        let mut ram = self.blocks.data.ram(self.physical_blocks);
         ram.push(RamItem::new(
             "seq_log_blocks",
             seq * (2 * entry + address_bytes(self.ppb as u64 + 1)),
@@ -286,15 +273,7 @@ impl LastFtl {
         dev: &mut Device,
     ) -> Result<()> {
         let s = self.seq[i].take().expect("a sequential log block");
-        seq_logs::merge_seq(
-            dev,
-            &mut self.pool,
-            &mut self.data,
-            &mut self.log,
-            &mut self.sources,
-            s,
-            incoming,
-        )?;
+        self.blocks.merge_seq(dev, s, incoming)?;
         Ok(())
     }
 
@@ -311,11 +290,12 @@ impl LastFtl {
             }
         };
         let pbn = self
+            .blocks
             .pool
             .take()
             .ok_or_else(|| dev.out_of_space("no free block for a sequential log block"))?;
         dev.program(dev.ppn(pbn, 0), token, lpn)?;
-        self.log.supersede(lpn.0);
+        self.blocks.log.supersede(lpn.0);
         self.clock += 1;
         self.seq_opened[i] = self.clock;
         self.seq[i] = Some(SeqBlock {
@@ -332,7 +312,7 @@ impl LastFtl {
     /// The random log block partition `part` appends to, opening one (and reclaiming a victim) if needed.
     fn random_slot(&mut self, part: u8, dev: &mut Device) -> Result<u32> {
         if let Some(slot) = self.open[part as usize] {
-            if !self.log.is_full(slot) {
+            if !self.blocks.log.is_full(slot) {
                 return Ok(slot);
             }
         }
@@ -341,10 +321,11 @@ impl LastFtl {
             None => self.reclaim_victim(dev)?,
         };
         let pbn = self
+            .blocks
             .pool
             .take()
             .ok_or_else(|| dev.out_of_space("no free block for a random log block"))?;
-        self.log.open(slot, pbn);
+        self.blocks.log.open(slot, pbn);
         self.partition[slot as usize] = part;
         self.clock += 1;
         self.opened[slot as usize] = self.clock;
@@ -358,11 +339,11 @@ impl LastFtl {
         let mut dead: Option<u32> = None;
         let mut cheapest: [Option<(u32, u64, u32)>; 2] = [None, None];
         // Every full block is a candidate (a partition's open block too, once full).
-        for s in 0..self.log.slots() {
-            if self.partition[s as usize] == FREE || !self.log.is_full(s) {
+        for s in 0..self.blocks.log.slots() {
+            if self.partition[s as usize] == FREE || !self.blocks.log.is_full(s) {
                 continue;
             }
-            if self.log.live(s) == 0 {
+            if self.blocks.log.live(s) == 0 {
                 if dead.is_none_or(|d| self.opened[s as usize] < self.opened[d as usize]) {
                     dead = Some(s);
                 }
@@ -370,7 +351,7 @@ impl LastFtl {
             }
             let part = self.partition[s as usize] as usize;
             let key = (
-                self.assoc.of(&self.log, s, self.ppb),
+                self.assoc.of(&self.blocks.log, s, self.ppb),
                 self.opened[s as usize],
             );
             if cheapest[part].is_none_or(|(a, o, _)| key < (a, o)) {
@@ -391,16 +372,9 @@ impl LastFtl {
             self.open[part] = None;
         }
         let seq = &self.seq;
-        seq_logs::merge_victim(
-            dev,
-            &mut self.pool,
-            &mut self.data,
-            &mut self.log,
-            &mut self.sources,
-            &mut self.lbns,
-            victim,
-            |lbn| seq.iter().flatten().find(|s| s.lbn == lbn).copied(),
-        )?;
+        self.blocks.merge_victim(dev, victim, |lbn| {
+            seq.iter().flatten().find(|s| s.lbn == lbn).copied()
+        })?;
         self.partition[victim as usize] = FREE;
         Ok(victim)
     }

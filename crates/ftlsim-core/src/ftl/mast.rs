@@ -49,10 +49,8 @@
 //! - utilization (Fig. 2) = live pages / written pages of an area's blocks, sampled at every replacement in
 //!   any area and averaged over the run (`mast.utilization.*`); the dynamic sizing uses the current values.
 
-use super::common::data_blocks::DataBlocks;
-use super::common::free_pool::FreePool;
-use super::common::log_blocks::{LogBlocks, PageState};
-use super::common::seq_logs::{self, Associativity, SeqBlock};
+use super::common::log_blocks::PageState;
+use super::common::seq_logs::{Associativity, HybridBlocks, SeqBlock};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
@@ -162,15 +160,11 @@ fn build_mast(params: &Value, g: &Geometry) -> Result<Built> {
         ca_util_low: p.ca_util_low,
         ha_util_high: p.ha_util_high,
         idle_merges: p.idle_merges,
-        data: DataBlocks::new(g.logical_blocks, ppb, g.sequential_program),
         sw: None,
-        log: LogBlocks::new(random, ppb, g.logical_pages()),
+        blocks: HybridBlocks::new(g, random, blocks),
         area: vec![FREE; random as usize],
         queue: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
         size: [la, ha, random - la - ha],
-        pool: FreePool::with_range(0, blocks),
-        sources: vec![0; ppb as usize],
-        lbns: Vec::with_capacity(ppb as usize),
         assoc: Associativity::new(g.logical_blocks),
         prev_ca_util: None,
         ca_falling: 0,
@@ -199,18 +193,15 @@ pub struct MastFtl {
     ca_util_low: f64,
     ha_util_high: f64,
     idle_merges: u32,
-    data: DataBlocks,
     sw: Option<SeqBlock>,
-    /// LA's random blocks, HA and CA share these slots; `area` tags each.
-    log: LogBlocks,
+    /// Data blocks, log blocks and free blocks. LA's random blocks, HA and CA share the log slots; `area`
+    /// tags each.
+    blocks: HybridBlocks,
     area: Vec<u8>,
     /// Each area's blocks, oldest first; the last one is the block being appended to.
     queue: [VecDeque<u32>; 3],
     /// Each area's size in blocks (LA's random blocks, HA, CA).
     size: [u32; 3],
-    pool: FreePool,
-    sources: Vec<u32>,
-    lbns: Vec<u32>,
     assoc: Associativity,
     prev_ca_util: Option<f64>,
     ca_falling: u32,
@@ -230,22 +221,18 @@ pub struct MastFtl {
 
 impl Ftl for MastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let ppn = self
-            .sw
-            .and_then(|s| s.page(lpn.0, self.ppb, dev))
-            .or_else(|| self.log.newest(lpn.0))
-            .or_else(|| self.data.page(lpn.0, dev));
-        match ppn {
+        match self.blocks.newest(lpn.0, self.sw, dev) {
             Some(ppn) => Ok(dev.read(ppn)?.token),
             None => Ok(None),
         }
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        if self.data.fits_in_place(lpn.0) {
+        if self.blocks.data.fits_in_place(lpn.0) {
             return self
+                .blocks
                 .data
-                .program_in_place(lpn.0, token, &mut self.pool, dev);
+                .program_in_place(lpn.0, token, &mut self.blocks.pool, dev);
         }
         let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
         if offset == 0 {
@@ -254,11 +241,12 @@ impl Ftl for MastFtl {
                 self.merge_sw(sw, None, dev)?;
             }
             let pbn = self
+                .blocks
                 .pool
                 .take()
                 .ok_or_else(|| dev.out_of_space("no free block for the SW log block"))?;
             dev.program(dev.ppn(pbn, 0), token, lpn)?;
-            self.log.supersede(lpn.0);
+            self.blocks.log.supersede(lpn.0);
             self.sw = Some(SeqBlock { pbn, lbn, pages: 1 });
             return Ok(());
         }
@@ -267,7 +255,7 @@ impl Ftl for MastFtl {
             if offset == sw.pages {
                 // FAST case 2.1.
                 dev.program(dev.ppn(sw.pbn, offset), token, lpn)?;
-                self.log.supersede(lpn.0);
+                self.blocks.log.supersede(lpn.0);
                 sw.pages += 1;
                 self.sw = Some(sw);
                 return Ok(());
@@ -276,14 +264,15 @@ impl Ftl for MastFtl {
             return self.merge_sw(sw, Some((offset, token)), dev);
         }
         let hot = self
+            .blocks
             .log
             .newest_slot(lpn.0)
             .is_some_and(|s| matches!(self.area[s as usize] as usize, LA | HA));
         let area = if hot { HA } else { LA };
         self.writes[area] += 1;
         let slot = self.slot_for(area, dev)?;
-        dev.program(self.log.next_ppn(slot), token, lpn)?;
-        self.log.append(slot, lpn.0);
+        dev.program(self.blocks.log.next_ppn(slot), token, lpn)?;
+        self.blocks.log.append(slot, lpn.0);
         Ok(())
     }
 
@@ -293,7 +282,9 @@ impl Ftl for MastFtl {
             self.merge_sw(sw, None, dev)?;
         }
         for _ in 0..self.idle_merges {
-            let full_back = self.queue[CA].back().is_some_and(|&b| self.log.is_full(b));
+            let full_back = self.queue[CA]
+                .back()
+                .is_some_and(|&b| self.blocks.log.is_full(b));
             if self.queue[CA].len() < self.size[CA] as usize || !full_back {
                 break;
             }
@@ -305,8 +296,8 @@ impl Ftl for MastFtl {
 
     fn ram(&self) -> Vec<RamItem> {
         let entry = address_bytes(self.physical_blocks as u64);
-        let slots = self.log.slots() as u64;
-        let mut ram = self.data.ram(self.physical_blocks);
+        let slots = self.blocks.log.slots() as u64;
+        let mut ram = self.blocks.data.ram(self.physical_blocks);
         ram.push(RamItem::new(
             "sw_block",
             2 * entry + address_bytes(self.ppb as u64 + 1),
@@ -364,15 +355,7 @@ impl MastFtl {
         incoming: Option<(u32, Token)>,
         dev: &mut Device,
     ) -> Result<()> {
-        seq_logs::merge_seq(
-            dev,
-            &mut self.pool,
-            &mut self.data,
-            &mut self.log,
-            &mut self.sources,
-            sw,
-            incoming,
-        )?;
+        self.blocks.merge_seq(dev, sw, incoming)?;
         Ok(())
     }
 
@@ -382,10 +365,11 @@ impl MastFtl {
 
     fn open(&mut self, area: usize, slot: u32, dev: &Device) -> Result<u32> {
         let pbn = self
+            .blocks
             .pool
             .take()
             .ok_or_else(|| dev.out_of_space("no free block for a log block"))?;
-        self.log.open(slot, pbn);
+        self.blocks.log.open(slot, pbn);
         self.area[slot as usize] = area as u8;
         self.queue[area].push_back(slot);
         Ok(slot)
@@ -394,7 +378,7 @@ impl MastFtl {
     /// The block LA or HA appends to, making room when the area needs a new block (see the header).
     fn slot_for(&mut self, area: usize, dev: &mut Device) -> Result<u32> {
         if let Some(&back) = self.queue[area].back() {
-            if !self.log.is_full(back) {
+            if !self.blocks.log.is_full(back) {
                 return Ok(back);
             }
         }
@@ -428,7 +412,7 @@ impl MastFtl {
     /// CA's block for a cold page, or None if CA could only make one by reclaiming a block being emptied.
     fn ca_slot(&mut self, dev: &mut Device) -> Result<Option<u32>> {
         if let Some(&back) = self.queue[CA].back() {
-            if !self.log.is_full(back) {
+            if !self.blocks.log.is_full(back) {
                 return Ok(Some(back));
             }
         }
@@ -454,56 +438,48 @@ impl MastFtl {
             return Err(dev.out_of_space("an empty log area asked to give a block back"));
         };
         self.sample_utilization();
-        if area == LA && self.log.live(victim) > self.migrate_valid_pages {
+        if area == LA && self.blocks.log.live(victim) > self.migrate_valid_pages {
             // Whole-block migration: the block joins CA as it is, before CA's block being filled.
             self.area[victim as usize] = CA as u8;
             let at = match self.queue[CA].back() {
-                Some(&b) if !self.log.is_full(b) => self.queue[CA].len() - 1,
+                Some(&b) if !self.blocks.log.is_full(b) => self.queue[CA].len() - 1,
                 _ => self.queue[CA].len(),
             };
             self.queue[CA].insert(at, victim);
             self.migrated_blocks += 1;
             return Ok(());
         }
-        dev.record_log_utilization(self.log.written(victim));
+        dev.record_log_utilization(self.blocks.log.written(victim));
         let mut moved = 0;
-        for o in 0..self.log.written(victim) {
-            if self.log.state(victim, o) != PageState::Live {
+        for o in 0..self.blocks.log.written(victim) {
+            if self.blocks.log.state(victim, o) != PageState::Live {
                 continue;
             }
-            let Some(lpn) = self.log.lpn_at(victim, o) else {
+            let Some(lpn) = self.blocks.log.lpn_at(victim, o) else {
                 continue;
             };
             let Some(ca) = self.ca_slot(dev)? else {
                 // Only on tiny configurations: merge what is left of the victim instead.
                 self.fallback_merges += 1;
                 let seq = self.sw;
-                seq_logs::merge_victim(
-                    dev,
-                    &mut self.pool,
-                    &mut self.data,
-                    &mut self.log,
-                    &mut self.sources,
-                    &mut self.lbns,
-                    victim,
-                    |lbn| seq.filter(|s| s.lbn == lbn),
-                )?;
+                self.blocks
+                    .merge_victim(dev, victim, |lbn| seq.filter(|s| s.lbn == lbn))?;
                 self.area[victim as usize] = FREE;
                 return Ok(());
             };
             // A CA merge while finding room may have merged this page's logical block.
-            if self.log.state(victim, o) != PageState::Live {
+            if self.blocks.log.state(victim, o) != PageState::Live {
                 continue;
             }
-            dev.copy(self.log.ppn(victim, o), self.log.next_ppn(ca))?;
-            self.log.append(ca, lpn);
+            dev.copy(self.blocks.log.ppn(victim, o), self.blocks.log.next_ppn(ca))?;
+            self.blocks.log.append(ca, lpn);
             moved += 1;
         }
         self.moved[if area == LA { 0 } else { 1 }] += moved;
         let mark = dev.begin();
-        let pbn = self.log.close(victim);
+        let pbn = self.blocks.log.close(victim);
         dev.erase(pbn)?;
-        self.pool.put(pbn);
+        self.blocks.pool.put(pbn);
         self.area[victim as usize] = FREE;
         if moved == 0 {
             dev.end_merge(mark, MergeKind::Dead);
@@ -519,10 +495,10 @@ impl MastFtl {
         self.resize();
         let mut best: Option<(usize, u32, u32)> = None; // (queue index, live, associativity)
         for (i, &s) in self.queue[CA].iter().enumerate() {
-            if !self.log.is_full(s) {
+            if !self.blocks.log.is_full(s) {
                 continue;
             }
-            let live = self.log.live(s);
+            let live = self.blocks.log.live(s);
             if live == 0 {
                 best = Some((i, 0, 0));
                 break;
@@ -530,11 +506,11 @@ impl MastFtl {
             let better = match best {
                 None => true,
                 Some((_, l, a)) => {
-                    live > l || (live == l && self.assoc.of(&self.log, s, self.ppb) < a)
+                    live > l || (live == l && self.assoc.of(&self.blocks.log, s, self.ppb) < a)
                 }
             };
             if better {
-                let assoc = self.assoc.of(&self.log, s, self.ppb);
+                let assoc = self.assoc.of(&self.blocks.log, s, self.ppb);
                 best = Some((i, live, assoc));
             }
         }
@@ -543,23 +519,18 @@ impl MastFtl {
         };
         let victim = self.queue[CA].remove(index).expect("index from the queue");
         let seq = self.sw;
-        seq_logs::merge_victim(
-            dev,
-            &mut self.pool,
-            &mut self.data,
-            &mut self.log,
-            &mut self.sources,
-            &mut self.lbns,
-            victim,
-            |lbn| seq.filter(|s| s.lbn == lbn),
-        )?;
+        self.blocks
+            .merge_victim(dev, victim, |lbn| seq.filter(|s| s.lbn == lbn))?;
         self.area[victim as usize] = FREE;
         Ok(())
     }
 
     fn utilization(&self, area: usize) -> f64 {
         let (live, written) = self.queue[area].iter().fold((0u64, 0u64), |(l, w), &s| {
-            (l + self.log.live(s) as u64, w + self.log.written(s) as u64)
+            (
+                l + self.blocks.log.live(s) as u64,
+                w + self.blocks.log.written(s) as u64,
+            )
         });
         if written == 0 {
             0.0

@@ -35,6 +35,7 @@
 //! - `absorbed_share` = 1 - (host page writes that reached the inner scheme: written through, evicted or
 //!   flushed) / host page writes. Pages still cached when `flush_at_end = false` count as absorbed.
 
+use super::common::slot_list::SlotList;
 use super::{address_bytes, Extra, Ftl, RamItem};
 use crate::addr::{Lpn, Token};
 use crate::config::{parse_size, Geometry};
@@ -167,57 +168,6 @@ impl NvramOptions {
 
 const NIL: u32 = u32::MAX;
 
-/// An intrusive doubly linked LRU list over dense indices: most recent at the head, victim at the tail.
-struct LruList {
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    head: u32,
-    tail: u32,
-}
-
-impl LruList {
-    fn new(n: usize) -> LruList {
-        LruList {
-            prev: vec![NIL; n],
-            next: vec![NIL; n],
-            head: NIL,
-            tail: NIL,
-        }
-    }
-
-    fn push_front(&mut self, i: u32) {
-        self.prev[i as usize] = NIL;
-        self.next[i as usize] = self.head;
-        if self.head != NIL {
-            self.prev[self.head as usize] = i;
-        } else {
-            self.tail = i;
-        }
-        self.head = i;
-    }
-
-    fn remove(&mut self, i: u32) {
-        let (p, n) = (self.prev[i as usize], self.next[i as usize]);
-        if p != NIL {
-            self.next[p as usize] = n;
-        } else {
-            self.head = n;
-        }
-        if n != NIL {
-            self.prev[n as usize] = p;
-        } else {
-            self.tail = p;
-        }
-    }
-
-    fn touch(&mut self, i: u32) {
-        if self.head != i {
-            self.remove(i);
-            self.push_front(i);
-        }
-    }
-}
-
 pub struct Nvram {
     inner: Box<dyn Ftl>,
     opts: NvramOptions,
@@ -228,8 +178,8 @@ pub struct Nvram {
     slot_lpn: Vec<u32>,
     slot_of: SparseVec<u32>,
     free_slots: Vec<u32>,
-    /// Page policies: LRU over slots. BPLRU: LRU over block nodes.
-    lru: LruList,
+    /// Page policies: LRU over slots. BPLRU: LRU over block nodes. Most recent at the front, victim at the back.
+    lru: SlotList,
     /// BPLRU: the node of each cached logical block, the block of each node and its cached page count.
     node_of: SparseVec<u32>,
     node_lbn: Vec<u32>,
@@ -257,7 +207,7 @@ impl Nvram {
             slot_lpn: vec![NIL; slots],
             slot_of: SparseVec::new(g.logical_pages() as usize, NIL),
             free_slots: (0..slots as u32).rev().collect(),
-            lru: LruList::new(slots),
+            lru: SlotList::new(slots),
             node_of: SparseVec::new(if bplru { logical_blocks } else { 0 }, NIL),
             node_lbn: vec![NIL; if bplru { slots } else { 0 }],
             node_pages: vec![0; if bplru { slots } else { 0 }],
@@ -313,8 +263,8 @@ impl Nvram {
 
     /// Page policies: evicts the least recently written page. Returns the pages written out.
     fn evict_page(&mut self, dev: &mut Device) -> Result<u64> {
-        let victim = self.lru.tail;
-        self.lru.remove(victim);
+        let victim = self.lru.back().expect("evicting with pages cached");
+        self.lru.unlink(victim);
         self.write_out(victim, dev)?;
         Ok(1)
     }
@@ -322,8 +272,8 @@ impl Nvram {
     /// BPLRU: writes the least recently written logical block out whole, in page order, padding the pages the
     /// NVRAM lacks with reads from the inner scheme (BPLRU §3.2). Returns the cached pages written out.
     fn evict_block(&mut self, dev: &mut Device) -> Result<u64> {
-        let node = self.lru.tail;
-        self.lru.remove(node);
+        let node = self.lru.back().expect("evicting with blocks cached");
+        self.lru.unlink(node);
         let lbn = self.node_lbn[node as usize];
         let first = lbn * self.ppb;
         let end = (first + self.ppb).min(self.logical_pages);
@@ -372,7 +322,7 @@ impl Nvram {
                 self.node_lbn[node as usize] = lbn;
                 self.lru.push_front(node);
             } else {
-                self.lru.touch(node);
+                self.lru.move_to_front(node);
             }
             self.node_pages[node as usize] += 1;
         } else {
@@ -399,7 +349,7 @@ impl Ftl for Nvram {
         if !self.admits(lpn, dev) {
             if slot != NIL {
                 // Not in BPLRU (it admits all): the stale cached copy must not shadow the flash one.
-                self.lru.remove(slot);
+                self.lru.unlink(slot);
                 self.free_slot(slot);
             }
             self.to_flash += 1;
@@ -415,7 +365,7 @@ impl Ftl for Nvram {
             } else {
                 slot
             };
-            self.lru.touch(entry);
+            self.lru.move_to_front(entry);
             return Ok(());
         }
         self.insert(lpn, token, dev)
@@ -434,7 +384,7 @@ impl Ftl for Nvram {
 
     fn finish(&mut self, dev: &mut Device) -> Result<()> {
         if self.opts.flush_at_end {
-            while self.lru.tail != NIL {
+            while !self.lru.is_empty() {
                 self.flush_writes += self.evict(dev)?;
             }
         }

@@ -42,14 +42,14 @@
 use super::common::free_pool::FreePool;
 use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
+use super::common::map_area::load_page_table;
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::OpClass;
 use crate::sparse::SparseVec;
-use crate::stats::{CacheKind, MergeKind};
+use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -232,22 +232,9 @@ impl SuperblockFtl {
     /// directory and of the table. Returns the table's number.
     fn lookup_page_table(&mut self, lpn: Lpn, dev: &mut Device) -> Result<u32> {
         let unit = lpn.0 / self.pte;
-        let hit = self.cache.touch(unit);
-        dev.record_cache(CacheKind::PageMapCache, hit);
-        if !hit {
-            self.cache.insert(unit);
-            let dir = self.dir_loc[self.superblock_of(lpn) as usize];
-            let table = self.table_loc.get(unit as usize);
-            dev.with_class(OpClass::Map, |dev| {
-                if dir != NONE {
-                    dev.read_spare(Ppn(dir))?;
-                }
-                if table != NONE && table != dir {
-                    dev.read_spare(Ppn(table))?;
-                }
-                Ok(())
-            })?;
-        }
+        let dir = self.dir_loc[self.superblock_of(lpn) as usize];
+        let table = self.table_loc.get(unit as usize);
+        load_page_table(&mut self.cache, unit, dir, table, dev)?;
         Ok(unit)
     }
 

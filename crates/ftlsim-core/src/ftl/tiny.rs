@@ -61,13 +61,12 @@
 use super::common::free_pool::FreePool;
 use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
-use super::common::map_area::MapArea;
+use super::common::map_area::{load_page_table, MapArea};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
@@ -361,22 +360,9 @@ impl TinyFtl {
     fn lookup_page_table(&mut self, lpn: Lpn, dev: &mut Device) -> Result<u32> {
         let lbn = lpn.0 / self.ppb;
         let unit = lbn * self.tables_per_block + (lpn.0 % self.ppb) / self.pt_entries;
-        let hit = self.page_tables.touch(unit);
-        dev.record_cache(CacheKind::PageMapCache, hit);
-        if !hit {
-            self.page_tables.insert(unit);
-            let dir = self.dir_loc[lbn as usize];
-            let table = self.table_loc.get(unit as usize);
-            dev.with_class(OpClass::Map, |dev| {
-                if dir != NONE {
-                    dev.read_spare(Ppn(dir))?;
-                }
-                if table != NONE && table != dir {
-                    dev.read_spare(Ppn(table))?;
-                }
-                Ok(())
-            })?;
-        }
+        let dir = self.dir_loc[lbn as usize];
+        let table = self.table_loc.get(unit as usize);
+        load_page_table(&mut self.page_tables, unit, dir, table, dev)?;
         Ok(unit)
     }
 

@@ -38,3 +38,13 @@ pub fn writes(lpns: &[u32]) -> Vec<Request> {
 pub fn page(op: Op, lpn: u32) -> Request {
     Request::new(0.0, op, lpn as u64 * 512, 512)
 }
+
+/// The operation of a random workload's request from a random byte: a quarter reads, an eighth trims, the
+/// rest writes.
+pub fn random_op(kind: u8) -> Op {
+    match kind % 8 {
+        0 | 1 => Op::Read,
+        2 => Op::Trim,
+        _ => Op::Write,
+    }
+}

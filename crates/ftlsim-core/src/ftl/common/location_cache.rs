@@ -3,6 +3,7 @@
 //! to oldest. FIFO (the paper's "simple" replacement) evicts in insertion order and never reorders; LRU
 //! moves an entry to the front when it is written again or hit.
 
+use super::slot_list::SlotList;
 use crate::addr::Ppn;
 use crate::sparse::SparseVec;
 
@@ -18,11 +19,8 @@ pub struct LocationCache {
     policy: Policy,
     lpn: Vec<u32>,
     ppn: Vec<u32>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    /// Newest and oldest slot.
-    head: u32,
-    tail: u32,
+    /// Slots from newest to oldest.
+    order: SlotList,
     used: u32,
     slot_of: SparseVec<u32>,
 }
@@ -34,10 +32,7 @@ impl LocationCache {
             policy,
             lpn: vec![NONE; n],
             ppn: vec![NONE; n],
-            prev: vec![NONE; n],
-            next: vec![NONE; n],
-            head: NONE,
-            tail: NONE,
+            order: SlotList::new(n),
             used: 0,
             slot_of: SparseVec::new(if n == 0 { 0 } else { logical_pages as usize }, NONE),
         }
@@ -61,8 +56,7 @@ impl LocationCache {
             return None;
         }
         if self.policy == Policy::Lru {
-            self.unlink(slot);
-            self.push_front(slot);
+            self.order.move_to_front(slot);
         }
         Some(Ppn(self.ppn[slot as usize]))
     }
@@ -76,8 +70,7 @@ impl LocationCache {
         if slot != NONE {
             self.ppn[slot as usize] = ppn.0;
             if self.policy == Policy::Lru {
-                self.unlink(slot);
-                self.push_front(slot);
+                self.order.move_to_front(slot);
             }
             return;
         }
@@ -85,15 +78,15 @@ impl LocationCache {
             self.used += 1;
             self.used - 1
         } else {
-            let victim = self.tail;
-            self.unlink(victim);
+            let victim = self.order.back().expect("a full cache has an oldest slot");
+            self.order.unlink(victim);
             self.slot_of.set(self.lpn[victim as usize] as usize, NONE);
             victim
         };
         self.lpn[slot as usize] = lpn;
         self.ppn[slot as usize] = ppn.0;
         self.slot_of.set(lpn as usize, slot);
-        self.push_front(slot);
+        self.order.push_front(slot);
     }
 
     /// A fold moved `lpn` to `ppn`: the entry follows it without becoming newer.
@@ -105,31 +98,6 @@ impl LocationCache {
         if slot != NONE {
             self.ppn[slot as usize] = ppn.0;
         }
-    }
-
-    fn unlink(&mut self, slot: u32) {
-        let (p, n) = (self.prev[slot as usize], self.next[slot as usize]);
-        if p != NONE {
-            self.next[p as usize] = n;
-        } else {
-            self.head = n;
-        }
-        if n != NONE {
-            self.prev[n as usize] = p;
-        } else {
-            self.tail = p;
-        }
-    }
-
-    fn push_front(&mut self, slot: u32) {
-        self.prev[slot as usize] = NONE;
-        self.next[slot as usize] = self.head;
-        if self.head != NONE {
-            self.prev[self.head as usize] = slot;
-        } else {
-            self.tail = slot;
-        }
-        self.head = slot;
     }
 }
 

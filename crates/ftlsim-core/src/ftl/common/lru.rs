@@ -1,8 +1,10 @@
-//! A fixed-capacity LRU set over dense keys (`0..keys`), with an intrusive doubly linked list in slot
-//! vectors and a key -> slot index: no hashing and no allocation after construction. Each slot carries a
+//! A fixed-capacity LRU set over dense keys (`0..keys`), with its recency order in a [`SlotList`] and a
+//! key -> slot index: no hashing and no allocation after construction. Each slot carries a
 //! dirty bit so that a write-back cache (TinyFTL's block table cache) knows what an eviction must write.
 //! Used for TinyFTL's block table cache, page mapping cache and log-block list, and Superblock's page-map
 //! cache.
+
+use super::slot_list::SlotList;
 
 const NONE: u32 = u32::MAX;
 
@@ -10,13 +12,9 @@ const NONE: u32 = u32::MAX;
 pub struct Lru {
     slot_of: Vec<u32>,
     key_of: Vec<u32>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
     dirty: Vec<bool>,
-    /// Most recently used slot.
-    head: u32,
-    /// Least recently used slot.
-    tail: u32,
+    /// Slots from the most to the least recently used.
+    order: SlotList,
     len: u32,
 }
 
@@ -27,11 +25,8 @@ impl Lru {
         Lru {
             slot_of: vec![NONE; keys as usize],
             key_of: vec![NONE; c],
-            prev: vec![NONE; c],
-            next: vec![NONE; c],
             dirty: vec![false; c],
-            head: NONE,
-            tail: NONE,
+            order: SlotList::new(c),
             len: 0,
         }
     }
@@ -58,7 +53,7 @@ impl Lru {
 
     /// The least recently used key.
     pub fn lru(&self) -> Option<u32> {
-        (self.tail != NONE).then(|| self.key_of[self.tail as usize])
+        self.order.back().map(|slot| self.key_of[slot as usize])
     }
 
     /// A hit makes `key` the most recently used and returns true; a miss changes nothing.
@@ -67,8 +62,7 @@ impl Lru {
         if slot == NONE {
             return false;
         }
-        self.unlink(slot);
-        self.push_front(slot);
+        self.order.move_to_front(slot);
         true
     }
 
@@ -78,10 +72,13 @@ impl Lru {
         debug_assert!(!self.contains(key));
         let mut evicted = None;
         let slot = if self.is_full() {
-            let slot = self.tail;
+            let slot = self
+                .order
+                .back()
+                .expect("a full set has a least recently used slot");
             let old = self.key_of[slot as usize];
             evicted = Some((old, self.dirty[slot as usize]));
-            self.unlink(slot);
+            self.order.unlink(slot);
             self.slot_of[old as usize] = NONE;
             self.len -= 1;
             slot
@@ -91,7 +88,7 @@ impl Lru {
         self.key_of[slot as usize] = key;
         self.dirty[slot as usize] = false;
         self.slot_of[key as usize] = slot;
-        self.push_front(slot);
+        self.order.push_front(slot);
         self.len += 1;
         evicted
     }
@@ -103,30 +100,17 @@ impl Lru {
             return None;
         }
         let dirty = self.dirty[slot as usize];
-        self.unlink(slot);
+        self.order.unlink(slot);
         self.slot_of[key as usize] = NONE;
         self.len -= 1;
         // Keep slots 0..len in use: move the last used slot into the hole.
         let last = self.len;
         if slot != last {
             let moved = self.key_of[last as usize];
-            let was_dirty = self.dirty[last as usize];
-            let (p, n) = (self.prev[last as usize], self.next[last as usize]);
             self.key_of[slot as usize] = moved;
-            self.dirty[slot as usize] = was_dirty;
-            self.prev[slot as usize] = p;
-            self.next[slot as usize] = n;
+            self.dirty[slot as usize] = self.dirty[last as usize];
+            self.order.replace(last, slot);
             self.slot_of[moved as usize] = slot;
-            if p != NONE {
-                self.next[p as usize] = slot;
-            } else {
-                self.head = slot;
-            }
-            if n != NONE {
-                self.prev[n as usize] = slot;
-            } else {
-                self.tail = slot;
-            }
         }
         Some(dirty)
     }
@@ -151,31 +135,6 @@ impl Lru {
             }
         }
         out.sort_unstable();
-    }
-
-    fn unlink(&mut self, slot: u32) {
-        let (p, n) = (self.prev[slot as usize], self.next[slot as usize]);
-        if p != NONE {
-            self.next[p as usize] = n;
-        } else {
-            self.head = n;
-        }
-        if n != NONE {
-            self.prev[n as usize] = p;
-        } else {
-            self.tail = p;
-        }
-    }
-
-    fn push_front(&mut self, slot: u32) {
-        self.prev[slot as usize] = NONE;
-        self.next[slot as usize] = self.head;
-        if self.head != NONE {
-            self.prev[self.head as usize] = slot;
-        } else {
-            self.tail = slot;
-        }
-        self.head = slot;
     }
 }
 

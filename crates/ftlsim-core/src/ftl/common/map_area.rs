@@ -5,12 +5,41 @@
 //! to a fresh block, then erased). Every operation runs in [`OpClass::Map`], so it is reported as
 //! `map.page_reads`, `map.page_writes` and `map.erases`, and charged to the request that caused it.
 
+use super::lru::Lru;
 use crate::addr::{Pbn, Ppn};
 use crate::device::Device;
 use crate::error::Result;
 use crate::nand::{OpClass, NO_LPN};
+use crate::stats::CacheKind;
 
 const NONE: u32 = u32::MAX;
+
+/// Makes page table `unit` resident in the page-map cache (Superblock §3.2, TinyFTL §V.C, both keeping their
+/// page tables in spare areas): a miss reads the spare areas of the newest page directory (`dir`) and of the
+/// table (`table`, when it is not on the directory's page); NONE where there is no copy yet.
+pub fn load_page_table(
+    cache: &mut Lru,
+    unit: u32,
+    dir: u32,
+    table: u32,
+    dev: &mut Device,
+) -> Result<()> {
+    let hit = cache.touch(unit);
+    dev.record_cache(CacheKind::PageMapCache, hit);
+    if !hit {
+        cache.insert(unit);
+        dev.with_class(OpClass::Map, |dev| {
+            if dir != NONE {
+                dev.read_spare(Ppn(dir))?;
+            }
+            if table != NONE && table != dir {
+                dev.read_spare(Ppn(table))?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(())
+}
 
 #[derive(Clone, Debug)]
 pub struct MapArea {

@@ -10,5 +10,6 @@ pub mod lru;
 pub mod map_area;
 pub mod merge;
 pub mod seq_logs;
+pub mod slot_list;
 pub mod valid_buckets;
 pub mod zone_map;
