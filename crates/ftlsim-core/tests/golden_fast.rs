@@ -492,7 +492,7 @@ fn in_order_rule_sends_a_write_below_the_frontier_to_the_log() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(24), ..ProptestConfig::default() })]
 
     #[test]
     fn ofast_never_erases_more_than_fast(

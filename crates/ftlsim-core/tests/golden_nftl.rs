@@ -262,7 +262,7 @@ fn random_requests(ops: &[(u8, u32, u32)], logical_pages: u32) -> Vec<Request> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(32), ..ProptestConfig::default() })]
 
     /// §5 "Reliability": the lookup table and the page cache are copies of spare-area data; they change
     /// only spare reads, and `nftl.spare_reads_avoided` accounts for the difference exactly.

@@ -77,7 +77,7 @@ fn requests(ops: &[(u8, u32, u32)], logical_pages: u32) -> Vec<Request> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(48), ..ProptestConfig::default() })]
 
     #[test]
     fn every_scheme_keeps_data_and_nand_rules(

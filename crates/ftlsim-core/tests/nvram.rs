@@ -27,7 +27,7 @@ fn with_nvram(mut cfg: SimConfig, bytes: u64, policy: &str) -> SimConfig {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: common::cases(24), ..ProptestConfig::default() })]
 
     #[test]
     fn every_policy_in_front_of_every_scheme_keeps_data(

@@ -48,3 +48,13 @@ pub fn random_op(kind: u8) -> Op {
         _ => Op::Write,
     }
 }
+
+/// Property-test cases: a quick pass in debug builds, a thorough one in release (the CI runs
+/// `cargo test --release`), scaled from the debug count.
+pub fn cases(debug: u32) -> u32 {
+    if cfg!(debug_assertions) {
+        debug
+    } else {
+        debug * 16
+    }
+}
