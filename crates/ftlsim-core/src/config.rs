@@ -267,7 +267,7 @@ pub fn parse_size(text: &str) -> Result<u64> {
 /// A readable size: the largest binary unit that divides it, else bytes.
 pub fn format_size(bytes: u64) -> String {
     for (unit, shift) in [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
         }
     }

@@ -307,7 +307,7 @@ fn run_source(
         }
         last_time = Some(request.time_us);
         run.serve(&request)?;
-        if run.host.requests % PROGRESS_EVERY == 0 {
+        if run.host.requests.is_multiple_of(PROGRESS_EVERY) {
             let (done, total) = source.progress();
             if !progress(Progress {
                 requests: run.host.requests,
@@ -433,7 +433,7 @@ impl Run<'_> {
             return Ok(());
         }
         let mut offset = request.offset;
-        let end = offset.checked_add(request.len).unwrap_or(u64::MAX);
+        let end = offset.saturating_add(request.len);
         if end > self.capacity {
             if !self.cfg.wrap || request.len > self.capacity {
                 return Err(SimError::BeyondCapacity {
@@ -474,8 +474,8 @@ impl Run<'_> {
                 self.host.write_requests += 1;
                 self.host.write_bytes += request.len;
                 for lpn in first..=last {
-                    let partial = (lpn == first && offset % self.page_bytes != 0)
-                        || (lpn == last && end % self.page_bytes != 0);
+                    let partial = (lpn == first && !offset.is_multiple_of(self.page_bytes))
+                        || (lpn == last && !end.is_multiple_of(self.page_bytes));
                     if partial {
                         self.host.rmw_page_reads += 1;
                         self.read_page(Lpn(lpn as u32))?;

@@ -194,7 +194,11 @@ fn random_with_gaps(n: usize, logical_pages: u64, gap_every: usize) -> Vec<Reque
                 1..=5 => ((r >> 8) % 8, 1),
                 _ => ((r >> 8) % logical_pages, 1),
             };
-            let op = if r % 7 == 0 { Op::Read } else { Op::Write };
+            let op = if r.is_multiple_of(7) {
+                Op::Read
+            } else {
+                Op::Write
+            };
             if gap_every > 0 && i % gap_every == 0 {
                 t += 1_000_000.0;
             }

@@ -265,7 +265,7 @@ impl SuperblockFtl {
                 self.collect(sb, victim, dev)?;
             } else if let Some(other) = self.reclaim_candidate(sb) {
                 self.compact(other, dev)?;
-            } else if self.free.len() > 0 {
+            } else if !self.free.is_empty() {
                 return self.next_page(sb, dev);
             } else {
                 return Err(dev.out_of_space("no free block and no superblock to reclaim"));

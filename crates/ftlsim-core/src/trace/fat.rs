@@ -32,6 +32,7 @@
 //! - truncate: the clusters beyond the new size freed, the entry updated.
 //! - read: the data sectors of the file, one request per contiguous run of clusters (data). The FAT and
 //!   directories are assumed cached in RAM for reads (the OS keeps them in the buffer cache).
+//!
 //! `sync=true` (003's high-integrity mode, Linux VFAT mounted `-o sync`): at the end of each operation the
 //! metadata sectors it dirtied are written, each once. `sync=false`: they are kept dirty and written back
 //! every `flush_every` operations (sorted by sector), and once more at the end.
@@ -313,7 +314,7 @@ impl FatFs {
                     self.pending.push(s);
                 }
             }
-            if self.ops % self.flush_every as u64 == 0 {
+            if self.ops.is_multiple_of(self.flush_every as u64) {
                 self.write_back();
             }
         }
@@ -684,7 +685,7 @@ impl App {
                 } else {
                     // Delete half of this transaction's photos; each one's index record is overwritten by
                     // the last record and the index shrinks by one record.
-                    let mut mine: Vec<u32> = made.drain(..).collect();
+                    let mut mine: Vec<u32> = std::mem::take(made);
                     mine.shuffle(rng);
                     for &p in mine.iter().take(mine.len() / 2) {
                         let i = live.iter().position(|&q| q == p).expect("photo is live");

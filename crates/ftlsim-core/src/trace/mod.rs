@@ -227,7 +227,15 @@ pub struct LineReader {
     total_bytes: u64,
 }
 
-fn open_lines(path: &Path) -> Result<(Box<dyn BufRead + Send>, Arc<AtomicU64>, u64), TraceError> {
+/// A trace file opened for reading lines: the lines (decompressed if gzip), the bytes pulled from the file so
+/// far, and the file's size.
+struct OpenedLines {
+    lines: Box<dyn BufRead + Send>,
+    read_bytes: Arc<AtomicU64>,
+    total_bytes: u64,
+}
+
+fn open_lines(path: &Path) -> Result<OpenedLines, TraceError> {
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,
@@ -250,12 +258,16 @@ fn open_lines(path: &Path) -> Result<(Box<dyn BufRead + Send>, Arc<AtomicU64>, u
     } else {
         Box::new(BufReader::with_capacity(1 << 16, counting))
     };
-    Ok((lines, count, total))
+    Ok(OpenedLines {
+        lines,
+        read_bytes: count,
+        total_bytes: total,
+    })
 }
 
 /// Reads up to `n` non-empty lines from the start of a file (gzip or not), for sniffing.
 pub fn head_lines(path: &Path, n: usize) -> Result<Vec<String>, TraceError> {
-    let (mut lines, _, _) = open_lines(path)?;
+    let mut lines = open_lines(path)?.lines;
     let mut out = Vec::new();
     let mut buf = Vec::new();
     while out.len() < n {
@@ -305,7 +317,11 @@ impl LineReader {
             spec: path.display().to_string(),
             what,
         })?;
-        let (lines, read_bytes, total_bytes) = open_lines(path)?;
+        let OpenedLines {
+            lines,
+            read_bytes,
+            total_bytes,
+        } = open_lines(path)?;
         Ok(LineReader {
             path: path.to_path_buf(),
             lines,

@@ -47,7 +47,7 @@ pub fn write_refs(
         for p in first..=last {
             *counts.get_mut((p * page / block_bytes) as usize) += 1;
         }
-        if index % stride == 0 {
+        if index.is_multiple_of(stride) {
             timeline_write.push(index);
             timeline_block.push(r.offset / block_bytes);
             if timeline_write.len() > max_points.max(2) {

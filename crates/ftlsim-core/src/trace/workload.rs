@@ -516,11 +516,9 @@ impl RequestSource for Generator {
             }
         };
         // Request i (0-based) is at (i / idle_every) gaps: a gap opens before every idle_every-th request.
-        let time_us = if self.idle_every > 0 {
-            ((self.done - 1) / self.idle_every) as f64 * self.idle_gap_us
-        } else {
-            0.0
-        };
+        let time_us = (self.done - 1)
+            .checked_div(self.idle_every)
+            .map_or(0.0, |gaps| gaps as f64 * self.idle_gap_us);
         Some(Ok(Request::new(
             time_us,
             op,
