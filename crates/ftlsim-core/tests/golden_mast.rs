@@ -267,3 +267,31 @@ fn mast_reports_area_utilization() {
     assert!(r.num("mast.utilization.ha") < r.num("mast.utilization.ca"));
     assert!(r.count("mast.utilization.samples") > 0);
 }
+
+#[test]
+fn dynamic_sizing_moves_blocks_to_la_but_keeps_ca_above_its_floor() {
+    // 32 log blocks: 31 random; CA's floor is ceil(31 / 4) = 8 blocks, or 16 with ca_min_share=0.5.
+    for (share, floor) in [(0.25, 8), (0.5, 16)] {
+        let r = hot_set("mast", json!({"log_blocks": 32, "ca_min_share": share}));
+        assert!(
+            r.count("mast.resizes.grow_la") > 0,
+            "the hot set makes CA's utilization fall"
+        );
+        assert!(
+            r.count("mast.area_blocks.ca") >= floor,
+            "{share}: {}",
+            r.count("mast.area_blocks.ca")
+        );
+        assert_eq!(
+            r.count("mast.area_blocks.la")
+                + r.count("mast.area_blocks.ha")
+                + r.count("mast.area_blocks.ca"),
+            31
+        );
+    }
+    let pinned = hot_set("mast", json!({"log_blocks": 32, "dynamic_sizing": false}));
+    assert_eq!(
+        pinned.count("mast.resizes.grow_la") + pinned.count("mast.resizes.shrink_la"),
+        0
+    );
+}
