@@ -327,6 +327,68 @@ def plot_refs_cmd(trace, output, fmt_name, device, skip_bad_lines, page_bytes, b
     console.print(f"[dim]plot written to {output}[/]")
 
 
+@main.command()
+@click.argument("name", required=False)
+@click.option("--quick", is_flag=True, help="Small workloads: the shape of the result in seconds.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write every run's report as CSV.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the figure (where it has one).")
+@click.option("--jobs", type=int, default=None, help="Parallel runs (default: all cores).")
+def reproduce(name, quick, csv_path, plot_path, jobs):
+    """Re-run one of the papers' experiments and print its table next to the paper's claim.
+
+    With no NAME, lists the experiments; `ram-tables` prints the papers' RAM tables."""
+    from .reproduce import EXPERIMENTS, ram_tables
+    from .sim import run_many
+
+    if name is None:
+        t = Table(title="Experiments (ftlsim reproduce NAME)", title_justify="left")
+        for c in ("name", "paper", "claim"):
+            t.add_column(c)
+        for e in EXPERIMENTS.values():
+            t.add_row(e.name, e.paper, e.claim)
+        t.add_row("ram-tables", "TinyFTL Tables I and IV; NFTL section 3.2", "RAM bytes, exactly")
+        console.print(t)
+        return
+    if name == "ram-tables":
+        console.print(dataframe_table(ram_tables(), "RAM of the papers' devices"))
+        return
+    if name not in EXPERIMENTS:
+        fail(f"unknown experiment `{name}`; valid: {', '.join([*EXPERIMENTS, 'ram-tables'])}")
+    experiment = EXPERIMENTS[name]
+    runs = experiment.runs(quick)
+    with Progress(TextColumn(f"[bold]{name}"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        task = bar.add_task(name, total=len(runs))
+        try:
+            df = run_many(runs, jobs=jobs, on_done=lambda d, t: bar.update(task, completed=d))
+        except _core.FtlsimError as e:
+            fail(e)
+    console.print(dataframe_table(experiment.summary(df), f"{name}: {experiment.paper}"))
+    console.print(f"[bold]The paper's claim:[/] {experiment.claim}")
+    if csv_path:
+        df.to_csv(csv_path, index=False)
+        console.print(f"[dim]{len(df)} runs written to {csv_path}[/]")
+    if plot_path:
+        if experiment.plot_x is None:
+            fail(f"experiment `{name}` has no figure to draw; use --csv")
+        from .plot import compare_plot
+
+        compare_plot(df, experiment.plot_x, plot_path, title=experiment.paper)
+        console.print(f"[dim]plot written to {plot_path}[/]")
+
+
+def dataframe_table(df, title: str) -> Table:
+    """A pandas DataFrame (flat or with a two-level column index, as pivot makes) as a rich table."""
+    df = df.reset_index() if df.index.name or any(df.index.names) else df
+    table = Table(title=title, title_justify="left")
+    columns = [" ".join(str(p) for p in c if str(p)) if isinstance(c, tuple) else str(c) for c in df.columns]
+    for col in columns:
+        table.add_column(col, justify="right")
+    for row in df.itertuples(index=False):
+        table.add_row(*[fmt(v) for v in row])
+    return table
+
+
 @main.command("list")
 def list_cmd():
     """List schemes, device presets, built-in workloads and trace formats."""

@@ -55,6 +55,24 @@ def grid(traces, ftls, params: dict | None = None) -> list[dict]:
     return runs
 
 
+def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, int], None] | None = None):
+    """Runs `simulate(**run)` for every run in parallel (the engine releases the GIL) and returns a pandas
+    DataFrame with one row per run, in order: the run's `labels` (a dict of extra columns, not passed to
+    `simulate`), its keywords, then the Report's flat keys."""
+    import pandas as pd
+
+    rows: list[dict | None] = [None] * len(runs)
+    kwargs = [{k: v for k, v in run.items() if k != "labels"} for run in runs]
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        futures = {pool.submit(simulate, **kw): i for i, kw in enumerate(kwargs)}
+        for done, future in enumerate(as_completed(futures), 1):
+            i = futures[future]
+            rows[i] = {**runs[i].get("labels", {}), **kwargs[i], **future.result().flat()}
+            if on_done:
+                on_done(done, len(runs))
+    return pd.DataFrame(rows)
+
+
 def sweep(
     traces: str | Iterable[str],
     ftls: str | Iterable[str],
@@ -66,16 +84,5 @@ def sweep(
     """Runs the grid traces x ftls x params (a dict of name -> list of values) in parallel on all cores and
     returns a pandas DataFrame with one row per run: the run's grid values, then the Report's flat keys.
     `common` keywords apply to every run (``preset=``, ``capacity=``, ``precondition=``, ...)."""
-    import pandas as pd
-
-    runs = grid(traces, ftls, params)
-    rows: list[dict | None] = [None] * len(runs)
-    jobs = jobs or os.cpu_count() or 1
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = {pool.submit(simulate, **{**common, **run}): i for i, run in enumerate(runs)}
-        for done, future in enumerate(as_completed(futures), 1):
-            i = futures[future]
-            rows[i] = {**{k: v for k, v in runs[i].items()}, **future.result().flat()}
-            if on_done:
-                on_done(done, len(runs))
-    return pd.DataFrame(rows)
+    runs = [{**common, **run} for run in grid(traces, ftls, params)]
+    return run_many(runs, jobs=jobs, on_done=on_done)
