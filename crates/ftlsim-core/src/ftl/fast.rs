@@ -36,7 +36,7 @@
 //! three erase operations"); a replaced block's written pages are recorded for the SW block (before the merge)
 //! and for every RW victim (always full).
 
-use super::common::log_blocks::PageState;
+use super::common::log_blocks::{sector_map_ram, PageState};
 use super::common::seq_logs::{HybridBlocks, SeqBlock};
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Ppn, Token};
@@ -140,18 +140,12 @@ pub struct FastFtl {
 
 impl Ftl for FastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        match self.blocks.newest(lpn.0, self.sw, dev) {
-            Some(ppn) => Ok(dev.read(ppn)?.token),
-            None => Ok(None),
-        }
+        self.blocks.read(lpn.0, self.sw, dev)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        if self.blocks.data.fits_in_place(lpn.0) {
-            return self
-                .blocks
-                .data
-                .program_in_place(lpn.0, token, &mut self.blocks.pool, dev);
+        if self.blocks.write_in_place(lpn.0, token, dev)? {
+            return Ok(());
         }
         let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
         if offset == 0 {
@@ -199,14 +193,7 @@ impl Ftl for FastFtl {
             slots * entry,
             format!("{slots} RW log blocks x {entry} B"),
         ));
-        ram.push(RamItem::new(
-            "sector_map",
-            slots * self.ppb as u64 * 4,
-            format!(
-                "{slots} RW log blocks x {} pages x 4 B (FAST paper section 3.2)",
-                self.ppb
-            ),
-        ));
+        ram.push(sector_map_ram(slots, self.ppb, "RW log blocks"));
         ram
     }
 }

@@ -51,6 +51,7 @@
 //! - a random log page superseded by a sequential log block's page is stale (no merge needed for it);
 //! - a merged logical block is merged fully (every page from its newest copy), as FAST §3.4 does.
 
+use super::common::log_blocks::sector_map_ram;
 use super::common::seq_logs::{Associativity, HybridBlocks, SeqBlock};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
@@ -174,21 +175,15 @@ impl Ftl for LastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         let lbn = lpn.0 / self.ppb;
         let seq = self.seq_of(lbn).and_then(|i| self.seq[i]);
-        match self.blocks.newest(lpn.0, seq, dev) {
-            Some(ppn) => Ok(dev.read(ppn)?.token),
-            None => Ok(None),
-        }
+        self.blocks.read(lpn.0, seq, dev)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         self.writes += 1;
         let previous = self.last_write.get(lpn.0 as usize);
         self.last_write.set(lpn.0 as usize, self.writes);
-        if self.blocks.data.fits_in_place(lpn.0) {
-            return self
-                .blocks
-                .data
-                .program_in_place(lpn.0, token, &mut self.blocks.pool, dev);
+        if self.blocks.write_in_place(lpn.0, token, dev)? {
+            return Ok(());
         }
         let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
         if let Some(i) = self.seq_of(lbn) {
@@ -234,14 +229,7 @@ impl Ftl for LastFtl {
             random * entry + random.div_ceil(8),
             format!("{random} x {entry} B + 1 partition bit each"),
         ));
-        ram.push(RamItem::new(
-            "sector_map",
-            random * self.ppb as u64 * 4,
-            format!(
-                "{random} random log blocks x {} pages x 4 B (FAST paper section 3.2)",
-                self.ppb
-            ),
-        ));
+        ram.push(sector_map_ram(random, self.ppb, "random log blocks"));
         ram.push(RamItem::new(
             "recency_table",
             logical_pages * 4,

@@ -55,7 +55,7 @@
 //! - utilization (Fig. 2) = live pages / written pages of an area's blocks, sampled at every replacement in
 //!   any area and averaged over the run (`mast.utilization.*`); the dynamic sizing uses the current values.
 
-use super::common::log_blocks::PageState;
+use super::common::log_blocks::{sector_map_ram, PageState};
 use super::common::seq_logs::{Associativity, HybridBlocks, SeqBlock};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
@@ -232,18 +232,12 @@ pub struct MastFtl {
 
 impl Ftl for MastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        match self.blocks.newest(lpn.0, self.sw, dev) {
-            Some(ppn) => Ok(dev.read(ppn)?.token),
-            None => Ok(None),
-        }
+        self.blocks.read(lpn.0, self.sw, dev)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        if self.blocks.data.fits_in_place(lpn.0) {
-            return self
-                .blocks
-                .data
-                .program_in_place(lpn.0, token, &mut self.blocks.pool, dev);
+        if self.blocks.write_in_place(lpn.0, token, dev)? {
+            return Ok(());
         }
         let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
         if offset == 0 {
@@ -319,14 +313,7 @@ impl Ftl for MastFtl {
             slots * entry + (slots * 2).div_ceil(8),
             format!("{slots} log blocks x {entry} B + a 2-bit area tag each"),
         ));
-        ram.push(RamItem::new(
-            "sector_map",
-            slots * self.ppb as u64 * 4,
-            format!(
-                "{slots} log blocks x {} pages x 4 B (FAST paper section 3.2)",
-                self.ppb
-            ),
-        ));
+        ram.push(sector_map_ram(slots, self.ppb, "log blocks"));
         ram.push(RamItem::new(
             "area_sizes",
             3 * 2,

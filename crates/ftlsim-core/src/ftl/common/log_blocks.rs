@@ -14,6 +14,7 @@
 //! block. These indices are simulator aids, not controller RAM.
 
 use crate::addr::{Pbn, Ppn};
+use crate::ftl::RamItem;
 use crate::sparse::SparseVec;
 
 const NONE: u32 = u32::MAX;
@@ -204,6 +205,16 @@ impl LogBlocks {
         (0..self.written[slot as usize])
             .all(|o| self.lpn_at[(slot * self.ppb + o) as usize] == first + o)
     }
+}
+
+/// The sector map of `log_blocks` log blocks as a controller stores it: one 4-byte entry per log page (FAST
+/// paper §3.2). `kind` names the blocks in the layout text ("RW log blocks", "random log blocks").
+pub fn sector_map_ram(log_blocks: u64, pages_per_block: u32, kind: &str) -> RamItem {
+    RamItem::new(
+        "sector_map",
+        log_blocks * pages_per_block as u64 * 4,
+        format!("{log_blocks} {kind} x {pages_per_block} pages x 4 B (FAST paper section 3.2)"),
+    )
 }
 
 #[cfg(test)]

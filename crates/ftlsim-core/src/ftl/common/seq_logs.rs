@@ -89,6 +89,25 @@ impl HybridBlocks {
             .or_else(|| self.data.page(lpn, dev))
     }
 
+    /// Reads the newest copy of `lpn` (see [`Self::newest`]): one page read, or nothing if it was never
+    /// written.
+    pub fn read(&self, lpn: u32, seq: Option<SeqBlock>, dev: &mut Device) -> Result<Option<Token>> {
+        match self.newest(lpn, seq, dev) {
+            Some(ppn) => Ok(dev.read(ppn)?.token),
+            None => Ok(None),
+        }
+    }
+
+    /// Programs `lpn` in its data block if it fits there without a collision; returns whether it did.
+    pub fn write_in_place(&mut self, lpn: u32, token: Token, dev: &mut Device) -> Result<bool> {
+        if !self.data.fits_in_place(lpn) {
+            return Ok(false);
+        }
+        self.data
+            .program_in_place(lpn, token, &mut self.pool, dev)?;
+        Ok(true)
+    }
+
     /// Reclaims a sequential log block (FAST §3.4): a switch when it is full and nothing is folded in; a full
     /// merge when the folded-in write (`incoming`: offset and token) falls among its pages; a partial merge
     /// otherwise. Every log page of its logical block becomes `Merged`. Returns the kind recorded.
