@@ -10,13 +10,15 @@
 //! ```
 //! Under `sequential_program` (MLC) a free page below the block's highest programmed page cannot be
 //! programmed either, so such a write is handled like an overwrite.
-//! RAM: the block map (one entry per logical block, as wide as a physical block address) and one "written" bit
-//! per logical page. Choice: the written bit is kept in RAM rather than found by a spare read, so the baseline's
+//! RAM: the block map (one entry per logical block, as wide as a physical block address), one "written" bit
+//! per logical page and the in-order frontier per block: the data-block map the log-block schemes share
+//! (`common/data_blocks.rs`). Choice: the written bit is kept in RAM rather than found by a spare read, so the baseline's
 //! only flash traffic is the data itself. Spare area: the logical page number. One extra physical block.
 
+use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
-use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Token};
+use super::{defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
+use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
@@ -35,17 +37,11 @@ pub const SCHEME: Scheme = Scheme {
 #[serde(deny_unknown_fields, default)]
 pub struct BlockParams {}
 
-const UNMAPPED: u32 = u32::MAX;
-
 pub struct BlockFtl {
     ppb: u32,
-    logical_blocks: u32,
     physical_blocks: u32,
-    sequential_program: bool,
-    map: Vec<u32>,
-    /// One past the highest offset programmed in each logical block's data block.
-    frontier: Vec<u32>,
-    written: Vec<u64>,
+    /// The block map, the written bit of each logical page and each block's in-order frontier.
+    data: DataBlocks,
     free: FreePool,
 }
 
@@ -54,12 +50,8 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let blocks = g.logical_blocks + 1;
     let ftl = BlockFtl {
         ppb: g.pages_per_block,
-        logical_blocks: g.logical_blocks,
         physical_blocks: blocks,
-        sequential_program: g.sequential_program,
-        map: vec![UNMAPPED; g.logical_blocks as usize],
-        frontier: vec![0; g.logical_blocks as usize],
-        written: vec![0; (g.logical_pages() as usize).div_ceil(64)],
+        data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
         free: FreePool::with_range(0, blocks),
     };
     Ok(Built {
@@ -70,88 +62,47 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 
 impl Ftl for BlockFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
-        match self.map[lbn as usize] {
-            UNMAPPED => Ok(None),
-            pbn => Ok(dev.read(dev.ppn(Pbn(pbn), offset))?.token),
+        // The data block's page is read even if never programmed: the baseline keeps no per-page lookup on
+        // the read path.
+        match self.data.pbn(lpn.0 / self.ppb) {
+            None => Ok(None),
+            Some(pbn) => Ok(dev.read(dev.ppn(pbn, lpn.0 % self.ppb))?.token),
         }
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
-        let old = self.map[lbn as usize];
-        let in_order = !self.sequential_program || offset >= self.frontier[lbn as usize];
-        if old == UNMAPPED || (!self.is_written(lpn.0) && in_order) {
-            let pbn = match old {
-                UNMAPPED => self.take_free(dev)?,
-                pbn => Pbn(pbn),
-            };
-            self.map[lbn as usize] = pbn.0;
-            self.set_written(lpn.0);
-            self.frontier[lbn as usize] = self.frontier[lbn as usize].max(offset + 1);
-            return dev.program(dev.ppn(pbn, offset), token, lpn);
+        if self.data.fits_in_place(lpn.0) {
+            return self
+                .data
+                .program_in_place(lpn.0, token, &mut self.free, dev);
         }
+        let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
         let mark = dev.begin();
-        let new = self.take_free(dev)?;
+        let new = self
+            .free
+            .take()
+            .ok_or_else(|| dev.out_of_space("no free block"))?;
+        let old = self
+            .data
+            .relocate(lbn, new)
+            .expect("an overwrite has a data block");
         let first = lbn * self.ppb;
-        self.set_written(lpn.0);
         for o in 0..self.ppb {
             let to = dev.ppn(new, o);
             if o == offset {
                 dev.program(to, token, lpn)?;
-            } else if self.is_written(first + o) {
-                dev.copy(dev.ppn(Pbn(old), o), to)?;
+            } else if self.data.is_written(first + o) {
+                dev.copy(dev.ppn(old, o), to)?;
             }
         }
-        dev.erase(Pbn(old))?;
-        self.free.put(Pbn(old));
-        self.map[lbn as usize] = new.0;
-        self.frontier[lbn as usize] = (0..self.ppb)
-            .rev()
-            .find(|&o| self.is_written(first + o))
-            .map_or(0, |o| o + 1);
+        self.data.mark_programmed(lpn.0);
+        dev.erase(old)?;
+        self.free.put(old);
         dev.end_gc(mark);
         Ok(())
     }
 
     fn ram(&self) -> Vec<RamItem> {
-        let entry = address_bytes(self.physical_blocks as u64);
-        let pages = self.logical_blocks as u64 * self.ppb as u64;
-        vec![
-            RamItem::new(
-                "block_map",
-                self.logical_blocks as u64 * entry,
-                format!("{} logical blocks x {entry} B", self.logical_blocks),
-            ),
-            RamItem::new(
-                "written_bitmap",
-                pages.div_ceil(8),
-                format!("{pages} logical pages x 1 bit"),
-            ),
-            RamItem::new(
-                "frontier",
-                self.logical_blocks as u64,
-                format!(
-                    "{} logical blocks x 1 B (in-order rule)",
-                    self.logical_blocks
-                ),
-            ),
-        ]
-    }
-}
-
-impl BlockFtl {
-    fn is_written(&self, lpn: u32) -> bool {
-        self.written[(lpn / 64) as usize] & (1 << (lpn % 64)) != 0
-    }
-
-    fn set_written(&mut self, lpn: u32) {
-        self.written[(lpn / 64) as usize] |= 1 << (lpn % 64);
-    }
-
-    fn take_free(&mut self, dev: &Device) -> Result<Pbn> {
-        self.free
-            .take()
-            .ok_or_else(|| dev.out_of_space("no free block"))
+        self.data.ram(self.physical_blocks)
     }
 }

@@ -112,6 +112,14 @@ impl DataBlocks {
         old
     }
 
+    /// Makes `pbn` the data block of `lbn` holding the same offsets as the block it replaces (a copy to a new
+    /// block); returns the replaced block.
+    pub fn relocate(&mut self, lbn: u32, pbn: Pbn) -> Option<Pbn> {
+        let old = self.pbn(lbn);
+        self.map[lbn as usize] = pbn.0;
+        old
+    }
+
     /// Notes that the data block's page of `lpn` was programmed.
     pub fn mark_programmed(&mut self, lpn: u32) {
         self.set_written(lpn, true);
