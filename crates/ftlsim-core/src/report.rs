@@ -28,6 +28,8 @@ pub struct ConfigEcho {
     pub capacity_bytes: u64,
     pub logical_blocks: u32,
     pub physical_blocks: u32,
+    /// Of the physical blocks beyond the logical ones, those the scheme uses (the rest are unused spare).
+    pub scheme_extra_blocks: u32,
     pub read_us: f64,
     pub spare_read_us: f64,
     pub program_us: f64,
@@ -339,6 +341,13 @@ impl Report {
             Unit::Count,
             "physical blocks beyond the logical capacity (log, reserve, map and free blocks)",
             c.physical_blocks.saturating_sub(c.logical_blocks),
+        );
+        k.put(
+            "device.scheme_extra_blocks",
+            Unit::Count,
+            "of the extra blocks, those the scheme's parameters use (log, reserve, map blocks); the rest of a \
+             stated extra_blocks stays unused",
+            c.scheme_extra_blocks,
         );
         for (key, value, what) in [
             ("config.read_us", c.read_us, "page read latency"),

@@ -7,7 +7,8 @@ mod latency;
 mod nvram;
 
 pub use config::{
-    resolve_device, MeasureFrom, Precondition, Resolved, SimConfig, DEFAULT_WORKLOAD_CAPACITY,
+    build_scheme, resolve_device, BuiltRun, MeasureFrom, Precondition, Resolved, SimConfig,
+    DEFAULT_WORKLOAD_CAPACITY,
 };
 pub use nvram::ram;
 
@@ -78,7 +79,7 @@ pub fn run(cfg: &SimConfig, trace_spec: &str, progress: OnProgress) -> Result<Re
     let ticker = Ticker::new(progress);
     let resolved =
         config::resolve_device_with(cfg, Some(trace_spec), &mut |p| (ticker.on_progress)(p))?;
-    let built = ftl::build(&cfg.ftl, &cfg.params, &resolved.geometry)?;
+    let built = build_scheme(cfg, &resolved.geometry)?;
     let open = || -> Result<Box<dyn RequestSource>> {
         Ok(trace::open(
             trace_spec,
@@ -93,7 +94,7 @@ pub fn run(cfg: &SimConfig, trace_spec: &str, progress: OnProgress) -> Result<Re
 /// Runs requests held in memory (tests, generated sequences). The capacity comes from the config, else the
 /// furthest request rounded up to a block.
 pub fn run_requests(cfg: &SimConfig, requests: Vec<Request>) -> Result<Report> {
-    run_custom(cfg, |g| ftl::build(&cfg.ftl, &cfg.params, g), requests)
+    run_built(cfg, |g| build_scheme(cfg, g), requests)
 }
 
 /// Runs requests held in memory through a scheme made by `make` for the resolved geometry: the way tests run
@@ -101,6 +102,25 @@ pub fn run_requests(cfg: &SimConfig, requests: Vec<Request>) -> Result<Report> {
 pub fn run_custom(
     cfg: &SimConfig,
     make: impl FnOnce(&Geometry) -> Result<ftl::Built>,
+    requests: Vec<Request>,
+) -> Result<Report> {
+    run_built(
+        cfg,
+        |g| {
+            let built = make(g)?;
+            let scheme_extra_blocks = built.extra_blocks;
+            Ok(BuiltRun {
+                built,
+                scheme_extra_blocks,
+            })
+        },
+        requests,
+    )
+}
+
+fn run_built(
+    cfg: &SimConfig,
+    make: impl FnOnce(&Geometry) -> Result<BuiltRun>,
     requests: Vec<Request>,
 ) -> Result<Report> {
     let started = Instant::now();
@@ -140,18 +160,22 @@ struct Run<'a> {
     write_latency: Latencies,
     request_us: f64,
     idle_us: f64,
+    /// Extra blocks the scheme uses (of the chip's extra blocks).
+    scheme_extra_blocks: u32,
 }
 
 fn drive(
     cfg: &SimConfig,
     resolved: &Resolved,
-    built: ftl::Built,
+    built: BuiltRun,
     open: &dyn Fn() -> Result<Box<dyn RequestSource>>,
     trace_spec: &str,
     started: Instant,
     mut ticker: Ticker,
 ) -> Result<Report> {
     let g = resolved.geometry;
+    let scheme_extra_blocks = built.scheme_extra_blocks;
+    let built = built.built;
     let physical_blocks = g.logical_blocks + built.extra_blocks;
     let nvram = nvram::nvram_options(cfg, &g)?;
     let measure_from_us = match &cfg.measure_from {
@@ -171,6 +195,7 @@ fn drive(
         write_latency: Latencies::new(),
         request_us: 0.0,
         idle_us: 0.0,
+        scheme_extra_blocks,
     };
     // Preconditioning goes straight to the scheme: the NVRAM is put in front afterwards, so it starts empty.
     match cfg.precondition {
@@ -466,6 +491,7 @@ impl Run<'_> {
                 capacity_bytes: g.logical_bytes(),
                 logical_blocks: g.logical_blocks,
                 physical_blocks: dev.physical_blocks(),
+                scheme_extra_blocks: self.scheme_extra_blocks,
                 read_us: t.read_us,
                 spare_read_us: t.spare_read_us,
                 program_us: t.program_us,
