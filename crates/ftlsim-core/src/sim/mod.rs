@@ -280,11 +280,15 @@ fn drive(
         done,
         total,
     });
+    let flash = run.dev.counts();
+    let per_s = |n: u64| n as f64 / wall_s.max(1e-9);
     let sim = SimFigures {
         skipped_lines: source.skipped_lines(),
         setup_s,
         wall_s,
-        requests_per_s: run.host.requests as f64 / wall_s.max(1e-9),
+        requests_per_s: per_s(run.host.requests),
+        flash_ops_per_s: per_s(flash.page_reads + flash.page_writes + flash.erases),
+        spare_reads_per_s: per_s(flash.spare_reads),
         chip_memory_bytes: run.dev.chip().heap_bytes() as u64,
     };
     Ok(run.report(resolved, trace_spec, precondition_erases, flush_us, sim))
