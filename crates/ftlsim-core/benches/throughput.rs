@@ -6,6 +6,8 @@
 //!   (b) hot/cold: 80% of requests to the first 20% of pages, 20% of requests reads;
 //!   (c) the Financial1 excerpt in `../shared/traces/`, looped to 2 M requests.
 //! The whole loop is measured: generation, splitting into pages, the scheme, the chip, the integrity check.
+//! The machine may be shared: `cpu%` is the share of the run's wall time this thread was on a CPU (from
+//! `/proc/thread-self/schedstat`), and `ops/cpu-s` is flash ops/s divided by it, the rate on an idle core.
 //! `FTLSIM_BENCH_QUICK=1` runs a tenth of the requests on 64 MiB (a smoke run); `FTLSIM_BENCH_SCHEMES=page,fast`
 //! picks schemes.
 
@@ -17,6 +19,7 @@ use ftlsim_core::trace::{self, TraceOptions};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use std::path::Path;
+use std::time::Instant;
 
 const PAGE_BYTES: u64 = 2048;
 
@@ -79,6 +82,12 @@ fn financial(sizes: &Sizes) -> Option<Vec<Request>> {
     None
 }
 
+/// Nanoseconds this thread has been on a CPU, if the kernel says.
+fn cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
 fn main() {
     let quick = std::env::var_os("FTLSIM_BENCH_QUICK").is_some();
     let sizes = if quick {
@@ -105,8 +114,8 @@ fn main() {
         sizes.requests, sizes.capacity
     );
     println!(
-        "{:<12} {:<3} {:>11} {:>13} {:>13} {:>10}",
-        "scheme", "wl", "requests/s", "flash ops/s", "spare rd/s", "B/phys pg"
+        "{:<14} {:<3} {:>11} {:>13} {:>13} {:>10} {:>5} {:>13}",
+        "scheme", "wl", "requests/s", "flash ops/s", "spare rd/s", "B/phys pg", "cpu%", "ops/cpu-s"
     );
     for scheme in SCHEMES {
         if only
@@ -129,22 +138,31 @@ fn main() {
             ..Default::default()
         };
         let uniform = format!("uniform:writes={},seed=1", sizes.requests);
-        let runs = [
-            ("a", run(&cfg, &uniform, &mut |_| true)),
-            ("b", run_requests(&cfg, b.clone())),
-        ]
-        .into_iter()
-        .chain(c.clone().map(|c| ("c", run_requests(&cfg, c))));
-        for (wl, report) in runs {
+        let workloads: [(&str, Option<&Vec<Request>>); 3] =
+            [("a", None), ("b", Some(&b)), ("c", c.as_ref())];
+        for (wl, requests) in workloads {
+            if wl == "c" && requests.is_none() {
+                continue;
+            }
+            let (wall, cpu) = (Instant::now(), cpu_ns());
+            let report = match requests {
+                None => run(&cfg, &uniform, &mut |_| true),
+                Some(requests) => run_requests(&cfg, requests.clone()),
+            };
             let r = report.unwrap_or_else(|e| panic!("{} ({wl}): {e}", scheme.name));
+            let share = cpu_ns()
+                .zip(cpu)
+                .map(|(end, start)| (end - start) as f64 / 1e9 / wall.elapsed().as_secs_f64());
             let physical_pages = r.count("config.physical_blocks") * 64;
+            let ops = r.num("sim.flash_ops_per_s");
             println!(
-                "{:<12} {wl:<3} {:>11.0} {:>13.0} {:>13.0} {:>10.1}",
+                "{:<14} {wl:<3} {:>11.0} {ops:>13.0} {:>13.0} {:>10.2} {:>5} {:>13}",
                 scheme.name,
                 r.num("sim.requests_per_s"),
-                r.num("sim.flash_ops_per_s"),
                 r.num("sim.spare_reads_per_s"),
                 r.count("sim.chip_memory_bytes") as f64 / physical_pages as f64,
+                share.map_or("-".into(), |s| format!("{:.0}", 100.0 * s)),
+                share.map_or("-".into(), |s| format!("{:.0}", ops / s.max(1e-3))),
             );
         }
     }

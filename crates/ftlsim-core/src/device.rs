@@ -217,17 +217,12 @@ impl Device {
 
     /// Copies a page (as [`Device::copy`]), counted in `class`; the scheme word is not carried over.
     pub fn copy_in(&mut self, class: OpClass, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
-        let page = self.read_in(class, from)?;
-        match page.token {
-            Some(token) => {
-                self.chip
-                    .program(to, token, page.spare.lpn, AUX_ERASED, class)
-                    .map_err(|v| self.rule(v))?;
-                self.copies += 1;
-                Ok(page.spare.lpn())
-            }
-            None => Ok(None),
+        let page = self.chip.copy(from, to, class).map_err(|v| self.rule(v))?;
+        if page.token.is_none() {
+            return Ok(None);
         }
+        self.copies += 1;
+        Ok(page.spare.lpn())
     }
 
     pub fn map_counts(&self) -> FlashCounts {
