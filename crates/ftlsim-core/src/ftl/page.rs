@@ -207,7 +207,9 @@ impl PageFtl {
                 }
                 let to = self.next_page(dev)?;
                 dev.copy(from, to)?;
-                self.invalidate(Lpn(lpn));
+                // `from` is where `lpn` lives: invalidate it without reading the map (a cache miss per copy).
+                self.owner.set(from.index(), UNMAPPED);
+                self.valid[victim as usize] -= 1;
                 self.map_to(Lpn(lpn), to);
             }
             dev.erase(Pbn(victim))?;
