@@ -299,16 +299,6 @@ impl Nand {
         Ok(())
     }
 
-    /// Copies a page inside the chip: one page read of `from` and, if it holds data, one program of `to` with
-    /// its token and logical page (the scheme word is not carried over). Returns what `from` held.
-    pub fn copy(&mut self, from: Ppn, to: Ppn, class: OpClass) -> Result<PageRead, Violation> {
-        let page = self.read(from, class)?;
-        if let Some(token) = page.token {
-            self.program(to, token, page.spare.lpn, AUX_ERASED, class)?;
-        }
-        Ok(page)
-    }
-
     /// Programs part of a spare area on its own (one spare program): sets the scheme word if it is still
     /// erased, and clears flag bits. Setting a programmed scheme word again is a violation.
     pub fn program_spare(
