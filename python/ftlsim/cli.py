@@ -335,8 +335,13 @@ def grid_table(df, title: str, swept: list[str]) -> Table:
     table = Table(title=title, title_justify="left")
     for col in columns:
         table.add_column(col, justify="left" if col in ("ftl", "trace") else "right")
+    def cell(v) -> str:
+        if isinstance(v, float):  # a grid column with gaps (a scheme without the parameter) is float
+            return "-" if v != v else fmt(int(v)) if v.is_integer() and abs(v) < 2**53 else fmt(v)
+        return fmt(v)
+
     for _, row in df[df["status"] == "done"].iterrows():
-        table.add_row(*[fmt(row[c]) if not isinstance(row[c], float) or row[c] == row[c] else "-" for c in columns])
+        table.add_row(*[cell(row[c]) for c in columns])
     return table
 
 
@@ -452,8 +457,9 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
     traces = list(traces) or file_traces
     if not traces:
         fail("no trace: give TRACES or `traces` in the config file")
-    if ftls:
-        schemes = ftls
+    if ftls:  # the named schemes, each with the file's grid for it
+        own = schemes if isinstance(schemes, dict) else {}
+        schemes = {s: own.get(s, {}) for s in ftls.split(",") if s.strip()}
     if schemes is None:
         fail("no scheme: give --ftl or `schemes` in the config file")
     grid = {**grid, **{k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 
 def _powers_of_two(values) -> bool:
+    import numbers
+
     vals = [v for v in values if v == v]
-    return len(vals) >= 3 and all(isinstance(v, (int, float)) and v > 0 and float(v).is_integer()
+    return len(vals) >= 3 and all(isinstance(v, numbers.Real) and v > 0 and float(v).is_integer()
                                   and int(v) & (int(v) - 1) == 0 for v in vals)
 
 
@@ -51,7 +53,7 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
             ax.set_xticks(sorted(v for v in df[x].unique() if v == v))
             ax.xaxis.set_major_formatter(ScalarFormatter())
             ax.xaxis.set_minor_locator(NullLocator())
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", title=f"x: {x}; lines: {', '.join(others)}", title_fontsize="small")
     device = ""
     if "config.preset" in df and len(df):
         row = df.iloc[0]

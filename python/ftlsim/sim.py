@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import re
+import threading
 import time
 from typing import Callable, Iterable
 
@@ -158,10 +159,14 @@ def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
     return runs
 
 
+_cancel = threading.Event()  # set on Ctrl-C: runs on this process's threads stop within ~50 ms
+
+
 def _run_point(kwargs: dict) -> dict:
     """One point of a sweep, on whichever worker runs it: the report's flat keys, or the error."""
     try:
-        return {"status": "done", "error": None, **simulate(**kwargs).flat()}
+        report = simulate(**kwargs, progress=lambda *_: not _cancel.is_set())
+        return {"status": "done", "error": None, **report.flat()}
     except (_core.FtlsimError, OSError, ValueError) as e:
         return {"status": "failed", "error": f"{type(e).__name__}: {e}"}
 
@@ -305,12 +310,18 @@ def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
         raise _core.FtlsimError(f"unknown backend `{backend}`; valid: processes, threads, dask")
     from concurrent.futures import as_completed
 
+    _cancel.clear()
     try:
         futures = {pool.submit(_run_point, kwargs_of[k]): k for k in todo}
         for future in as_completed(futures):
             finish(futures[future], future.result())
-    finally:
+    except BaseException:  # Ctrl-C or a failing callback: cancel the queued runs, stop the running ones
+        _cancel.set()
+        for process in (getattr(pool, "_processes", None) or {}).values():
+            process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _execute_dask(todo, kwargs_of, finish, client, scheduler):
