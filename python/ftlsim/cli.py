@@ -58,7 +58,7 @@ def fail(error, code: int | None = None):
     bad input."""
     if code is None:
         code = 1 if isinstance(error, _core.RunFailedError) else 2
-    err_console.print(f"[bold red]error:[/] {cli_spelling(str(error))}", highlight=False, markup=True)
+    err_console.print(f"[bold red]error:[/] {cli_spelling(str(error))}", highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
