@@ -58,7 +58,9 @@ def fail(error, code: int | None = None):
     bad input."""
     if code is None:
         code = 1 if isinstance(error, _core.RunFailedError) else 2
-    err_console.print(f"[bold red]error:[/] {cli_spelling(str(error))}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    err_console.print(f"[bold red]error:[/] {escape(cli_spelling(str(error)))}", highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
@@ -361,12 +363,14 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
                        on_done=lambda d, t: bar.update(task, completed=d, total=t), **common)
     except _core.FtlsimError as e:
         fail(e)
+    from rich.markup import escape
+
     swept = [k for k in grid_columns(schemes, grid) if k in df]
     console.print(grid_table(df, label, swept))
     failed = df[df["status"] == "failed"]
     for _, row in failed.iterrows():
         err_console.print(f"[bold red]failed:[/] {row['ftl']} on {row['trace']} "
-                          f"{ {k: row[k] for k in swept if row[k] == row[k]} }: {cli_spelling(str(row['error']))}",
+                          f"{ {k: row[k] for k in swept if row[k] == row[k]} }: {escape(cli_spelling(str(row['error'])))}",
                           highlight=False)
     try:
         if settings.get("csv"):

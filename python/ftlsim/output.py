@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 
 from . import _core
 
@@ -51,6 +50,8 @@ def _probe_device(path: str, what: str) -> None:
 def atomic_path(path):
     """Yields a temporary path next to `path`; renames it onto `path` when the block succeeds, removes it
     otherwise. A device or pipe (``/dev/stdout``) is written directly."""
+    import tempfile
+
     path = os.fspath(path)
     if os.path.exists(path) and not _is_regular(path):
         yield path

@@ -4,11 +4,11 @@ cluster, with a results store keyed by the hash of each run's resolved configura
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import json
 import os
 import re
+import sys
 import threading
 import time
 from typing import Callable, Iterable
@@ -21,6 +21,8 @@ from .report import Report
 @functools.lru_cache(maxsize=256)
 def _file_facts(path: str, size: int, mtime_ns: int) -> tuple[str, str]:
     """(sniffed format, sha256) of a trace file, cached per (path, size, mtime): a sweep hashes a trace once."""
+    import hashlib
+
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -111,6 +113,8 @@ def simulate(
 def run_key(run: dict) -> str:
     """The results-store key of a run: sha256 of its resolved configuration, the trace's content hash (a
     file's sha256, or the workload spec) and the ftlsim version."""
+    import hashlib
+
     kw = {k: v for k, v in run.items() if k != "labels"}
     trace = str(kw.pop("trace"))
     cfg = resolve_config(prepare(trace, **kw))
@@ -305,7 +309,10 @@ def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor as Pool
 
-        pool = Pool(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context("forkserver"))
+        # fork where the platform has it: workers start in milliseconds and do not re-run the caller's
+        # __main__ (a notebook, stdin or an unguarded script); elsewhere the platform's default.
+        method = "fork" if sys.platform.startswith("linux") else None
+        pool = Pool(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context(method))
     else:
         raise _core.FtlsimError(f"unknown backend `{backend}`; valid: processes, threads, dask")
     from concurrent.futures import as_completed
