@@ -109,3 +109,38 @@ def test_bad_config_files_are_clean_errors(tmp_path):
     ini.write_text("x")
     result = invoke("run", "-c", str(ini))
     assert result.exit_code == 2 and "unknown extension" in result.output
+
+
+def test_readme_experiments_section_runs_as_written(tmp_path, monkeypatch):
+    """The README's config files and commands (all but the cluster's) run as written, and the second sweep
+    computes nothing."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    import pandas as pd
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = text.split("## Experiments: config files, cached sweeps, Dask", 1)[1].split("\n## ", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    for block in re.findall(r"```toml\n(.*?)```", section, re.S):
+        name = block.splitlines()[0].lstrip("# ").strip()
+        # Smaller workloads than the README's, the same files otherwise.
+        (tmp_path / name).write_text(block.replace("writes=20000", "writes=3000").replace("8MiB", "2MiB"))
+    commands = re.findall(r"```sh\n(.*?)```", section, re.S)[0]
+    commands = [line.split("#")[0].strip() for line in commands.splitlines() if line.strip()]
+    assert commands[0] == "ftlsim run -c run.toml"
+    counts = []
+    for command in commands:
+        args = shlex.split(command)
+        if args[1] == "sweep":
+            args += ["--backend", "threads"]
+        for _ in range(2 if args[1] == "sweep" else 1):  # a sweep run twice: the second finds every point done
+            result = invoke(*args[1:])
+            assert result.exit_code == 0, f"{command}\n{result.output}"
+            if args[1] == "sweep":
+                stored = pd.read_parquet(tmp_path / "results.parquet")
+                counts.append((len(stored), stored["sim.wall_s"].sum()))
+    assert [n for n, _ in counts] == [14, 14, 16, 16]  # 2 traces x (1 + 3 + 3); nftl adds 2 points
+    assert counts[0][1] == counts[1][1] and counts[2][1] == counts[3][1]  # reruns kept the stored rows
+    assert (tmp_path / "sweep.png").stat().st_size > 0
