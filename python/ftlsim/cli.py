@@ -258,12 +258,17 @@ def load_config(path) -> dict:
 @click.option("--ftl", default=None, shell_complete=complete_names("schemes"),
               help="Scheme name (see `ftlsim list`); default page.")
 @common_options
+@click.option("--power-cuts", type=click.IntRange(min=0), default=0,
+              help="Crash test: cut the power at N random flash operations, mount from flash after each and "
+                   "check every logical page (schemes that can mount: ftlsim list).")
+@click.option("--power-cut-seed", type=int, default=1, show_default=True, help="Seed of the cut points.")
+@click.option("--mount-at-end", is_flag=True, help="Mount the scheme from flash after the trace: its boot cost.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the report as JSON (with the complete configuration: `ftlsim run -c` repeats it).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
 @click.pass_context
 def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only,
-        skip_bad_lines, wrap, nvram, nvram_policy, json_path, csv_path):
+        skip_bad_lines, wrap, nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, json_path, csv_path):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
 
     With no TRACE, runs the built-in default uniform:writes=150000,seed=1 (the FAST paper's pattern E)."""
@@ -294,6 +299,10 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
     if trace is None:
         trace = DEFAULT_TRACE
         err_console.print(f"[dim]no trace given: running the built-in workload {trace}[/]")
+    if power_cuts:
+        kwargs.update(power_cuts=power_cuts, power_cut_seed=power_cut_seed)
+    if mount_at_end:
+        kwargs["mount_at_end"] = True
     bar = LazyProgress(kwargs.get("ftl", "page"))
     try:
         report = simulate(trace, progress=bar, **kwargs)

@@ -30,7 +30,9 @@ create_exception!(
 fn sim_err(e: ftlsim_core::error::SimError) -> PyErr {
     use ftlsim_core::error::SimError::{Integrity, NandRule, OutOfSpace};
     match e {
-        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } => RunFailedError::new_err(e.to_string()),
+        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } => {
+            RunFailedError::new_err(e.to_string())
+        }
         e => err(e),
     }
 }
