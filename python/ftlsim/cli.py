@@ -65,14 +65,21 @@ def fail(error, code: int | None = None):
 
 
 class Ftlsim(click.Group):
-    """The command group: Ctrl-C anywhere in a command is one line on stderr and exit code 130."""
+    """The command group: Ctrl-C anywhere (parsing, start-up, a run) is one line on stderr and exit code 130,
+    where click's own handling would print "Aborted!" and exit 1."""
 
-    def invoke(self, ctx):
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         try:
-            return super().invoke(ctx)
-        except KeyboardInterrupt:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except (KeyboardInterrupt, click.exceptions.Abort):
             err_console.print("interrupted", highlight=False)
             sys.exit(130)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def parse_value(text: str):
