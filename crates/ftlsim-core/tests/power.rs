@@ -13,16 +13,32 @@ use ftlsim_core::sim::{run_custom, run_requests, SimConfig};
 use proptest::prelude::*;
 use serde_json::json;
 
-/// Schemes that mount, with the NVRAM policies in front of them.
-const MOUNTING: [&str; 2] = ["page", "block"];
+/// Schemes that mount, and parameter variants.
+fn mounting() -> Vec<(&'static str, serde_json::Value)> {
+    vec![
+        ("page", json!({})),
+        ("block", json!({})),
+        ("nftl", json!({})),
+        ("nftl", json!({"lookup_table": true, "page_cache": 8})),
+        ("nftl", json!({"spare_blocks": 4})),
+        ("replacement", json!({"replacement_blocks": 2})),
+        ("replacement", json!({"replacement_blocks": 6})),
+    ]
+}
 
-fn crash_test(scheme: &str, nvram: Option<&str>, cuts: u32, seed: u64) -> SimConfig {
+fn crash_test(
+    scheme: &str,
+    params: serde_json::Value,
+    nvram: Option<&str>,
+    cuts: u32,
+    seed: u64,
+) -> SimConfig {
     SimConfig {
         power_cuts: cuts,
         power_cut_seed: seed,
         nvram: nvram.map(|_| "4KiB".to_string()),
         nvram_policy: nvram.unwrap_or("lru").into(),
-        ..toy(scheme, json!({}), 4, 16)
+        ..toy(scheme, params, 4, 16)
     }
 }
 
@@ -45,11 +61,11 @@ proptest! {
     fn every_cut_is_survived(ops in prop::collection::vec((any::<u8>(), any::<u16>(), any::<u8>()), 200..600),
                              seed in any::<u64>()) {
         let reqs = workload(&ops);
-        for scheme in MOUNTING {
+        for (scheme, params) in mounting() {
             for nvram in [None, Some("lru"), Some("bplru")] {
-                let cfg = crash_test(scheme, nvram, 40, seed);
+                let cfg = crash_test(scheme, params.clone(), nvram, 40, seed);
                 let r = run_requests(&cfg, reqs.clone())
-                    .unwrap_or_else(|e| panic!("{scheme} {nvram:?}: {e}"));
+                    .unwrap_or_else(|e| panic!("{scheme} {params} {nvram:?}: {e}"));
                 prop_assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
                 prop_assert_eq!(r.count("power.pages_checked"), r.count("power.cuts") * 64);
             }
@@ -63,8 +79,8 @@ fn cuts_land_inside_garbage_collection_and_are_survived() {
     let reqs: Vec<Request> = (0..3000u64)
         .map(|i| Request::new(0.0, Op::Write, (i * 7 % 64) * 512, 512))
         .collect();
-    for scheme in MOUNTING {
-        let r = run_requests(&crash_test(scheme, None, 300, 9), reqs.clone()).unwrap();
+    for (scheme, params) in mounting() {
+        let r = run_requests(&crash_test(scheme, params, None, 300, 9), reqs.clone()).unwrap();
         assert!(
             r.count("power.cuts") >= 250,
             "{scheme}: {}",
@@ -115,7 +131,7 @@ fn mount_cost_is_the_spare_reads_of_the_scan() {
 #[test]
 fn a_scheme_without_mount_says_so() {
     let reqs = vec![Request::new(0.0, Op::Write, 0, 512)];
-    let e = run_requests(&crash_test("fast", None, 1, 1), reqs)
+    let e = run_requests(&crash_test("fast", json!({}), None, 1, 1), reqs)
         .unwrap_err()
         .to_string();
     assert!(
@@ -165,7 +181,7 @@ fn a_scheme_that_forgets_its_map_is_caught_by_name() {
         .collect();
     let cfg = SimConfig {
         ftl: "forgetful".into(),
-        ..crash_test("page", None, 3, 5)
+        ..crash_test("page", json!({}), None, 3, 5)
     };
     let make = |g: &ftlsim_core::config::Geometry| {
         Ok(Built {
@@ -181,4 +197,39 @@ fn a_scheme_that_forgets_its_map_is_caught_by_name() {
         e.contains("durability broken by scheme `forgetful`") && e.contains("should read"),
         "{e}"
     );
+}
+
+#[test]
+fn nftl_mounts_under_the_in_order_rule() {
+    // MLC: first writes below a primary's frontier go to the replacement block and clear WRITTEN in the
+    // primary's spare area; the mount rebuilds the page bitmap from both.
+    let reqs: Vec<Request> = (0..2000u64)
+        .map(|i| Request::new(0.0, Op::Write, ((i * 13 + i / 7) % 64) * 512, 512))
+        .chain((0..64u64).map(|l| Request::new(0.0, Op::Read, l * 512, 512)))
+        .collect();
+    let mut cfg = crash_test("nftl", json!({"lookup_table": true}), None, 200, 3);
+    cfg.device.sequential_program = Some(true);
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert!(r.count("power.cuts") > 150);
+    assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
+}
+
+#[test]
+fn nftl_mount_reads_every_spare_area_of_its_blocks() {
+    // NFTL paper §3.1's Fig. 2 device shape: 4 pages a block; 8 virtual blocks + 2 spare blocks = 10 blocks,
+    // each page's spare area read once: 40 spare reads, 40 x 15 us.
+    let reqs: Vec<Request> = [9u64, 9, 11, 11, 9]
+        .iter()
+        .map(|&l| Request::new(0.0, Op::Write, l * 512, 512))
+        .collect();
+    let cfg = SimConfig {
+        mount_at_end: true,
+        ..toy("nftl", json!({}), 4, 8)
+    };
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert_eq!(
+        (r.count("mount.spare_reads"), r.count("mount.page_reads")),
+        (40, 0)
+    );
+    assert_eq!(r.num("mount.time_us.max"), 600.0);
 }
