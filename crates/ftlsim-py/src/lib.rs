@@ -22,15 +22,15 @@ create_exception!(
     _core,
     RunFailedError,
     FtlsimError,
-    "A run started and failed: a scheme broke a NAND rule, the integrity check, or ran out of free blocks."
+    "A run started and failed: a scheme broke a NAND rule, the integrity or durability check, or ran out of free blocks."
 );
 
 /// An engine error as Python sees it: a run that started and failed is a `RunFailedError`, bad input an
 /// `FtlsimError` (the command line exits 1 or 2).
 fn sim_err(e: ftlsim_core::error::SimError) -> PyErr {
-    use ftlsim_core::error::SimError::{Integrity, NandRule, OutOfSpace};
+    use ftlsim_core::error::SimError::{Durability, Integrity, NandRule, OutOfSpace};
     match e {
-        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } => {
+        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) => {
             RunFailedError::new_err(e.to_string())
         }
         e => err(e),
