@@ -10,7 +10,7 @@
 //!   lbn has a sequential log block S (pages 0..k in place):
 //!     offset = k -> append to S; S full -> switch (S becomes the data block)
 //!     offset > k -> partial merge of S, the page programmed at its offset (FAST Fig. 7a)
-//!     offset < k -> partial merge of S, then the page goes on as below
+//!     offset < k -> full merge of S with the page folded in (FAST case 2.3)
 //!   request bytes >= seq_threshold_bytes and offset = 0 -> a new sequential log block for lbn (all taken:
 //!     the oldest is reclaimed: switch if full, else partial merge)
 //!   otherwise -> random log buffer: hot partition if the page's previous write is among the last
@@ -46,13 +46,13 @@
 //!   large request that starts mid-block goes to the random buffer; a write that continues a sequential log
 //!   block's run appends to it whatever its size; the sequential blocks are reclaimed oldest first;
 //! - a full sequential log block is switched at once (it frees a sequential slot);
-//! - a write to a page a sequential log block holds (offset < k) first turns the block into the data block
-//!   by a partial merge (cheaper than FAST's full merge of case 2.3) and then goes to the random buffer;
+//! - the sequential log blocks follow FAST's write cases (`common/seq_logs.rs`, the family's one write path):
+//!   a write to a page a sequential log block holds (offset < k) is folded into a full merge (case 2.3);
 //! - a random log page superseded by a sequential log block's page is stale (no merge needed for it);
 //! - a merged logical block is merged fully (every page from its newest copy), as FAST §3.4 does.
 
 use super::common::log_blocks::sector_map_ram;
-use super::common::seq_logs::{Associativity, HybridBlocks, SeqBlock};
+use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
@@ -128,16 +128,13 @@ fn build_last(params: &Value, g: &Geometry) -> Result<Built> {
         seq_threshold_bytes: p.seq_threshold_bytes,
         request_bytes: 0,
         hot_window,
-        seq: vec![None; seq as usize],
-        seq_opened: vec![0; seq as usize],
-        blocks: HybridBlocks::new(g, random, blocks),
+        blocks: HybridBlocks::new(g, seq, random, blocks),
         partition: vec![FREE; random as usize],
         opened: vec![0; random as usize],
         open: [None, None],
         clock: 0,
         last_write: SparseVec::new(g.logical_pages() as usize, 0),
         writes: 0,
-        assoc: Associativity::new(g.logical_blocks),
         victims: [0; 3],
         hot_writes: 0,
     };
@@ -154,10 +151,7 @@ pub struct LastFtl {
     /// Bytes of the host request being served (the locality detector's input).
     request_bytes: u64,
     hot_window: u64,
-    seq: Vec<Option<SeqBlock>>,
-    /// When each sequential log block was opened (for oldest-first reclaim).
-    seq_opened: Vec<u64>,
-    /// Data blocks, random log blocks (`blocks.log`) and free blocks.
+    /// Data blocks, sequential log blocks, random log blocks (`blocks.log`) and free blocks.
     blocks: HybridBlocks,
     /// HOT, COLD or FREE, per random log slot.
     partition: Vec<u8>,
@@ -168,7 +162,6 @@ pub struct LastFtl {
     /// Write count (1-based) of each logical page's last update; 0: never written.
     last_write: SparseVec<u64>,
     writes: u64,
-    assoc: Associativity,
     /// Victims reclaimed: dead, cold, hot.
     victims: [u64; 3],
     hot_writes: u64,
@@ -180,9 +173,7 @@ impl Ftl for LastFtl {
     }
 
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let lbn = lpn.0 / self.ppb;
-        let seq = self.seq_of(lbn).and_then(|i| self.seq[i]);
-        self.blocks.read(lpn.0, seq, dev)
+        self.blocks.read(lpn.0, dev)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
@@ -192,26 +183,15 @@ impl Ftl for LastFtl {
         if self.blocks.write_in_place(lpn.0, token, dev)? {
             return Ok(());
         }
-        let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
-        if let Some(i) = self.seq_of(lbn) {
-            let mut s = self.seq[i].expect("seq_of finds a block");
-            if offset == s.pages {
-                dev.program(dev.ppn(s.pbn, offset), token, lpn)?;
-                self.blocks.log.supersede(lpn.0);
-                s.pages += 1;
-                self.seq[i] = Some(s);
-                if s.pages == self.ppb {
-                    self.reclaim_seq(i, None, dev)?;
-                }
+        let large = self.request_bytes >= self.seq_threshold_bytes;
+        match self.blocks.write_seq(lpn.0, token, large, dev)? {
+            SeqWrite::Appended { .. } => {
+                // A full sequential log block is switched at once: it frees a sequential slot.
+                self.blocks.switch_full_seq(dev)?;
                 return Ok(());
             }
-            if offset > s.pages {
-                return self.reclaim_seq(i, Some((offset, token)), dev);
-            }
-            self.reclaim_seq(i, None, dev)?;
-        }
-        if offset == 0 && self.request_bytes >= self.seq_threshold_bytes {
-            return self.open_seq(lpn, token, dev);
+            SeqWrite::Merged(_) => return Ok(()),
+            SeqWrite::NotMine => {}
         }
         let hot = previous != 0 && self.writes - previous <= self.hot_window;
         self.hot_writes += hot as u64;
@@ -223,7 +203,10 @@ impl Ftl for LastFtl {
 
     fn ram(&self) -> Vec<RamItem> {
         let entry = address_bytes(self.physical_blocks as u64);
-        let (seq, random) = (self.seq.len() as u64, self.blocks.log.slots() as u64);
+        let (seq, random) = (
+            self.blocks.seq_slots() as u64,
+            self.blocks.log.slots() as u64,
+        );
         let logical_pages = self.last_write.len() as u64;
         let mut ram = self.blocks.data.ram(self.physical_blocks);
         ram.push(RamItem::new(
@@ -255,55 +238,6 @@ impl Ftl for LastFtl {
 }
 
 impl LastFtl {
-    fn seq_of(&self, lbn: u32) -> Option<usize> {
-        self.seq
-            .iter()
-            .position(|s| s.is_some_and(|s| s.lbn == lbn))
-    }
-
-    fn reclaim_seq(
-        &mut self,
-        i: usize,
-        incoming: Option<(u32, Token)>,
-        dev: &mut Device,
-    ) -> Result<()> {
-        let s = self.seq[i].take().expect("a sequential log block");
-        self.blocks.merge_seq(dev, s, incoming)?;
-        Ok(())
-    }
-
-    /// Offset 0 of a large request: a new sequential log block for its logical block.
-    fn open_seq(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        let i = match self.seq.iter().position(Option::is_none) {
-            Some(i) => i,
-            None => {
-                let oldest = (0..self.seq.len())
-                    .min_by_key(|&i| self.seq_opened[i])
-                    .expect("at least one sequential log block");
-                self.reclaim_seq(oldest, None, dev)?;
-                oldest
-            }
-        };
-        let pbn = self
-            .blocks
-            .pool
-            .take()
-            .ok_or_else(|| dev.out_of_space("no free block for a sequential log block"))?;
-        dev.program(dev.ppn(pbn, 0), token, lpn)?;
-        self.blocks.log.supersede(lpn.0);
-        self.clock += 1;
-        self.seq_opened[i] = self.clock;
-        self.seq[i] = Some(SeqBlock {
-            pbn,
-            lbn: lpn.0 / self.ppb,
-            pages: 1,
-        });
-        if self.ppb == 1 {
-            self.reclaim_seq(i, None, dev)?;
-        }
-        Ok(())
-    }
-
     /// The random log block partition `part` appends to, opening one (and reclaiming a victim) if needed.
     fn random_slot(&mut self, part: u8, dev: &mut Device) -> Result<u32> {
         if let Some(slot) = self.open[part as usize] {
@@ -345,10 +279,7 @@ impl LastFtl {
                 continue;
             }
             let part = self.partition[s as usize] as usize;
-            let key = (
-                self.assoc.of(&self.blocks.log, s, self.ppb),
-                self.opened[s as usize],
-            );
+            let key = (self.blocks.log.associativity(s), self.opened[s as usize]);
             if cheapest[part].is_none_or(|(a, o, _)| key < (a, o)) {
                 cheapest[part] = Some((key.0, key.1, s));
             }
@@ -366,10 +297,7 @@ impl LastFtl {
         if self.open[part] == Some(victim) {
             self.open[part] = None;
         }
-        let seq = &self.seq;
-        self.blocks.merge_victim(dev, victim, |lbn| {
-            seq.iter().flatten().find(|s| s.lbn == lbn).copied()
-        })?;
+        self.blocks.merge_victim(dev, victim, false)?;
         self.partition[victim as usize] = FREE;
         Ok(victim)
     }

@@ -56,7 +56,7 @@
 //!   any area and averaged over the run (`mast.utilization.*`); the dynamic sizing uses the current values.
 
 use super::common::log_blocks::{sector_map_ram, PageState};
-use super::common::seq_logs::{Associativity, HybridBlocks, SeqBlock};
+use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
@@ -170,12 +170,10 @@ fn build_mast(params: &Value, g: &Geometry) -> Result<Built> {
         ha_util_high: p.ha_util_high,
         ca_min_blocks: ((random as f64 * p.ca_min_share).ceil() as u32).max(1),
         idle_merges: p.idle_merges,
-        sw: None,
-        blocks: HybridBlocks::new(g, random, blocks),
+        blocks: HybridBlocks::new(g, 1, random, blocks),
         area: vec![FREE; random as usize],
         queue: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
         size: [la, ha, random - la - ha],
-        assoc: Associativity::new(g.logical_blocks),
         prev_ca_util: None,
         ca_falling: 0,
         prev_ha_util: None,
@@ -204,7 +202,6 @@ pub struct MastFtl {
     ha_util_high: f64,
     ca_min_blocks: u32,
     idle_merges: u32,
-    sw: Option<SeqBlock>,
     /// Data blocks, log blocks and free blocks. LA's random blocks, HA and CA share the log slots; `area`
     /// tags each.
     blocks: HybridBlocks,
@@ -213,7 +210,6 @@ pub struct MastFtl {
     queue: [VecDeque<u32>; 3],
     /// Each area's size in blocks (LA's random blocks, HA, CA).
     size: [u32; 3],
-    assoc: Associativity,
     prev_ca_util: Option<f64>,
     ca_falling: u32,
     prev_ha_util: Option<f64>,
@@ -232,41 +228,16 @@ pub struct MastFtl {
 
 impl Ftl for MastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        self.blocks.read(lpn.0, self.sw, dev)
+        self.blocks.read(lpn.0, dev)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         if self.blocks.write_in_place(lpn.0, token, dev)? {
             return Ok(());
         }
-        let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
-        if offset == 0 {
-            // FAST case 1: a new SW block.
-            if let Some(sw) = self.sw.take() {
-                self.merge_sw(sw, None, dev)?;
-            }
-            let pbn = self
-                .blocks
-                .pool
-                .take()
-                .ok_or_else(|| dev.out_of_space("no free block for the SW log block"))?;
-            dev.program(dev.ppn(pbn, 0), token, lpn)?;
-            self.blocks.log.supersede(lpn.0);
-            self.sw = Some(SeqBlock { pbn, lbn, pages: 1 });
+        // Sequential writes follow FAST's rules in LA's SW block.
+        if self.blocks.write_seq(lpn.0, token, true, dev)? != SeqWrite::NotMine {
             return Ok(());
-        }
-        if let Some(mut sw) = self.sw.filter(|s| s.lbn == lbn) {
-            self.sw = None;
-            if offset == sw.pages {
-                // FAST case 2.1.
-                dev.program(dev.ppn(sw.pbn, offset), token, lpn)?;
-                self.blocks.log.supersede(lpn.0);
-                sw.pages += 1;
-                self.sw = Some(sw);
-                return Ok(());
-            }
-            // FAST cases 2.2 and 2.3.
-            return self.merge_sw(sw, Some((offset, token)), dev);
         }
         let hot = self
             .blocks
@@ -282,10 +253,7 @@ impl Ftl for MastFtl {
     }
 
     fn idle(&mut self, dev: &mut Device) -> Result<()> {
-        if let Some(sw) = self.sw.filter(|s| s.pages == self.ppb) {
-            self.sw = None;
-            self.merge_sw(sw, None, dev)?;
-        }
+        self.blocks.switch_full_seq(dev)?;
         for _ in 0..self.idle_merges {
             let full_back = self.queue[CA]
                 .back()
@@ -347,16 +315,6 @@ impl Ftl for MastFtl {
 }
 
 impl MastFtl {
-    fn merge_sw(
-        &mut self,
-        sw: SeqBlock,
-        incoming: Option<(u32, Token)>,
-        dev: &mut Device,
-    ) -> Result<()> {
-        self.blocks.merge_seq(dev, sw, incoming)?;
-        Ok(())
-    }
-
     fn free_slot(&self) -> Option<u32> {
         self.area.iter().position(|&a| a == FREE).map(|s| s as u32)
     }
@@ -459,9 +417,7 @@ impl MastFtl {
             let Some(ca) = self.ca_slot(dev)? else {
                 // Only on tiny configurations: merge what is left of the victim instead.
                 self.fallback_merges += 1;
-                let seq = self.sw;
-                self.blocks
-                    .merge_victim(dev, victim, |lbn| seq.filter(|s| s.lbn == lbn))?;
+                self.blocks.merge_victim(dev, victim, false)?;
                 self.area[victim as usize] = FREE;
                 return Ok(());
             };
@@ -503,12 +459,10 @@ impl MastFtl {
             }
             let better = match best {
                 None => true,
-                Some((_, l, a)) => {
-                    live > l || (live == l && self.assoc.of(&self.blocks.log, s, self.ppb) < a)
-                }
+                Some((_, l, a)) => live > l || (live == l && self.blocks.log.associativity(s) < a),
             };
             if better {
-                let assoc = self.assoc.of(&self.blocks.log, s, self.ppb);
+                let assoc = self.blocks.log.associativity(s);
                 best = Some((i, live, assoc));
             }
         }
@@ -516,9 +470,7 @@ impl MastFtl {
             return Err(dev.out_of_space("no full CA block to merge"));
         };
         let victim = self.queue[CA].remove(index).expect("index from the queue");
-        let seq = self.sw;
-        self.blocks
-            .merge_victim(dev, victim, |lbn| seq.filter(|s| s.lbn == lbn))?;
+        self.blocks.merge_victim(dev, victim, false)?;
         self.area[victim as usize] = FREE;
         Ok(())
     }
