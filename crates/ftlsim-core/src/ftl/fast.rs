@@ -22,7 +22,9 @@
 //! ```
 //! RAM: the block map (as `bast`), the SW block's physical block, logical block and page count, the RW blocks'
 //! physical blocks, and the sector map of the RW blocks: one 4-byte entry per log page (FAST §3.2: "each entry
-//! in sector-level mapping table can be stored in 4 bytes"). Spare area: the logical page number. Extra physical
+//! in sector-level mapping table can be stored in 4 bytes"). Spare area: the logical page number; a merge
+//! reads the spare area of each data-block page it may copy (no log copy), to learn whether it holds data (FAST
+//! §3.4; `common/seq_logs.rs`), counted in `flash.spare_reads`. Extra physical
 //! blocks: `log_blocks` + 1 (the free block a merge copies into).
 //!
 //! The write cases 1-2.3 and the merges are the FAST family's one write path (`common/seq_logs.rs`), shared

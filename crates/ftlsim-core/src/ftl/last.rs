@@ -26,7 +26,9 @@
 //! RAM: the block map (as `fast`), the sequential log blocks (physical block, logical block, page count), the
 //! random log blocks (physical block + partition bit), the sector map of the random log blocks (4 B per log
 //! page, as FAST §3.2), and the recency table: the write count of each logical page's last update (4 B per
-//! logical page; the memory overhead 002 §1 holds against LAST). Spare area: the logical page number.
+//! logical page; the memory overhead 002 §1 holds against LAST). Spare area: the logical page number; a merge
+//! reads the spare area of each data-block page it may copy (no log copy), to learn whether it holds data (FAST
+//! §3.4; `common/seq_logs.rs`), counted in `flash.spare_reads`.
 //! Extra physical blocks: `log_blocks` + 1 (the free block a merge copies into).
 //!
 //! What this relies on. The LAST paper itself is not public in our sources; the public record read for this

@@ -27,7 +27,9 @@
 //! RAM: the block map (as `fast`), the SW block, the log blocks' physical blocks with a 2-bit area tag each,
 //! the sector map of the log blocks (4 B per log page, FAST §3.2) and the three area sizes. No per-page
 //! recency: hot pages are found by their presence in LA (002 §1: "without any memory overheads"); HA's LRU
-//! order is its blocks' append order. Spare area: the logical page number. Extra physical blocks:
+//! order is its blocks' append order. Spare area: the logical page number; a merge
+//! reads the spare area of each data-block page it may copy (no log copy), to learn whether it holds data (FAST
+//! §3.4; `common/seq_logs.rs`), counted in `flash.spare_reads`. Extra physical blocks:
 //! `log_blocks` + 1 (the free block a merge copies into).
 //!
 //! Choices where the paper is silent or loose:

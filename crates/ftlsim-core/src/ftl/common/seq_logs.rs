@@ -239,7 +239,7 @@ impl HybridBlocks {
             merge::switch(dev, &mut self.pool, &mut self.data, seq.lbn, seq.pbn, ppb)?;
             MergeKind::Switch
         } else {
-            self.find_sources(seq.lbn, Some(seq), dev);
+            self.find_sources(seq.lbn, Some(seq), incoming.map(|(o, _)| o), dev)?;
             match incoming {
                 Some((offset, _)) if offset < seq.pages => {
                     merge::full_merge(
@@ -275,15 +275,44 @@ impl HybridBlocks {
     }
 
     /// Fills `sources` with the newest copy of every page of `lbn`, whose sequential log block is `seq`
-    /// (already taken out of its slot when it is being reclaimed).
-    fn find_sources(&mut self, lbn: u32, seq: Option<SeqBlock>, dev: &Device) {
-        let seq = [seq];
-        let seq: &[Option<SeqBlock>] = if seq[0].is_some() { &seq } else { &self.seq };
-        for o in 0..self.ppb {
-            let lpn = lbn * self.ppb + o;
-            self.sources[o as usize] =
-                newest_of(lpn, self.ppb, seq, &self.log, &self.data, dev).map_or(NO_PAGE, |p| p.0);
+    /// (already taken out of its slot when it is being reclaimed), except offset `skip` (a host write folded
+    /// into the merge). A page with no log copy comes from the data
+    /// block if the data block's page holds it, which the controller learns by reading that page's spare area
+    /// (one spare read per such offset; FAST §3.4: the merge "selectively fills each empty sector ... with its
+    /// corresponding sector in the data block"; PSU FlashSim counts these OOB reads). The sector map in RAM
+    /// gives the log copies without a flash access.
+    fn find_sources(
+        &mut self,
+        lbn: u32,
+        seq: Option<SeqBlock>,
+        skip: Option<u32>,
+        dev: &mut Device,
+    ) -> Result<()> {
+        let ppb = self.ppb;
+        let seq = seq.or_else(|| self.seq_of(lbn));
+        let data = self.data.pbn(lbn);
+        for o in 0..ppb {
+            let lpn = lbn * ppb + o;
+            let log_copy = seq
+                .and_then(|s| s.page(lpn, ppb, dev))
+                .or_else(|| self.log.newest(lpn));
+            self.sources[o as usize] = match (log_copy, data) {
+                _ if skip == Some(o) => NO_PAGE,
+                (Some(ppn), _) => ppn.0,
+                (None, Some(pbn)) => {
+                    let ppn = dev.ppn(pbn, o);
+                    let holds = dev.read_spare(ppn)?.lpn == lpn;
+                    debug_assert_eq!(holds, self.data.page(lpn, dev).is_some());
+                    if holds {
+                        ppn.0
+                    } else {
+                        NO_PAGE
+                    }
+                }
+                (None, None) => NO_PAGE,
+            };
         }
+        Ok(())
     }
 
     /// Replaces random log slot `victim` (FAST §3.4, §3.6): a full merge of each logical block with a page
@@ -313,7 +342,7 @@ impl HybridBlocks {
         }
         for (i, &lbn) in lbns.iter().enumerate() {
             let mark = dev.begin();
-            self.find_sources(lbn, None, dev);
+            self.find_sources(lbn, None, None, dev)?;
             merge::full_merge(
                 dev,
                 &mut self.pool,
