@@ -148,7 +148,10 @@ impl Ftl for FastFtl {
         if self.blocks.write_in_place(lpn.0, token, dev)? {
             return Ok(());
         }
-        match self.blocks.write_seq(lpn.0, token, true, dev)? {
+        match self
+            .blocks
+            .write_seq(lpn.0, token, lpn.0.is_multiple_of(self.ppb), dev)?
+        {
             SeqWrite::NotMine => self.write_rw(lpn, token, dev),
             SeqWrite::Appended { .. } | SeqWrite::Merged(_) => Ok(()),
         }

@@ -241,7 +241,11 @@ impl Ftl for MastFtl {
             return Ok(());
         }
         // Sequential writes follow FAST's rules in LA's SW block.
-        if self.blocks.write_seq(lpn.0, token, true, dev)? != SeqWrite::NotMine {
+        if self
+            .blocks
+            .write_seq(lpn.0, token, lpn.0.is_multiple_of(self.ppb), dev)?
+            != SeqWrite::NotMine
+        {
             return Ok(());
         }
         let hot = self

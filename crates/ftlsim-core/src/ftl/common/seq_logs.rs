@@ -31,11 +31,13 @@ use crate::device::Device;
 use crate::error::Result;
 use crate::stats::MergeKind;
 
-/// A sequential log block: offsets `0..pages` of `lbn`, in place.
+/// A sequential log block: offsets `first..pages` of `lbn`, in place (`first` is 0 for FAST's SW block and
+/// MAST's; LAST starts a run wherever a large request starts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeqBlock {
     pub pbn: Pbn,
     pub lbn: u32,
+    pub first: u32,
     pub pages: u32,
 }
 
@@ -44,7 +46,8 @@ impl SeqBlock {
     #[inline]
     pub fn page(&self, lpn: u32, pages_per_block: u32, dev: &Device) -> Option<Ppn> {
         let (lbn, offset) = (lpn / pages_per_block, lpn % pages_per_block);
-        (self.lbn == lbn && offset < self.pages).then(|| dev.ppn(self.pbn, offset))
+        (self.lbn == lbn && (self.first..self.pages).contains(&offset))
+            .then(|| dev.ppn(self.pbn, offset))
     }
 }
 
@@ -86,6 +89,7 @@ pub struct HybridBlocks {
     pub log: LogBlocks,
     pub pool: FreePool,
     ppb: u32,
+    sequential_program: bool,
     seq: Vec<Option<SeqBlock>>,
     /// When each sequential log block was opened (oldest-first reclaim in case 1).
     seq_opened: Vec<u64>,
@@ -104,6 +108,7 @@ impl HybridBlocks {
             log: LogBlocks::new(log_slots, ppb, g.logical_pages()),
             pool: FreePool::with_range(0, physical_blocks),
             ppb,
+            sequential_program: g.sequential_program,
             seq: vec![None; seq_slots as usize],
             seq_opened: vec![0; seq_slots as usize],
             clock: 0,
@@ -147,18 +152,22 @@ impl HybridBlocks {
         Ok(true)
     }
 
-    /// FAST's write cases for the sequential log blocks (module doc); `starts_run` is the caller's locality
-    /// verdict (FAST, MAST: always; LAST: a large request) and opens a block only at offset 0.
+    /// FAST's write cases for the sequential log blocks (module doc). `opens`: the caller's locality
+    /// verdict that a run may start at this page (FAST, MAST: offset 0, case 1; LAST: a large request, at
+    /// any offset). A write that continues its block's run is appended either way.
     pub fn write_seq(
         &mut self,
         lpn: u32,
         token: Token,
-        starts_run: bool,
+        opens: bool,
         dev: &mut Device,
     ) -> Result<SeqWrite> {
         let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
-        if starts_run && offset == 0 {
-            let i = match self.seq_index(lbn) {
+        let mine = self.seq_index(lbn);
+        let continues = mine.is_some_and(|i| self.seq[i].is_some_and(|s| s.pages == offset));
+        if opens && !continues {
+            // Case 1: the logical block's old run, else a free slot, else the oldest block makes room.
+            let i = match mine {
                 Some(i) => Some(i),
                 None if self.seq.iter().any(Option::is_none) => None,
                 None => (0..self.seq.len()).min_by_key(|&i| self.seq_opened[i]),
@@ -176,18 +185,23 @@ impl HybridBlocks {
                 .pool
                 .take()
                 .ok_or_else(|| dev.out_of_space("no free block for a sequential log block"))?;
-            dev.program(dev.ppn(pbn, 0), token, Lpn(lpn))?;
+            dev.program(dev.ppn(pbn, offset), token, Lpn(lpn))?;
             self.log.supersede(lpn);
             self.clock += 1;
             self.seq_opened[i] = self.clock;
-            self.seq[i] = Some(SeqBlock { pbn, lbn, pages: 1 });
+            self.seq[i] = Some(SeqBlock {
+                pbn,
+                lbn,
+                first: offset,
+                pages: offset + 1,
+            });
             return Ok(SeqWrite::Appended { reclaimed });
         }
-        let Some(i) = self.seq_index(lbn) else {
+        let Some(i) = mine else {
             return Ok(SeqWrite::NotMine);
         };
         let mut s = self.seq[i].expect("seq_index finds a block");
-        if offset == s.pages {
+        if continues {
             // Case 2.1.
             dev.program(dev.ppn(s.pbn, offset), token, Lpn(lpn))?;
             self.log.supersede(lpn);
@@ -208,7 +222,7 @@ impl HybridBlocks {
     pub fn switch_full_seq(&mut self, dev: &mut Device) -> Result<u32> {
         let mut switched = 0;
         for i in 0..self.seq.len() {
-            if self.seq[i].is_some_and(|s| s.pages == self.ppb) {
+            if self.seq[i].is_some_and(|s| s.first == 0 && s.pages == self.ppb) {
                 self.reclaim_seq(i, None, dev)?;
                 switched += 1;
             }
@@ -223,8 +237,10 @@ impl HybridBlocks {
     }
 
     /// Reclaims sequential log block `i` (FAST §3.4): a switch when it is full and nothing is folded in; a
-    /// full merge when the folded-in write (`incoming`: offset and token) falls among its pages; a partial
-    /// merge otherwise. Every log page of its logical block becomes `Merged`. Returns the kind recorded.
+    /// full merge when the folded-in write (`incoming`: offset and token) falls among its pages, or when its
+    /// run starts mid-block under the in-order (MLC) rule (the pages below it cannot be programmed after
+    /// it); a partial merge otherwise. Every log page of its logical block becomes `Merged`. Returns the kind
+    /// recorded.
     fn reclaim_seq(
         &mut self,
         i: usize,
@@ -233,15 +249,17 @@ impl HybridBlocks {
     ) -> Result<MergeKind> {
         let seq = self.seq[i].take().expect("a sequential log block");
         let ppb = self.ppb;
-        dev.record_log_utilization(seq.pages);
+        dev.record_log_utilization(seq.pages - seq.first);
         let mark = dev.begin();
-        let kind = if seq.pages == ppb && incoming.is_none() {
+        let held = seq.first..seq.pages;
+        let folded_among = incoming.is_some_and(|(offset, _)| held.contains(&offset));
+        let kind = if held == (0..ppb) && incoming.is_none() {
             merge::switch(dev, &mut self.pool, &mut self.data, seq.lbn, seq.pbn, ppb)?;
             MergeKind::Switch
         } else {
             self.find_sources(seq.lbn, Some(seq), incoming.map(|(o, _)| o), dev)?;
             match incoming {
-                Some((offset, _)) if offset < seq.pages => {
+                _ if folded_among || (seq.first > 0 && self.sequential_program) => {
                     merge::full_merge(
                         dev,
                         &mut self.pool,
@@ -255,13 +273,13 @@ impl HybridBlocks {
                     MergeKind::Full
                 }
                 _ => {
-                    merge::partial_merge(
+                    merge::partial_merge_around(
                         dev,
                         &mut self.pool,
                         &mut self.data,
                         seq.lbn,
                         seq.pbn,
-                        seq.pages,
+                        held,
                         &self.sources,
                         incoming,
                     )?;
