@@ -21,6 +21,8 @@ fn mounting() -> Vec<(&'static str, serde_json::Value)> {
         ("nftl", json!({})),
         ("nftl", json!({"lookup_table": true, "page_cache": 8})),
         ("nftl", json!({"spare_blocks": 4})),
+        ("replacement", json!({"replacement_blocks": 2})),
+        ("replacement", json!({"replacement_blocks": 6})),
     ]
 }
 

@@ -15,7 +15,7 @@ pub use nvram::ram;
 use crate::addr::{Lpn, Token};
 use crate::config::{format_size, Geometry};
 use crate::device::{CutPoint, Device, RequestInfo};
-use crate::error::{Result, SimError};
+use crate::error::{DurabilityBroken, Result, SimError};
 use crate::ftl::nvram::Nvram;
 use crate::ftl::{self, Ftl};
 use crate::nand::OpClass;
@@ -463,7 +463,7 @@ impl Run<'_> {
                     }
                     None => describe(expected),
                 };
-                return Err(SimError::Durability {
+                return Err(SimError::Durability(Box::new(DurabilityBroken {
                     scheme: self.cfg.ftl.clone(),
                     cut: self.power.cuts,
                     op: at.op,
@@ -472,7 +472,7 @@ impl Run<'_> {
                     lpn,
                     expected: allowed,
                     returned: show(got),
-                });
+                })));
             }
         }
         self.power.pages_checked += pages as u64;
