@@ -152,6 +152,8 @@ fn hot_block_pattern_with_offset_zero_goes_through_the_sw_block() {
     //     X erased (1 erase, 2 copies); the RW pages of block 0 become invalid.
     //  S3 (case 3): RW block 0, page 4.
     // Totals: 2 partial merges, 2 erases, 4 copies, 12 programs, both SW blocks replaced holding 1 page.
+    // Spare reads: the first merge reads the spare areas of the data block's S1 and S3 (no log copy; S2 is
+    // the folded-in write) to learn that they hold data; the second finds S1 and S3 in the RW block: 2.
     let pattern = [0, 2, 1, 3, 1, 0, 2, 3];
     for scheme in ["fast", "ofast"] {
         let r = run(
@@ -165,6 +167,7 @@ fn hot_block_pattern_with_offset_zero_goes_through_the_sw_block() {
         assert_eq!(r.count("merges.partial.erases"), 2, "{scheme}");
         assert_eq!(r.count("merges.partial.copied_pages"), 4, "{scheme}");
         assert_eq!(r.count("flash.page_writes"), 12, "{scheme}");
+        assert_eq!(r.count("flash.spare_reads"), 2, "{scheme}");
         assert_eq!(histogram(&r), vec![0, 2, 0, 0, 0], "{scheme}");
     }
 }

@@ -37,11 +37,18 @@ fn mast_page_rewritten_in_la_lands_in_ha() {
     assert_eq!(r.count("flash.page_writes"), 2);
     assert_eq!(r.count("flash.erases"), 0);
     assert_eq!(merges(&r), [0, 0, 0, 0]);
-    // A third write stays in HA (LRU renewal), it does not go back to LA.
+    // A third write finds S1's newest copy in HA, not in LA: §2.1 scans LA only, so it is not hot and goes
+    // back to LA to be detected again (its HA copy goes stale).
     let r = run_toy("mast", mast_small(), writes(&[1, 1, 1]));
     assert_eq!(
         (r.count("mast.writes.la"), r.count("mast.writes.ha")),
-        (1, 2)
+        (2, 1)
+    );
+    // A fourth: its newest copy is in LA again: hot, HA.
+    let r = run_toy("mast", mast_small(), writes(&[1, 1, 1, 1]));
+    assert_eq!(
+        (r.count("mast.writes.la"), r.count("mast.writes.ha")),
+        (2, 2)
     );
 }
 
@@ -150,8 +157,10 @@ fn hot_set(scheme: &str, params: Value) -> Report {
 }
 
 #[test]
-fn on_a_hot_set_mast_and_last_do_fewer_full_and_more_dead_merges_than_fast() {
+fn on_a_hot_set_mast_and_last_do_fewer_full_merges_than_fast() {
     // 002 §4.2: FAST has the most full merges and the fewest dead ones; LAST and MAST fewer full, more dead.
+    // With MAST's literal rules (LA scan only, no CA floor) the dead half does not hold on this hot set:
+    // MAST 519 dead merges to FAST's 531 (the full half does: 323 to 626); it is asserted for LAST only.
     let fast = hot_set("fast", json!({"log_blocks": LOG}));
     let last = hot_set("last", json!({"log_blocks": LOG}));
     let mast = hot_set("mast", json!({"log_blocks": LOG}));
@@ -169,13 +178,13 @@ fn on_a_hot_set_mast_and_last_do_fewer_full_and_more_dead_merges_than_fast() {
             show(r),
             show(&fast)
         );
-        assert!(
-            r.count("merges.dead") > fast.count("merges.dead"),
-            "{name} {} vs fast {}",
-            show(r),
-            show(&fast)
-        );
     }
+    assert!(
+        last.count("merges.dead") > fast.count("merges.dead"),
+        "last {} vs fast {}",
+        show(&last),
+        show(&fast)
+    );
 }
 
 /// Random requests (LCG, fixed seed) with an idle gap before every `gap_every`-th.
@@ -270,8 +279,9 @@ fn mast_reports_area_utilization() {
 
 #[test]
 fn dynamic_sizing_moves_blocks_to_la_but_keeps_ca_above_its_floor() {
-    // 32 log blocks: 31 random; CA's floor is ceil(31 / 4) = 8 blocks, or 16 with ca_min_share=0.5.
-    for (share, floor) in [(0.25, 8), (0.5, 16)] {
+    // 32 log blocks: 31 random; CA's floor is one block (the paper's), ceil(31 / 4) = 8 blocks with
+    // ca_min_share=0.25, 16 with 0.5; a floor that is not the paper's is reported as a deviation.
+    for (share, floor) in [(0.0, 1), (0.25, 8), (0.5, 16)] {
         let r = hot_set("mast", json!({"log_blocks": 32, "ca_min_share": share}));
         assert!(
             r.count("mast.resizes.grow_la") > 0,
@@ -281,6 +291,11 @@ fn dynamic_sizing_moves_blocks_to_la_but_keeps_ca_above_its_floor() {
             r.count("mast.area_blocks.ca") >= floor,
             "{share}: {}",
             r.count("mast.area_blocks.ca")
+        );
+        assert_eq!(
+            r.get("mast.deviation.ca_min_share").is_some(),
+            share > 0.0,
+            "{share}"
         );
         assert_eq!(
             r.count("mast.area_blocks.la")

@@ -22,24 +22,29 @@
 //! ```
 //! RAM: the block map (as `bast`), the SW block's physical block, logical block and page count, the RW blocks'
 //! physical blocks, and the sector map of the RW blocks: one 4-byte entry per log page (FAST §3.2: "each entry
-//! in sector-level mapping table can be stored in 4 bytes"). Spare area: the logical page number. Extra physical
+//! in sector-level mapping table can be stored in 4 bytes"). Spare area: the logical page number; a merge
+//! reads the spare area of each data-block page it may copy (no log copy), to learn whether it holds data (FAST
+//! §3.4; `common/seq_logs.rs`), counted in `flash.spare_reads`. Extra physical
 //! blocks: `log_blocks` + 1 (the free block a merge copies into).
+//!
+//! The write cases 1-2.3 and the merges are the FAST family's one write path (`common/seq_logs.rs`), shared
+//! with LAST and MAST. A page written to the SW block makes its older RW copy stale (§3.6: a newer version in
+//! a non-victim log block), so O-FAST skips a logical block whose victim pages the SW block has overwritten.
 //!
 //! Choices where the paper is silent or loose: the SW block is taken lazily (after a SW merge it is empty until
 //! the next offset-0 write, which costs nothing: free blocks are erased); the SW block always holds offsets
 //! 0..k of one logical block in place, and every write to that logical block goes to it or merges it, so its
 //! pages are the newest; an RW victim's merge copies the SW block's pages of its logical block without
 //! consuming the SW block; in case 2.2 the page is programmed at its own offset in the SW block (Fig. 7a's
-//! "S4, -1, S6, -1") and the pages before and after it are copied in order; a page of the victim whose newest
-//! copy sits in the SW block counts, for O-FAST, as having a newer copy in a non-victim log block; the victim's
+//! "S4, -1, S6, -1") and the pages before and after it are copied in order; the victim's
 //! erase is counted in the last full merge of that replacement (Fig. 8: "the first victim replacement requires
 //! three erase operations"); a replaced block's written pages are recorded for the SW block (before the merge)
 //! and for every RW victim (always full).
 
-use super::common::log_blocks::{sector_map_ram, PageState};
-use super::common::seq_logs::{HybridBlocks, SeqBlock};
+use super::common::log_blocks::sector_map_ram;
+use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Ppn, Token};
+use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
@@ -114,10 +119,8 @@ fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built> {
         ppb: g.pages_per_block,
         physical_blocks: blocks,
         lazy_merge: p.lazy_merge,
-        sw: None,
-        blocks: HybridBlocks::new(g, p.log_blocks - 1, blocks),
+        blocks: HybridBlocks::new(g, 1, p.log_blocks - 1, blocks),
         tail: None,
-        victim_lbns: Vec::with_capacity(g.pages_per_block as usize),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -129,53 +132,28 @@ pub struct FastFtl {
     ppb: u32,
     physical_blocks: u32,
     lazy_merge: bool,
-    /// The SW log block: offsets `0..pages` of its logical block, in place.
-    sw: Option<SeqBlock>,
-    /// Data blocks, RW log blocks (`blocks.log`) and free blocks.
+    /// Data blocks, the SW log block (the one sequential log block), RW log blocks (`blocks.log`) and free
+    /// blocks.
     blocks: HybridBlocks,
     /// The RW slot being filled; the next slot round the ring is the oldest (the next victim).
     tail: Option<u32>,
-    victim_lbns: Vec<u32>,
 }
 
 impl Ftl for FastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        self.blocks.read(lpn.0, self.sw, dev)
+        self.blocks.read(lpn.0, dev)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         if self.blocks.write_in_place(lpn.0, token, dev)? {
             return Ok(());
         }
-        let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
-        if offset == 0 {
-            // Case 1 (Fig. 6, lines 1-9).
-            if let Some(sw) = self.sw {
-                self.merge_sw(sw, None, dev)?;
-            }
-            let pbn = self
-                .blocks
-                .pool
-                .take()
-                .ok_or_else(|| dev.out_of_space("no free block for the SW log block"))?;
-            dev.program(dev.ppn(pbn, 0), token, lpn)?;
-            self.sw = Some(SeqBlock { pbn, lbn, pages: 1 });
-            return Ok(());
-        }
-        match self.sw {
-            Some(mut sw) if sw.lbn == lbn => {
-                if offset == sw.pages {
-                    // Case 2.1: the write continues the SW block's run.
-                    dev.program(dev.ppn(sw.pbn, offset), token, lpn)?;
-                    sw.pages += 1;
-                    self.sw = Some(sw);
-                    Ok(())
-                } else {
-                    // Cases 2.2 and 2.3: the run is broken; the write is folded into the SW merge.
-                    self.merge_sw(sw, Some((offset, token)), dev)
-                }
-            }
-            _ => self.write_rw(lpn, token, dev),
+        match self
+            .blocks
+            .write_seq(lpn.0, token, lpn.0.is_multiple_of(self.ppb), dev)?
+        {
+            SeqWrite::NotMine => self.write_rw(lpn, token, dev),
+            SeqWrite::Appended { .. } | SeqWrite::Merged(_) => Ok(()),
         }
     }
 
@@ -199,23 +177,6 @@ impl Ftl for FastFtl {
 }
 
 impl FastFtl {
-    fn sw_page(&self, lpn: u32, dev: &Device) -> Option<Ppn> {
-        self.sw.and_then(|sw| sw.page(lpn, self.ppb, dev))
-    }
-
-    /// Reclaims the SW block (§3.4): switch when full, partial merge when the (optional) incoming page lies
-    /// beyond its pages, full merge when it falls among them (case 2.3). The SW block is then empty.
-    fn merge_sw(
-        &mut self,
-        sw: SeqBlock,
-        incoming: Option<(u32, Token)>,
-        dev: &mut Device,
-    ) -> Result<()> {
-        self.sw = None;
-        self.blocks.merge_seq(dev, sw, incoming)?;
-        Ok(())
-    }
-
     /// Case 3: append to the RW blocks, replacing the oldest when all are full.
     fn write_rw(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         let slots = self.blocks.log.slots();
@@ -249,26 +210,7 @@ impl FastFtl {
 
     /// Replaces the RW block in `victim` (§3.4, §3.6): merges the logical blocks it must, then erases it.
     fn replace(&mut self, victim: u32, dev: &mut Device) -> Result<()> {
-        self.victim_lbns.clear();
-        for o in 0..self.blocks.log.written(victim) {
-            let Some(lpn) = self.blocks.log.lpn_at(victim, o) else {
-                continue;
-            };
-            let needs_merge = match self.blocks.log.state(victim, o) {
-                PageState::Empty | PageState::Merged => false,
-                PageState::Stale => !self.lazy_merge,
-                PageState::Live => !self.lazy_merge || self.sw_page(lpn, dev).is_none(),
-            };
-            let lbn = lpn / self.ppb;
-            if needs_merge && !self.victim_lbns.contains(&lbn) {
-                self.victim_lbns.push(lbn);
-            }
-        }
-        let sw = self.sw;
-        self.blocks
-            .merge_lbns_and_erase(dev, &self.victim_lbns, victim, |lbn| {
-                sw.filter(|s| s.lbn == lbn)
-            })?;
+        self.blocks.merge_victim(dev, victim, !self.lazy_merge)?;
         Ok(())
     }
 }

@@ -50,6 +50,12 @@
 //!   every compaction; map blocks are garbage collected greedily. `finish` flushes dirty tables.
 //! - The page mapping cache is write-through (the spare copy is written with the data): evictions are free.
 //! - The log-block LRU order is refreshed by every write to a logical block that has a log block.
+//! - Compaction order, re-read from §V.A (issue 11): "when the reserved log blocks are exhausted, TinyFTL
+//!   starts the garbage collection process", which compacts the least recently used log block, as here; a
+//!   logical block whose data and log blocks are both full is compacted at once (the paper does not say;
+//!   it is the only way to take the write). §V gives no merge kinds: a compaction is a switch only when the
+//!   log block holds every page of the logical block, else every valid page is copied (§II's garbage
+//!   collection) and both blocks are erased.
 //! - Trim is ignored (correct; a later read may return the old data).
 //! - Sizes on small devices: log blocks min(393, max(1, logical/2)); map blocks min(256, max(1, logical/4)),
 //!   raised to what the map pages need; extra blocks max(24 per 1,024 of the chip, log + map + reserved free).

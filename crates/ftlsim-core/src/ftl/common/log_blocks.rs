@@ -43,6 +43,9 @@ pub struct LogBlocks {
     /// Stamp of each logical block's last merge: pages written before it are `Merged`.
     merged_at: SparseVec<u64>,
     clock: u64,
+    /// Scratch for [`LogBlocks::live_lbns`]: the pass that last saw each logical block.
+    seen: SparseVec<u32>,
+    pass: u32,
 }
 
 impl LogBlocks {
@@ -58,6 +61,8 @@ impl LogBlocks {
             newest: SparseVec::new(logical_pages as usize, NONE),
             merged_at: SparseVec::new(logical_pages.div_ceil(pages_per_block) as usize, 0),
             clock: 1,
+            seen: SparseVec::new(logical_pages.div_ceil(pages_per_block) as usize, 0),
+            pass: 0,
         }
     }
 
@@ -198,6 +203,65 @@ impl LogBlocks {
         pbn
     }
 
+    /// The logical blocks with a `Live` page in `slot`, in page order, into `out` (the logical blocks a lazy
+    /// merge of the block must merge, FAST §3.6; their number is its associativity, §3.4).
+    pub fn live_lbns(&mut self, slot: u32, out: &mut Vec<u32>) {
+        self.lbns_where(slot, false, out);
+    }
+
+    /// The logical blocks with a page in `slot` that is `Live` or `Stale`, i.e. not `Merged` (not "-1" in the
+    /// sector map), in page order, into `out`: those an eager merge of the block merges (FAST §3.4).
+    pub fn valid_lbns(&mut self, slot: u32, out: &mut Vec<u32>) {
+        self.lbns_where(slot, true, out);
+    }
+
+    /// The number of distinct logical blocks with a `Live` page in `slot` (its associativity, FAST §3.4).
+    pub fn associativity(&mut self, slot: u32) -> u32 {
+        self.next_pass();
+        let mut count = 0;
+        for offset in 0..self.written[slot as usize] {
+            if self.unseen_lbn(slot, offset, false).is_some() {
+                count += 1;
+            }
+        }
+        count
+    }
+
+    fn lbns_where(&mut self, slot: u32, stale_too: bool, out: &mut Vec<u32>) {
+        out.clear();
+        self.next_pass();
+        for offset in 0..self.written[slot as usize] {
+            if let Some(lbn) = self.unseen_lbn(slot, offset, stale_too) {
+                out.push(lbn);
+            }
+        }
+    }
+
+    fn next_pass(&mut self) {
+        self.pass = self.pass.wrapping_add(1);
+        if self.pass == 0 {
+            self.seen = SparseVec::new(self.seen.len(), 0);
+            self.pass = 1;
+        }
+    }
+
+    /// The logical block of the page at `offset` of `slot` if the page counts (`Live`, or `Stale` too) and
+    /// its logical block was not seen yet in this pass.
+    #[inline]
+    fn unseen_lbn(&mut self, slot: u32, offset: u32, stale_too: bool) -> Option<u32> {
+        match self.state(slot, offset) {
+            PageState::Live => {}
+            PageState::Stale if stale_too => {}
+            _ => return None,
+        }
+        let lbn = self.lpn_at[(slot * self.ppb + offset) as usize] / self.ppb;
+        if self.seen.get(lbn as usize) == self.pass {
+            return None;
+        }
+        self.seen.set(lbn as usize, self.pass);
+        Some(lbn)
+    }
+
     /// True when the first `written` pages of `slot` hold offsets 0, 1, ... of `lbn` in order (the condition
     /// of a switch when the block is full, of a partial merge otherwise: FAST §2.2, §3.4).
     pub fn in_place_order(&self, slot: u32, lbn: u32) -> bool {
@@ -257,5 +321,28 @@ mod tests {
         log.append(1, 8);
         log.append(1, 9);
         assert!(log.in_place_order(1, 2));
+    }
+
+    #[test]
+    fn live_and_valid_logical_blocks_of_a_slot_in_page_order() {
+        // 4 pages a block; slot 0 holds lpns 9, 1, 9, 2: logical blocks 2, 0, 2, 0.
+        let mut log = LogBlocks::new(2, 4, 16);
+        log.open(0, Pbn(5));
+        for lpn in [9, 1, 9, 2] {
+            log.append(0, lpn);
+        }
+        log.open(1, Pbn(6));
+        log.append(1, 1); // page 1 of slot 0 goes stale
+        log.append(1, 2); // page 3 of slot 0 goes stale: block 0 has no live page in slot 0 left
+        let mut out = Vec::new();
+        log.live_lbns(0, &mut out);
+        assert_eq!(out, vec![2]);
+        log.valid_lbns(0, &mut out);
+        assert_eq!(out, vec![2, 0]);
+        assert_eq!((log.associativity(0), log.associativity(1)), (1, 1));
+        log.merged(2);
+        log.valid_lbns(0, &mut out);
+        assert_eq!(out, vec![0]);
+        assert_eq!(log.associativity(0), 0);
     }
 }

@@ -20,18 +20,19 @@ use crate::error::Result;
 /// `sources[offset]` of a page that has no copy anywhere.
 pub const NO_PAGE: u32 = u32::MAX;
 
-/// Programs offsets `from..` of `target` for `lbn` from `sources`, or `incoming` at its offset.
+/// Programs the offsets of `target` outside `held` (the offsets it already holds) for `lbn` from `sources`,
+/// or `incoming` at its offset.
 fn fill(
     dev: &mut Device,
     data: &mut DataBlocks,
     lbn: u32,
     target: Pbn,
-    from: u32,
+    held: std::ops::Range<u32>,
     sources: &[u32],
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
     let ppb = sources.len() as u32;
-    for offset in from..ppb {
+    for offset in (0..ppb).filter(|o| !held.contains(o)) {
         let lpn = lbn * ppb + offset;
         let to = dev.ppn(target, offset);
         match incoming {
@@ -67,7 +68,7 @@ pub fn full_merge(
         .take()
         .ok_or_else(|| dev.out_of_space("no free block for a merge"))?;
     let old = data.assign(lbn, target, 0);
-    fill(dev, data, lbn, target, 0, sources, incoming)?;
+    fill(dev, data, lbn, target, 0..0, sources, incoming)?;
     retire(dev, pool, old)
 }
 
@@ -84,8 +85,29 @@ pub fn partial_merge(
     sources: &[u32],
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
-    let old = data.assign(lbn, log, log_pages);
-    fill(dev, data, lbn, log, log_pages, sources, incoming)?;
+    partial_merge_around(dev, pool, data, lbn, log, 0..log_pages, sources, incoming)
+}
+
+/// Partial merge of a log block that holds offsets `held` of `lbn` in place (a run that began mid-block):
+/// the offsets before and after the run are filled in and `log` becomes the data block. Programs below the
+/// run come after it, so the caller must not use it under the in-order (MLC) rule unless `held` starts at 0.
+#[allow(clippy::too_many_arguments)]
+pub fn partial_merge_around(
+    dev: &mut Device,
+    pool: &mut FreePool,
+    data: &mut DataBlocks,
+    lbn: u32,
+    log: Pbn,
+    held: std::ops::Range<u32>,
+    sources: &[u32],
+    incoming: Option<(u32, Token)>,
+) -> Result<()> {
+    let ppb = sources.len() as u32;
+    let old = data.assign(lbn, log, 0);
+    for offset in held.clone() {
+        data.mark_programmed(lbn * ppb + offset);
+    }
+    fill(dev, data, lbn, log, held, sources, incoming)?;
     retire(dev, pool, old)
 }
 

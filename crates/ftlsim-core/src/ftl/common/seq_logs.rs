@@ -1,28 +1,43 @@
-//! Sequential log blocks for FAST (its SW block), LAST and MAST: each holds offsets `0..pages` of one logical
-//! block in place (FAST paper §3.3, the SW block; LAST's sequential log buffer), and is reclaimed by a switch
-//! when full, a partial merge when a write lands beyond its pages, a full merge when a write lands among them
-//! (FAST Fig. 6, cases 2.1-2.3). A write to a logical block with a sequential log block either appends to it
-//! or merges it, so its pages are always the newest copies.
+//! The FAST family's write path (FAST, O-FAST, LAST, MAST): data blocks, sequential log blocks, random log
+//! blocks and free blocks, with their merges ([`HybridBlocks`]).
 //!
-//! Also here: [`HybridBlocks`], the data, random log and free blocks these schemes share with their merges,
-//! and the newest copy of every page of a logical block, looked up in the order every log-block scheme with a
-//! sequential buffer uses (sequential log block, newest random log page, data block).
+//! A sequential log block holds offsets `0..pages` of one logical block in place (FAST paper §3.3, the SW
+//! block; LAST's sequential log buffer). [`HybridBlocks::write_seq`] applies FAST's write cases (Fig. 6) and
+//! says what it did ([`SeqWrite`]):
+//! - case 1 (the caller's locality test says the write starts a run, at offset 0): the logical block's
+//!   sequential log block, else a free one, else the oldest, is reclaimed (switch when full, partial merge
+//!   otherwise) and a new one takes the page;
+//! - case 2.1 (the logical block has a sequential log block and the write continues its run): appended;
+//! - cases 2.2 and 2.3 (it has one and the write breaks the run): the write is folded into a partial merge
+//!   (offset beyond the run) or a full merge (offset inside it), and the block is gone;
+//! - otherwise the write is not a sequential log block's: the caller puts it in its random log blocks.
+//!
+//! One rule supersedes older copies, from FAST §3.4 and §3.6: a page appended to any log block, sequential or
+//! random, makes the older log copy of its logical page `Stale` ("more recent versions exist in the nonvictim
+//! log blocks", §3.6), and a merge of a logical block makes every log copy of it `Merged` (the sector map's
+//! "-1", §3.4). So a write to a logical block with a sequential log block always lands in it or merges it, and
+//! its pages are the newest.
+//!
+//! The newest copy of a page is looked up in one order: sequential log block, newest random log page, data
+//! block ([`HybridBlocks::newest`]), by reads and by merges alike.
 
 use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
 use super::log_blocks::LogBlocks;
 use super::merge::{self, NO_PAGE};
-use crate::addr::{Pbn, Ppn, Token};
+use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
 use crate::stats::MergeKind;
 
-/// A sequential log block: offsets `0..pages` of `lbn`, in place.
+/// A sequential log block: offsets `first..pages` of `lbn`, in place (`first` is 0 for FAST's SW block and
+/// MAST's; LAST starts a run wherever a large request starts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeqBlock {
     pub pbn: Pbn,
     pub lbn: u32,
+    pub first: u32,
     pub pages: u32,
 }
 
@@ -31,68 +46,97 @@ impl SeqBlock {
     #[inline]
     pub fn page(&self, lpn: u32, pages_per_block: u32, dev: &Device) -> Option<Ppn> {
         let (lbn, offset) = (lpn / pages_per_block, lpn % pages_per_block);
-        (self.lbn == lbn && offset < self.pages).then(|| dev.ppn(self.pbn, offset))
+        (self.lbn == lbn && (self.first..self.pages).contains(&offset))
+            .then(|| dev.ppn(self.pbn, offset))
     }
 }
 
-/// Fills `sources` with the newest copy of every page of `lbn`: `seq` (the sequential log block of `lbn`, if
-/// any), the newest page in `log`, the data block.
-fn find_sources(
-    sources: &mut [u32],
-    lbn: u32,
-    seq: Option<SeqBlock>,
+/// What [`HybridBlocks::write_seq`] did with a write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeqWrite {
+    /// The page went into a sequential log block (case 1 or 2.1); `reclaimed`: the kind of the merge that
+    /// freed a block for it first (case 1).
+    Appended { reclaimed: Option<MergeKind> },
+    /// The write broke a run and was folded into the block's merge (case 2.2: partial, 2.3: full).
+    Merged(MergeKind),
+    /// No sequential log block takes the write: it goes to the caller's random log blocks.
+    NotMine,
+}
+
+/// The newest copy of `lpn`: `seq`'s page, else the newest random log page, else the data block's page.
+#[inline]
+fn newest_of(
+    lpn: u32,
+    ppb: u32,
+    seq: &[Option<SeqBlock>],
     log: &LogBlocks,
     data: &DataBlocks,
     dev: &Device,
-) {
-    let ppb = sources.len() as u32;
-    for o in 0..ppb {
-        let lpn = lbn * ppb + o;
-        sources[o as usize] = seq
-            .and_then(|s| s.page(lpn, ppb, dev))
-            .or_else(|| log.newest(lpn))
-            .or_else(|| data.page(lpn, dev))
-            .map_or(NO_PAGE, |p| p.0);
-    }
+) -> Option<Ppn> {
+    let lbn = lpn / ppb;
+    seq.iter()
+        .flatten()
+        .find(|s| s.lbn == lbn)
+        .and_then(|s| s.page(lpn, ppb, dev))
+        .or_else(|| log.newest(lpn))
+        .or_else(|| data.page(lpn, dev))
 }
 
-/// The blocks of a log-block scheme with sequential log blocks (FAST, LAST, MAST): its data blocks, its random
-/// log blocks and its free blocks, with the scratch space of their merges.
+/// The blocks of a scheme of the FAST family: data blocks, sequential log blocks, random log blocks and free
+/// blocks, with the scratch space of their merges.
 pub struct HybridBlocks {
     pub data: DataBlocks,
     pub log: LogBlocks,
     pub pool: FreePool,
+    ppb: u32,
+    sequential_program: bool,
+    seq: Vec<Option<SeqBlock>>,
+    /// When each sequential log block was opened (oldest-first reclaim in case 1).
+    seq_opened: Vec<u64>,
+    clock: u64,
     sources: Vec<u32>,
     lbns: Vec<u32>,
 }
 
 impl HybridBlocks {
-    /// `log_slots` random log blocks; every physical block `0..physical_blocks` starts free.
-    pub fn new(g: &Geometry, log_slots: u32, physical_blocks: u32) -> HybridBlocks {
+    /// `seq_slots` sequential and `log_slots` random log blocks; every physical block `0..physical_blocks`
+    /// starts free.
+    pub fn new(g: &Geometry, seq_slots: u32, log_slots: u32, physical_blocks: u32) -> HybridBlocks {
         let ppb = g.pages_per_block;
         HybridBlocks {
             data: DataBlocks::new(g.logical_blocks, ppb, g.sequential_program),
             log: LogBlocks::new(log_slots, ppb, g.logical_pages()),
             pool: FreePool::with_range(0, physical_blocks),
+            ppb,
+            sequential_program: g.sequential_program,
+            seq: vec![None; seq_slots as usize],
+            seq_opened: vec![0; seq_slots as usize],
+            clock: 0,
             sources: vec![NO_PAGE; ppb as usize],
             lbns: Vec::with_capacity(ppb as usize),
         }
     }
 
-    /// The newest copy of `lpn`: in `seq` (a sequential log block) if it holds it, else the newest random log
-    /// page, else the data block.
-    #[inline]
-    pub fn newest(&self, lpn: u32, seq: Option<SeqBlock>, dev: &Device) -> Option<Ppn> {
-        let ppb = self.sources.len() as u32;
-        seq.and_then(|s| s.page(lpn, ppb, dev))
-            .or_else(|| self.log.newest(lpn))
-            .or_else(|| self.data.page(lpn, dev))
+    /// Number of sequential log blocks.
+    pub fn seq_slots(&self) -> u32 {
+        self.seq.len() as u32
     }
 
-    /// Reads the newest copy of `lpn` (see [`Self::newest`]): one page read, or nothing if it was never
-    /// written.
-    pub fn read(&self, lpn: u32, seq: Option<SeqBlock>, dev: &mut Device) -> Result<Option<Token>> {
-        match self.newest(lpn, seq, dev) {
+    /// The sequential log block of `lbn`, if it has one.
+    #[inline]
+    pub fn seq_of(&self, lbn: u32) -> Option<SeqBlock> {
+        self.seq.iter().flatten().find(|s| s.lbn == lbn).copied()
+    }
+
+    /// The newest copy of `lpn` (see the module doc).
+    #[inline]
+    pub fn newest(&self, lpn: u32, dev: &Device) -> Option<Ppn> {
+        newest_of(lpn, self.ppb, &self.seq, &self.log, &self.data, dev)
+    }
+
+    /// Reads the newest copy of `lpn`: one page read, or nothing if it was never written.
+    pub fn read(&self, lpn: u32, dev: &mut Device) -> Result<Option<Token>> {
+        match self.newest(lpn, dev) {
             Some(ppn) => Ok(dev.read(ppn)?.token),
             None => Ok(None),
         }
@@ -108,75 +152,205 @@ impl HybridBlocks {
         Ok(true)
     }
 
-    /// Reclaims a sequential log block (FAST §3.4): a switch when it is full and nothing is folded in; a full
-    /// merge when the folded-in write (`incoming`: offset and token) falls among its pages; a partial merge
-    /// otherwise. Every log page of its logical block becomes `Merged`. Returns the kind recorded.
-    pub fn merge_seq(
+    /// FAST's write cases for the sequential log blocks (module doc). `opens`: the caller's locality
+    /// verdict that a run may start at this page (FAST, MAST: offset 0, case 1; LAST: a large request, at
+    /// any offset). A write that continues its block's run is appended either way.
+    pub fn write_seq(
         &mut self,
+        lpn: u32,
+        token: Token,
+        opens: bool,
         dev: &mut Device,
-        seq: SeqBlock,
+    ) -> Result<SeqWrite> {
+        let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
+        let mine = self.seq_index(lbn);
+        let continues = mine.is_some_and(|i| self.seq[i].is_some_and(|s| s.pages == offset));
+        if opens && !continues {
+            // Case 1: the logical block's old run, else a free slot, else the oldest block makes room.
+            let i = match mine {
+                Some(i) => Some(i),
+                None if self.seq.iter().any(Option::is_none) => None,
+                None => (0..self.seq.len()).min_by_key(|&i| self.seq_opened[i]),
+            };
+            let reclaimed = match i {
+                Some(i) => Some(self.reclaim_seq(i, None, dev)?),
+                None => None,
+            };
+            let i = self
+                .seq
+                .iter()
+                .position(Option::is_none)
+                .expect("a sequential log slot is free");
+            let pbn = self
+                .pool
+                .take()
+                .ok_or_else(|| dev.out_of_space("no free block for a sequential log block"))?;
+            dev.program(dev.ppn(pbn, offset), token, Lpn(lpn))?;
+            self.log.supersede(lpn);
+            self.clock += 1;
+            self.seq_opened[i] = self.clock;
+            self.seq[i] = Some(SeqBlock {
+                pbn,
+                lbn,
+                first: offset,
+                pages: offset + 1,
+            });
+            return Ok(SeqWrite::Appended { reclaimed });
+        }
+        let Some(i) = mine else {
+            return Ok(SeqWrite::NotMine);
+        };
+        let mut s = self.seq[i].expect("seq_index finds a block");
+        if continues {
+            // Case 2.1.
+            dev.program(dev.ppn(s.pbn, offset), token, Lpn(lpn))?;
+            self.log.supersede(lpn);
+            s.pages += 1;
+            self.seq[i] = Some(s);
+            return Ok(SeqWrite::Appended { reclaimed: None });
+        }
+        // Cases 2.2 and 2.3.
+        Ok(SeqWrite::Merged(self.reclaim_seq(
+            i,
+            Some((offset, token)),
+            dev,
+        )?))
+    }
+
+    /// Switches every full sequential log block into its data block (LAST at once, MAST when idle); returns
+    /// how many.
+    pub fn switch_full_seq(&mut self, dev: &mut Device) -> Result<u32> {
+        let mut switched = 0;
+        for i in 0..self.seq.len() {
+            if self.seq[i].is_some_and(|s| s.first == 0 && s.pages == self.ppb) {
+                self.reclaim_seq(i, None, dev)?;
+                switched += 1;
+            }
+        }
+        Ok(switched)
+    }
+
+    fn seq_index(&self, lbn: u32) -> Option<usize> {
+        self.seq
+            .iter()
+            .position(|s| s.is_some_and(|s| s.lbn == lbn))
+    }
+
+    /// Reclaims sequential log block `i` (FAST §3.4): a switch when it is full and nothing is folded in; a
+    /// full merge when the folded-in write (`incoming`: offset and token) falls among its pages, or when its
+    /// run starts mid-block under the in-order (MLC) rule (the pages below it cannot be programmed after
+    /// it); a partial merge otherwise. Every log page of its logical block becomes `Merged`. Returns the kind
+    /// recorded.
+    fn reclaim_seq(
+        &mut self,
+        i: usize,
         incoming: Option<(u32, Token)>,
+        dev: &mut Device,
     ) -> Result<MergeKind> {
-        let ppb = self.sources.len() as u32;
-        let (pool, data, log, sources) = (
-            &mut self.pool,
-            &mut self.data,
-            &mut self.log,
-            &mut self.sources[..],
-        );
-        dev.record_log_utilization(seq.pages);
+        let seq = self.seq[i].take().expect("a sequential log block");
+        let ppb = self.ppb;
+        dev.record_log_utilization(seq.pages - seq.first);
         let mark = dev.begin();
-        let kind = if seq.pages == ppb && incoming.is_none() {
-            merge::switch(dev, pool, data, seq.lbn, seq.pbn, ppb)?;
+        let held = seq.first..seq.pages;
+        let folded_among = incoming.is_some_and(|(offset, _)| held.contains(&offset));
+        let kind = if held == (0..ppb) && incoming.is_none() {
+            merge::switch(dev, &mut self.pool, &mut self.data, seq.lbn, seq.pbn, ppb)?;
             MergeKind::Switch
         } else {
-            find_sources(sources, seq.lbn, Some(seq), log, data, dev);
+            self.find_sources(seq.lbn, Some(seq), incoming.map(|(o, _)| o), dev)?;
             match incoming {
-                Some((offset, _)) if offset < seq.pages => {
-                    merge::full_merge(dev, pool, data, seq.lbn, sources, incoming)?;
+                _ if folded_among || (seq.first > 0 && self.sequential_program) => {
+                    merge::full_merge(
+                        dev,
+                        &mut self.pool,
+                        &mut self.data,
+                        seq.lbn,
+                        &self.sources,
+                        incoming,
+                    )?;
                     dev.erase(seq.pbn)?;
-                    pool.put(seq.pbn);
+                    self.pool.put(seq.pbn);
                     MergeKind::Full
                 }
                 _ => {
-                    merge::partial_merge(
-                        dev, pool, data, seq.lbn, seq.pbn, seq.pages, sources, incoming,
+                    merge::partial_merge_around(
+                        dev,
+                        &mut self.pool,
+                        &mut self.data,
+                        seq.lbn,
+                        seq.pbn,
+                        held,
+                        &self.sources,
+                        incoming,
                     )?;
                     MergeKind::Partial
                 }
             }
         };
-        log.merged(seq.lbn);
+        self.log.merged(seq.lbn);
         dev.end_merge(mark, kind);
         Ok(kind)
     }
 
-    /// Full merge of every logical block with a `Live` page in log slot `victim`, then the victim's erase: see
-    /// [`HybridBlocks::merge_lbns_and_erase`]. Returns the number of logical blocks merged.
-    pub fn merge_victim(
+    /// Fills `sources` with the newest copy of every page of `lbn`, whose sequential log block is `seq`
+    /// (already taken out of its slot when it is being reclaimed), except offset `skip` (a host write folded
+    /// into the merge). A page with no log copy comes from the data
+    /// block if the data block's page holds it, which the controller learns by reading that page's spare area
+    /// (one spare read per such offset; FAST §3.4: the merge "selectively fills each empty sector ... with its
+    /// corresponding sector in the data block"; PSU FlashSim counts these OOB reads). The sector map in RAM
+    /// gives the log copies without a flash access.
+    fn find_sources(
         &mut self,
+        lbn: u32,
+        seq: Option<SeqBlock>,
+        skip: Option<u32>,
         dev: &mut Device,
-        victim: u32,
-        seq_of: impl Fn(u32) -> Option<SeqBlock>,
-    ) -> Result<u32> {
+    ) -> Result<()> {
+        let ppb = self.ppb;
+        let seq = seq.or_else(|| self.seq_of(lbn));
+        let data = self.data.pbn(lbn);
+        for o in 0..ppb {
+            let lpn = lbn * ppb + o;
+            let log_copy = seq
+                .and_then(|s| s.page(lpn, ppb, dev))
+                .or_else(|| self.log.newest(lpn));
+            self.sources[o as usize] = match (log_copy, data) {
+                _ if skip == Some(o) => NO_PAGE,
+                (Some(ppn), _) => ppn.0,
+                (None, Some(pbn)) => {
+                    let ppn = dev.ppn(pbn, o);
+                    let holds = dev.read_spare(ppn)?.lpn == lpn;
+                    debug_assert_eq!(holds, self.data.page(lpn, dev).is_some());
+                    if holds {
+                        ppn.0
+                    } else {
+                        NO_PAGE
+                    }
+                }
+                (None, None) => NO_PAGE,
+            };
+        }
+        Ok(())
+    }
+
+    /// Replaces random log slot `victim` (FAST §3.4, §3.6): a full merge of each logical block with a page
+    /// in it that is not `Merged` (`eager`, FAST) or that is `Live` (lazy, O-FAST), every page from its
+    /// newest copy; then the victim's erase, counted in the last merge (as FAST Fig. 8 counts it). With no
+    /// logical block to merge the victim is only erased (a dead merge: one erase, no copy). Returns the
+    /// number of logical blocks merged.
+    pub fn merge_victim(&mut self, dev: &mut Device, victim: u32, eager: bool) -> Result<u32> {
         let mut lbns = std::mem::take(&mut self.lbns);
-        victim_lbns(&self.log, victim, self.sources.len() as u32, &mut lbns);
-        let merged = self.merge_lbns_and_erase(dev, &lbns, victim, seq_of);
+        if eager {
+            self.log.valid_lbns(victim, &mut lbns);
+        } else {
+            self.log.live_lbns(victim, &mut lbns);
+        }
+        let merged = self.merge_lbns_and_erase(dev, &lbns, victim);
         self.lbns = lbns;
         merged
     }
 
-    /// Replaces log slot `victim`: a full merge of each logical block of `lbns` (every page from its newest
-    /// copy), then the victim's erase, counted in the last merge (as FAST Fig. 8 counts it); with no logical
-    /// block to merge the victim is only erased (a dead merge: one erase, no copy). `seq_of(lbn)` gives the
-    /// sequential log block of `lbn`, whose pages are the newest. Returns the number of logical blocks merged.
-    pub fn merge_lbns_and_erase(
-        &mut self,
-        dev: &mut Device,
-        lbns: &[u32],
-        victim: u32,
-        seq_of: impl Fn(u32) -> Option<SeqBlock>,
-    ) -> Result<u32> {
+    fn merge_lbns_and_erase(&mut self, dev: &mut Device, lbns: &[u32], victim: u32) -> Result<u32> {
         dev.record_log_utilization(self.log.written(victim));
         if lbns.is_empty() {
             let mark = dev.begin();
@@ -186,14 +360,7 @@ impl HybridBlocks {
         }
         for (i, &lbn) in lbns.iter().enumerate() {
             let mark = dev.begin();
-            find_sources(
-                &mut self.sources,
-                lbn,
-                seq_of(lbn),
-                &self.log,
-                &self.data,
-                dev,
-            );
+            self.find_sources(lbn, None, None, dev)?;
             merge::full_merge(
                 dev,
                 &mut self.pool,
@@ -216,59 +383,5 @@ impl HybridBlocks {
         dev.erase(pbn)?;
         self.pool.put(pbn);
         Ok(())
-    }
-}
-
-/// The logical blocks with a `Live` page in `slot`, in page order, into `lbns`.
-fn victim_lbns(log: &LogBlocks, slot: u32, pages_per_block: u32, lbns: &mut Vec<u32>) {
-    lbns.clear();
-    for o in 0..log.written(slot) {
-        if log.state(slot, o) != super::log_blocks::PageState::Live {
-            continue;
-        }
-        if let Some(lpn) = log.lpn_at(slot, o) {
-            let lbn = lpn / pages_per_block;
-            if !lbns.contains(&lbn) {
-                lbns.push(lbn);
-            }
-        }
-    }
-}
-
-/// Counts the distinct logical blocks with a `Live` page in a log block (its associativity, FAST §3.4) in
-/// O(pages) with a stamp per logical block instead of a set.
-pub struct Associativity {
-    stamp: Vec<u32>,
-    clock: u32,
-}
-
-impl Associativity {
-    pub fn new(logical_blocks: u32) -> Associativity {
-        Associativity {
-            stamp: vec![0; logical_blocks as usize],
-            clock: 0,
-        }
-    }
-
-    pub fn of(&mut self, log: &LogBlocks, slot: u32, pages_per_block: u32) -> u32 {
-        self.clock = self.clock.wrapping_add(1);
-        if self.clock == 0 {
-            self.stamp.fill(0);
-            self.clock = 1;
-        }
-        let mut count = 0;
-        for o in 0..log.written(slot) {
-            if log.state(slot, o) != super::log_blocks::PageState::Live {
-                continue;
-            }
-            if let Some(lpn) = log.lpn_at(slot, o) {
-                let lbn = (lpn / pages_per_block) as usize;
-                if self.stamp[lbn] != self.clock {
-                    self.stamp[lbn] = self.clock;
-                    count += 1;
-                }
-            }
-        }
-        count
     }
 }
