@@ -213,11 +213,12 @@ pub fn run(
     let started = Instant::now();
     let resolved = resolve_device(cfg, Some(trace_spec))?;
     let built = ftl::build(&cfg.ftl, &cfg.params, &resolved.geometry)?;
-    let source = trace::open(
+    let source = trace::open_on(
         trace_spec,
         &cfg.trace,
         resolved.geometry.logical_bytes(),
         resolved.geometry.page_bytes,
+        resolved.geometry.block_bytes(),
     )?;
     run_source(cfg, resolved, built, source, trace_spec, started, progress)
 }
