@@ -51,8 +51,10 @@ def _fig5_claims(quick: bool) -> list[Claim]:
             return {f"{w} TinyFTL faster than Logblock %": 100 * (1 - _norm(df, w, a, "tiny")) for w in ("PIC", "MP3")}
 
         def cause(df, a=a):
-            return "; ".join(f"{w} {NAMES[f]}: {merge_mix(row(df, workload=w, align=a, ftl=f))}"
-                             for w in ("PIC", "MP3") for f in ("bast", "tiny"))
+            return "; ".join(f"{w} {NAMES[f]}: {merge_mix(r)}, map page reads {int(r['map.page_reads'])}, "
+                             f"writes {int(r['map.page_writes'])}"
+                             for w in ("PIC", "MP3") for f in ("bast", "superblock", "tiny")
+                             for r in [row(df, workload=w, align=a, ftl=f)])
 
         def norms(df, a=a):
             return {f"{w} {NAMES[f]}": _norm(df, w, a, f) for w in _workloads(quick) for f, _ in SCHEMES}
@@ -65,16 +67,17 @@ def _fig5_claims(quick: bool) -> list[Claim]:
             Claim("Superblock performs best", "the Superblock FTL performs best among all the FTLs evaluated",
                   "Fig. 5, section VI.C", 229, norms, variant=v,
                   holds=lambda o: all(o[f"{w} Superblock"] <= min(o[f"{w} {n}"] for n in NAMES.values()) + 1e-9
-                                      for w in _workloads(quick)),
-                  test="Superblock lowest on every workload"),
+                                      for w in ("PIC", "MP3")),
+                  test="Superblock lowest on PIC and MP3 (on MOV the paper sees no difference: next claim)",
+                  cause=cause),
             Claim("Logblock-zoned: marginal overhead on PIC, MP3, MOV", "Logblock-zoned has only marginal overhead "
                   "for PIC, MP3, and MOV traces", "Fig. 5, section VI.C", 225, norms, variant=v,
                   holds=lambda o: all(o[f"{w} Logblock-zoned"] < 1.03 for w in _workloads(quick)),
-                  test="Logblock-zoned within 3% of Logblock"),
+                  test="Logblock-zoned within 3% of Logblock", cause=cause),
             Claim("MOV: virtually no difference between FTLs", "In this extreme case, there is virtually no "
                   "performance difference between FTLs", "Fig. 5, section VI.C", 225, norms, variant=v,
                   holds=lambda o: all(abs(o[f"MOV {n}"] - 1) < 0.05 for n in NAMES.values()),
-                  test="every FTL within 5% of Logblock on MOV"),
+                  test="every FTL within 5% of Logblock on MOV", cause=cause),
         ]
     return claims
 
@@ -245,11 +248,11 @@ ZONED = Experiment(
 
 # RAM tables: exact byte counts.
 RAM_ROWS = [
-    ("TinyFTL Table I", "tiny", {}, 12_195, 160),
-    ("TinyFTL Table IV", "bast", {"log_blocks": 393}, 281_984, 202),
-    ("TinyFTL Table IV (zone map)", "logblock-zoned", {"log_blocks": 393}, 12_288, 208),
-    ("TinyFTL Table IV", "superblock", {}, 198_176, 202),
-    ("TinyFTL section III (page map)", "page", {"over_provisioning": 0.024}, 24_576_000, 90),
+    ("TinyFTL Table I", "tiny", {}, 12_195, 171),
+    ("TinyFTL Table IV", "bast", {"log_blocks": 393}, 281_984, 214),
+    ("TinyFTL Table IV (zone map)", "logblock-zoned", {"log_blocks": 393}, 12_288, 215),
+    ("TinyFTL Table IV", "superblock", {}, 198_176, 216),
+    ("TinyFTL section III (page map)", "page", {"over_provisioning": 0.024}, 24_576_000, 86),
 ]
 
 
@@ -262,7 +265,7 @@ def _ram_frame(quick: bool) -> pd.DataFrame:
     for ppb in (16, 32):
         r = ram(ftl="nftl", capacity="34MiB", pages_per_block=ppb, lookup_table=True)
         out.append({"source": f"NFTL 34 MB, {ppb // 2} KB blocks", "ftl": "nftl block map",
-                    "paper bytes": 17_408 * 16 // ppb, "ftlsim bytes": r["block_map"], "line": 219})
+                    "paper bytes": 17_408 * 16 // ppb, "ftlsim bytes": r["block_map"], "line": 211})
         out.append({"source": f"NFTL 34 MB, {ppb // 2} KB blocks", "ftl": "nftl lookup table",
                     "paper bytes": 26_112 if ppb == 16 else 17_408,
                     "ftlsim bytes": r["rep_block_table"] + r["page_status_bitmap"], "line": 209})
