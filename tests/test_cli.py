@@ -95,10 +95,7 @@ def test_info_prints_mix_footprint_and_concentration(tmp_path):
 
 def test_run_on_a_real_trace():
     trace = TRACES / "msr_wdev_1.csv"
-    if not trace.exists():
-        import pytest
-
-        pytest.skip(f"{trace} is absent")
+    assert trace.exists(), f"{trace} is missing: clone the repository beside shared/"
     result = invoke("run", str(trace), "--ftl", "page")
     assert result.exit_code == 0, result.output
     assert "1,055" in result.output  # host.write_requests

@@ -8,7 +8,7 @@
 
 from ._core import FtlsimError
 from .ftl import ram, schemes
-from .report import Report
+from .report import Report, report_schema
 from .sim import simulate, sweep
 from .trace import formats, generate, info, presets, workloads
 
@@ -31,6 +31,7 @@ __all__ = [
     "info",
     "presets",
     "ram",
+    "report_schema",
     "schemes",
     "simulate",
     "sweep",

@@ -13,8 +13,8 @@ def registry() -> dict:
 
 def make_config(ftl: str, preset, capacity, precondition: str, format: str, options: dict) -> dict:
     """Routes keyword options to the engine's config sections: device overrides (page_bytes, erase_us, ...),
-    trace options (device, writes_only, ...), run options (wrap, idle_threshold_us, nvram, nvram_policy,
-    nvram_regions, nvram_read_us, nvram_write_us, nvram_flush_at_end) and, for everything else,
+    trace options (device, writes_only, ...), run options (the engine's SimConfig keys: wrap,
+    idle_threshold_us, nvram, nvram_policy, rmw, measure_from, ...) and, for everything else,
     the scheme's own parameters (checked by the engine, which lists the valid ones)."""
     keys = registry()["keys"]
     cfg = {"ftl": ftl, "params": {}, "device": {}, "trace": {"format": format}, "precondition": precondition}
@@ -29,7 +29,7 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
             cfg["device"][key] = value
         elif key in keys["trace"] and key != "format":
             cfg["trace"][key] = value
-        elif key in ("wrap", "idle_threshold_us") or key.startswith("nvram"):
+        elif key in keys["run"] and key not in ("ftl", "params", "device", "trace", "precondition"):
             cfg[key] = str(value) if key == "nvram" else value
         else:
             cfg["params"][key] = value

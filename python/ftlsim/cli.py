@@ -77,19 +77,15 @@ def fail(error: Exception):
     sys.exit(2)
 
 
-SECTIONS = [
-    ("Host", ["host.read_requests", "host.write_requests", "host.trim_requests", "host.read_pages",
-              "host.write_pages", "host.rmw_page_reads"]),
-    ("Flash", ["flash.page_reads", "flash.spare_reads", "flash.page_writes", "flash.spare_writes", "flash.erases",
-               "map.page_reads", "map.page_writes", "write_amplification"]),
-    ("Merges and GC", ["merges.switch", "merges.partial", "merges.full", "merges.dead", "merges.fold",
-                       "merges.erases_per_merge", "gc.runs", "gc.copied_pages", "log_utilization.mean"]),
-    ("Time", ["time_us.total", "time_us.requests", "time_us.merges", "time_us.gc", "time_us.idle", "time_us.flush",
-              "latency_us.read.mean", "latency_us.read.p99", "latency_us.write.mean", "latency_us.write.p99",
-              "latency_us.write.max"]),
-    ("Wear and RAM", ["erase_count.max", "erase_count.mean", "ram.total_bytes"]),
-    ("Simulator", ["sim.requests_per_s", "sim.wall_s", "sim.skipped_lines"]),
-]
+def table_sections() -> list[tuple[str, list[str]]]:
+    """The keys `ftlsim run` shows, by section in report order: the engine's report schema decides."""
+    from .report import report_schema
+
+    sections: dict[str, list[str]] = {}
+    for k in report_schema():
+        if k["table"] and "<" not in k["key"]:
+            sections.setdefault(k["section"], []).append(k["key"])
+    return list(sections.items())
 
 
 def fmt(value) -> str:
@@ -112,7 +108,7 @@ def report_table(report: Report) -> Table:
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("figure", style="cyan")
     table.add_column("value", justify="right")
-    for section, keys in SECTIONS:
+    for section, keys in table_sections():
         rows = [(k, report.get(k)) for k in keys if k in report]
         rows = [(k, v) for k, v in rows if v not in (0, None) or k in ("flash.erases", "host.write_requests")]
         if not rows:
@@ -120,11 +116,6 @@ def report_table(report: Report) -> Table:
         table.add_row(f"[bold]{section}[/]", "")
         for key, value in rows:
             table.add_row(f"  {key}", fmt(value))
-    cache_keys = sorted(k for k in report if k.startswith("cache."))
-    if cache_keys:
-        table.add_row("[bold]Caches[/]", "")
-        for key in cache_keys:
-            table.add_row(f"  {key}", fmt(report[key]))
     return table
 
 
@@ -133,8 +124,9 @@ def common_options(f):
                      help="A scheme parameter, device override or trace option, e.g. log_blocks=8.")(f)
     f = click.option("--preset", default=None, help="Device preset (see `ftlsim list`); default lee2007.")(f)
     f = click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the trace's extent.")(f)
-    f = click.option("--precondition", type=click.Choice(["none", "full"]), default="none",
-                     help="full: write every logical page once first, then reset the counters.")(f)
+    f = click.option("--precondition", type=click.Choice(["none", "full", "trace"]), default="none",
+                     help="full: write every logical page once first, then reset the counters; trace: write "
+                          "every request of the trace once first (PSU FlashSim's warm-up).")(f)
     f = click.option("--format", "fmt_name", default="auto", help="Trace format (see `ftlsim list`); default: sniff.")(f)
     f = click.option("--device", type=int, default=None, help="Keep one device / ASU of a multi-device trace.")(f)
     f = click.option("--writes-only", is_flag=True, help="Drop reads and trims.")(f)

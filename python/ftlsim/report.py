@@ -4,9 +4,21 @@ numbers and strings, with attributes for the common figures."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from collections.abc import Mapping
 from pathlib import Path
+
+from . import _core
+from ._registry import registry
+
+
+@functools.lru_cache(maxsize=1)
+def report_schema() -> list[dict]:
+    """Every key a report can have, from the engine: dicts of key, unit, section, description and table (shown
+    by `ftlsim run`). A ``<...>`` part of a key stands for a name chosen at run time (RAM structures, a
+    scheme's own figures)."""
+    return json.loads(_core.report_schema())
 
 
 class Report(Mapping):
@@ -89,4 +101,4 @@ class Report(Mapping):
 
     @property
     def merges(self) -> dict:
-        return {k: self._values[f"merges.{k}"] for k in ("switch", "partial", "full", "dead", "fold")}
+        return {k: self._values[f"merges.{k}"] for k in registry()["kinds"]["merge"]}

@@ -7,9 +7,10 @@ use crate::config::{Geometry, Timing};
 use crate::error::{Result, SimError};
 use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, AUX_ERASED};
 use crate::request::{Op, Tag};
-use crate::stats::{CacheKind, FlashCounts, MergeKind, Stats};
+use crate::stats::{CacheKind, Cause, FlashCounts, MergeKind, Stats};
 
-/// The host request being served, for schemes that look at request size or tag (LAST, NVRAM policies).
+/// The host request about to be served, given to a scheme through [`crate::ftl::Ftl::begin_request`] (LAST
+/// looks at its size, the NVRAM policies at its tag).
 #[derive(Clone, Copy, Debug)]
 pub struct RequestInfo {
     pub index: u64,
@@ -40,6 +41,20 @@ impl Default for RequestInfo {
 pub struct Mark {
     counts: FlashCounts,
     copies: u64,
+    /// Data-class operations so far, and those already given to an inner merge or GC, for the cause partition.
+    data: FlashCounts,
+    inner: FlashCounts,
+}
+
+/// The partition of data-class operations by [`Cause`]: the phase the run is in (host, rmw, idle, flush) takes
+/// every operation not claimed by a merge or GC mark closed inside it (in the host and rmw phases only).
+#[derive(Clone, Debug, Default)]
+struct CauseLedger {
+    by_cause: [FlashCounts; Cause::COUNT],
+    phase: Option<Cause>,
+    /// Data-class counts when the phase began, and what marks closed in it have claimed since.
+    phase_start: FlashCounts,
+    claimed: FlashCounts,
 }
 
 pub struct Device {
@@ -48,7 +63,7 @@ pub struct Device {
     timing: Timing,
     scheme: String,
     pub stats: Stats,
-    pub request: RequestInfo,
+    causes: CauseLedger,
     /// Pages moved by [`Device::copy`]; merges and GC report their copies from this.
     copies: u64,
     /// Time spent in an NVRAM write cache in front of the scheme ([`Device::charge_nvram`]). The chip counts
@@ -68,7 +83,7 @@ impl Device {
             timing,
             scheme: scheme.to_string(),
             stats: Stats::new(geometry.pages_per_block),
-            request: RequestInfo::default(),
+            causes: CauseLedger::default(),
             copies: 0,
             nvram_us: 0.0,
         }
@@ -124,51 +139,89 @@ impl Device {
         }
     }
 
+    /// Reads a page of host data (one page read).
     #[inline]
     pub fn read(&mut self, ppn: Ppn) -> Result<PageRead> {
-        self.chip.read(ppn).map_err(|v| self.rule(v))
+        self.read_in(OpClass::Data, ppn)
     }
 
+    /// Reads a page, counted in `class`.
+    #[inline]
+    pub fn read_in(&mut self, class: OpClass, ppn: Ppn) -> Result<PageRead> {
+        self.chip.read(ppn, class).map_err(|v| self.rule(v))
+    }
+
+    /// Reads the spare area of a host data page (one spare read).
     #[inline]
     pub fn read_spare(&mut self, ppn: Ppn) -> Result<Spare> {
-        self.chip.read_spare(ppn).map_err(|v| self.rule(v))
+        self.read_spare_in(OpClass::Data, ppn)
+    }
+
+    /// Reads a spare area, counted in `class`.
+    #[inline]
+    pub fn read_spare_in(&mut self, class: OpClass, ppn: Ppn) -> Result<Spare> {
+        self.chip.read_spare(ppn, class).map_err(|v| self.rule(v))
     }
 
     /// Programs a page holding `token` for logical page `lpn`.
     #[inline]
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {
         self.chip
-            .program(ppn, token, lpn.0, AUX_ERASED)
+            .program(ppn, token, lpn.0, AUX_ERASED, OpClass::Data)
             .map_err(|v| self.rule(v))
     }
 
-    /// Programs a page with a scheme word in its spare area as well (NFTL's replacement pointer, map pages).
-    pub fn program_with_aux(&mut self, ppn: Ppn, token: Token, lpn: u32, aux: u32) -> Result<()> {
+    /// Programs a page with a scheme word in its spare area as well (NFTL's replacement pointer, map pages),
+    /// counted in `class`.
+    pub fn program_with_aux_in(
+        &mut self,
+        class: OpClass,
+        ppn: Ppn,
+        token: Token,
+        lpn: u32,
+        aux: u32,
+    ) -> Result<()> {
         self.chip
-            .program(ppn, token, lpn, aux)
+            .program(ppn, token, lpn, aux, class)
             .map_err(|v| self.rule(v))
     }
 
-    /// Programs only the spare area: set the scheme word once, clear flag bits.
+    /// Programs a host data page with a scheme word in its spare area as well (NFTL's replacement pointer).
+    pub fn program_with_aux(&mut self, ppn: Ppn, token: Token, lpn: u32, aux: u32) -> Result<()> {
+        self.program_with_aux_in(OpClass::Data, ppn, token, lpn, aux)
+    }
+
+    /// Programs only the spare area: set the scheme word once, clear flags.
     pub fn program_spare(&mut self, ppn: Ppn, aux: Option<u32>, clear_flags: u8) -> Result<()> {
         self.chip
-            .program_spare(ppn, aux, clear_flags)
+            .program_spare(ppn, aux, clear_flags, OpClass::Data)
             .map_err(|v| self.rule(v))
     }
 
+    /// Erases a block of host data.
     pub fn erase(&mut self, pbn: Pbn) -> Result<()> {
-        self.chip.erase(pbn).map_err(|v| self.rule(v))
+        self.erase_in(OpClass::Data, pbn)
+    }
+
+    /// Erases a block, counted in `class`.
+    pub fn erase_in(&mut self, class: OpClass, pbn: Pbn) -> Result<()> {
+        self.chip.erase(pbn, class).map_err(|v| self.rule(v))
     }
 
     /// Copies a page: one page read and one program, the data and logical page carried over. Schemes move
     /// pages with this, so that merges and GC can report how many they copied.
     /// Returns the logical page copied, or None if the source was erased (nothing is programmed then).
     pub fn copy(&mut self, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
-        let page = self.read(from)?;
+        self.copy_in(OpClass::Data, from, to)
+    }
+
+    /// Copies a page (as [`Device::copy`]), counted in `class`; the scheme word is not carried over.
+    pub fn copy_in(&mut self, class: OpClass, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
+        let page = self.read_in(class, from)?;
         match page.token {
             Some(token) => {
                 self.chip
-                    .program(to, token, page.spare.lpn, AUX_ERASED)
+                    .program(to, token, page.spare.lpn, AUX_ERASED, class)
                     .map_err(|v| self.rule(v))?;
                 self.copies += 1;
                 Ok(page.spare.lpn())
@@ -177,26 +230,17 @@ impl Device {
         }
     }
 
-    /// Runs flash operations of the scheme's own mapping pages: they are reported as map reads and writes.
-    pub fn with_class<T>(
-        &mut self,
-        class: OpClass,
-        f: impl FnOnce(&mut Device) -> Result<T>,
-    ) -> Result<T> {
-        let before = self.chip.set_class(class);
-        let out = f(self);
-        self.chip.set_class(before);
-        out
-    }
-
     pub fn map_counts(&self) -> FlashCounts {
         self.chip.counts(OpClass::Map)
     }
 
+    /// Opens a merge or a garbage collection: close it with [`Device::end_merge`] or [`Device::end_gc`].
     pub fn begin(&self) -> Mark {
         Mark {
             counts: self.chip.total_counts(),
             copies: self.copies,
+            data: self.chip.counts(OpClass::Data),
+            inner: self.causes.claimed,
         }
     }
 
@@ -208,6 +252,7 @@ impl Device {
         m.erases += d.erases;
         m.copied_pages += self.copies - mark.copies;
         self.stats.merge_ops = self.stats.merge_ops.plus(&d);
+        self.claim(&mark, Cause::Merge);
     }
 
     /// Records one garbage-collection run begun at `mark`.
@@ -216,6 +261,53 @@ impl Device {
         self.stats.gc_runs += 1;
         self.stats.gc_copied_pages += self.copies - mark.copies;
         self.stats.gc_ops = self.stats.gc_ops.plus(&d);
+        self.claim(&mark, Cause::Gc);
+    }
+
+    /// Gives the data-class operations of a closing mark, less those of marks closed inside it, to `cause`
+    /// (in the host and rmw phases; idle and flush keep everything done in them).
+    fn claim(&mut self, mark: &Mark, cause: Cause) {
+        let ledger = &mut self.causes;
+        if !matches!(ledger.phase, None | Some(Cause::Host) | Some(Cause::Rmw)) {
+            return;
+        }
+        let all = self.chip.counts(OpClass::Data).minus(&mark.data);
+        let own = all.minus(&ledger.claimed.minus(&mark.inner));
+        ledger.by_cause[cause as usize] = ledger.by_cause[cause as usize].plus(&own);
+        ledger.claimed = ledger.claimed.plus(&own);
+    }
+
+    /// The run enters a phase (host requests, a partial-page read, idle time, the end-of-trace flush): what the
+    /// previous phase did that no merge or GC claimed is given to it.
+    pub fn enter_phase(&mut self, phase: Cause) {
+        let now = self.chip.counts(OpClass::Data);
+        let ledger = &mut self.causes;
+        let done = now.minus(&ledger.phase_start).minus(&ledger.claimed);
+        let previous = ledger.phase.unwrap_or(Cause::Host) as usize;
+        ledger.by_cause[previous] = ledger.by_cause[previous].plus(&done);
+        ledger.phase = Some(phase);
+        ledger.phase_start = now;
+        ledger.claimed = FlashCounts::default();
+    }
+
+    /// Every operation so far by cause (map-class operations are `map`), closing the current phase's books.
+    pub fn counts_by_cause(&mut self) -> [FlashCounts; Cause::COUNT] {
+        let phase = self.causes.phase.unwrap_or(Cause::Host);
+        self.enter_phase(phase);
+        let mut out = self.causes.by_cause;
+        out[Cause::Map as usize] = self.chip.counts(OpClass::Map);
+        out
+    }
+
+    /// Time so far by cause, in microseconds; the entries sum to [`Device::elapsed_us`].
+    pub fn time_by_cause_us(&mut self) -> [f64; Cause::COUNT] {
+        let counts = self.counts_by_cause();
+        let mut out = [0.0; Cause::COUNT];
+        for cause in Cause::ALL {
+            out[*cause as usize] = counts[*cause as usize].time_us(&self.timing);
+        }
+        out[Cause::Nvram as usize] += self.nvram_us;
+        out
     }
 
     #[inline]
@@ -238,6 +330,7 @@ impl Device {
     pub fn reset_counters(&mut self) {
         self.chip.reset_counters();
         self.stats = Stats::new(self.geometry.pages_per_block);
+        self.causes = CauseLedger::default();
         self.copies = 0;
         self.nvram_us = 0.0;
     }

@@ -92,7 +92,8 @@ pub struct Violation {
     pub page: u32,
 }
 
-/// Which counters an operation lands in: host data and merges, or the scheme's own mapping pages.
+/// Which counters an operation lands in: host data and merges, or the scheme's own mapping pages. Every chip
+/// operation takes its class as an argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpClass {
     Data = 0,
@@ -106,7 +107,6 @@ pub struct Nand {
     slab: Vec<Page>,
     free_slots: Vec<u32>,
     seq: u32,
-    class: OpClass,
     counts: [FlashCounts; 2],
 }
 
@@ -127,7 +127,6 @@ impl Nand {
             slab: Vec::new(),
             free_slots: Vec::new(),
             seq: 0,
-            class: OpClass::Data,
             counts: [FlashCounts::default(); 2],
         }
     }
@@ -148,10 +147,6 @@ impl Nand {
     /// Operation counts of all classes together.
     pub fn total_counts(&self) -> FlashCounts {
         self.counts[0].plus(&self.counts[1])
-    }
-
-    pub fn set_class(&mut self, class: OpClass) -> OpClass {
-        std::mem::replace(&mut self.class, class)
     }
 
     /// Zeroes operation counters and erase counts (after preconditioning); data stays.
@@ -216,9 +211,9 @@ impl Nand {
 
     /// Reads a page: data and spare area (one page read).
     #[inline]
-    pub fn read(&mut self, ppn: Ppn) -> Result<PageRead, Violation> {
+    pub fn read(&mut self, ppn: Ppn, class: OpClass) -> Result<PageRead, Violation> {
         let (b, p) = self.locate(ppn, "read beyond the chip")?;
-        self.counts[self.class as usize].page_reads += 1;
+        self.counts[class as usize].page_reads += 1;
         let page = self.page(b, p);
         Ok(PageRead {
             token: (page.state & STATE_DATA != 0).then_some(page.token),
@@ -228,15 +223,22 @@ impl Nand {
 
     /// Reads only the spare area (one spare read).
     #[inline]
-    pub fn read_spare(&mut self, ppn: Ppn) -> Result<Spare, Violation> {
+    pub fn read_spare(&mut self, ppn: Ppn, class: OpClass) -> Result<Spare, Violation> {
         let (b, p) = self.locate(ppn, "spare read beyond the chip")?;
-        self.counts[self.class as usize].spare_reads += 1;
+        self.counts[class as usize].spare_reads += 1;
         Ok(spare_of(self.page(b, p)))
     }
 
     /// Programs a page with a data token, the logical page it holds (or [`NO_LPN`]) and an optional scheme
     /// word (`AUX_ERASED` for none). A page whose scheme word was already programmed keeps it.
-    pub fn program(&mut self, ppn: Ppn, token: Token, lpn: u32, aux: u32) -> Result<(), Violation> {
+    pub fn program(
+        &mut self,
+        ppn: Ppn,
+        token: Token,
+        lpn: u32,
+        aux: u32,
+        class: OpClass,
+    ) -> Result<(), Violation> {
         let (b, p) = self.locate(ppn, "program beyond the chip")?;
         let block = self.blocks.get(b);
         if self.page(b, p).state & STATE_DATA != 0 {
@@ -256,7 +258,7 @@ impl Nand {
                 page: p as u32,
             });
         }
-        self.counts[self.class as usize].page_writes += 1;
+        self.counts[class as usize].page_writes += 1;
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
         let page = self.page_mut(b, p);
@@ -280,6 +282,7 @@ impl Nand {
         ppn: Ppn,
         aux: Option<u32>,
         clear_flags: u8,
+        class: OpClass,
     ) -> Result<(), Violation> {
         let (b, p) = self.locate(ppn, "spare program beyond the chip")?;
         if let Some(aux) = aux {
@@ -292,7 +295,7 @@ impl Nand {
             }
             self.page_mut(b, p).aux = aux;
         }
-        self.counts[self.class as usize].spare_writes += 1;
+        self.counts[class as usize].spare_writes += 1;
         if clear_flags != 0 {
             self.page_mut(b, p).flags &= !clear_flags;
         }
@@ -300,7 +303,7 @@ impl Nand {
     }
 
     /// Erases a block: every page returns to the erased state and the block's erase count goes up by one.
-    pub fn erase(&mut self, pbn: Pbn) -> Result<(), Violation> {
+    pub fn erase(&mut self, pbn: Pbn, class: OpClass) -> Result<(), Violation> {
         if pbn.index() >= self.blocks.len() {
             return Err(Violation {
                 what: "erase beyond the chip",
@@ -316,7 +319,7 @@ impl Nand {
         if slot != NO_SLOT {
             self.free_slots.push(slot);
         }
-        self.counts[self.class as usize].erases += 1;
+        self.counts[class as usize].erases += 1;
         Ok(())
     }
 
@@ -354,6 +357,8 @@ fn spare_of(page: &Page) -> Spare {
 mod tests {
     use super::*;
 
+    const D: OpClass = OpClass::Data;
+
     #[test]
     fn a_page_is_24_bytes() {
         assert_eq!(std::mem::size_of::<Page>(), 24);
@@ -362,14 +367,14 @@ mod tests {
     #[test]
     fn programmed_pages_cannot_be_programmed_again_until_erased() {
         let mut chip = Nand::new(4, 4, false);
-        chip.program(Ppn(5), 11, 3, AUX_ERASED).unwrap();
-        let err = chip.program(Ppn(5), 12, 3, AUX_ERASED).unwrap_err();
+        chip.program(Ppn(5), 11, 3, AUX_ERASED, D).unwrap();
+        let err = chip.program(Ppn(5), 12, 3, AUX_ERASED, D).unwrap_err();
         assert_eq!((err.block, err.page), (1, 1));
-        assert_eq!(chip.read(Ppn(5)).unwrap().token, Some(11));
-        assert_eq!(chip.read(Ppn(5)).unwrap().spare.lpn, 3);
-        chip.erase(Pbn(1)).unwrap();
-        assert_eq!(chip.read(Ppn(5)).unwrap().token, None);
-        chip.program(Ppn(5), 12, 3, AUX_ERASED).unwrap();
+        assert_eq!(chip.read(Ppn(5), D).unwrap().token, Some(11));
+        assert_eq!(chip.read(Ppn(5), D).unwrap().spare.lpn, 3);
+        chip.erase(Pbn(1), D).unwrap();
+        assert_eq!(chip.read(Ppn(5), D).unwrap().token, None);
+        chip.program(Ppn(5), 12, 3, AUX_ERASED, D).unwrap();
         assert_eq!(chip.erase_count(Pbn(1)), 1);
         let c = chip.total_counts();
         assert_eq!((c.page_writes, c.page_reads, c.erases), (2, 3, 1));
@@ -378,34 +383,34 @@ mod tests {
     #[test]
     fn out_of_range_operations_are_violations() {
         let mut chip = Nand::new(2, 4, false);
-        assert_eq!(chip.read(Ppn(8)).unwrap_err().block, 2);
-        assert!(chip.read_spare(Ppn(100)).is_err());
-        assert!(chip.program(Ppn(8), 1, 0, AUX_ERASED).is_err());
-        assert!(chip.erase(Pbn(2)).is_err());
+        assert_eq!(chip.read(Ppn(8), D).unwrap_err().block, 2);
+        assert!(chip.read_spare(Ppn(100), D).is_err());
+        assert!(chip.program(Ppn(8), 1, 0, AUX_ERASED, D).is_err());
+        assert!(chip.erase(Pbn(2), D).is_err());
         assert_eq!(chip.total_counts().erases, 0);
     }
 
     #[test]
     fn sequential_rule_forbids_going_back_within_a_block() {
         let mut chip = Nand::new(2, 4, true);
-        chip.program(Ppn(0), 1, 0, AUX_ERASED).unwrap();
-        chip.program(Ppn(2), 2, 2, AUX_ERASED).unwrap();
-        let err = chip.program(Ppn(1), 3, 1, AUX_ERASED).unwrap_err();
+        chip.program(Ppn(0), 1, 0, AUX_ERASED, D).unwrap();
+        chip.program(Ppn(2), 2, 2, AUX_ERASED, D).unwrap();
+        let err = chip.program(Ppn(1), 3, 1, AUX_ERASED, D).unwrap_err();
         assert!(err.what.contains("out-of-order"));
         let mut slc = Nand::new(2, 4, false);
-        slc.program(Ppn(2), 2, 2, AUX_ERASED).unwrap();
-        slc.program(Ppn(1), 3, 1, AUX_ERASED).unwrap();
+        slc.program(Ppn(2), 2, 2, AUX_ERASED, D).unwrap();
+        slc.program(Ppn(1), 3, 1, AUX_ERASED, D).unwrap();
     }
 
     #[test]
     fn spare_words_are_write_once_and_flags_only_clear() {
         let mut chip = Nand::new(2, 4, false);
-        chip.program_spare(Ppn(0), Some(7), 0).unwrap();
-        assert!(chip.program_spare(Ppn(0), Some(8), 0).is_err());
-        chip.program(Ppn(0), 1, 0, AUX_ERASED).unwrap();
-        chip.program_spare(Ppn(0), None, 0b10).unwrap();
-        chip.program_spare(Ppn(0), None, 0b01).unwrap();
-        let s = chip.read_spare(Ppn(0)).unwrap();
+        chip.program_spare(Ppn(0), Some(7), 0, D).unwrap();
+        assert!(chip.program_spare(Ppn(0), Some(8), 0, D).is_err());
+        chip.program(Ppn(0), 1, 0, AUX_ERASED, D).unwrap();
+        chip.program_spare(Ppn(0), None, 0b10, D).unwrap();
+        chip.program_spare(Ppn(0), None, 0b01, D).unwrap();
+        let s = chip.read_spare(Ppn(0), D).unwrap();
         assert_eq!((s.aux, s.flags, s.lpn), (7, 0xFC, 0));
         assert_eq!(chip.total_counts().spare_writes, 3);
         assert_eq!(chip.total_counts().spare_reads, 1);
@@ -416,12 +421,12 @@ mod tests {
         // A 16 GiB device of 2 KiB pages, 128 a block: 65,536 blocks.
         let mut chip = Nand::new(65_536, 128, true);
         for b in 0..10u32 {
-            chip.program(Ppn(b * 1000 * 128), b as u64 + 1, b, AUX_ERASED)
+            chip.program(Ppn(b * 1000 * 128), b as u64 + 1, b, AUX_ERASED, D)
                 .unwrap();
         }
         assert!(chip.heap_bytes() < 2 << 20, "{}", chip.heap_bytes());
-        chip.erase(Pbn(0)).unwrap();
-        chip.program(Ppn(77 * 128), 99, 0, AUX_ERASED).unwrap();
+        chip.erase(Pbn(0), D).unwrap();
+        chip.program(Ppn(77 * 128), 99, 0, AUX_ERASED, D).unwrap();
         assert_eq!(
             chip.slab.len(),
             10 * 128,

@@ -45,67 +45,83 @@ impl FlashCounts {
     }
 }
 
-/// How a log block (or replacement block) was reclaimed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MergeKind {
-    /// The log block was written fully in order and became the data block: one erase, no copy.
-    Switch = 0,
-    /// The missing pages were copied into the log block, which became the data block: one erase.
-    Partial = 1,
-    /// Newest pages of data and log block copied to a free block; both erased.
-    Full = 2,
-    /// The log block held nothing valid: it was only erased.
-    Dead = 3,
-    /// NFTL's fold of a primary and its replacement block.
-    Fold = 4,
+/// An enum of report kinds with its list, count and report name in one place: adding a kind is one line here,
+/// and every array indexed by the kind, the report's keys and its schema follow.
+macro_rules! kinds {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[$vmeta:meta])* $variant:ident => $key:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum $name { $($(#[$vmeta])* $variant,)+ }
+
+        impl $name {
+            /// Every kind, in report order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+            /// How many kinds there are: the length of arrays indexed by the kind.
+            pub const COUNT: usize = Self::ALL.len();
+
+            /// The kind's name in report keys.
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $key,)+ }
+            }
+        }
+    };
 }
 
-pub const MERGE_KINDS: [MergeKind; 5] = [
-    MergeKind::Switch,
-    MergeKind::Partial,
-    MergeKind::Full,
-    MergeKind::Dead,
-    MergeKind::Fold,
-];
-
-impl MergeKind {
-    pub fn name(self) -> &'static str {
-        ["switch", "partial", "full", "dead", "fold"][self as usize]
+kinds! {
+    /// How a log block (or replacement block) was reclaimed.
+    pub enum MergeKind {
+        /// The log block was written fully in order and became the data block: one erase, no copy.
+        Switch => "switch",
+        /// The missing pages were copied into the log block, which became the data block: one erase.
+        Partial => "partial",
+        /// Newest pages of data and log block copied to a free block; both erased.
+        Full => "full",
+        /// The log block held nothing valid: it was only erased.
+        Dead => "dead",
+        /// NFTL's fold of a primary and its replacement block.
+        Fold => "fold",
     }
 }
 
-/// Caches whose hits and misses are reported.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CacheKind {
-    /// NFTL technique 2: physical location of recently written pages.
-    PageCache = 0,
-    /// TinyFTL's block table cache.
-    BlockTableCache = 1,
-    /// TinyFTL's page mapping cache / Superblock's page-map cache.
-    PageMapCache = 2,
-    /// A zone of the block map held in RAM (Logblock-zoned).
-    Zone = 3,
-    /// The NVRAM write cache in front of a scheme.
-    Nvram = 4,
+kinds! {
+    /// Caches whose hits and misses are reported.
+    pub enum CacheKind {
+        /// NFTL technique 2: physical location of recently written pages.
+        PageCache => "page_cache",
+        /// TinyFTL's block table cache.
+        BlockTableCache => "block_table_cache",
+        /// TinyFTL's page mapping cache / Superblock's page-map cache.
+        PageMapCache => "page_map_cache",
+        /// A zone of the block map held in RAM (Logblock-zoned).
+        Zone => "zone",
+        /// The NVRAM write cache in front of a scheme.
+        Nvram => "nvram",
+    }
 }
 
-pub const CACHE_KINDS: [CacheKind; 5] = [
-    CacheKind::PageCache,
-    CacheKind::BlockTableCache,
-    CacheKind::PageMapCache,
-    CacheKind::Zone,
-    CacheKind::Nvram,
-];
-
-impl CacheKind {
-    pub fn name(self) -> &'static str {
-        [
-            "page_cache",
-            "block_table_cache",
-            "page_map_cache",
-            "zone",
-            "nvram",
-        ][self as usize]
+kinds! {
+    /// Why flash time was spent: a partition of every operation (and NVRAM access) of a run. The precedence
+    /// that makes it a partition: an operation on the scheme's own mapping pages is `map`; otherwise an
+    /// operation during idle time or the end-of-trace flush is `idle` or `flush`; otherwise one inside a merge
+    /// or a garbage collection is `merge` or `gc` (the innermost, so a merge run by a GC is a merge); a read of
+    /// the old page for a partial-page write is `rmw`; the rest is `host`; NVRAM accesses are `nvram`.
+    pub enum Cause {
+        /// Host reads and writes themselves.
+        Host => "host",
+        /// Reading the old page before a partial-page write.
+        Rmw => "rmw",
+        /// Merges of log or replacement blocks (switch, partial, full, dead, fold).
+        Merge => "merge",
+        /// Garbage collection outside merges.
+        Gc => "gc",
+        /// The scheme's mapping pages on flash.
+        Map => "map",
+        /// Background work in idle gaps of the trace.
+        Idle => "idle",
+        /// The end-of-trace flush of a write cache.
+        Flush => "flush",
+        /// Accesses to an NVRAM write cache.
+        Nvram => "nvram",
     }
 }
 
@@ -120,12 +136,13 @@ pub struct MergeTotals {
 /// Everything a scheme records besides flash operations.
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
-    pub merges: [MergeTotals; 5],
+    pub merges: [MergeTotals; MergeKind::COUNT],
     pub merge_ops: FlashCounts,
     pub gc_runs: u64,
     pub gc_copied_pages: u64,
     pub gc_ops: FlashCounts,
-    pub cache: [(u64, u64); 5],
+    /// (hits, misses) per cache.
+    pub cache: [(u64, u64); CacheKind::COUNT],
     /// Histogram of written pages in a log block when it is replaced: index = pages written.
     pub log_utilization: Vec<u64>,
 }

@@ -32,7 +32,7 @@ fn merges(r: &Report) -> [u64; 4] {
 }
 
 fn histogram(r: &Report) -> Vec<u64> {
-    serde_json::from_value(r.get("log_utilization.histogram").cloned().unwrap()).unwrap()
+    serde_json::from_value(r.get("log_utilization.histogram").unwrap()).unwrap()
 }
 
 const THRASH: [u32; 8] = [1, 5, 9, 13, 1, 5, 9, 13];

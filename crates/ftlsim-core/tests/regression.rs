@@ -78,7 +78,7 @@ fn recorded(trace: &str, cfg: &SimConfig) -> Value {
     let report =
         run(cfg, trace, &mut |_| true).unwrap_or_else(|e| panic!("{} on {trace}: {e}", cfg.ftl));
     let kept: Map<String, Value> = report
-        .0
+        .flatten()
         .into_iter()
         .filter(|(k, _)| !k.starts_with("sim.") && k != "version" && k != "config.trace")
         .collect();

@@ -11,17 +11,18 @@ use std::path::{Path, PathBuf};
 const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
 
-/// A real trace, or `None` (with a note) when the shared folder is absent. `FTLSIM_TRACES` names the folder
-/// when the repository is not cloned next to `shared/` (a git worktree elsewhere).
-fn real(name: &str) -> Option<PathBuf> {
+/// A real trace from the shared folder (CI has it beside the clone). A missing one fails the test: a test that
+/// passes without its data proves nothing. `FTLSIM_TRACES` names the folder when the repository is not cloned
+/// next to `shared/` (a git worktree elsewhere).
+fn real(name: &str) -> PathBuf {
     let dir = std::env::var_os("FTLSIM_TRACES").map_or_else(|| PathBuf::from(REAL), PathBuf::from);
     let path = dir.join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("note: {} is absent; skipping its test", path.display());
-        None
-    }
+    assert!(
+        path.exists(),
+        "{} is missing: clone the repository beside `shared/` or set FTLSIM_TRACES to the traces folder",
+        path.display()
+    );
+    path
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -68,9 +69,7 @@ fn sniffed(path: &Path) -> &'static str {
 
 #[test]
 fn umass_financial1_as_ssdsim() {
-    let Some(path) = real("umass_financial1_first10k.ssdsim.ascii") else {
-        return;
-    };
+    let path = real("umass_financial1_first10k.ssdsim.ascii");
     assert_eq!(sniffed(&path), "ssdsim");
     let all = read_all(&path, &opts("auto"));
     assert_eq!(counts(&all), (10_000, 4_078, 5_922, 0));
@@ -105,9 +104,7 @@ fn umass_financial1_as_ssdsim() {
 /// (`asu,lba,size*512,(r|w),time/1e9`), so the `umass` reader must give exactly what `ssdsim` gives.
 #[test]
 fn umass_spc_rebuilt_from_financial1_reads_the_same() {
-    let Some(path) = real("umass_financial1_first10k.ssdsim.ascii") else {
-        return;
-    };
+    let path = real("umass_financial1_first10k.ssdsim.ascii");
     let text = std::fs::read_to_string(&path).unwrap();
     let mut spc = String::new();
     for line in text.lines() {
@@ -133,9 +130,7 @@ fn umass_spc_rebuilt_from_financial1_reads_the_same() {
 
 #[test]
 fn msr_rsrch_1_and_wdev_1() {
-    let Some(rsrch) = real("msr_rsrch_1.csv") else {
-        return;
-    };
+    let rsrch = real("msr_rsrch_1.csv");
     assert_eq!(sniffed(&rsrch), "msr");
     let all = read_all(&rsrch, &opts("auto"));
     assert_eq!(counts(&all), (13_780, 42, 13_738, 0));
@@ -158,9 +153,7 @@ fn msr_rsrch_1_and_wdev_1() {
     );
     assert_eq!(read_all(&rsrch, &disk(0)).len(), 0);
 
-    let Some(wdev) = real("msr_wdev_1.csv") else {
-        return;
-    };
+    let wdev = real("msr_wdev_1.csv");
     assert_eq!(sniffed(&wdev), "msr");
     let all = read_all(&wdev, &opts("auto"));
     assert_eq!(counts(&all), (1_055, 0, 1_055, 0));
@@ -169,9 +162,7 @@ fn msr_rsrch_1_and_wdev_1() {
 
 #[test]
 fn fiu_mail() {
-    let Some(path) = real("fiu_mail_cheetah_2_head9998.blkparse") else {
-        return;
-    };
+    let path = real("fiu_mail_cheetah_2_head9998.blkparse");
     assert_eq!(sniffed(&path), "fiu");
     let all = read_all(&path, &opts("auto"));
     assert_eq!(counts(&all), (9_998, 8_896, 1_102, 0));
@@ -198,9 +189,7 @@ fn fiu_mail() {
 
 #[test]
 fn msprod_dtrs_as_ssdsim() {
-    let Some(path) = real("msprod_dtrs100m.ssdsim.trace") else {
-        return;
-    };
+    let path = real("msprod_dtrs100m.ssdsim.trace");
     assert_eq!(sniffed(&path), "ssdsim");
     let all = read_all(&path, &opts("auto"));
     assert_eq!(counts(&all), (127_043, 113_123, 13_920, 0));
@@ -219,9 +208,7 @@ fn msprod_dtrs_as_ssdsim() {
 
 #[test]
 fn cloudphysics_vscsi() {
-    let Some(path) = real("cloudphysics_vscsi_sample.csv") else {
-        return;
-    };
+    let path = real("cloudphysics_vscsi_sample.csv");
     assert_eq!(sniffed(&path), "vscsi");
     let all = read_all(&path, &opts("auto"));
     assert_eq!(counts(&all), (113_872, 46_974, 66_898, 0));
@@ -238,9 +225,7 @@ fn cloudphysics_vscsi() {
 
 #[test]
 fn blkparse_hadoop_by_event() {
-    let Some(path) = real("blkparse_hadoop_java_sdb_50k.txt") else {
-        return;
-    };
+    let path = real("blkparse_hadoop_java_sdb_50k.txt");
     assert_eq!(sniffed(&path), "blkparse");
     let event = |e: &str| TraceOptions {
         blkparse_event: e.into(),
@@ -269,9 +254,7 @@ fn blkparse_hadoop_by_event() {
 
 #[test]
 fn most_android_by_event() {
-    let Some(path) = real("android_most_chrome_emmc.po") else {
-        return;
-    };
+    let path = real("android_most_chrome_emmc.po");
     assert_eq!(sniffed(&path), "most");
     let event = |e: &str| TraceOptions {
         blkparse_event: e.into(),
@@ -309,7 +292,7 @@ fn every_real_trace_sniffs_to_its_format() {
         ("blkparse_hadoop_java_sdb_50k.txt", "blkparse"),
     ];
     for (file, format) in expected {
-        let Some(path) = real(file) else { return };
+        let path = real(file);
         assert_eq!(sniffed(&path), format, "{file}");
         // And every other format's sniffer rejects it (disksim never sniffs).
         let head = trace::head_lines(&path, 8).unwrap();
@@ -318,9 +301,10 @@ fn every_real_trace_sniffs_to_its_format() {
             assert_eq!((f.sniff)(&head), f.name == format, "{} on {file}", f.name);
         }
     }
-    if let Some(readme) = real("README.md") {
-        assert!(trace::sniff(&readme).is_err(), "a README is no trace");
-    }
+    assert!(
+        trace::sniff(&real("README.md")).is_err(),
+        "a README is no trace"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -709,9 +693,7 @@ fn info_of_the_tiny_trace_and_of_a_workload() {
 
 #[test]
 fn info_of_a_real_trace() {
-    let Some(path) = real("msr_wdev_1.csv") else {
-        return;
-    };
+    let path = real("msr_wdev_1.csv");
     let got = info(path.to_str().unwrap(), &opts("auto"), 256 << 10, 4096).unwrap();
     // Worked out independently (a Python Counter over the CSV, 4 KiB pages, 256 KiB blocks): 1,354 page
     // writes on 369 pages in 12 blocks; the hottest page takes 135 of them, the hottest 4 pages

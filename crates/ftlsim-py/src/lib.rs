@@ -4,6 +4,7 @@
 use ftlsim_core::config::{DeviceOverrides, PRESETS};
 use ftlsim_core::ftl::SCHEMES;
 use ftlsim_core::sim::{self, Progress, SimConfig};
+use ftlsim_core::stats::{CacheKind, Cause, MergeKind};
 use ftlsim_core::trace::{workload::WORKLOADS, TraceOptions, FORMATS};
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -26,8 +27,9 @@ fn config(config_json: &str) -> PyResult<SimConfig> {
 }
 
 /// Runs a trace (path or workload spec) under a JSON `SimConfig`; returns the report as JSON.
-/// `progress(requests, done, total)` is called every few tens of thousands of requests; if it returns False,
-/// or Ctrl-C is pressed, the run stops.
+/// `progress(requests, done, total)` is called about every 50 ms; if it returns False the run stops with
+/// `FtlsimError("run cancelled")`. Ctrl-C raises KeyboardInterrupt within about that long, and an exception
+/// raised by `progress` propagates as it is.
 #[pyfunction]
 #[pyo3(signature = (trace, config_json, progress=None))]
 fn simulate(
@@ -37,24 +39,35 @@ fn simulate(
     progress: Option<PyObject>,
 ) -> PyResult<String> {
     let cfg = config(config_json)?;
+    let mut raised: Option<PyErr> = None;
     let report = py.allow_threads(|| {
         let mut on_progress = |p: Progress| -> bool {
             Python::with_gil(|py| {
-                if py.check_signals().is_err() {
-                    return false;
-                }
-                match &progress {
+                let outcome = py.check_signals().and_then(|()| match &progress {
                     Some(cb) => cb
                         .call1(py, (p.requests, p.done, p.total))
-                        .map(|r| r.extract::<Option<bool>>(py).ok().flatten() != Some(false))
-                        .unwrap_or(false),
-                    None => true,
-                }
+                        .map(|r| r.extract::<Option<bool>>(py).ok().flatten() != Some(false)),
+                    None => Ok(true),
+                });
+                outcome.unwrap_or_else(|e| {
+                    raised = Some(e);
+                    false
+                })
             })
         };
         sim::run(&cfg, &trace, &mut on_progress)
     });
+    if let Some(e) = raised {
+        return Err(e);
+    }
     report.map(|r| r.to_json()).map_err(err)
+}
+
+/// The report's keys: a JSON list of {key, unit, section, description, table}, where `<...>` in a key stands
+/// for a name chosen at run time and `table` says whether `ftlsim run` shows the key.
+#[pyfunction]
+fn report_schema() -> String {
+    serde_json::to_string(&ftlsim_core::report::schema()).expect("plain data")
 }
 
 /// Writes a trace (a built-in workload or a trace file) as a native CSV trace with tags to `output` (gzip when
@@ -143,6 +156,11 @@ fn registry() -> String {
             "trace": keys(serde_json::to_value(TraceOptions::default()).expect("plain data")),
             "run": keys(serde_json::to_value(SimConfig::default()).expect("plain data")),
         },
+        "kinds": {
+            "merge": MergeKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
+            "cache": CacheKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
+            "cause": Cause::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        },
         "version": ftlsim_core::VERSION,
     })
     .to_string()
@@ -157,5 +175,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(write_refs, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(report_schema, m)?)?;
     Ok(())
 }

@@ -56,7 +56,7 @@ use super::common::seq_logs::{Associativity, HybridBlocks, SeqBlock};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
-use crate::device::Device;
+use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
@@ -126,6 +126,7 @@ fn build_last(params: &Value, g: &Geometry) -> Result<Built> {
         ppb: g.pages_per_block,
         physical_blocks: blocks,
         seq_threshold_bytes: p.seq_threshold_bytes,
+        request_bytes: 0,
         hot_window,
         seq: vec![None; seq as usize],
         seq_opened: vec![0; seq as usize],
@@ -150,6 +151,8 @@ pub struct LastFtl {
     ppb: u32,
     physical_blocks: u32,
     seq_threshold_bytes: u64,
+    /// Bytes of the host request being served (the locality detector's input).
+    request_bytes: u64,
     hot_window: u64,
     seq: Vec<Option<SeqBlock>>,
     /// When each sequential log block was opened (for oldest-first reclaim).
@@ -172,6 +175,10 @@ pub struct LastFtl {
 }
 
 impl Ftl for LastFtl {
+    fn begin_request(&mut self, req: &RequestInfo) {
+        self.request_bytes = req.bytes;
+    }
+
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         let lbn = lpn.0 / self.ppb;
         let seq = self.seq_of(lbn).and_then(|i| self.seq[i]);
@@ -203,7 +210,7 @@ impl Ftl for LastFtl {
             }
             self.reclaim_seq(i, None, dev)?;
         }
-        if offset == 0 && dev.request.bytes >= self.seq_threshold_bytes {
+        if offset == 0 && self.request_bytes >= self.seq_threshold_bytes {
             return self.open_seq(lpn, token, dev);
         }
         let hot = previous != 0 && self.writes - previous <= self.hot_window;

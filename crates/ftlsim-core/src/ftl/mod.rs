@@ -17,7 +17,7 @@ pub mod tiny;
 
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
-use crate::device::Device;
+use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -47,6 +47,10 @@ pub type Extra = Vec<(String, Value)>;
 
 /// A flash translation layer. Schemes decide; the device's chip counts.
 pub trait Ftl: Send {
+    /// A host request is about to be served: its size, tag and arrival time. Schemes that decide by request
+    /// (LAST's size detector, the NVRAM's metadata policy) keep what they need; the rest ignore it.
+    fn begin_request(&mut self, _req: &RequestInfo) {}
+
     /// Returns the data token the chip holds for `lpn`, or None if it was never written.
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>>;
 

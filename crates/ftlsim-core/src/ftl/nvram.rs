@@ -39,7 +39,7 @@ use super::common::slot_list::SlotList;
 use super::{address_bytes, Extra, Ftl, RamItem};
 use crate::addr::{Lpn, Token};
 use crate::config::{parse_size, Geometry};
-use crate::device::Device;
+use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
 use crate::request::Tag;
 use crate::sparse::SparseVec;
@@ -192,6 +192,8 @@ pub struct Nvram {
     flush_writes: u64,
     padding_writes: u64,
     nvram_us: f64,
+    /// Tag of the host request being served (the `metadata` policy's input).
+    request_tag: Tag,
 }
 
 impl Nvram {
@@ -224,6 +226,7 @@ impl Nvram {
             flush_writes: 0,
             padding_writes: 0,
             nvram_us: 0.0,
+            request_tag: Tag::None,
         }
     }
 
@@ -232,9 +235,9 @@ impl Nvram {
         dev.charge_nvram(us);
     }
 
-    fn admits(&self, lpn: Lpn, dev: &Device) -> bool {
+    fn admits(&self, lpn: Lpn) -> bool {
         match self.opts.policy {
-            Policy::Metadata => dev.request.tag == Tag::Metadata,
+            Policy::Metadata => self.request_tag == Tag::Metadata,
             Policy::Region => self
                 .opts
                 .regions
@@ -333,6 +336,23 @@ impl Nvram {
 }
 
 impl Ftl for Nvram {
+    fn begin_request(&mut self, req: &RequestInfo) {
+        self.request_tag = req.tag;
+        self.inner.begin_request(req);
+    }
+
+    /// `measure_from` reached: the cache keeps its pages, its figures start again.
+    fn reset_counters(&mut self) {
+        self.inner.reset_counters();
+        self.host_writes = 0;
+        self.absorbed = 0;
+        self.to_flash = 0;
+        self.evictions = 0;
+        self.flush_writes = 0;
+        self.padding_writes = 0;
+        self.nvram_us = 0.0;
+    }
+
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         let slot = self.slot_of.get(lpn.index());
         dev.record_cache(CacheKind::Nvram, slot != NIL);
@@ -346,7 +366,7 @@ impl Ftl for Nvram {
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         self.host_writes += 1;
         let slot = self.slot_of.get(lpn.index());
-        if !self.admits(lpn, dev) {
+        if !self.admits(lpn) {
             if slot != NIL {
                 // Not in BPLRU (it admits all): the stale cached copy must not shadow the flash one.
                 self.lru.unlink(slot);

@@ -28,15 +28,12 @@ pub fn load_page_table(
     dev.record_cache(CacheKind::PageMapCache, hit);
     if !hit {
         cache.insert(unit);
-        dev.with_class(OpClass::Map, |dev| {
-            if dir != NONE {
-                dev.read_spare(Ppn(dir))?;
-            }
-            if table != NONE && table != dir {
-                dev.read_spare(Ppn(table))?;
-            }
-            Ok(())
-        })?;
+        if dir != NONE {
+            dev.read_spare_in(OpClass::Map, Ppn(dir))?;
+        }
+        if table != NONE && table != dir {
+            dev.read_spare_in(OpClass::Map, Ppn(table))?;
+        }
     }
     Ok(())
 }
@@ -90,17 +87,15 @@ impl MapArea {
         if loc == NONE {
             return Ok(false);
         }
-        dev.with_class(OpClass::Map, |dev| dev.read(Ppn(loc)).map(|_| true))
+        dev.read_in(OpClass::Map, Ppn(loc)).map(|_| true)
     }
 
     /// Programs a new copy of map page `page` (one page program, plus garbage collection when needed).
     pub fn write(&mut self, dev: &mut Device, page: u32) -> Result<()> {
-        dev.with_class(OpClass::Map, |dev| {
-            let to = self.next_page(dev)?;
-            dev.program_with_aux(to, 0, NO_LPN, page)?;
-            self.place(page, to);
-            Ok(())
-        })
+        let to = self.next_page(dev)?;
+        dev.program_with_aux_in(OpClass::Map, to, 0, NO_LPN, page)?;
+        self.place(page, to);
+        Ok(())
     }
 
     fn place(&mut self, page: u32, to: Ppn) {
@@ -163,10 +158,10 @@ impl MapArea {
             }
             let to = dev.ppn(self.pbn(self.active), self.next);
             self.next += 1;
-            dev.copy(dev.ppn(self.pbn(victim), offset), to)?;
+            dev.copy_in(OpClass::Map, dev.ppn(self.pbn(victim), offset), to)?;
             self.place(page, to);
         }
-        dev.erase(self.pbn(victim))?;
+        dev.erase_in(OpClass::Map, self.pbn(victim))?;
         self.erased.push(victim);
         dev.end_gc(mark);
         Ok(())

@@ -1,0 +1,533 @@
+//! Drives host requests through a scheme on the simulated chip: checks every read against the last write,
+//! charges each request the flash work done on its behalf, and hands the counts to the [`Report`].
+//! The run's configuration is in [`config`], the NVRAM wiring in `nvram`, latency figures in `latency`.
+
+pub mod config;
+mod latency;
+mod nvram;
+
+pub use config::{
+    build_scheme, resolve_device, BuiltRun, MeasureFrom, Precondition, Resolved, SimConfig,
+    DEFAULT_WORKLOAD_CAPACITY,
+};
+pub use nvram::ram;
+
+use crate::addr::{Lpn, Token};
+use crate::config::{format_size, Geometry};
+use crate::device::{Device, RequestInfo};
+use crate::error::{Result, SimError};
+use crate::ftl::nvram::Nvram;
+use crate::ftl::{self, Ftl};
+use crate::report::{ConfigEcho, HostCounts, Report, SimFigures, Times};
+use crate::request::{Op, Request};
+use crate::sparse::SparseVec;
+use crate::stats::Cause;
+use crate::trace::{self, RequestSource};
+use latency::Latencies;
+use std::time::{Duration, Instant};
+
+/// Progress of a run, for progress bars.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub requests: u64,
+    /// (done, total) in the source's own unit (bytes of the file, or requests of a workload).
+    pub done: u64,
+    pub total: u64,
+}
+
+/// The callback a run reports progress to; returning false cancels the run.
+pub type OnProgress<'a> = &'a mut dyn FnMut(Progress) -> bool;
+
+/// How often the loop looks at the clock (in requests or preconditioning pages), and how often it then calls
+/// the progress callback (which is where an interrupt is noticed): Ctrl-C is honoured within about this long.
+const CLOCK_EVERY: u64 = 1 << 10;
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Calls a progress callback at most every [`PROGRESS_INTERVAL`].
+struct Ticker<'a> {
+    on_progress: OnProgress<'a>,
+    last: Instant,
+}
+
+impl<'a> Ticker<'a> {
+    fn new(on_progress: OnProgress<'a>) -> Ticker<'a> {
+        Ticker {
+            on_progress,
+            last: Instant::now(),
+        }
+    }
+
+    /// Call every step; looks at the clock every [`CLOCK_EVERY`] steps. Err(Cancelled) when the callback says so.
+    #[inline]
+    fn tick(&mut self, step: u64, progress: impl FnOnce() -> Progress) -> Result<()> {
+        if !step.is_multiple_of(CLOCK_EVERY) || self.last.elapsed() < PROGRESS_INTERVAL {
+            return Ok(());
+        }
+        self.last = Instant::now();
+        if (self.on_progress)(progress()) {
+            Ok(())
+        } else {
+            Err(SimError::Cancelled)
+        }
+    }
+}
+
+/// Runs `trace` (a file or a built-in workload spec) under `cfg`. `progress` is called about every 50 ms;
+/// returning false cancels the run.
+pub fn run(cfg: &SimConfig, trace_spec: &str, progress: OnProgress) -> Result<Report> {
+    let started = Instant::now();
+    let ticker = Ticker::new(progress);
+    let resolved =
+        config::resolve_device_with(cfg, Some(trace_spec), &mut |p| (ticker.on_progress)(p))?;
+    let built = build_scheme(cfg, &resolved.geometry)?;
+    let open = || -> Result<Box<dyn RequestSource>> {
+        Ok(trace::open_on(
+            trace_spec,
+            &cfg.trace,
+            resolved.geometry.logical_bytes(),
+            resolved.geometry.page_bytes,
+            resolved.geometry.block_bytes(),
+        )?)
+    };
+    drive(cfg, &resolved, built, &open, trace_spec, started, ticker)
+}
+
+/// Runs requests held in memory (tests, generated sequences). The capacity comes from the config, else the
+/// furthest request rounded up to a block.
+pub fn run_requests(cfg: &SimConfig, requests: Vec<Request>) -> Result<Report> {
+    run_built(cfg, |g| build_scheme(cfg, g), requests)
+}
+
+/// Runs requests held in memory through a scheme made by `make` for the resolved geometry: the way tests run
+/// a scheme that is not in the registry (a deliberately broken one, say).
+pub fn run_custom(
+    cfg: &SimConfig,
+    make: impl FnOnce(&Geometry) -> Result<ftl::Built>,
+    requests: Vec<Request>,
+) -> Result<Report> {
+    run_built(
+        cfg,
+        |g| {
+            let built = make(g)?;
+            let scheme_extra_blocks = built.extra_blocks;
+            Ok(BuiltRun {
+                built,
+                scheme_extra_blocks,
+            })
+        },
+        requests,
+    )
+}
+
+fn run_built(
+    cfg: &SimConfig,
+    make: impl FnOnce(&Geometry) -> Result<BuiltRun>,
+    requests: Vec<Request>,
+) -> Result<Report> {
+    let started = Instant::now();
+    let mut resolved = resolve_device(cfg, None)?;
+    if cfg.capacity.is_none() && resolved.spec.preset_capacity_bytes.is_none() {
+        let end = requests.iter().map(|r| r.offset + r.len).max().unwrap_or(1);
+        resolved.geometry = resolved.spec.geometry(end)?;
+    }
+    let built = make(&resolved.geometry)?;
+    let open = || -> Result<Box<dyn RequestSource>> {
+        Ok(Box::new(trace::VecSource::new(requests.clone())))
+    };
+    drive(
+        cfg,
+        &resolved,
+        built,
+        &open,
+        "memory",
+        started,
+        Ticker::new(&mut |_| true),
+    )
+}
+
+/// The shadow map's marker for a page trimmed after its last write: a read may return that write or nothing.
+const TRIMMED: u64 = 1 << 63;
+
+struct Run<'a> {
+    ftl: Box<dyn Ftl>,
+    dev: Device,
+    shadow: SparseVec<Token>,
+    next_token: Token,
+    page_bytes: u64,
+    capacity: u64,
+    cfg: &'a SimConfig,
+    host: HostCounts,
+    read_latency: Latencies,
+    write_latency: Latencies,
+    request_us: f64,
+    idle_us: f64,
+    /// Extra blocks the scheme uses (of the chip's extra blocks).
+    scheme_extra_blocks: u32,
+}
+
+fn drive(
+    cfg: &SimConfig,
+    resolved: &Resolved,
+    built: BuiltRun,
+    open: &dyn Fn() -> Result<Box<dyn RequestSource>>,
+    trace_spec: &str,
+    started: Instant,
+    mut ticker: Ticker,
+) -> Result<Report> {
+    let g = resolved.geometry;
+    let scheme_extra_blocks = built.scheme_extra_blocks;
+    let built = built.built;
+    let physical_blocks = g.logical_blocks + built.extra_blocks;
+    let nvram = nvram::nvram_options(cfg, &g)?;
+    let measure_from_us = match &cfg.measure_from {
+        Some(m) => m.time_us()?,
+        None => None,
+    };
+    let mut run = Run {
+        ftl: built.ftl,
+        dev: Device::new(&cfg.ftl, g, physical_blocks, resolved.spec.timing),
+        shadow: SparseVec::new(g.logical_pages() as usize, 0),
+        next_token: 0,
+        page_bytes: g.page_bytes as u64,
+        capacity: g.logical_bytes(),
+        cfg,
+        host: HostCounts::default(),
+        read_latency: Latencies::new(),
+        write_latency: Latencies::new(),
+        request_us: 0.0,
+        idle_us: 0.0,
+        scheme_extra_blocks,
+    };
+    // Preconditioning goes straight to the scheme: the NVRAM is put in front afterwards, so it starts empty.
+    match cfg.precondition {
+        Precondition::None => {}
+        Precondition::Full => {
+            let pages = g.logical_pages();
+            for lpn in 0..pages {
+                run.write_page(Lpn(lpn))?;
+                ticker.tick(lpn as u64, || Progress {
+                    requests: 0,
+                    done: lpn as u64,
+                    total: pages as u64,
+                })?;
+            }
+        }
+        Precondition::Trace => {
+            let mut source = open()?;
+            let mut n = 0;
+            while let Some(request) = source.next_request() {
+                run.warm_up(&request?)?;
+                n += 1;
+                ticker.tick(n, || {
+                    let (done, total) = source.progress();
+                    Progress {
+                        requests: 0,
+                        done,
+                        total,
+                    }
+                })?;
+            }
+        }
+    }
+    let precondition_erases = run.dev.counts().erases;
+    if cfg.precondition != Precondition::None {
+        run.reset_measurement();
+    }
+    if let Some(opts) = nvram {
+        run.ftl = Box::new(Nvram::new(run.ftl, opts, &g));
+    }
+    let mut source = open()?;
+    let setup_s = started.elapsed().as_secs_f64();
+    let loop_started = Instant::now();
+    let mut last_time: Option<f64> = None;
+    let mut measuring = cfg.measure_from.is_none();
+    let mut served = 0u64;
+    while let Some(request) = source.next_request() {
+        let request = request?;
+        if !measuring {
+            let from_request =
+                matches!(cfg.measure_from, Some(MeasureFrom::Request(n)) if served >= n);
+            let from_time = measure_from_us.is_some_and(|t| request.time_us >= t);
+            if from_request || from_time {
+                run.reset_measurement();
+                measuring = true;
+            }
+        }
+        if let Some(prev) = last_time {
+            if request.time_us - prev > cfg.idle_threshold_us {
+                run.idle()?;
+            }
+        }
+        last_time = Some(request.time_us);
+        run.serve(&request)?;
+        served += 1;
+        ticker.tick(served, || {
+            let (done, total) = source.progress();
+            Progress {
+                requests: served,
+                done,
+                total,
+            }
+        })?;
+    }
+    run.dev.enter_phase(Cause::Flush);
+    let before = run.dev.elapsed_us();
+    run.ftl.finish(&mut run.dev)?;
+    let flush_us = run.dev.elapsed_us() - before;
+    let wall_s = loop_started.elapsed().as_secs_f64();
+    let (done, total) = source.progress();
+    (ticker.on_progress)(Progress {
+        requests: served,
+        done,
+        total,
+    });
+    let sim = SimFigures {
+        skipped_lines: source.skipped_lines(),
+        setup_s,
+        wall_s,
+        requests_per_s: run.host.requests as f64 / wall_s.max(1e-9),
+        chip_memory_bytes: run.dev.chip().heap_bytes() as u64,
+    };
+    Ok(run.report(resolved, trace_spec, precondition_erases, flush_us, sim))
+}
+
+impl Run<'_> {
+    fn write_page(&mut self, lpn: Lpn) -> Result<()> {
+        self.next_token += 1;
+        self.ftl.write(lpn, self.next_token, &mut self.dev)?;
+        self.shadow.set(lpn.index(), self.next_token);
+        Ok(())
+    }
+
+    fn read_page(&mut self, lpn: Lpn) -> Result<()> {
+        let got = self.ftl.read(lpn, &mut self.dev)?;
+        let expected = self.shadow.get(lpn.index());
+        if expected == 0 {
+            self.host.unwritten_reads += 1;
+        }
+        let ok = if expected & TRIMMED != 0 {
+            got.is_none() || got == Some(expected & !TRIMMED)
+        } else {
+            got == (expected != 0).then_some(expected)
+        };
+        if ok {
+            return Ok(());
+        }
+        let show =
+            |t: Option<Token>| t.map_or("nothing (never written)".to_string(), |t| t.to_string());
+        Err(SimError::Integrity {
+            scheme: self.cfg.ftl.clone(),
+            lpn: lpn.0,
+            expected: if expected & TRIMMED != 0 {
+                format!("{} or nothing (trimmed)", expected & !TRIMMED)
+            } else {
+                show((expected != 0).then_some(expected))
+            },
+            returned: show(got),
+            request: self.host.requests,
+        })
+    }
+
+    /// Zeroes every counter (device, scheme, host, latency): preconditioning is over, or `measure_from` reached.
+    fn reset_measurement(&mut self) {
+        self.dev.reset_counters();
+        self.ftl.reset_counters();
+        self.host = HostCounts::default();
+        self.read_latency = Latencies::new();
+        self.write_latency = Latencies::new();
+        self.request_us = 0.0;
+        self.idle_us = 0.0;
+    }
+
+    /// The trace is idle: the scheme may work in the background; the time is idle time.
+    fn idle(&mut self) -> Result<()> {
+        self.dev.enter_phase(Cause::Idle);
+        let before = self.dev.elapsed_us();
+        self.ftl.idle(&mut self.dev)?;
+        self.idle_us += self.dev.elapsed_us() - before;
+        self.dev.enter_phase(Cause::Host);
+        Ok(())
+    }
+
+    /// The byte range a request covers on the device: checked against the capacity, folded in with `wrap`.
+    fn locate(&self, request: &Request) -> Result<(u64, u64)> {
+        let mut offset = request.offset;
+        let end = offset.saturating_add(request.len);
+        if end > self.capacity {
+            if !self.cfg.wrap || request.len > self.capacity {
+                return Err(SimError::BeyondCapacity {
+                    request: self.host.requests,
+                    end,
+                    capacity: self.capacity,
+                    suggest: format_size(end.div_ceil(1 << 20) << 20),
+                });
+            }
+            offset %= self.capacity;
+            if offset + request.len > self.capacity {
+                offset = self.capacity - request.len;
+            }
+        }
+        Ok((offset, offset + request.len))
+    }
+
+    /// `precondition="trace"`: every page a read or write request covers is written once.
+    fn warm_up(&mut self, request: &Request) -> Result<()> {
+        if request.len == 0 || request.op == Op::Trim {
+            return Ok(());
+        }
+        let (offset, end) = self.locate(request)?;
+        for lpn in offset / self.page_bytes..=(end - 1) / self.page_bytes {
+            self.write_page(Lpn(lpn as u32))?;
+        }
+        Ok(())
+    }
+
+    fn serve(&mut self, request: &Request) -> Result<()> {
+        self.host.requests += 1;
+        if request.len == 0 {
+            return Ok(());
+        }
+        let (offset, end) = self.locate(request)?;
+        let first = offset / self.page_bytes;
+        let last = (end - 1) / self.page_bytes;
+        self.ftl.begin_request(&RequestInfo {
+            index: self.host.requests,
+            op: request.op,
+            first_lpn: Lpn(first as u32),
+            pages: (last - first + 1) as u32,
+            bytes: request.len,
+            tag: request.tag,
+            time_us: request.time_us,
+        });
+        let start_us = self.dev.elapsed_us();
+        match request.op {
+            Op::Read => {
+                self.host.read_requests += 1;
+                self.host.read_bytes += request.len;
+                for lpn in first..=last {
+                    self.host.read_pages += 1;
+                    self.read_page(Lpn(lpn as u32))?;
+                }
+            }
+            Op::Write => {
+                self.host.write_requests += 1;
+                self.host.write_bytes += request.len;
+                for lpn in first..=last {
+                    let partial = (lpn == first && !offset.is_multiple_of(self.page_bytes))
+                        || (lpn == last && !end.is_multiple_of(self.page_bytes));
+                    if partial && self.cfg.rmw {
+                        self.host.rmw_page_reads += 1;
+                        self.dev.enter_phase(Cause::Rmw);
+                        self.read_page(Lpn(lpn as u32))?;
+                        self.dev.enter_phase(Cause::Host);
+                    }
+                    self.host.write_pages += 1;
+                    self.write_page(Lpn(lpn as u32))?;
+                }
+            }
+            Op::Trim => {
+                self.host.trim_requests += 1;
+                // Only whole pages are trimmed; a partly covered page keeps its data.
+                let first_whole = offset.div_ceil(self.page_bytes);
+                let end_whole = end / self.page_bytes;
+                for lpn in first_whole..end_whole {
+                    self.host.trim_pages += 1;
+                    self.ftl.trim(Lpn(lpn as u32), &mut self.dev)?;
+                    let s = self.shadow.get(lpn as usize);
+                    if s != 0 {
+                        self.shadow.set(lpn as usize, s | TRIMMED);
+                    }
+                }
+            }
+        }
+        let latency_us = self.dev.elapsed_us() - start_us;
+        self.request_us += latency_us;
+        match request.op {
+            Op::Read => self.read_latency.record(latency_us),
+            Op::Write => self.write_latency.record(latency_us),
+            Op::Trim => {}
+        }
+        Ok(())
+    }
+
+    fn report(
+        mut self,
+        resolved: &Resolved,
+        trace_spec: &str,
+        precondition_erases: u64,
+        flush_us: f64,
+        sim: SimFigures,
+    ) -> Report {
+        let g = &resolved.geometry;
+        let t = *self.dev.timing();
+        let by_cause_us = self.dev.time_by_cause_us();
+        let flash_by_cause = self.dev.counts_by_cause();
+        let dev = &self.dev;
+        let stats = &dev.stats;
+        let (mut min, mut max, mut sum, mut blocks) = (u32::MAX, 0, 0u64, 0u64);
+        for e in dev.chip().erase_counts() {
+            (min, max, sum, blocks) = (min.min(e), max.max(e), sum + e as u64, blocks + 1);
+        }
+        let mut extra = Vec::new();
+        self.ftl.extra(&mut extra);
+        Report {
+            version: crate::VERSION.to_string(),
+            config: ConfigEcho {
+                scheme: self.cfg.ftl.clone(),
+                params: self.cfg.params.to_string(),
+                preset: resolved.spec.preset.to_string(),
+                trace: trace_spec.to_string(),
+                seed: trace::workload::parse_spec(trace_spec)
+                    .ok()
+                    .flatten()
+                    .map(|w| w.seed()),
+                precondition: serde_json::to_value(self.cfg.precondition)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                page_bytes: g.page_bytes,
+                spare_bytes: g.spare_bytes,
+                pages_per_block: g.pages_per_block,
+                sequential_program: g.sequential_program,
+                capacity_bytes: g.logical_bytes(),
+                logical_blocks: g.logical_blocks,
+                physical_blocks: dev.physical_blocks(),
+                scheme_extra_blocks: self.scheme_extra_blocks,
+                read_us: t.read_us,
+                spare_read_us: t.spare_read_us,
+                program_us: t.program_us,
+                spare_program_us: t.spare_program_us,
+                erase_us: t.erase_us,
+                rmw: self.cfg.rmw,
+            },
+            host: self.host,
+            flash: dev.counts(),
+            map: dev.map_counts(),
+            flash_by_cause,
+            merges: stats.merges,
+            gc_runs: stats.gc_runs,
+            gc_copied_pages: stats.gc_copied_pages,
+            cache: stats.cache,
+            log_utilization: stats.log_utilization.clone(),
+            erase_count_min: if blocks == 0 { 0 } else { min },
+            erase_count_max: max,
+            erase_count_mean: sum as f64 / blocks.max(1) as f64,
+            time_us: Times {
+                total: dev.elapsed_us(),
+                requests: self.request_us,
+                merges: stats.merge_ops.time_us(&t),
+                gc: stats.gc_ops.time_us(&t),
+                map: dev.map_counts().time_us(&t),
+                idle: self.idle_us,
+                flush: flush_us,
+                by_cause: by_cause_us,
+            },
+            latency_read: self.read_latency.summary(),
+            latency_write: self.write_latency.summary(),
+            precondition_erases,
+            ram: self.ftl.ram(),
+            extra,
+            sim,
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! The report's contract: the schema describes every key a run produces, the cause keys partition time and
+//! flash operations for every scheme, and the run options `rmw`, `precondition="trace"` and `measure_from`
+//! do what they say, with hand-counted figures.
+
+mod common;
+
+use common::{page, toy, writes};
+use ftlsim_core::ftl::SCHEMES;
+use ftlsim_core::report::schema;
+use ftlsim_core::request::{Op, Request};
+use ftlsim_core::sim::{run, run_requests, MeasureFrom, Precondition, SimConfig};
+use ftlsim_core::stats::Cause;
+use serde_json::{json, Value};
+
+fn described(key: &str, patterns: &[String]) -> bool {
+    patterns.iter().any(|p| match p.split_once('<') {
+        None => p == key,
+        Some((prefix, _)) => key.starts_with(prefix),
+    })
+}
+
+/// Every scheme on a workload with reads, partial writes, trims, sequential runs and idle gaps, behind an
+/// NVRAM cache or not.
+fn every_scheme() -> Vec<(String, SimConfig, String)> {
+    let mut out = Vec::new();
+    for scheme in SCHEMES {
+        for nvram in [None, Some("16KiB")] {
+            let cfg = SimConfig {
+                ftl: scheme.name.into(),
+                capacity: Some("4MiB".into()),
+                nvram: nvram.map(str::to_string),
+                nvram_policy: "lru".into(),
+                idle_threshold_us: 1000.0,
+                ..Default::default()
+            };
+            let trace =
+                "hotcold:writes=6000,seed=2,sequential_share=0.2,run_pages=32,idle_every=300,idle_gap_us=5000";
+            out.push((
+                format!(
+                    "{}{}",
+                    scheme.name,
+                    if nvram.is_some() { "+nvram" } else { "" }
+                ),
+                cfg,
+                trace.into(),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_schema_describes_every_key_and_causes_partition_time_and_operations() {
+    let patterns: Vec<String> = schema().into_iter().map(|k| k.key).collect();
+    for (name, cfg, trace) in every_scheme() {
+        let r = run(&cfg, &trace, &mut |_| true).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for key in r.flatten().keys() {
+            assert!(
+                described(key, &patterns),
+                "{name}: key `{key}` is not in the schema"
+            );
+        }
+        let total = r.num("time_us.total");
+        let causes: f64 = Cause::ALL
+            .iter()
+            .map(|c| r.num(&format!("time_us.cause.{}", c.name())))
+            .sum();
+        assert!(
+            (causes - total).abs() <= 1e-9 * total.max(1.0),
+            "{name}: causes sum to {causes}, total is {total}"
+        );
+        for op in [
+            "page_reads",
+            "spare_reads",
+            "page_writes",
+            "spare_writes",
+            "erases",
+        ] {
+            let parts: u64 = Cause::ALL
+                .iter()
+                .filter(|c| **c != Cause::Nvram)
+                .map(|c| r.count(&format!("flash.{op}.{}", c.name())))
+                .sum();
+            assert_eq!(
+                parts,
+                r.count(&format!("flash.{op}")),
+                "{name}: flash.{op} by cause"
+            );
+        }
+        assert_eq!(
+            r.num("time_us.cause.map"),
+            r.num("time_us.map"),
+            "{name}: map time is the map cause"
+        );
+        // The idle and flush headings also hold map-page and NVRAM work done then, which are map and nvram
+        // causes; what is left is the idle and flush causes.
+        for phase in ["idle", "flush"] {
+            let (cause, heading) = (
+                r.num(&format!("time_us.cause.{phase}")),
+                r.num(&format!("time_us.{phase}")),
+            );
+            assert!(
+                cause <= heading + 1e-9,
+                "{name}: {phase} cause {cause} > heading {heading}"
+            );
+        }
+    }
+}
+
+#[test]
+fn merges_inside_gc_are_merge_time_not_gc_time() {
+    // NFTL folds inside its GC: time_us.gc and time_us.merges overlap; the causes do not.
+    let cfg = toy("nftl", json!({}), 4, 8);
+    let mut reqs = Vec::new();
+    for round in 0..40u32 {
+        for lpn in [1, 5, 9, 13, 17, 21] {
+            reqs.push(page(Op::Write, (lpn + round) % 32));
+        }
+    }
+    let r = run_requests(&cfg, reqs).unwrap();
+    let (gc, merges) = (r.num("time_us.gc"), r.num("time_us.merges"));
+    let (cause_gc, cause_merge) = (r.num("time_us.cause.gc"), r.num("time_us.cause.merge"));
+    assert!(r.count("gc.runs") > 0 && r.count("merges.fold") > 0);
+    // Folds run inside GC: the old headings count them twice, the causes once.
+    assert!(
+        cause_gc + cause_merge < gc + merges,
+        "{cause_gc} + {cause_merge} vs {gc} + {merges}"
+    );
+    assert!(cause_gc + cause_merge >= gc.max(merges));
+}
+
+#[test]
+fn rmw_reads_are_counted_apart_and_can_be_turned_off() {
+    // 512 B pages. One full write of page 0, then a 256 B write into it: one old-page read, on the host's behalf.
+    let reqs = vec![
+        Request::new(0.0, Op::Write, 0, 512),
+        Request::new(0.0, Op::Write, 0, 256),
+        Request::new(0.0, Op::Read, 0, 512),
+    ];
+    let cfg = toy("page", json!({}), 4, 8);
+    let r = run_requests(&cfg, reqs.clone()).unwrap();
+    assert_eq!(r.count("host.rmw_page_reads"), 1);
+    assert_eq!(r.count("flash.page_reads.rmw"), 1);
+    assert_eq!(r.count("flash.page_reads.host"), 1);
+    assert_eq!(r.count("flash.page_reads"), 2);
+    let off = SimConfig { rmw: false, ..cfg };
+    let r = run_requests(&off, reqs).unwrap();
+    assert_eq!(
+        (r.count("host.rmw_page_reads"), r.count("flash.page_reads")),
+        (0, 1)
+    );
+    assert_eq!(r.get("config.rmw"), Some(Value::Bool(false)));
+}
+
+#[test]
+fn reads_of_pages_never_written_are_counted() {
+    let reqs = vec![
+        page(Op::Write, 1),
+        page(Op::Read, 1),
+        page(Op::Read, 2),
+        page(Op::Read, 3),
+    ];
+    let r = run_requests(&toy("page", json!({}), 4, 8), reqs).unwrap();
+    assert_eq!(r.count("host.unwritten_reads"), 2);
+}
+
+#[test]
+fn trace_warm_up_writes_every_request_once_then_counts_the_replay() {
+    // Pages 0..4 written and read: the warm-up writes 0, 1, 2, 3 (the read request too) and 1 again.
+    let reqs = vec![
+        Request::new(0.0, Op::Write, 0, 1024),
+        Request::new(0.0, Op::Read, 1024, 1024),
+        Request::new(0.0, Op::Write, 512, 512),
+    ];
+    let cfg = SimConfig {
+        precondition: Precondition::Trace,
+        ..toy("page", json!({}), 4, 8)
+    };
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert_eq!(r.count("host.requests"), 3);
+    assert_eq!(r.count("host.write_pages"), 3);
+    assert_eq!(
+        r.count("flash.page_writes"),
+        3,
+        "only the replay is counted"
+    );
+    assert_eq!(
+        r.count("host.unwritten_reads"),
+        0,
+        "the warm-up wrote the read pages"
+    );
+    assert_eq!(r.get("config.precondition"), Some(json!("trace")));
+}
+
+#[test]
+fn measurement_starts_at_a_request_number_or_a_time() {
+    let reqs: Vec<Request> = writes(&[0, 1, 2, 3, 4, 5, 6, 7])
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| Request {
+            time_us: i as f64 * 1000.0,
+            ..r
+        })
+        .collect();
+    let base = toy("page", json!({}), 4, 8);
+    let by_request = SimConfig {
+        measure_from: Some(MeasureFrom::Request(5)),
+        ..base.clone()
+    };
+    let r = run_requests(&by_request, reqs.clone()).unwrap();
+    assert_eq!(
+        (r.count("host.requests"), r.count("flash.page_writes")),
+        (3, 3)
+    );
+    let by_time = SimConfig {
+        measure_from: Some(MeasureFrom::Time("2ms".into())),
+        ..base.clone()
+    };
+    let r = run_requests(&by_time, reqs.clone()).unwrap();
+    assert_eq!(r.count("host.requests"), 6, "requests at 2 ms and later");
+    let bad = SimConfig {
+        measure_from: Some(MeasureFrom::Time("2 fortnights".into())),
+        ..base
+    };
+    let e = run_requests(&bad, reqs).unwrap_err().to_string();
+    assert!(e.contains("measure_from") && e.contains("30s"), "{e}");
+}
+
+#[test]
+fn spare_capacity_is_stated_once_for_every_scheme() {
+    // 16 logical blocks of 4 pages. `page` takes the stated spare as its over-provisioning: 5 extra blocks.
+    let reqs = writes(&(0..64).chain(0..64).collect::<Vec<_>>());
+    let page5 = SimConfig {
+        extra_blocks: Some(5),
+        ..toy("page", json!({}), 4, 16)
+    };
+    let r = run_requests(&page5, reqs.clone()).unwrap();
+    assert_eq!(
+        (
+            r.count("device.physical_blocks"),
+            r.count("device.extra_blocks"),
+            r.count("device.scheme_extra_blocks")
+        ),
+        (21, 5, 5)
+    );
+    // The same as a fraction: ceil(16 x 0.3) = 5 blocks.
+    let op = SimConfig {
+        over_provisioning: Some(0.3),
+        ..toy("page", json!({}), 4, 16)
+    };
+    assert_eq!(
+        run_requests(&op, reqs.clone())
+            .unwrap()
+            .count("device.extra_blocks"),
+        5
+    );
+    // FAST with 2 log blocks needs 3 extra blocks (2 + the merge block); 8 stated leaves 5 unused on the chip,
+    // and the counts are those of the scheme's own 3.
+    let fast = toy("fast", json!({"log_blocks": 2}), 4, 16);
+    let own = run_requests(&fast, reqs.clone()).unwrap();
+    let stated = run_requests(
+        &SimConfig {
+            extra_blocks: Some(8),
+            ..fast.clone()
+        },
+        reqs.clone(),
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            own.count("device.extra_blocks"),
+            stated.count("device.extra_blocks")
+        ),
+        (3, 8)
+    );
+    assert_eq!(stated.count("device.scheme_extra_blocks"), 3);
+    assert_eq!(own.count("flash.erases"), stated.count("flash.erases"));
+    // Too little spare, both ways of stating it, and an absurd fraction are errors that say what to do.
+    let e = run_requests(
+        &SimConfig {
+            extra_blocks: Some(2),
+            ..fast.clone()
+        },
+        reqs.clone(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("needs 3 extra blocks") && e.contains("extra_blocks=3"),
+        "{e}"
+    );
+    let both = SimConfig {
+        extra_blocks: Some(8),
+        over_provisioning: Some(0.1),
+        ..fast.clone()
+    };
+    assert!(run_requests(&both, reqs.clone())
+        .unwrap_err()
+        .to_string()
+        .contains("not both"));
+    let huge = SimConfig {
+        over_provisioning: Some(1e9),
+        ..fast
+    };
+    assert!(run_requests(&huge, reqs)
+        .unwrap_err()
+        .to_string()
+        .contains("from 0 to 10"));
+}
