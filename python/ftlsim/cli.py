@@ -335,6 +335,8 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
     claims beside the paper's figures, and the measured cause of each contradiction."""
     import time
 
+    from rich.markup import escape
+
     from . import reproduce as rp
 
     if list_only:
@@ -375,9 +377,10 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
         for c in ("claim", "paper", "ftlsim", "rule", "verdict", "measured"):
             t.add_column(c, overflow="fold")
         for _, v in r.verdicts.iterrows():
-            t.add_row(v["claim"] + (f" [{v['variant']}]" if v["variant"] else "") + f"\n{v['where']}, line {v['line']}",
-                      v["paper"] or "-", v["ftlsim"], v["rule"], _verdict_markup(v["verdict"]) + f"\n{v['why']}",
-                      v["cause"] or "-")
+            t.add_row(escape(v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
+                             + f"\n{v['where']}, line {v['line']}"),
+                      escape(v["paper"] or "-"), escape(v["ftlsim"]), escape(v["rule"]),
+                      _verdict_markup(v["verdict"]) + "\n" + escape(v["why"]), escape(v["cause"] or "-"))
         console.print(t)
     else:
         t = Table(title=f"Verdicts ({'quick' if quick else 'full'} size, {time.perf_counter() - started:.0f} s)",
@@ -385,14 +388,14 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
         for c in ("experiment", "claim", "variant", "verdict"):
             t.add_column(c)
         for _, v in rp.summary(results).iterrows():
-            t.add_row(v["experiment"], v["claim"], v["variant"] or "", _verdict_markup(v["verdict"]))
+            t.add_row(v["experiment"], escape(v["claim"]), escape(v["variant"] or ""), _verdict_markup(v["verdict"]))
         console.print(t)
         console.print(", ".join(f"{n} {v}" for v, n in rp.counts(results).items()))
         for r in results:
             for _, v in r.verdicts[r.verdicts["verdict"] == "contradicts"].iterrows():
-                console.print(f"[red]contradicts[/] {r.experiment.name}: {v['claim']}"
-                              + (f" [{v['variant']}]" if v["variant"] else "")
-                              + f"\n  ftlsim: {v['ftlsim']}\n  measured: {v['cause'] or v['why']}")
+                console.print(f"[red]contradicts[/] {r.experiment.name}: " + escape(
+                    v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
+                    + f"\n  ftlsim: {v['ftlsim']}\n  measured: {v['cause'] or v['why']}"))
     if csv_path:
         results[0].df.to_csv(csv_path, index=False)
         console.print(f"[dim]{len(results[0].df)} runs written to {csv_path}[/]")

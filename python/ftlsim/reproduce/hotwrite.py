@@ -207,6 +207,7 @@ def _fig5_claims(quick: bool) -> list[Claim]:
               test="over 30% of writes on 0.2% of blocks"),
         Claim("PostMark 56.9% of writes to 0.3% of blocks", "56.9% of write references are to 0.3% of the total "
               "LBNs", "Fig. 4, section 5.1", 419, concentration, unit="points",
+              paper={"postmark share of writes to hottest 0.3% blocks %": 56.9},
               holds=lambda o: o["postmark share of writes to hottest 0.2% blocks %"] > 30,
               test="over 30% of writes on 0.2% of blocks (ftlsim measures 0.2%, the paper 0.3%)"),
         Claim("NVRAM absorbs 60% (Camera) and 57.4% (PostMark) of writes", "a total of 60% and 57.4% of the write "

@@ -62,7 +62,7 @@ def _fig5_claims(quick: bool) -> list[Claim]:
         claims += [
             Claim("TinyFTL 6.2-16.6% faster than Logblock except MOV", "Except for the MOV trace, TinyFTL improves "
                   "the total processing time of the Logblock FTL by 6.2% (MP3) - 16.6% (WEB)", "Fig. 5, section VI.C",
-                  227, faster, paper={"MP3 TinyFTL faster than Logblock %": 6.2}, unit="points", abs_tol=3, variant=v,
+                  227, faster, paper={"MP3 TinyFTL faster than Logblock %": 6.2, "WEB TinyFTL faster than Logblock %": 16.6}, unit="points", abs_tol=3, variant=v,
                   holds=lambda o: all(x > 0 for x in o.values()), test="TinyFTL faster on PIC and MP3", cause=cause),
             Claim("Superblock performs best", "the Superblock FTL performs best among all the FTLs evaluated",
                   "Fig. 5, section VI.C", 229, norms, variant=v,
@@ -222,12 +222,14 @@ def _zoned_claims(quick: bool) -> list[Claim]:
     return [
         Claim("zone switching costs Logblock-zoned 4.9-10.7% on PC traces", "the processing time of "
               "Logblock-zoned is increased by 10.7% and 4.9% for GENERAL and WEB traces", "Fig. 5, section VI.C", 225,
-              norms, unit="points",
+              norms, unit="points", paper={"GENERAL Logblock-zoned slower than Logblock %": 10.7,
+                                           "WEB Logblock-zoned slower than Logblock %": 4.9},
               holds=lambda o: all(o[f"{w} Logblock-zoned slower than Logblock %"] > 0 for w in names),
               test="Logblock-zoned slower than Logblock on every zone-switching stand-in", cause=cause),
         Claim("TinyFTL up to 20.5% faster than Logblock-zoned", "Compared to Logblock-zoned which is configured to "
               "use the same amount of memory, TinyFTL reduces the processing time by up to 20.5%",
               "Fig. 5, section VI.C", 227, norms, unit="points",
+              paper={"best case TinyFTL faster than Logblock-zoned %": 20.5},
               holds=lambda o: all(o[f"{w} TinyFTL faster than Logblock-zoned %"] > 0 for w in names),
               test="TinyFTL faster than Logblock-zoned on every stand-in", cause=cause),
     ]
