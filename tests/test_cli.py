@@ -157,35 +157,3 @@ def test_readme_usage_commands_run(tmp_path, monkeypatch):
 
 def test_readme_python_example_runs():
     exec(compile(readme_block("## Using it", "python"), "README.md", "exec"), {})
-
-
-def test_reproduce_lists_and_runs_every_experiment_quickly(tmp_path):
-    from ftlsim.reproduce import EXPERIMENTS
-
-    listing = invoke("reproduce")
-    assert listing.exit_code == 0
-    for name in [*EXPERIMENTS, "ram-tables"]:
-        assert name in listing.output
-        result = invoke("reproduce", name, "--quick", "--csv", str(tmp_path / f"{name}.csv"))
-        assert result.exit_code == 0, f"{name}\n{result.output}"
-    assert invoke("reproduce", "fast-fig10", "--quick", "--plot", str(tmp_path / "f.png")).exit_code == 0
-    assert (tmp_path / "f.png").stat().st_size > 10_000
-    assert invoke("reproduce", "nope").exit_code == 2
-
-
-def test_reproduced_ram_tables_match_the_papers_exactly():
-    from ftlsim.reproduce import ram_tables
-
-    df = ram_tables()
-    assert len(df) == 9
-    assert (df["paper bytes"] == df["ftlsim bytes"]).all(), df.to_string()
-
-
-def test_quick_fast_fig10_keeps_the_papers_order():
-    import ftlsim
-    from ftlsim.reproduce import EXPERIMENTS
-
-    e = EXPERIMENTS["fast-fig10"]
-    table = e.summary(ftlsim.sim.run_many(e.runs(True)))
-    for n in table.index:
-        assert table.loc[n, ("flash.erases", "fast")] < table.loc[n, ("flash.erases", "bast")]

@@ -15,6 +15,15 @@ from .trace import formats, generate, info, presets, workloads
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    # `ftlsim.reproduce` (the papers' experiments) loads on first use: it pulls in pandas and matplotlib.
+    if name == "reproduce":
+        import importlib
+
+        return importlib.import_module(".reproduce", __name__)
+    raise AttributeError(f"module 'ftlsim' has no attribute {name!r}")
+
 __all__ = [
     "FtlsimError",
     "Report",

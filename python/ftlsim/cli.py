@@ -579,52 +579,96 @@ def plot_refs_cmd(trace, output, fmt_name, device, skip_bad_lines, page_bytes, b
 
 @main.command()
 @click.argument("name", required=False)
-@click.option("--quick", is_flag=True, help="Small workloads: the shape of the result in seconds.")
+@click.option("--quick", is_flag=True, help="Small workloads: the shape of each result in seconds.")
+@click.option("--list", "list_only", is_flag=True, help="List the experiments and stop.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write a self-contained Markdown report (every table, figure and verdict) to this directory.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write every run's report as CSV.")
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the figure (where it has one).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw NAME's figure to this PNG.")
 @click.option("--jobs", type=int, default=None, help="Parallel runs (default: all cores).")
-def reproduce(name, quick, csv_path, plot_path, jobs):
-    """Re-run one of the papers' experiments and print its table next to the paper's claim.
+def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
+    """Re-run the papers' experiments and judge each claim: exact, same direction, contradicts or not comparable.
 
-    With no NAME, lists the experiments; `ram-tables` prints the papers' RAM tables."""
-    from .reproduce import EXPERIMENTS, ram_tables
-    from .sim import run_many
+    With no NAME, runs every experiment and prints the verdict table; with NAME, one experiment's table, its
+    claims beside the paper's figures, and the measured cause of each contradiction."""
+    import time
 
-    if name is None:
+    from rich.markup import escape
+
+    from . import reproduce as rp
+
+    if list_only:
         t = Table(title="Experiments (ftlsim reproduce NAME)", title_justify="left")
-        for c in ("name", "paper", "claim"):
+        for c in ("name", "paper", "what", "stand-in"):
             t.add_column(c)
-        for e in EXPERIMENTS.values():
-            t.add_row(e.name, e.paper, e.claim)
-        t.add_row("ram-tables", "TinyFTL Tables I and IV; NFTL section 3.2", "RAM bytes, exactly")
+        for e in rp.EXPERIMENTS.values():
+            t.add_row(e.name, e.paper, e.what, e.stand_in or "-")
         console.print(t)
         return
-    if name == "ram-tables":
-        console.print(dataframe_table(ram_tables(), "RAM of the papers' devices"))
-        return
-    if name not in EXPERIMENTS:
-        fail(f"unknown experiment `{name}`; valid: {', '.join([*EXPERIMENTS, 'ram-tables'])}")
-    experiment = EXPERIMENTS[name]
-    runs = experiment.runs(quick)
-    with Progress(TextColumn(f"[bold]{name}"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
+    if name is not None and name not in rp.EXPERIMENTS:
+        fail(f"unknown experiment `{name}`; valid: {', '.join(rp.EXPERIMENTS)} (or none: all of them)")
+    if name is None and (csv_path or plot_path):
+        fail("--csv and --plot take one experiment: pass its NAME (or use --report DIR for all of them)")
+    names = [name] if name else list(rp.EXPERIMENTS)
+    results = []
+    started = time.perf_counter()
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task(name, total=len(runs))
-        try:
-            df = run_many(runs, jobs=jobs, on_done=lambda d, t: bar.update(task, completed=d))
-        except _core.FtlsimError as e:
-            fail(e)
-    console.print(dataframe_table(experiment.summary(df), f"{name}: {experiment.paper}"))
-    console.print(f"[bold]The paper's claim:[/] {experiment.claim}")
+        task = bar.add_task("experiments", total=len(names))
+        cache = rp.RunCache()
+        for n in names:
+            bar.update(task, description=n)
+            try:
+                results.append(rp.run(n, quick=quick, jobs=jobs, cache=cache))
+            except _core.FtlsimError as e:
+                fail(f"{n}: {e}")
+            bar.update(task, advance=1)
+    if name:
+        r = results[0]
+        e = r.experiment
+        console.print(dataframe_table(r.table, f"{e.name}: {e.paper}"))
+        if e.stand_in:
+            console.print(f"[bold]Stand-in:[/] {e.stand_in}")
+        if e.notes:
+            console.print(f"[dim]{e.notes}[/]")
+        t = Table(title="Claims", title_justify="left", show_lines=True)
+        for c in ("claim", "paper", "ftlsim", "rule", "verdict", "measured"):
+            t.add_column(c, overflow="fold")
+        for _, v in r.verdicts.iterrows():
+            t.add_row(escape(v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
+                             + f"\n{v['where']}, line {v['line']}"),
+                      escape(v["paper"] or "-"), escape(v["ftlsim"]), escape(v["rule"]),
+                      _verdict_markup(v["verdict"]) + "\n" + escape(v["why"]), escape(v["cause"] or "-"))
+        console.print(t)
+    else:
+        t = Table(title=f"Verdicts ({'quick' if quick else 'full'} size, {time.perf_counter() - started:.0f} s)",
+                  title_justify="left")
+        for c in ("experiment", "claim", "variant", "verdict"):
+            t.add_column(c)
+        for _, v in rp.summary(results).iterrows():
+            t.add_row(v["experiment"], escape(v["claim"]), escape(v["variant"] or ""), _verdict_markup(v["verdict"]))
+        console.print(t)
+        console.print(", ".join(f"{n} {v}" for v, n in rp.counts(results).items()))
+        for r in results:
+            for _, v in r.verdicts[r.verdicts["verdict"] == "contradicts"].iterrows():
+                console.print(f"[red]contradicts[/] {r.experiment.name}: " + escape(
+                    v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
+                    + f"\n  ftlsim: {v['ftlsim']}\n  measured: {v['cause'] or v['why']}"))
     if csv_path:
-        df.to_csv(csv_path, index=False)
-        console.print(f"[dim]{len(df)} runs written to {csv_path}[/]")
+        results[0].df.to_csv(csv_path, index=False)
+        console.print(f"[dim]{len(results[0].df)} runs written to {csv_path}[/]")
     if plot_path:
-        if experiment.plot_x is None:
+        if not results[0].figure(plot_path):
             fail(f"experiment `{name}` has no figure to draw; use --csv")
-        from .plot import compare_plot
-
-        compare_plot(df, experiment.plot_x, plot_path, title=experiment.paper)
         console.print(f"[dim]plot written to {plot_path}[/]")
+    if report_dir:
+        path = rp.write_report(results, report_dir)
+        console.print(f"[dim]report written to {path}[/]")
+
+
+def _verdict_markup(verdict: str) -> str:
+    color = {"exact": "green", "same direction": "cyan", "contradicts": "red", "not comparable": "yellow"}
+    return f"[{color.get(verdict, 'white')}]{verdict}[/]"
 
 
 def dataframe_table(df, title: str) -> Table:

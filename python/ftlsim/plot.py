@@ -104,3 +104,82 @@ def refs_plot(refs: dict, path: str, title: str = "") -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def experiment_lines(df, x: str, ys: list, series: str, path: str, title: str = "", logx: bool = False,
+                     paper: dict | None = None, paper_label: str = "paper") -> None:
+    """An experiment's figure as the papers draw a sweep: one panel per (column, label) in `ys` against `x`, a
+    line per value of `series`; `paper` maps a series to the paper's (x, y) points, drawn as hollow markers on
+    the first panel."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(ys), figsize=(5.5 * len(ys), 4.2), squeeze=False)
+    styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("P", "--")]
+    colors = {}
+    for j, (col, label) in enumerate(ys):
+        ax = axes[0][j]
+        for i, (name, rows) in enumerate(df.groupby(series, sort=False)):
+            rows = rows.sort_values(x)
+            marker, dash = styles[i % len(styles)]
+            line, = ax.plot(rows[x], rows[col], marker=marker, linestyle=dash, label=str(name), alpha=0.9)
+            colors[str(name)] = line.get_color()
+        if j == 0 and paper:
+            for name, points in paper.items():
+                px, py = zip(*points)
+                ax.scatter(px, py, s=90, facecolors="none", edgecolors=colors.get(str(name), "black"),
+                           linewidths=1.8, label=f"{paper_label}: {name}", zorder=5)
+        ax.set_xlabel(x.replace("_", " "))
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+        if logx:
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(sorted(df[x].unique()))
+            ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
+        ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def experiment_bars(table, path: str, title: str = "", ylabel: str = "", paper: dict | None = None,
+                    stacked: bool = False, logy: bool = False) -> None:
+    """An experiment's figure as the papers draw a comparison: grouped (or stacked) bars, a group per row of
+    `table` and a bar per column; `paper` maps (row, column) to the paper's value, drawn as a black mark on
+    that bar."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rows, cols = list(table.index), list(table.columns)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(rows) * max(1, len(cols)) ** 0.5 + 2), 4.4))
+    xs = np.arange(len(rows))
+    width = 0.8 if stacked else 0.8 / max(1, len(cols))
+    bottom = np.zeros(len(rows))
+    for j, c in enumerate(cols):
+        values = table[c].astype(float).fillna(0).to_numpy()
+        pos = xs if stacked else xs - 0.4 + width * (j + 0.5)
+        ax.bar(pos, values, width, bottom=bottom if stacked else None, label=str(c))
+        if stacked:
+            bottom = bottom + values
+        for i, r in enumerate(rows):
+            if paper and (r, c) in paper:
+                ax.plot([pos[i] - width / 2, pos[i] + width / 2], [paper[(r, c)]] * 2, color="black", linewidth=2.5)
+    if paper:
+        ax.plot([], [], color="black", linewidth=2.5, label="paper")
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(r) for r in rows], fontsize=8)
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -2,7 +2,7 @@
 //! back by walking the FAT chain, and the hot write references of the `fat-*` workloads (003 §5.1).
 
 use ftlsim_core::request::{Op, Request, Tag};
-use ftlsim_core::trace::fat::{FatFs, Layout, ROOT, SECTOR};
+use ftlsim_core::trace::fat::{Align, Allocation, FatFs, Layout, ROOT, SECTOR};
 use ftlsim_core::trace::workload::parse_spec;
 use ftlsim_core::trace::RequestSource;
 
@@ -198,4 +198,143 @@ fn fat_workloads_are_deterministic_by_seed_and_tagged() {
         .unwrap()
         .to_string();
     assert!(e.contains("volume") && e.contains("capacity"), "{e}");
+}
+
+#[test]
+fn align_pads_the_reserved_region_so_data_starts_where_asked() {
+    // 32 MiB FAT16 (layout above): first data sector 161. lee2007 blocks are 32 sectors (16 KiB).
+    // align=block: pad = (32 - 161 mod 32) mod 32 = 31 -> reserved 1 + 31 = 32, data at 192 = 6 x 32,
+    // clusters = (65,536 - 192) / 4 = 16,336. FATs and root move with the reserved region.
+    let spec = Layout::new(32 << 20, None, None).unwrap();
+    assert_eq!(spec.aligned(Align::Spec, 32).unwrap(), spec);
+    let l = spec.aligned(Align::parse("block").unwrap(), 32).unwrap();
+    assert_eq!((l.reserved_sectors, l.fat_sectors), (32, 64));
+    assert_eq!(
+        (l.fat_sector(0), l.fat_sector(1), l.root_dir_sector()),
+        (32, 96, 160)
+    );
+    assert_eq!((l.first_data_sector(), l.clusters), (192, 16_336));
+    // align=5: pad = (5 + 32 - 1) mod 32 = 4 -> data at 165 (5 sectors into block 5),
+    // clusters = (65,536 - 165) / 4 = 16,342 (65,371 / 4 = 16,342.75).
+    let l = spec.aligned(Align::parse("5").unwrap(), 32).unwrap();
+    assert_eq!(
+        (l.reserved_sectors, l.first_data_sector(), l.clusters),
+        (5, 165, 16_342)
+    );
+    // 1 GiB FAT32 (data at 4,124) on 128 KiB blocks (256 sectors): 4,124 mod 256 = 28, pad 228 ->
+    // reserved 32 + 228 = 260, data at 4,352 = 17 x 256, clusters = (2,097,152 - 4,352) / 8 = 261,600.
+    let l = Layout::new(1 << 30, None, None)
+        .unwrap()
+        .aligned(Align::Offset(0), 256)
+        .unwrap();
+    assert_eq!(
+        (l.reserved_sectors, l.first_data_sector(), l.clusters),
+        (260, 4352, 261_600)
+    );
+    // An offset past the block is an error naming the value, the limit and the fix.
+    let e = spec.aligned(Align::Offset(32), 32).unwrap_err();
+    assert!(
+        e.contains("align=32") && e.contains("32 sectors") && e.contains("align=block"),
+        "{e}"
+    );
+    assert!(Align::parse("middle").unwrap_err().contains("spec"));
+}
+
+#[test]
+fn next_free_allocation_continues_after_the_last_cluster_and_wraps() {
+    // Files a and b written 512 B at a time, interleaved, on 32 MiB FAT16 (2 KiB clusters): a gets
+    // clusters 2 and 4, b 3 and 5. After a is deleted, a 2-cluster file takes a's 2 and 4 under first-free,
+    // and 6 and 7 under next-free.
+    for (allocation, first, second) in [(Allocation::FirstFree, 2, 4), (Allocation::NextFree, 6, 7)]
+    {
+        let mut fs = FatFs::new(Layout::new(32 << 20, None, None).unwrap(), true, 1)
+            .with_allocation(allocation);
+        let a = fs.create(ROOT).unwrap();
+        let b = fs.create(ROOT).unwrap();
+        for i in 0..6 {
+            fs.write(a, i * 512, 512).unwrap();
+            fs.write(b, i * 512, 512).unwrap();
+        }
+        assert_eq!((fs.first_cluster(a), fs.fat_entry(2)), (2, 4));
+        assert_eq!((fs.first_cluster(b), fs.fat_entry(3)), (3, 5));
+        fs.delete(a);
+        let c = fs.create(ROOT).unwrap();
+        fs.write(c, 0, 4096).unwrap();
+        assert_eq!(fs.first_cluster(c), first, "{allocation:?}");
+        assert_eq!(fs.fat_entry(first), second, "{allocation:?}");
+    }
+    // Wrap: 16,343 clusters (2..=16,344). x takes 2..=16,341, y 16,342; x is deleted; a 4-cluster file
+    // then takes 16,343, 16,344, 2, 3 under next-free, and 2, 3, 4, 5 under first-free.
+    for (allocation, chain) in [
+        (Allocation::NextFree, [16_343, 16_344, 2, 3]),
+        (Allocation::FirstFree, [2, 3, 4, 5]),
+    ] {
+        let mut fs = FatFs::new(Layout::new(32 << 20, None, None).unwrap(), true, 1)
+            .with_allocation(allocation);
+        let x = fs.create(ROOT).unwrap();
+        fs.write(x, 0, 16_340 * 2048).unwrap();
+        let y = fs.create(ROOT).unwrap();
+        fs.write(y, 0, 2048).unwrap();
+        assert_eq!(fs.first_cluster(y), 16_342);
+        fs.delete(x);
+        let z = fs.create(ROOT).unwrap();
+        fs.write(z, 0, 4 * 2048).unwrap();
+        let mut got = vec![fs.first_cluster(z)];
+        while got.len() < 4 {
+            got.push(fs.fat_entry(*got.last().unwrap()));
+        }
+        assert_eq!(got, chain, "{allocation:?}");
+        assert!(FatFs::is_end_of_chain(fs.fat_entry(chain[3])));
+    }
+}
+
+#[test]
+fn fat_workloads_take_align_and_allocation() {
+    // fat-copydelete (FAT32, 512 B clusters on 64 MiB): the first data request is the first file's cluster 3
+    // (cluster 2 is the root), so it moves with the data region that align places on 128 KiB blocks.
+    let first_data = |spec: &str, block_bytes: u64| {
+        let mut g = parse_spec(spec)
+            .unwrap()
+            .unwrap()
+            .build_on(64 << 20, 2048, block_bytes)
+            .unwrap();
+        std::iter::from_fn(|| g.next_request())
+            .map(Result::unwrap)
+            .find(|r| r.tag == Tag::Data)
+            .unwrap()
+            .offset
+    };
+    let l = Layout::new(64 << 20, Some(32), Some(512)).unwrap();
+    let cluster3 = |l: Layout| l.cluster_sector(3) * SECTOR;
+    let spec = "fat-copydelete:seed=1,copies=2,file_mb=1,cluster=512";
+    assert_eq!(first_data(spec, 128 << 10), cluster3(l));
+    let aligned = l.aligned(Align::Offset(0), 256).unwrap();
+    assert_eq!(aligned.first_data_sector() % 256, 0);
+    assert_eq!(
+        first_data(&format!("{spec},align=block"), 128 << 10),
+        cluster3(aligned)
+    );
+    let shifted = l.aligned(Align::Offset(63), 256).unwrap();
+    assert_eq!(shifted.first_data_sector() % 256, 63);
+    assert_eq!(
+        first_data(&format!("{spec},align=63"), 128 << 10),
+        cluster3(shifted)
+    );
+    // Without a device (ftlsim info), the erase block is unknown: align other than spec is an error.
+    let e = parse_spec(&format!("{spec},align=block"))
+        .unwrap()
+        .unwrap()
+        .build(64 << 20, 2048)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("align=block") && e.contains("align=spec"), "{e}");
+    let e = parse_spec(&format!("{spec},allocation=best-fit"))
+        .unwrap()
+        .unwrap()
+        .build(64 << 20, 2048)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("next-free"), "{e}");
 }

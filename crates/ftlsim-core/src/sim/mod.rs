@@ -81,11 +81,12 @@ pub fn run(cfg: &SimConfig, trace_spec: &str, progress: OnProgress) -> Result<Re
     let resolved =
         config::resolve_device_with(cfg, Some(trace_spec), &mut |p| (ticker.on_progress)(p))?;
     let open = || -> Result<Box<dyn RequestSource>> {
-        Ok(trace::open(
+        Ok(trace::open_on(
             trace_spec,
             &cfg.trace,
             resolved.geometry.logical_bytes(),
             resolved.geometry.page_bytes,
+            resolved.geometry.block_bytes(),
         )?)
     };
     let make = |g: &Geometry| build_scheme(cfg, g);

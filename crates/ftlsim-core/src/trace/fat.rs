@@ -13,6 +13,12 @@
 //!                                starting at cluster 2
 //! data                           cluster c (c >= 2) at first_data_sector + (c - 2) x spc
 //! ```
+//! Where the data region sits within an erase block is not stated by 003 or 004 (issue 11 item 4), so it is a
+//! parameter, [`Align`]: the layout above as it falls (`spec`), or the reserved region padded so that the
+//! first data sector starts an erase block (`block`, what SD-card formatters do) or lies a given number of
+//! sectors into one. Padding only grows the reserved region: the FAT keeps the size computed above (still
+//! large enough, as the clusters can only become fewer).
+//!
 //! FAT type: FAT32 from 512 MiB up, FAT16 below (fatgen103's recommendation, which mkfs.vfat follows for
 //! hard disks); sectors per cluster from fatgen103's DskTableFAT16 / DskTableFAT32 (FAT16: up to 16 MiB 1 KiB,
 //! up to 128 MiB 2 KiB, 256 MiB 4 KiB, 512 MiB 8 KiB, ...; FAT32: up to 260 MiB 512 B, 8 GiB 4 KiB, 16 GiB
@@ -20,7 +26,9 @@
 //! cluster count is outside the type's range (FAT16 4085..65524, FAT32 65525 and up) is an error.
 //!
 //! Operations and what they issue (in 512 B sectors):
-//! - write call (offset, len): allocate clusters first-free from the lowest free cluster (each allocation
+//! - write call (offset, len): allocate clusters ([`Allocation`]: `first-free` from the lowest free cluster,
+//!   or `next-free` from the cluster after the last one allocated, wrapping, the hint Linux (`prev_free`)
+//!   and Windows (FSInfo's next-free) FAT drivers keep), each allocation
 //!   changes the FAT entry of the new cluster and of the previous last one); write the data sectors covered
 //!   (data); the directory entry (size and modification time change on every write call) and the FAT sectors
 //!   changed, in both FAT copies (metadata).
@@ -52,6 +60,49 @@ pub const SECTOR: u64 = 512;
 const FREE: u32 = 0;
 const EOC: u32 = 0x0FFF_FFFF;
 const NONE: u32 = u32::MAX;
+
+/// Where the data region starts relative to the device's erase blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    /// fatgen103's layout as it falls (no padding).
+    Spec,
+    /// The first data sector is this many sectors into an erase block (0: block-aligned).
+    Offset(u64),
+}
+
+impl Align {
+    /// `spec`, `block` or a sector offset.
+    pub fn parse(text: &str) -> Result<Align, String> {
+        match text {
+            "spec" => Ok(Align::Spec),
+            "block" => Ok(Align::Offset(0)),
+            n => n.parse().map(Align::Offset).map_err(|_| {
+                format!("align=`{n}`: pass spec (fatgen103's layout), block, or a sector offset")
+            }),
+        }
+    }
+}
+
+/// How a new cluster is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allocation {
+    /// The lowest free cluster.
+    FirstFree,
+    /// The first free cluster after the last one allocated, wrapping to cluster 2.
+    NextFree,
+}
+
+impl Allocation {
+    pub fn parse(text: &str) -> Result<Allocation, String> {
+        match text {
+            "first-free" => Ok(Allocation::FirstFree),
+            "next-free" => Ok(Allocation::NextFree),
+            other => Err(format!(
+                "allocation=`{other}`: pass first-free or next-free"
+            )),
+        }
+    }
+}
 
 /// Where everything is on a FAT volume, in sectors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,6 +188,37 @@ impl Layout {
         })
     }
 
+    /// The layout with its reserved region padded so that the data region starts as `align` asks on a
+    /// device whose erase blocks hold `block_sectors` sectors.
+    pub fn aligned(mut self, align: Align, block_sectors: u64) -> Result<Layout, String> {
+        let Align::Offset(offset) = align else {
+            return Ok(self);
+        };
+        if block_sectors == 0 || offset >= block_sectors {
+            return Err(format!(
+                "align={offset} sectors: the offset must be below the erase block's {block_sectors} sectors; \
+                 pass align=block or a smaller offset"
+            ));
+        }
+        let pad =
+            (offset + block_sectors - self.first_data_sector() % block_sectors) % block_sectors;
+        self.reserved_sectors += pad as u32;
+        self.clusters = (self.sectors.saturating_sub(self.first_data_sector())
+            / self.sectors_per_cluster as u64) as u32;
+        let ok = if self.fat_bits == 16 {
+            (4085..65525).contains(&self.clusters)
+        } else {
+            self.clusters >= 65525
+        };
+        if !ok {
+            return Err(format!(
+                "aligning the data region leaves {} clusters, outside FAT{}'s range; pass align=spec or a larger volume",
+                self.clusters, self.fat_bits
+            ));
+        }
+        Ok(self)
+    }
+
     pub fn fat_sector(&self, copy: u32) -> u64 {
         self.reserved_sectors as u64 + copy as u64 * self.fat_sectors as u64
     }
@@ -184,7 +266,10 @@ struct Node {
 pub struct FatFs {
     pub layout: Layout,
     fat: Vec<u32>,
+    allocation: Allocation,
     lowest_free: u32,
+    /// Next-free allocation: where the search for the next cluster starts.
+    next_free: u32,
     free_clusters: u32,
     nodes: Vec<Node>,
     free_nodes: Vec<u32>,
@@ -208,7 +293,9 @@ impl FatFs {
         let mut fs = FatFs {
             layout,
             fat: vec![FREE; layout.clusters as usize + 2],
+            allocation: Allocation::FirstFree,
             lowest_free: 2,
+            next_free: 2,
             free_clusters: layout.clusters,
             nodes: Vec::new(),
             free_nodes: Vec::new(),
@@ -234,6 +321,7 @@ impl FatFs {
             // FAT32: the root is cluster 2, allocated by mkfs.
             fs.fat[2] = EOC;
             fs.lowest_free = 3;
+            fs.next_free = 3;
             fs.free_clusters -= 1;
             root.first = 2;
             root.last = 2;
@@ -242,6 +330,12 @@ impl FatFs {
         }
         fs.nodes.push(root);
         fs
+    }
+
+    /// The same volume allocating clusters by `allocation` (first-free unless set).
+    pub fn with_allocation(mut self, allocation: Allocation) -> FatFs {
+        self.allocation = allocation;
+        self
     }
 
     pub fn free_bytes(&self) -> u64 {
@@ -340,12 +434,26 @@ impl FatFs {
                 self.layout.sectors * SECTOR
             ));
         }
-        let mut c = self.lowest_free;
-        while self.fat[c as usize] != FREE {
+        let end = self.layout.clusters + 2;
+        let mut c = match self.allocation {
+            Allocation::FirstFree => self.lowest_free,
+            Allocation::NextFree => self.next_free,
+        };
+        // A free cluster exists (checked above), so the search ends within one wrap.
+        loop {
+            if c >= end {
+                c = 2;
+            }
+            if self.fat[c as usize] == FREE {
+                break;
+            }
             c += 1;
         }
         self.fat[c as usize] = EOC;
-        self.lowest_free = c + 1;
+        if self.allocation == Allocation::FirstFree {
+            self.lowest_free = c + 1;
+        }
+        self.next_free = c + 1;
         self.free_clusters -= 1;
         self.dirty_fat(c);
         Ok(c)

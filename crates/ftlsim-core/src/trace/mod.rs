@@ -164,8 +164,23 @@ pub fn open(
     logical_bytes: u64,
     page_bytes: u32,
 ) -> Result<Box<dyn RequestSource>, TraceError> {
+    open_on(spec, opts, logical_bytes, page_bytes, 0)
+}
+
+/// Like [`open`] on a device whose erase blocks hold `block_bytes` (FAT workloads' `align` needs it).
+pub fn open_on(
+    spec: &str,
+    opts: &TraceOptions,
+    logical_bytes: u64,
+    page_bytes: u32,
+    block_bytes: u64,
+) -> Result<Box<dyn RequestSource>, TraceError> {
     if let Some(w) = workload::parse_spec(spec)? {
-        return Ok(Box::new(w.build(logical_bytes, page_bytes)?));
+        return Ok(Box::new(w.build_on(
+            logical_bytes,
+            page_bytes,
+            block_bytes,
+        )?));
     }
     Ok(Box::new(LineReader::open(Path::new(spec), opts)?))
 }

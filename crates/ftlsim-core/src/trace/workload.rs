@@ -1,7 +1,7 @@
 //! Built-in synthetic workloads, usable wherever a trace path is: `name:key=value,...`. Deterministic by seed
 //! (PCG64). Each spreads over the device's logical capacity.
 
-use super::fat::{self, App, FatFs, Layout};
+use super::fat::{self, Align, Allocation, App, FatFs, Layout};
 use super::{RequestSource, TraceError};
 use crate::config::parse_size;
 use crate::request::{Op, Request};
@@ -64,7 +64,7 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
             ("max_photos", "60", "past this many photos, all are deleted"),
             ("record_bytes", "96", "photo index record per photo"),
             ("unit", "512", "bytes per application write call"),
-            FAT_SYNC, FAT_FLUSH, FAT_VOLUME, FAT_TYPE, FAT_CLUSTER,
+            FAT_SYNC, FAT_FLUSH, FAT_VOLUME, FAT_TYPE, FAT_CLUSTER, FAT_ALIGN, FAT_ALLOCATION,
         ],
     },
     WorkloadInfo {
@@ -78,7 +78,7 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
             ("max_bytes", "32768", "largest file (appends stop there)"),
             ("transactions", "10000", "transactions"),
             ("unit", "512", "bytes per application write call"),
-            FAT_SYNC, FAT_FLUSH, FAT_VOLUME, FAT_TYPE, FAT_CLUSTER,
+            FAT_SYNC, FAT_FLUSH, FAT_VOLUME, FAT_TYPE, FAT_CLUSTER, FAT_ALIGN, FAT_ALLOCATION,
         ],
     },
     WorkloadInfo {
@@ -92,7 +92,7 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
             ("sync", "false", "true: metadata written at every write call; false: every flush_every operations"),
             FAT_FLUSH, FAT_VOLUME,
             ("fat", "32", "FAT type: 16, 32 or 0 (by volume size, fatgen103)"),
-            FAT_CLUSTER,
+            FAT_CLUSTER, FAT_ALIGN, FAT_ALLOCATION,
         ],
     },
 ];
@@ -121,6 +121,17 @@ const FAT_CLUSTER: (&str, &str, &str) = (
     "cluster",
     "0",
     "cluster bytes (0: fatgen103's default for the volume size)",
+);
+
+const FAT_ALIGN: (&str, &str, &str) = (
+    "align",
+    "spec",
+    "where the data region starts in an erase block: spec (fatgen103's layout as it falls), block (block-aligned) or a sector offset",
+);
+const FAT_ALLOCATION: (&str, &str, &str) = (
+    "allocation",
+    "first-free",
+    "cluster allocation: first-free (lowest free cluster) or next-free (after the last allocated, wrapping)",
 );
 
 /// A parsed `name:k=v,...` spec.
@@ -219,7 +230,7 @@ impl WorkloadSpec {
     }
 
     /// The FAT file system of a `fat-*` workload and its application.
-    fn fat(&self, logical_bytes: u64) -> Result<Kind, TraceError> {
+    fn fat(&self, logical_bytes: u64, block_bytes: u64) -> Result<Kind, TraceError> {
         let volume = match self.raw("volume") {
             "0" => logical_bytes,
             text => parse_size(text).map_err(|e| self.err(e.to_string()))?,
@@ -236,8 +247,21 @@ impl WorkloadSpec {
             (fat != 0).then_some(fat),
             (cluster != 0).then_some(cluster),
         )
+        .and_then(|l| {
+            let align = Align::parse(self.raw("align"))?;
+            if align != Align::Spec && block_bytes == 0 {
+                return Err(format!(
+                    "align={} needs the device's erase block size, known only inside a simulation; \
+                     pass align=spec here",
+                    self.raw("align")
+                ));
+            }
+            l.aligned(align, block_bytes / fat::SECTOR)
+        })
         .map_err(|e| self.err(e))?;
-        let mut fs = FatFs::new(layout, self.get("sync")?, self.get("flush_every")?);
+        let allocation = Allocation::parse(self.raw("allocation")).map_err(|e| self.err(e))?;
+        let mut fs = FatFs::new(layout, self.get("sync")?, self.get("flush_every")?)
+            .with_allocation(allocation);
         let unit = self.get::<u64>("unit")?.max(1);
         let mut rng = Pcg64::seed_from_u64(self.seed());
         let (app, steps) = match self.info.name {
@@ -322,14 +346,25 @@ impl WorkloadSpec {
         })))
     }
 
-    /// A generator over a device of `logical_bytes` with pages of `page_bytes`.
+    /// A generator over a device of `logical_bytes` with pages of `page_bytes` (erase block size unknown).
     pub fn build(&self, logical_bytes: u64, page_bytes: u32) -> Result<Generator, TraceError> {
+        self.build_on(logical_bytes, page_bytes, 0)
+    }
+
+    /// Like [`Self::build`] on a device whose erase blocks hold `block_bytes` (0: unknown), which FAT
+    /// workloads need for `align=block` or a sector offset.
+    pub fn build_on(
+        &self,
+        logical_bytes: u64,
+        page_bytes: u32,
+        block_bytes: u64,
+    ) -> Result<Generator, TraceError> {
         let page = page_bytes as u64;
         let logical_pages = logical_bytes / page;
         let seed: u64 = self.get("seed")?;
         if self.info.name.starts_with("fat-") {
             return Ok(Generator {
-                kind: self.fat(logical_bytes)?,
+                kind: self.fat(logical_bytes, block_bytes)?,
                 rng: Pcg64::seed_from_u64(seed),
                 page,
                 logical_pages,

@@ -1,0 +1,140 @@
+"""The five papers' experiments as data (`ftlsim reproduce`): each experiment holds its runs, the paper's figures
+for each claim (value, unit, table or figure, line of the paper's text), ftlsim's figures beside them, and a
+verdict per claim computed by one stated rule (see `core`). Where a paper's trace is private, the experiment
+names the stand-in workload it runs instead.
+
+    >>> from ftlsim import reproduce
+    >>> r = reproduce.run("fast-fig10", quick=True)
+    >>> sorted(set(r.verdicts["verdict"])) <= sorted(reproduce.VERDICTS)
+    True
+
+`quick=True` shrinks every workload so that all experiments run in well under a minute; its figures show the
+shape only. `run_all()` runs every experiment, `summary()` tabulates the verdicts, `write_report()` writes a
+self-contained Markdown report with every table and figure.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from . import fast, hotwrite, mast, nftl, tiny
+from .core import VERDICTS, Claim, Experiment, Result, RunCache, execute
+
+EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
+    *fast.EXPERIMENTS, *nftl.EXPERIMENTS, *mast.EXPERIMENTS, *hotwrite.EXPERIMENTS, *tiny.EXPERIMENTS]}
+
+__all__ = ["EXPERIMENTS", "VERDICTS", "Claim", "Experiment", "Result", "run", "run_all", "summary", "write_report",
+           "ram_tables"]
+
+
+def experiment(name: str) -> Experiment:
+    if name not in EXPERIMENTS:
+        raise KeyError(f"unknown experiment `{name}`; valid: {', '.join(EXPERIMENTS)}")
+    return EXPERIMENTS[name]
+
+
+def run(name: str, quick: bool = False, jobs: int | None = None, on_done=None,
+        cache: RunCache | None = None) -> Result:
+    """Runs experiment `name` and judges its claims: a Result with the raw runs (`df`), the summary `table`,
+    the `verdicts` (one row per claim) and `figure(path)`."""
+    return execute(experiment(name), quick, jobs=jobs, cache=cache, on_done=on_done)
+
+
+def run_all(quick: bool = False, jobs: int | None = None, names=None, on_result=None) -> list[Result]:
+    """Runs every experiment (or `names`), sharing runs that several experiments make."""
+    cache = RunCache()
+    results = []
+    for name in names or EXPERIMENTS:
+        r = run(name, quick=quick, jobs=jobs, cache=cache)
+        results.append(r)
+        if on_result:
+            on_result(r)
+    return results
+
+
+def summary(results: list[Result]) -> pd.DataFrame:
+    """One row per claim of every experiment: the experiment, the claim, the choice it ran under, the verdict."""
+    rows = []
+    for r in results:
+        for _, v in r.verdicts.iterrows():
+            rows.append({"experiment": r.experiment.name, "claim": v["claim"], "variant": v["variant"],
+                         "verdict": v["verdict"]})
+    return pd.DataFrame(rows, columns=["experiment", "claim", "variant", "verdict"])
+
+
+def counts(results: list[Result]) -> dict:
+    s = summary(results)
+    return {v: int((s["verdict"] == v).sum()) for v in VERDICTS}
+
+
+def ram_tables() -> pd.DataFrame:
+    """The papers' RAM tables: TinyFTL Tables I and IV on the 16 GB MLC device, NFTL on a 34 MB flash."""
+    return tiny._ram_frame(False).drop(columns=["line"])
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    if isinstance(df.columns, pd.MultiIndex):
+        df = df.copy()
+        df.columns = [" ".join(str(p) for p in c if str(p)) for c in df.columns]
+    if df.index.name or any(df.index.names) or not isinstance(df.index, pd.RangeIndex):
+        df = df.reset_index()
+
+    def cell(v):
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    head = "| " + " | ".join(cell(c) for c in df.columns) + " |"
+    rule = "|" + "---|" * len(df.columns)
+    body = ["| " + " | ".join(cell(v) for v in r) + " |" for r in df.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def write_report(results: list[Result], directory: str | Path) -> Path:
+    """Writes `directory`/README.md (every experiment: what ran, the stand-in, the summary table, the figure,
+    and each claim with the paper's figures, ftlsim's, the rule and the verdict) and one PNG per figure.
+    Returns the Markdown file's path."""
+    from .. import __version__
+
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    quick = any(r.quick for r in results)
+    c = counts(results)
+    lines = [
+        "# ftlsim reproduce: the papers' claims, ftlsim's figures, verdicts", "",
+        f"ftlsim {__version__}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+        f"{'QUICK size (shapes only)' if quick else 'full size'}. "
+        + ", ".join(f"{n} {v}" for v, n in c.items()) + ".", "",
+        "Verdict rule (every claim): `not comparable` when the claim says why; `exact` when every ftlsim figure "
+        "that has a paper figure of the same name is within the stated tolerance; `same direction` when the "
+        "claim's qualitative test holds on ftlsim's figures; `contradicts` otherwise, with the measured cause. "
+        "`line` is the line of the paper's text in shared/papers (the extracted texts have no page numbers).", "",
+        "## Summary", "", _md_table(summary(results)), "",
+    ]
+    for r in results:
+        e = r.experiment
+        lines += [f"## {e.name}", "", f"**{e.paper}**: {e.what}.", ""]
+        if e.stand_in:
+            lines += [f"Stand-in workload: {e.stand_in}.", ""]
+        if e.notes:
+            lines += [f"Note: {e.notes}", ""]
+        lines += [f"{len(r.df)} runs, {r.seconds:.1f} s.", "", _md_table(r.table), ""]
+        png = out / f"{e.name}.png"
+        if r.figure(png):
+            lines += [f"![{e.name}]({png.name})", ""]
+        for _, v in r.verdicts.iterrows():
+            title = v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
+            lines += [f"### {v['verdict']}: {title}", "",
+                      f"- paper ({v['where']}, line {v['line']}): \"{v['statement']}\"" + (
+                          f"; figures: {v['paper']}" if v["paper"] else ""),
+                      f"- ftlsim: {v['ftlsim']}" + (f" ({v['unit']})" if v["unit"] else ""),
+                      f"- rule: {v['rule']}", f"- why: {v['why']}"]
+            if v["cause"]:
+                lines.append(f"- measured: {v['cause']}")
+            lines.append("")
+    path = out / "README.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
