@@ -53,6 +53,36 @@ pub enum SimError {
 
     #[error("run cancelled")]
     Cancelled,
+
+    /// The power was cut (a crash test): the scheme's RAM is gone, the chip keeps what it holds.
+    #[error("power cut before flash operation {} while {}", .0.op, .0.doing())]
+    PowerCut(crate::device::CutPoint),
+
+    #[error("{0}")]
+    Durability(Box<DurabilityBroken>),
+
+    #[error(
+        "scheme `{scheme}` cannot yet rebuild itself from flash after a power cut (no mount); \
+         run it without power_cuts / mount_at_end"
+    )]
+    NoMount { scheme: String },
 }
 
 pub type Result<T> = std::result::Result<T, SimError>;
+
+/// A page that read wrong after a power cut and a mount.
+#[derive(Debug, Error)]
+#[error(
+    "durability broken by scheme `{scheme}` after power cut {cut} (before flash operation {op} of request \
+     #{request}, {doing}) and mount: logical page {lpn} should read {expected} but read {returned}"
+)]
+pub struct DurabilityBroken {
+    pub scheme: String,
+    pub cut: u64,
+    pub op: u64,
+    pub request: u64,
+    pub doing: String,
+    pub lpn: u32,
+    pub expected: String,
+    pub returned: String,
+}

@@ -225,3 +225,85 @@ fn measurement_starts_at_a_request_number_or_a_time() {
     let e = run_requests(&bad, reqs).unwrap_err().to_string();
     assert!(e.contains("measure_from") && e.contains("30s"), "{e}");
 }
+
+#[test]
+fn spare_capacity_is_stated_once_for_every_scheme() {
+    // 16 logical blocks of 4 pages. `page` takes the stated spare as its over-provisioning: 5 extra blocks.
+    let reqs = writes(&(0..64).chain(0..64).collect::<Vec<_>>());
+    let page5 = SimConfig {
+        extra_blocks: Some(5),
+        ..toy("page", json!({}), 4, 16)
+    };
+    let r = run_requests(&page5, reqs.clone()).unwrap();
+    assert_eq!(
+        (
+            r.count("device.physical_blocks"),
+            r.count("device.extra_blocks"),
+            r.count("device.scheme_extra_blocks")
+        ),
+        (21, 5, 5)
+    );
+    // The same as a fraction: ceil(16 x 0.3) = 5 blocks.
+    let op = SimConfig {
+        over_provisioning: Some(0.3),
+        ..toy("page", json!({}), 4, 16)
+    };
+    assert_eq!(
+        run_requests(&op, reqs.clone())
+            .unwrap()
+            .count("device.extra_blocks"),
+        5
+    );
+    // FAST with 2 log blocks needs 3 extra blocks (2 + the merge block); 8 stated leaves 5 unused on the chip,
+    // and the counts are those of the scheme's own 3.
+    let fast = toy("fast", json!({"log_blocks": 2}), 4, 16);
+    let own = run_requests(&fast, reqs.clone()).unwrap();
+    let stated = run_requests(
+        &SimConfig {
+            extra_blocks: Some(8),
+            ..fast.clone()
+        },
+        reqs.clone(),
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            own.count("device.extra_blocks"),
+            stated.count("device.extra_blocks")
+        ),
+        (3, 8)
+    );
+    assert_eq!(stated.count("device.scheme_extra_blocks"), 3);
+    assert_eq!(own.count("flash.erases"), stated.count("flash.erases"));
+    // Too little spare, both ways of stating it, and an absurd fraction are errors that say what to do.
+    let e = run_requests(
+        &SimConfig {
+            extra_blocks: Some(2),
+            ..fast.clone()
+        },
+        reqs.clone(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("needs 3 extra blocks") && e.contains("extra_blocks=3"),
+        "{e}"
+    );
+    let both = SimConfig {
+        extra_blocks: Some(8),
+        over_provisioning: Some(0.1),
+        ..fast.clone()
+    };
+    assert!(run_requests(&both, reqs.clone())
+        .unwrap_err()
+        .to_string()
+        .contains("not both"));
+    let huge = SimConfig {
+        over_provisioning: Some(1e9),
+        ..fast
+    };
+    assert!(run_requests(&huge, reqs)
+        .unwrap_err()
+        .to_string()
+        .contains("from 0 to 10"));
+}

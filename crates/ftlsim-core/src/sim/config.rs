@@ -4,6 +4,7 @@
 use super::Progress;
 use crate::config::{parse_size_of, DeviceOverrides, DeviceSpec, Geometry};
 use crate::error::{Result, SimError};
+use crate::ftl::{self, Built};
 use crate::trace::{self, TraceOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -71,6 +72,17 @@ pub struct SimConfig {
     pub rmw: bool,
     /// Zero the counters once the run reaches this request number or trace time.
     pub measure_from: Option<MeasureFrom>,
+    /// Spare capacity, stated the same way for every scheme: physical blocks beyond the logical ones.
+    /// None: each scheme's own default. See [`build_scheme`].
+    pub extra_blocks: Option<u32>,
+    /// The same as a fraction of the logical blocks (give this or `extra_blocks`, not both).
+    pub over_provisioning: Option<f64>,
+    /// Crash test: cut the power at this many flash operations chosen at random over the run, mount the
+    /// scheme from flash after each, check every logical page, and go on with the trace.
+    pub power_cuts: u32,
+    pub power_cut_seed: u64,
+    /// Mount the scheme from flash once after the trace, to measure its boot cost (`mount.*` keys).
+    pub mount_at_end: bool,
 }
 
 impl Default for SimConfig {
@@ -93,6 +105,11 @@ impl Default for SimConfig {
             nvram_flush_at_end: true,
             rmw: true,
             measure_from: None,
+            extra_blocks: None,
+            over_provisioning: None,
+            power_cuts: 0,
+            power_cut_seed: 1,
+            mount_at_end: false,
         }
     }
 }
@@ -180,4 +197,98 @@ impl MeasureFrom {
             ))),
         }
     }
+}
+
+/// The largest `over_provisioning` a run accepts: ten times the logical capacity.
+pub const MAX_OVER_PROVISIONING: f64 = 10.0;
+
+/// A scheme built for a run, with the chip's spare capacity: `Built::extra_blocks` is what the chip gets,
+/// `scheme_extra_blocks` what the scheme itself uses of it.
+pub struct BuiltRun {
+    pub built: Built,
+    pub scheme_extra_blocks: u32,
+}
+
+/// Builds the run's scheme for its geometry, with the spare capacity the run states (`extra_blocks` or
+/// `over_provisioning`, the same for every scheme):
+/// - a scheme that sizes its spare by an `over_provisioning` parameter (`page`) gets it from the run's figure;
+/// - any other scheme takes the blocks its parameters need (`log_blocks`, reserves, map blocks) and the rest of
+///   the stated spare stays on the chip unused; a stated spare below the scheme's need is an error that names it.
+///
+/// With no stated spare, each scheme takes what its parameters need.
+pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
+    let stated = match (cfg.extra_blocks, cfg.over_provisioning) {
+        (Some(_), Some(_)) => {
+            return Err(SimError::Param(
+                "give extra_blocks or over_provisioning, not both (one is derived from the other)".into(),
+            ))
+        }
+        (Some(blocks), None) => Some(blocks as u64),
+        (None, Some(op)) if op.is_finite() && (0.0..=MAX_OVER_PROVISIONING).contains(&op) => {
+            Some((g.logical_blocks as f64 * op).ceil() as u64)
+        }
+        (None, Some(op)) => {
+            return Err(SimError::Param(format!(
+                "over_provisioning={op} must be a number from 0 to {MAX_OVER_PROVISIONING} (a fraction of the \
+                 logical capacity); e.g. over_provisioning=0.07"
+            )))
+        }
+        (None, None) => None,
+    };
+    let Some(stated) = stated else {
+        let built = ftl::build(&cfg.ftl, &cfg.params, g)?;
+        let scheme_extra_blocks = built.extra_blocks;
+        return Ok(BuiltRun {
+            built,
+            scheme_extra_blocks,
+        });
+    };
+    let limit = u32::MAX as u64 / g.pages_per_block as u64 - g.logical_blocks as u64;
+    if stated > limit {
+        return Err(SimError::Param(format!(
+            "extra_blocks={stated} makes more physical pages than a 32-bit page address holds; at most {limit} \
+             with {} pages a block",
+            g.pages_per_block
+        )));
+    }
+    let stated = stated as u32;
+    let mut params = cfg.params.clone();
+    let takes_op = (ftl::scheme(&cfg.ftl)?.defaults)()
+        .get("over_provisioning")
+        .is_some();
+    if takes_op {
+        if params.get("over_provisioning").is_some() {
+            return Err(SimError::Param(format!(
+                "scheme `{}`: its over_provisioning parameter and the run's extra_blocks / over_provisioning both \
+                 state the spare capacity; give one",
+                cfg.ftl
+            )));
+        }
+        // The largest fraction whose blocks (rounded up, as the scheme does) are the stated ones.
+        let logical = g.logical_blocks as f64;
+        let mut op = stated as f64 / logical;
+        while (logical * op).ceil() > stated as f64 {
+            op = f64::from_bits(op.to_bits() - 1);
+        }
+        if !params.is_object() {
+            params = Value::Object(Default::default());
+        }
+        params["over_provisioning"] = op.into();
+    }
+    let built = ftl::build(&cfg.ftl, &params, g)?;
+    let need = built.extra_blocks;
+    if need > stated {
+        return Err(SimError::Param(format!(
+            "scheme `{}` needs {need} extra blocks with these parameters (its log, reserve or map blocks), but the \
+             run gives extra_blocks={stated}; give extra_blocks={need} or more, or parameters that need fewer",
+            cfg.ftl
+        )));
+    }
+    Ok(BuiltRun {
+        built: Built {
+            ftl: built.ftl,
+            extra_blocks: stated,
+        },
+        scheme_extra_blocks: need,
+    })
 }

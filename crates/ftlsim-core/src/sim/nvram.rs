@@ -4,12 +4,12 @@ use super::config::{resolve_device, SimConfig};
 use crate::config::Geometry;
 use crate::error::{Result, SimError};
 use crate::ftl::nvram::{Nvram, NvramOptions};
-use crate::ftl::{self, Ftl, RamItem};
+use crate::ftl::{Ftl, RamItem};
 
 /// The RAM breakdown of a scheme on a device, without a trace.
 pub fn ram(cfg: &SimConfig) -> Result<Vec<RamItem>> {
     let dev = resolve_device(cfg, None)?;
-    let ftl = ftl::build(&cfg.ftl, &cfg.params, &dev.geometry)?.ftl;
+    let ftl = super::build_scheme(cfg, &dev.geometry)?.built.ftl;
     Ok(with_nvram(cfg, &dev.geometry, ftl)?.ram())
 }
 
