@@ -5,6 +5,7 @@ import copy
 import difflib
 import functools
 import json
+import math
 
 from . import _core
 
@@ -61,6 +62,9 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
     for key, value in options.items():
         if value is None:
             continue
+        if isinstance(value, float) and not math.isfinite(value):
+            # JSON has no NaN or infinity: refuse it here, by name, rather than send `NaN` to the engine.
+            raise _core.FtlsimError(f"{key}={value} is not a finite number; give a finite number")
         if key in keys["device"]:
             cfg["device"][key] = value
         elif key in keys["trace"] and key != "format":

@@ -4,6 +4,7 @@
 //! so that a test can build the papers' toy devices (4 pages a block, a handful of blocks).
 
 use crate::error::{Result, SimError};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// The shape of the device as the host and the scheme see it. Physical blocks are
@@ -136,6 +137,23 @@ pub fn preset(name: &str) -> Result<&'static Preset> {
         })
 }
 
+/// The largest page: 1 MiB, 512 times the papers' largest (2 KiB); a block of 4,096 of them is 4 GiB.
+pub const MAX_PAGE_BYTES: u32 = 1 << 20;
+
+/// The longest flash or NVRAM operation, in microseconds: 1,000 s. Totals over any run stay finite.
+pub const MAX_OP_US: f64 = 1e9;
+
+/// Checks the latency `key` = `us` of one operation: a finite number of microseconds from 0 to [`MAX_OP_US`].
+pub fn check_op_us(key: &str, us: f64) -> std::result::Result<(), String> {
+    if us.is_finite() && (0.0..=MAX_OP_US).contains(&us) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{key}={us} must be a finite number of microseconds from 0 to {MAX_OP_US:e}; e.g. {key}=200"
+        ))
+    }
+}
+
 /// Per-run overrides of a preset's fields. Absent fields keep the preset's value.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -183,15 +201,24 @@ impl DeviceSpec {
             },
         };
         let mut problems = Vec::new();
-        if spec.page_bytes < 512 || !spec.page_bytes.is_power_of_two() {
+        if !(512..=MAX_PAGE_BYTES).contains(&spec.page_bytes) || !spec.page_bytes.is_power_of_two()
+        {
             problems.push(format!(
-                "page_bytes={} must be a power of two of at least 512",
+                "page_bytes={} must be a power of two from 512 to {MAX_PAGE_BYTES} (1 MiB); e.g. page_bytes=2048",
                 spec.page_bytes
+            ));
+        } else if spec.spare_bytes > spec.page_bytes {
+            problems.push(format!(
+                "spare_bytes={} is more than the page's {} bytes; a spare area is a small part of a page, e.g. \
+                 spare_bytes={}",
+                spec.spare_bytes,
+                spec.page_bytes,
+                spec.page_bytes / 32
             ));
         }
         if !(2..=4096).contains(&spec.pages_per_block) {
             problems.push(format!(
-                "pages_per_block={} must be between 2 and 4096",
+                "pages_per_block={} must be between 2 and 4096; e.g. pages_per_block=64",
                 spec.pages_per_block
             ));
         }
@@ -203,16 +230,14 @@ impl DeviceSpec {
             ("spare_program_us", t.spare_program_us),
             ("erase_us", t.erase_us),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
-                problems.push(format!(
-                    "{name}={v} must be a non-negative number of microseconds"
-                ));
+            if let Err(e) = check_op_us(name, v) {
+                problems.push(e);
             }
         }
         if problems.is_empty() {
             Ok(spec)
         } else {
-            Err(SimError::Param(problems.join("; ")))
+            Err(SimError::Param(format!("device: {}", problems.join("; "))))
         }
     }
 
@@ -262,6 +287,49 @@ pub fn parse_size(text: &str) -> Result<u64> {
         _ => return Err(bad()),
     };
     Ok((value * mult as f64).round() as u64)
+}
+
+/// Parses a JSON configuration (`what`: "run configuration", "trace options") into `T`. An error names the
+/// key (`device.page_bytes`, `params.log_blocks`) and what was expected; a NaN or an infinity (which Python's
+/// `json` writes) is named as such, not as a bad character.
+pub fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let key = match e.path().to_string().as_str() {
+            "." => String::new(),
+            path => format!("{path}: "),
+        };
+        let inner = e.into_inner();
+        // serde_json stops at the token's first letter (after a minus sign).
+        let line = text
+            .lines()
+            .nth(inner.line().saturating_sub(1))
+            .unwrap_or("");
+        let at = |back: usize| {
+            line.get(inner.column().saturating_sub(back)..)
+                .unwrap_or("")
+        };
+        let token = [("-Infinity", 2), ("NaN", 1), ("Infinity", 1)]
+            .into_iter()
+            .find(|&(t, back)| inner.is_syntax() && at(back).starts_with(t));
+        match token.map(|(t, _)| t) {
+            Some(token) => SimError::Param(format!(
+                "bad {what}: {key}{token} is not a finite number; give a finite number"
+            )),
+            None => SimError::Param(format!("bad {what}: {key}{inner}")),
+        }
+    })?;
+    de.end()
+        .map_err(|e| SimError::Param(format!("bad {what}: {e}")))?;
+    Ok(value)
+}
+
+/// [`parse_size`] of option `key` (`capacity`, `nvram`, ...): an error names the key.
+pub fn parse_size_of(key: &str, text: &str) -> Result<u64> {
+    parse_size(text).map_err(|e| match e {
+        SimError::Param(msg) => SimError::Param(format!("{key}: {msg}")),
+        other => other,
+    })
 }
 
 /// A readable size: the largest binary unit that divides it, else bytes.
@@ -318,5 +386,30 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("lee2007"));
+    }
+
+    #[test]
+    fn json_errors_name_the_key_the_expected_type_and_non_finite_numbers() {
+        let msg = |text: &str| {
+            from_json::<DeviceOverrides>("device overrides", text)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            msg(r#"{"page_bytes": "big"}"#),
+            "invalid parameter: bad device overrides: page_bytes: invalid type: string \"big\", expected u32 \
+             at line 1 column 20"
+        );
+        assert!(msg(r#"{"read_us": NaN}"#).contains("read_us: NaN is not a finite number"));
+        assert!(
+            msg(r#"{"read_us": -Infinity}"#).contains("read_us: -Infinity is not a finite number")
+        );
+        assert!(msg(r#"{"page_bytes": -1}"#)
+            .contains("page_bytes: invalid value: integer `-1`, expected u32"));
+        assert!(msg(r#"{"pagebytes": 1}"#)
+            .contains("unknown field `pagebytes`, expected one of `page_bytes`"));
+        assert!(msg(r#"{} x"#).contains("trailing characters"));
+        let ok: DeviceOverrides = from_json("device overrides", r#"{"erase_us": 1.5}"#).unwrap();
+        assert_eq!(ok.erase_us, Some(1.5));
     }
 }

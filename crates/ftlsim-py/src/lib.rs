@@ -1,7 +1,7 @@
 //! The PyO3 binding of ftlsim-core: converts types (JSON strings both ways), releases the GIL around a run,
 //! forwards progress, and maps every engine error to `ftlsim.FtlsimError` in one place.
 
-use ftlsim_core::config::{DeviceOverrides, PRESETS};
+use ftlsim_core::config::{from_json, DeviceOverrides, PRESETS};
 use ftlsim_core::ftl::SCHEMES;
 use ftlsim_core::sim::{self, Progress, SimConfig};
 use ftlsim_core::stats::{CacheKind, Cause, MergeKind};
@@ -42,7 +42,7 @@ fn err(e: impl std::fmt::Display) -> PyErr {
 }
 
 fn config(config_json: &str) -> PyResult<SimConfig> {
-    serde_json::from_str(config_json).map_err(|e| err(format!("bad run configuration: {e}")))
+    from_json("run configuration", config_json).map_err(err)
 }
 
 /// Runs a trace (path or workload spec) under a JSON `SimConfig`; returns the report as JSON.
@@ -127,8 +127,7 @@ fn trace_info(
     block_bytes: u64,
     page_bytes: u32,
 ) -> PyResult<String> {
-    let opts: TraceOptions =
-        serde_json::from_str(options_json).map_err(|e| err(format!("bad trace options: {e}")))?;
+    let opts: TraceOptions = from_json("trace options", options_json).map_err(err)?;
     let info = py
         .allow_threads(|| ftlsim_core::trace::info::info(&trace, &opts, block_bytes, page_bytes))
         .map_err(err)?;
@@ -145,8 +144,7 @@ fn write_refs(
     page_bytes: u32,
     max_points: usize,
 ) -> PyResult<String> {
-    let opts: TraceOptions =
-        serde_json::from_str(options_json).map_err(|e| err(format!("bad trace options: {e}")))?;
+    let opts: TraceOptions = from_json("trace options", options_json).map_err(err)?;
     let refs = py
         .allow_threads(|| {
             ftlsim_core::trace::refs::write_refs(&trace, &opts, block_bytes, page_bytes, max_points)

@@ -41,6 +41,7 @@
 //! reclaimed the write is retried from the start (on a partly written device it may now fit in place); a
 //! replaced log block's utilization is recorded at every reclaim (Fig. 4).
 
+use super::common::bounds::Checks;
 use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
 use super::common::log_blocks::LogBlocks;
@@ -141,11 +142,16 @@ fn build_zoned(params: &Value, g: &Geometry) -> Result<Built> {
 }
 
 fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
-    if p.log_blocks == 0 {
-        return Err(SimError::Param(format!(
-            "scheme `{name}`: log_blocks=0 must be at least 1 (overwrites go to log blocks)"
-        )));
-    }
+    let mut checks = Checks::new(name);
+    checks
+        .at_least(
+            "log_blocks",
+            p.log_blocks as u64,
+            1,
+            "overwrites go to log blocks",
+        )
+        .extra_blocks("log_blocks", p.log_blocks, 1, 0, g)
+        .finish()?;
     let l = g.logical_blocks;
     let zone_blocks = p.zone_blocks.min(l);
     // A zone map entry is as wide as a block address of the chip, whose size depends on the map blocks it
@@ -169,6 +175,9 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
             break;
         }
     }
+    checks
+        .extra_blocks("log_blocks", p.log_blocks, 1, map_blocks, g)
+        .finish()?;
     let extra = blocks - l;
     let entry = address_bytes(blocks as u64) as u32;
     let data_and_log_blocks = blocks - map_blocks;

@@ -41,13 +41,14 @@
 //! three erase operations"); a replaced block's written pages are recorded for the SW block (before the merge)
 //! and for every RW victim (always full).
 
+use super::common::bounds::Checks;
 use super::common::log_blocks::sector_map_ram;
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -107,12 +108,15 @@ fn build_ofast(params: &Value, g: &Geometry) -> Result<Built> {
 }
 
 fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built> {
-    if p.log_blocks < 2 {
-        return Err(SimError::Param(format!(
-            "scheme `{name}`: log_blocks={} must be at least 2 (one SW block and at least one RW block)",
-            p.log_blocks
-        )));
-    }
+    Checks::new(name)
+        .at_least(
+            "log_blocks",
+            p.log_blocks as u64,
+            2,
+            "one SW block and at least one RW block",
+        )
+        .extra_blocks("log_blocks", p.log_blocks, 1, 0, g)
+        .finish()?;
     let extra = p.log_blocks + 1;
     let blocks = g.logical_blocks + extra;
     let ftl = FastFtl {

@@ -54,6 +54,7 @@
 //! - a dead block is taken first in the cold partition too (it is free to reclaim);
 //! - a merged logical block is merged fully (every page from its newest copy), as FAST §3.4 does.
 
+use super::common::bounds::Checks;
 use super::common::log_blocks::sector_map_ram;
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
@@ -112,14 +113,23 @@ fn build_last(params: &Value, g: &Geometry) -> Result<Built> {
     } else {
         p.seq_log_blocks
     };
-    if p.log_blocks < seq + 2 {
-        return Err(SimError::Param(format!(
-            "scheme `last`: log_blocks={} must be at least seq_log_blocks + 2 = {} (one hot and one cold \
-             random log block); raise log_blocks or lower seq_log_blocks",
-            p.log_blocks,
-            seq + 2
-        )));
+    let mut checks = Checks::new("last");
+    checks.extra_blocks("log_blocks", p.log_blocks, 1, 0, g);
+    let two = "one hot and one cold random log block besides the sequential ones";
+    if p.seq_log_blocks == 0 {
+        checks.at_least("log_blocks", p.log_blocks as u64, seq as u64 + 2, two);
+    } else {
+        checks.at_most(
+            "seq_log_blocks",
+            seq as u64,
+            p.log_blocks.saturating_sub(2) as u64,
+            &format!(
+                "log_blocks={} keeps {two}; raising log_blocks raises it",
+                p.log_blocks
+            ),
+        );
     }
+    checks.finish()?;
     let random = p.log_blocks - seq;
     let hot_window = if p.hot_window_pages == 0 {
         (random as u64 * g.pages_per_block as u64 / 2).max(1)

@@ -33,8 +33,9 @@
 //! `log_blocks` + 1 (the free block a merge copies into).
 //!
 //! Choices where the paper is silent or loose:
-//! - `log_blocks` (256, §4) is clamped to the number of logical blocks, and to at least 4 (SW, LA, HA, CA
-//!   one block each), so that the same defaults run on toy devices; LA and HA are then clamped to leave
+//! - `log_blocks` (256, §4) is clamped to the number of logical blocks (and to the extra blocks a device
+//!   takes, `common/bounds.rs`), and to at least 4 (SW, LA, HA, CA one block each), so that the same defaults
+//!   run on toy devices; LA and HA are then clamped to leave
 //!   every area a block; the clamped figures are in the report (`mast.log_blocks`, `mast.area_blocks.*`);
 //! - LA gets `la_blocks` (default an eighth of the non-SW log blocks), HA `ha_blocks` (likewise), CA the rest;
 //! - "written again while still in LA" = the page's newest log copy is in an LA random block (the scan of
@@ -57,13 +58,14 @@
 //! - utilization (Fig. 2) = live pages / written pages of an area's blocks, sampled at every replacement in
 //!   any area and averaged over the run (`mast.utilization.*`); the dynamic sizing uses the current values.
 
+use super::common::bounds::{extra_blocks_limit, Checks};
 use super::common::log_blocks::{sector_map_ram, PageState};
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -86,16 +88,17 @@ pub struct MastParams {
     pub la_blocks: u32,
     /// Blocks of HA; 0: an eighth of the log blocks besides the SW block, at least 1.
     pub ha_blocks: u32,
-    /// An LA block leaving LA with more live pages than this migrates whole to CA; 0: half a block.
+    /// An LA block leaving LA with more live pages than this migrates whole to CA; 0: half a block;
+    /// at most pages_per_block (never).
     pub migrate_valid_pages: u32,
     /// Resize LA and CA by their utilization (§3).
     pub dynamic_sizing: bool,
-    /// CA utilization below this grows LA.
+    /// CA utilization below this grows LA (a share, 0 to 1).
     pub ca_util_low: f64,
-    /// HA utilization above this (and rising) shrinks LA.
+    /// HA utilization above this (and rising) shrinks LA (a share, 0 to 1).
     pub ha_util_high: f64,
     /// Not in the paper (a deviation, reported as `mast.deviation.ca_min_share` when above 0): dynamic sizing
-    /// never shrinks CA below this share of the random log blocks. 0: one block, the paper's own floor.
+    /// never shrinks CA below this share (0 to 1) of the random log blocks. 0: one block, the paper's own floor.
     pub ca_min_share: f64,
     /// CA merges run at most per idle period.
     pub idle_merges: u32,
@@ -125,14 +128,29 @@ const AREA_NAMES: [&str; 3] = ["la", "ha", "ca"];
 
 fn build_mast(params: &Value, g: &Geometry) -> Result<Built> {
     let p: MastParams = parse_params("mast", params)?;
-    if p.log_blocks < 4 {
-        return Err(SimError::Param(format!(
-            "scheme `mast`: log_blocks={} must be at least 4 (the SW block and one block each for LA, HA \
-             and CA)",
-            p.log_blocks
-        )));
-    }
-    let log_blocks = p.log_blocks.min(g.logical_blocks).max(4);
+    let ppb = g.pages_per_block;
+    let mut checks = Checks::new("mast");
+    checks
+        .at_least(
+            "log_blocks",
+            p.log_blocks as u64,
+            4,
+            "the SW block and one block each for LA, HA and CA",
+        )
+        .at_most(
+            "migrate_valid_pages",
+            p.migrate_valid_pages as u64,
+            ppb as u64,
+            &format!("a block has {ppb} pages; {ppb} never migrates"),
+        )
+        .share("ca_util_low", p.ca_util_low)
+        .share("ha_util_high", p.ha_util_high)
+        .share("ca_min_share", p.ca_min_share);
+    let log_blocks = p
+        .log_blocks
+        .min(g.logical_blocks)
+        .min(extra_blocks_limit(g).saturating_sub(1))
+        .max(4);
     let random = log_blocks - 1;
     let eighth = (random / 8).max(1);
     let mut la = if p.la_blocks == 0 {
@@ -150,15 +168,15 @@ fn build_mast(params: &Value, g: &Geometry) -> Result<Built> {
         la = la.min(random - 2);
         ha = ha.min(random - 1 - la);
     }
-    if la + ha >= random {
-        return Err(SimError::Param(format!(
-            "scheme `mast`: la_blocks={la} + ha_blocks={ha} must leave CA a block of the {random} log \
-             blocks besides the SW block (log_blocks={log_blocks} after clamping to the device); lower them"
-        )));
+    if la as u64 + ha as u64 >= random as u64 {
+        checks.problem(format!(
+            "la_blocks={la} + ha_blocks={ha} must leave CA a block of the {random} log blocks besides the SW \
+             block (log_blocks={log_blocks} after clamping to the device); lower them"
+        ));
     }
+    checks.finish()?;
     let extra = log_blocks + 1;
     let blocks = g.logical_blocks + extra;
-    let ppb = g.pages_per_block;
     let ftl = MastFtl {
         ppb,
         physical_blocks: blocks,

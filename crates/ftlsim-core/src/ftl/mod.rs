@@ -144,7 +144,8 @@ pub fn build(name: &str, params: &Value, geometry: &Geometry) -> Result<Built> {
     (scheme(name)?.build)(params, geometry)
 }
 
-/// Parses a scheme's parameters; unknown keys and wrong types are errors that list what is accepted.
+/// Parses a scheme's parameters; unknown keys and wrong types are errors that name the key, say what was
+/// expected and list what is accepted.
 pub fn parse_params<P: DeserializeOwned + Serialize + Default>(
     scheme: &str,
     params: &Value,
@@ -154,7 +155,7 @@ pub fn parse_params<P: DeserializeOwned + Serialize + Default>(
     } else {
         params.clone()
     };
-    serde_json::from_value(value).map_err(|e| {
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let accepted = serde_json::to_value(P::default())
             .ok()
             .and_then(|v| {
@@ -162,8 +163,13 @@ pub fn parse_params<P: DeserializeOwned + Serialize + Default>(
                     .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
             })
             .unwrap_or_default();
+        let key = match e.path().to_string().as_str() {
+            "." => String::new(),
+            path => format!("{path}: "),
+        };
         SimError::Param(format!(
-            "scheme `{scheme}`: {e}; its parameters are: {accepted}"
+            "scheme `{scheme}`: {key}{}; its parameters are: {accepted}",
+            e.inner()
         ))
     })
 }

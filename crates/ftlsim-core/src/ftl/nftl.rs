@@ -65,13 +65,14 @@
 //!   trace). Two extra blocks are the least that lets a full device fold: one fold target and one
 //!   replacement block.
 
+use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::location_cache::{LocationCache, Policy};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::nand::{AUX_ERASED, NO_LPN};
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
@@ -90,11 +91,12 @@ pub const SCHEME: Scheme = Scheme {
 pub struct NftlParams {
     /// Technique 1 (§3.2): rep-block table and page-status bitmap in RAM.
     pub lookup_table: bool,
-    /// Technique 2 (§3.3): entries of the page cache, 0 for none.
+    /// Technique 2 (§3.3): entries of the page cache, 0 for none; at most one per logical
+    /// page (`common/bounds.rs`).
     pub page_cache: u32,
     /// "fifo" (the paper's simple replacement) or "lru".
     pub page_cache_policy: String,
-    /// Physical blocks beyond the logical ones (at least 2).
+    /// Physical blocks beyond the logical ones (at least 2; at most `common/bounds.rs`'s limit).
     pub spare_blocks: u32,
 }
 
@@ -141,22 +143,27 @@ pub struct NftlFtl {
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let p: NftlParams = parse_params("nftl", params)?;
+    let mut checks = Checks::new("nftl");
+    checks
+        .at_least(
+            "spare_blocks",
+            p.spare_blocks as u64,
+            2,
+            "a full device needs one fold target and one replacement block",
+        )
+        .extra_blocks("spare_blocks", p.spare_blocks, 0, 0, g)
+        .cache_entries("page_cache", p.page_cache, g);
     let policy = match p.page_cache_policy.as_str() {
         "fifo" => Policy::Fifo,
         "lru" => Policy::Lru,
         other => {
-            return Err(SimError::Param(format!(
-                "scheme `nftl`: page_cache_policy=\"{other}\" is not known; use \"fifo\" or \"lru\""
-            )))
+            checks.problem(format!(
+                "page_cache_policy=\"{other}\" is not known; use \"fifo\" or \"lru\""
+            ));
+            Policy::Fifo
         }
     };
-    if p.spare_blocks < 2 {
-        return Err(SimError::Param(format!(
-            "scheme `nftl`: spare_blocks={} is below 2; a full device needs one fold target and one \
-             replacement block, set spare_blocks to 2 or more",
-            p.spare_blocks
-        )));
-    }
+    checks.finish()?;
     let lb = g.logical_blocks as usize;
     let ftl = NftlFtl {
         ppb: g.pages_per_block,

@@ -38,7 +38,7 @@
 use super::common::slot_list::SlotList;
 use super::{address_bytes, Extra, Ftl, RamItem};
 use crate::addr::{Lpn, Token};
-use crate::config::{parse_size, Geometry};
+use crate::config::{check_op_us, parse_size_of, Geometry};
 use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
 use crate::request::Tag;
@@ -88,7 +88,7 @@ impl NvramOptions {
         flush_at_end: bool,
         g: &Geometry,
     ) -> Result<NvramOptions> {
-        let bytes = parse_size(size)?;
+        let bytes = parse_size_of("nvram", size)?;
         if bytes < g.page_bytes as u64 {
             return Err(SimError::Param(format!(
                 "nvram=`{size}` holds no page: it must be at least one page ({} bytes); pass e.g. nvram=\"128KiB\"",
@@ -124,7 +124,10 @@ impl NvramOptions {
                         ))
                     };
                     let (a, b) = range.split_once('-').ok_or_else(bad)?;
-                    let (a, b) = (parse_size(a)?, parse_size(b)?);
+                    let (a, b) = (
+                        parse_size_of("nvram_regions", a)?,
+                        parse_size_of("nvram_regions", b)?,
+                    );
                     if a >= b {
                         return Err(bad());
                     }
@@ -142,9 +145,7 @@ impl NvramOptions {
         let feram = g.page_bytes as f64 / 2.0 * FERAM_CYCLE_US;
         for (name, v) in [("nvram_read_us", read_us), ("nvram_write_us", write_us)] {
             if let Some(v) = v {
-                if !(v.is_finite() && v >= 0.0) {
-                    return Err(SimError::Param(format!("{name}={v} must be a time >= 0")));
-                }
+                check_op_us(name, v).map_err(SimError::Param)?;
             }
         }
         Ok(NvramOptions {

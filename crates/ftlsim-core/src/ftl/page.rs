@@ -25,13 +25,14 @@
 //! newest becomes the active block again, the others wait for GC like full ones.
 
 use super::common::boot_scan::{scan_block, Extent};
+use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::valid_buckets::ValidBuckets;
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -47,7 +48,7 @@ pub const SCHEME: Scheme = Scheme {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PageParams {
-    /// Physical space beyond the logical capacity, as a fraction of it.
+    /// Physical space beyond the logical capacity, as a fraction of it (0 to 1).
     pub over_provisioning: f64,
     /// Free blocks kept in reserve; garbage collection runs when fewer remain.
     pub gc_reserve_blocks: u32,
@@ -61,6 +62,9 @@ impl Default for PageParams {
         }
     }
 }
+
+/// The most over-provisioning: the chip at most twice the logical capacity (`common/bounds.rs`).
+const MAX_OVER_PROVISIONING: f64 = 1.0;
 
 const UNMAPPED: u32 = u32::MAX;
 
@@ -82,18 +86,22 @@ pub struct PageFtl {
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let p: PageParams = parse_params("page", params)?;
-    if !(p.over_provisioning.is_finite() && p.over_provisioning >= 0.0) {
-        return Err(SimError::Param(format!(
-            "scheme `page`: over_provisioning={} must be >= 0",
-            p.over_provisioning
-        )));
-    }
-    if p.gc_reserve_blocks == 0 {
-        return Err(SimError::Param(
-            "scheme `page`: gc_reserve_blocks must be at least 1 (GC needs a block to copy into)"
-                .into(),
-        ));
-    }
+    Checks::new("page")
+        .number(
+            "over_provisioning",
+            p.over_provisioning,
+            MAX_OVER_PROVISIONING,
+            "a fraction of the logical capacity",
+        )
+        .at_least(
+            "gc_reserve_blocks",
+            p.gc_reserve_blocks as u64,
+            1,
+            "GC needs a block to copy into",
+        )
+        .extra_blocks("gc_reserve_blocks", p.gc_reserve_blocks, 2, 0, g)
+        .finish()?;
+    // Within the limit: over_provisioning <= 1 keeps the first term within the logical blocks.
     let extra = ((g.logical_blocks as f64 * p.over_provisioning).ceil() as u32)
         .max(p.gc_reserve_blocks + 2);
     let blocks = g.logical_blocks + extra;

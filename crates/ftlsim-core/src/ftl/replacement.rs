@@ -40,13 +40,14 @@
 //!   later in the chain, would win the reads (the crash test found this). Cost: one spare read per page of the scheme's blocks, plus the erases that finish or undo
 //!   an interrupted merge.
 
+use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::valid_buckets::ValidBuckets;
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::nand::NO_LPN;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
@@ -98,12 +99,15 @@ pub struct ReplacementFtl {
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let p: ReplacementParams = parse_params("replacement", params)?;
-    if p.replacement_blocks == 0 {
-        return Err(SimError::Param(
-            "scheme `replacement`: replacement_blocks=0; an update needs a replacement block, set 1 or more"
-                .into(),
-        ));
-    }
+    Checks::new("replacement")
+        .at_least(
+            "replacement_blocks",
+            p.replacement_blocks as u64,
+            1,
+            "an update needs a replacement block",
+        )
+        .extra_blocks("replacement_blocks", p.replacement_blocks, 1, 0, g)
+        .finish()?;
     let extra = p.replacement_blocks + 1;
     let physical = g.logical_blocks + extra;
     let ftl = ReplacementFtl {

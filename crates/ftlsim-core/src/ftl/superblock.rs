@@ -39,6 +39,7 @@
 //! is recorded as GC (`gc.runs`); a reclaim compaction as a full merge. Trim is ignored. The page-map cache
 //! is write-through (the spare copy is written with the data), so evictions cost nothing.
 
+use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
@@ -47,7 +48,7 @@ use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
@@ -68,9 +69,10 @@ pub struct SuperblockParams {
     pub superblock_blocks: u32,
     /// Physical blocks beyond the logical ones, shared by all superblocks (TinyFTL paper §VI.A: 393).
     pub log_blocks: u32,
-    /// The most of those one superblock may hold at a time.
+    /// The most of those one superblock may hold at a time (at most the chip's blocks beyond the logical ones).
     pub extra_blocks_per_superblock: u32,
-    /// Page tables the page-map cache holds (TinyFTL paper §VI.B: 16).
+    /// Page tables the page-map cache holds (TinyFTL paper §VI.B: 16; at most one per logical page,
+    /// `common/bounds.rs`).
     pub cache_entries: u32,
     /// Logical pages a page table (one cache unit) covers.
     pub page_table_entries: u32,
@@ -118,6 +120,7 @@ pub struct SuperblockFtl {
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let p: SuperblockParams = parse_params("superblock", params)?;
+    let mut checks = Checks::new("superblock");
     for (name, v) in [
         ("superblock_blocks", p.superblock_blocks),
         ("log_blocks", p.log_blocks),
@@ -125,17 +128,23 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         ("cache_entries", p.cache_entries),
         ("page_table_entries", p.page_table_entries),
     ] {
-        if v == 0 {
-            return Err(SimError::Param(format!(
-                "scheme `superblock`: {name}=0 must be at least 1"
-            )));
-        }
+        checks.at_least(name, v as u64, 1, "a count");
     }
+    checks.finish()?;
     let l = g.logical_blocks;
     let n = p.superblock_blocks.min(l);
     let superblocks = l.div_ceil(n);
     let log_blocks = p.log_blocks.min((l / 2).max(1));
     let extra = (paper_chip_blocks(l) - l).max(log_blocks + RESERVE as u32);
+    checks
+        .at_most(
+            "extra_blocks_per_superblock",
+            p.extra_blocks_per_superblock as u64,
+            extra as u64,
+            "a superblock holds no more blocks than the chip has beyond the logical ones",
+        )
+        .cache_entries("cache_entries", p.cache_entries, g)
+        .finish()?;
     let chip_blocks = l + extra;
     let pte = p.page_table_entries;
     let units = g.logical_pages().div_ceil(pte);

@@ -64,6 +64,7 @@
 //! - Block table entries (256) and page table entries (16) are parameters too, so that toy devices exercise
 //!   the caches; block table cache 1..64 units and page table cache 8..512 entries (§VI.D, §VI.E ranges).
 
+use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
@@ -72,7 +73,7 @@ use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
@@ -120,6 +121,8 @@ impl Default for TinyParams {
 }
 
 const NONE: u32 = u32::MAX;
+const BT_RANGE: &str = "the paper's range of block table cache units is 1 to 64, §VI.D";
+const PT_RANGE: &str = "the paper's range of page mapping cache entries is 8 to 512, §VI.E";
 
 pub struct TinyFtl {
     ppb: u32,
@@ -151,19 +154,32 @@ pub struct TinyFtl {
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let p: TinyParams = parse_params("tiny", params)?;
-    let mut problems = Vec::new();
-    if !(1..=64).contains(&p.block_table_cache_units) {
-        problems.push(format!(
-            "block_table_cache_units={} must be between 1 and 64 (§VI.D)",
-            p.block_table_cache_units
-        ));
-    }
-    if !(8..=512).contains(&p.page_table_cache_entries) {
-        problems.push(format!(
-            "page_table_cache_entries={} must be between 8 and 512 (§VI.E)",
-            p.page_table_cache_entries
-        ));
-    }
+    let mut checks = Checks::new("tiny");
+    checks
+        .at_least(
+            "block_table_cache_units",
+            p.block_table_cache_units as u64,
+            1,
+            BT_RANGE,
+        )
+        .at_most(
+            "block_table_cache_units",
+            p.block_table_cache_units as u64,
+            64,
+            BT_RANGE,
+        )
+        .at_least(
+            "page_table_cache_entries",
+            p.page_table_cache_entries as u64,
+            8,
+            PT_RANGE,
+        )
+        .at_most(
+            "page_table_cache_entries",
+            p.page_table_cache_entries as u64,
+            512,
+            PT_RANGE,
+        );
     for (name, v) in [
         ("log_blocks", p.log_blocks),
         ("map_blocks", p.map_blocks),
@@ -171,16 +187,9 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         ("block_table_entries", p.block_table_entries),
         ("page_table_entries", p.page_table_entries),
     ] {
-        if v == 0 {
-            problems.push(format!("{name}=0 must be at least 1"));
-        }
+        checks.at_least(name, v as u64, 1, "a count");
     }
-    if !problems.is_empty() {
-        return Err(SimError::Param(format!(
-            "scheme `tiny`: {}",
-            problems.join("; ")
-        )));
-    }
+    checks.finish()?;
     let l = g.logical_blocks;
     let ppb = g.pages_per_block;
     let log_blocks = p.log_blocks.min((l / 2).max(1));
@@ -190,6 +199,15 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         .map_blocks
         .min((l / 4).max(1))
         .max(MapArea::min_blocks(map_pages, ppb));
+    checks
+        .extra_blocks(
+            "reserved_free_blocks",
+            p.reserved_free_blocks,
+            0,
+            log_blocks + map_blocks,
+            g,
+        )
+        .finish()?;
     let needed = log_blocks + map_blocks + p.reserved_free_blocks;
     let extra = (paper_chip_blocks(l) - l).max(needed);
     let chip_blocks = l + extra;

@@ -2,7 +2,7 @@
 //! capacity.
 
 use super::Progress;
-use crate::config::{parse_size, DeviceOverrides, DeviceSpec, Geometry};
+use crate::config::{parse_size_of, DeviceOverrides, DeviceSpec, Geometry};
 use crate::error::{Result, SimError};
 use crate::ftl::{self, Built};
 use crate::trace::{self, TraceOptions};
@@ -133,7 +133,7 @@ pub fn resolve_device_with(
 ) -> Result<Resolved> {
     let spec = DeviceSpec::resolve(cfg.preset.as_deref(), &cfg.device)?;
     let capacity = match (&cfg.capacity, spec.preset_capacity_bytes, trace_spec) {
-        (Some(text), _, _) => parse_size(text)?,
+        (Some(text), _, _) => parse_size_of("capacity", text)?,
         (None, Some(bytes), _) => bytes,
         (None, None, Some(t)) if !trace::is_workload(t) => {
             highest_address(t, &cfg.trace, spec.page_bytes, progress)?

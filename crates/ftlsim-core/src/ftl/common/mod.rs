@@ -2,6 +2,7 @@
 //! blocks of the log-block schemes and their merges, map blocks for mapping kept on flash.
 
 pub mod boot_scan;
+pub mod bounds;
 pub mod data_blocks;
 pub mod free_pool;
 pub mod location_cache;

@@ -1,0 +1,303 @@
+//! Issue 15, item 5: every registered scheme's parameters (read from the registry's defaults), every device
+//! override, the NVRAM options and the capacity, at 0, 1, the bound, bound + 1, 2^31-1, 2^32-1, 2^64-1, -1, NaN,
+//! infinity and a wrong type, written as the JSON text the Python side sends. Never a panic or an abort:
+//! either a clean run (and a clean RAM breakdown, `ftlsim ram`) on a toy device, or an error naming the key.
+//! Where a key has an upper bound on the toy device, it is worked out here by hand from `ftl/common/bounds.rs`
+//! and the scheme's `build`: the bound runs, bound + 1 is refused with the bound in the message.
+
+mod common;
+
+use common::random_op;
+use ftlsim_core::config::{from_json, parse_size, DeviceOverrides};
+use ftlsim_core::ftl::SCHEMES;
+use ftlsim_core::request::Request;
+use ftlsim_core::sim::{self, run_requests, SimConfig};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The toy device: 16 logical blocks of 8 pages of 512 B (128 logical pages). A scheme may add at most
+/// max(16, 128) = 128 blocks beyond the logical ones.
+const PPB: u32 = 8;
+const BLOCKS: u32 = 16;
+const CAPACITY: u32 = 512 * PPB * BLOCKS;
+
+/// The upper bound of a key on the toy device, None where the key has none (a flag, a string, a count the
+/// scheme clamps to the device, a threshold any value of which is meaningful).
+fn bound(scheme: &str, key: &str) -> Option<&'static str> {
+    Some(match (scheme, key) {
+        // 128 extra blocks at most: over_provisioning <= 1; gc_reserve_blocks + 2 <= 128.
+        ("page", "over_provisioning") => "1.0",
+        ("page", "gc_reserve_blocks") => "126",
+        // log_blocks + 1 <= 128.
+        ("bast" | "fast" | "ofast" | "last", "log_blocks") => "127",
+        // log_blocks + 1 + 3 map blocks (one zone of 16 one-byte entries: 1 map page + 2 for GC) <= 128.
+        ("logblock-zoned", "log_blocks") => "124",
+        // seq_log_blocks <= log_blocks (8) - 2.
+        ("last", "seq_log_blocks") => "6",
+        ("nftl", "spare_blocks") => "128",
+        // One cache entry per logical page.
+        ("nftl", "page_cache") | ("superblock", "cache_entries") => "128",
+        ("replacement", "replacement_blocks") => "127",
+        // 128 - 8 log blocks (393 clamped to 16 / 2) - 4 map blocks (256 clamped to 16 / 4).
+        ("tiny", "reserved_free_blocks") => "116",
+        ("tiny", "block_table_cache_units") => "64",
+        ("tiny", "page_table_cache_entries") => "512",
+        // The chip's blocks beyond the logical ones: max(24 per 1,024 of 16 = 1, 8 log blocks + 1) = 9.
+        ("superblock", "extra_blocks_per_superblock") => "9",
+        ("mast", "migrate_valid_pages") => "8",
+        ("mast", "ca_util_low" | "ha_util_high" | "ca_min_share") => "1.0",
+        _ => return None,
+    })
+}
+
+/// `bound` + 1, as JSON text.
+fn above(bound: &str) -> String {
+    match bound.parse::<u64>() {
+        Ok(n) => (n + 1).to_string(),
+        Err(_) => format!("{}", bound.parse::<f64>().unwrap() + 1.0),
+    }
+}
+
+/// The hostile values every key is tried at, as JSON text (bound and bound + 1 are added per key).
+const VALUES: &[&str] = &[
+    "0",
+    "1",
+    "2147483647",
+    "4294967295",
+    "18446744073709551615",
+    "-1",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "\"wrong\"",
+    "true",
+];
+
+fn workload() -> Vec<Request> {
+    let mut seed = 7u64;
+    (0..300)
+        .map(|_| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let lpn = (seed >> 33) % (PPB * BLOCKS) as u64;
+            let pages = 1 + (seed >> 20) % 4;
+            let pages = pages.min((PPB * BLOCKS) as u64 - lpn);
+            Request::new(0.0, random_op((seed >> 8) as u8), lpn * 512, pages * 512)
+        })
+        .collect()
+}
+
+/// What a configuration did: parsed, ran and gave its RAM (Ok), or the first error's message.
+fn outcome(config_json: &str) -> Result<(), String> {
+    let cfg: SimConfig = from_json("run configuration", config_json).map_err(|e| e.to_string())?;
+    sim::ram(&cfg).map_err(|e| e.to_string())?;
+    run_requests(&cfg, workload()).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Runs `config_json` catching any panic, and checks the outcome: a clean run, or an error naming `key`.
+/// Returns the outcome for the caller's bound checks.
+fn try_case(config_json: &str, key: &str) -> Result<(), String> {
+    let result = catch_unwind(AssertUnwindSafe(|| outcome(config_json)))
+        .unwrap_or_else(|_| panic!("panicked on {config_json}"));
+    if let Err(msg) = &result {
+        assert!(
+            msg.contains(key),
+            "the error does not name `{key}` for {config_json}: {msg}"
+        );
+        assert!(
+            msg.len() < 2000,
+            "an overlong error for {config_json}: {msg}"
+        );
+    }
+    result
+}
+
+/// A run configuration as JSON text: `scheme` on the toy device, with `entry` (`"key": value`) in `section`
+/// ("params", "device", or "run" for a top-level key) and `more` top-level entries.
+fn config(scheme: &str, section: &str, entry: &str, more: &str) -> String {
+    let pick = |s: &str| if section == s { entry } else { "" };
+    let device = match pick("device") {
+        "" => format!(r#""pages_per_block": {PPB}"#),
+        d => d.to_string(),
+    };
+    let mut top = vec![format!(r#""capacity": "{CAPACITY}""#)];
+    if section == "run" {
+        if entry.starts_with(r#""capacity""#) {
+            top.clear();
+        }
+        top.push(entry.to_string());
+    }
+    if !more.is_empty() {
+        top.push(more.to_string());
+    }
+    format!(
+        r#"{{"ftl": "{scheme}", "params": {{{}}}, "device": {{{device}}}, {}}}"#,
+        pick("params"),
+        top.join(", ")
+    )
+}
+
+fn entry(key: &str, value: &str) -> String {
+    format!(r#""{key}": {value}"#)
+}
+
+#[test]
+fn every_scheme_parameter_at_hostile_values_runs_cleanly_or_names_the_key() {
+    let mut cases = 0;
+    let mut refused = 0;
+    for scheme in SCHEMES {
+        let defaults = (scheme.defaults)();
+        let keys = defaults.as_object().expect("defaults are an object");
+        for key in keys.keys() {
+            let bound = bound(scheme.name, key);
+            let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();
+            if let Some(b) = bound {
+                values.push(b.to_string());
+                values.push(above(b));
+            }
+            for value in &values {
+                let text = config(scheme.name, "params", &entry(key, value), "");
+                let result = try_case(&text, key);
+                cases += 1;
+                if let Err(msg) = &result {
+                    refused += 1;
+                    // The scheme's own check names the scheme; the JSON parser names the key's path.
+                    assert!(
+                        msg.contains(&format!("scheme `{}`", scheme.name))
+                            || msg.contains(&format!("bad run configuration: params.{key}: ")),
+                        "{text}: {msg}"
+                    );
+                }
+                if let Some(b) = bound {
+                    if value == b {
+                        assert!(result.is_ok(), "{text} is within the bound: {result:?}");
+                    } else if *value == above(b) {
+                        let msg = result.expect_err(&text);
+                        let limit = b.trim_end_matches(".0");
+                        assert!(
+                            msg.contains(&format!("{key}={value}")) && msg.contains(limit),
+                            "{text}: the error names neither the value nor the limit {limit}: {msg}"
+                        );
+                    }
+                }
+            }
+            // Keys that take numbers take their default: the scheme runs.
+            let default = keys[key].to_string();
+            assert!(
+                try_case(
+                    &config(scheme.name, "params", &entry(key, &default), ""),
+                    key
+                )
+                .is_ok(),
+                "{} {key}={default}",
+                scheme.name
+            );
+        }
+    }
+    // 12 schemes; every key at 11 values, bounded ones at 13.
+    assert!(cases > 400, "{cases} cases");
+    assert!(refused > cases / 3, "{refused} of {cases} refused");
+}
+
+#[test]
+fn the_issue_reproducers_are_clean_errors() {
+    for (scheme, key, value, limit) in [
+        ("fast", "log_blocks", "4294967295", "127"),
+        ("bast", "log_blocks", "65536", "127"),
+        ("last", "seq_log_blocks", "4294967295", "log_blocks=8"),
+        ("tiny", "reserved_free_blocks", "2147483647", "116"),
+        ("page", "over_provisioning", "1e9", "from 0 to 1"),
+        (
+            "superblock",
+            "extra_blocks_per_superblock",
+            "4294967294",
+            "9",
+        ),
+        ("superblock", "cache_entries", "4294967295", "128"),
+        ("nftl", "page_cache", "4294967295", "128"),
+        ("replacement", "replacement_blocks", "4294967295", "127"),
+        ("mast", "ca_min_share", "-0.5", "from 0 to 1"),
+        (
+            "mast",
+            "la_blocks",
+            "4294967295",
+            "la_blocks=4294967295 + ha_blocks",
+        ),
+    ] {
+        let mut text = config(scheme, "params", &entry(key, value), "");
+        if (scheme, key) == ("mast", "la_blocks") {
+            // A device larger than the log, so that la_blocks is not clamped.
+            text = text.replace(&format!("\"{CAPACITY}\""), "\"8MiB\"");
+        }
+        let msg = try_case(&text, key).expect_err(&text);
+        assert!(msg.contains(limit), "{text}: {msg}");
+        assert!(msg.contains(&format!("scheme `{scheme}`")), "{msg}");
+    }
+}
+
+#[test]
+fn device_overrides_at_hostile_values_run_cleanly_or_name_the_key() {
+    let keys = serde_json::to_value(DeviceOverrides::default()).unwrap();
+    for key in keys.as_object().unwrap().keys() {
+        let bound = match key.as_str() {
+            "page_bytes" => Some("1048576"),
+            "spare_bytes" => Some("512"),
+            "pages_per_block" => Some("4096"),
+            "sequential_program" => None,
+            _ => Some("1000000000.0"),
+        };
+        let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();
+        values.extend(bound.into_iter().flat_map(|b| [b.to_string(), above(b)]));
+        for value in &values {
+            let text = config("fast", "device", &entry(key, value), "");
+            let result = try_case(&text, key);
+            if let Some(b) = bound {
+                if value == b {
+                    assert!(result.is_ok(), "{text}: {result:?}");
+                } else if *value == above(b) {
+                    assert!(result.is_err(), "{text}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn run_options_and_the_capacity_at_hostile_values_run_cleanly_or_name_the_key() {
+    for key in [
+        "capacity",
+        "nvram",
+        "nvram_read_us",
+        "nvram_write_us",
+        "nvram_regions",
+    ] {
+        let quoted = ["capacity", "nvram", "nvram_regions"].contains(&key);
+        for value in VALUES {
+            let value = if quoted && !value.starts_with('"') {
+                format!("\"{value}\"")
+            } else {
+                value.to_string()
+            };
+            let more = match key {
+                "nvram_regions" => r#""nvram": "4KiB", "nvram_policy": "region""#,
+                "nvram_read_us" | "nvram_write_us" => r#""nvram": "4KiB", "nvram_policy": "lru""#,
+                _ => "",
+            };
+            let text = config("page", "run", &entry(key, &value), more);
+            let _ = try_case(&text, key);
+        }
+    }
+}
+
+#[test]
+fn parse_size_never_panics_on_hostile_values() {
+    for value in
+        VALUES
+            .iter()
+            .chain(&["1e400", "99999999999999999999TiB", ".", "1..2", "-0", "0.5"])
+    {
+        let _ = catch_unwind(|| parse_size(value))
+            .unwrap_or_else(|_| panic!("parse_size({value}) panicked"));
+    }
+}
