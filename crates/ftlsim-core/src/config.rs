@@ -227,7 +227,8 @@ impl DeviceSpec {
         if blocks > max_blocks {
             return Err(SimError::Param(format!(
                 "capacity of {capacity_bytes} bytes is {blocks} blocks, more than the {max_blocks} this geometry can \
-                 address; use larger pages (page_bytes) or a smaller capacity"
+                 address; use larger pages (page_bytes), a smaller capacity, or compact=true (--compact) to map only \
+                 the 1 MiB extents a sparse trace touches"
             )));
         }
         Ok(Geometry {

@@ -61,7 +61,9 @@ fn counts(requests: &[Request]) -> (usize, usize, usize, usize) {
 }
 
 fn sniffed(path: &Path) -> &'static str {
-    trace::sniff(path).unwrap_or_else(|e| panic!("{e}")).name
+    trace::sniff(path, &TraceOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .name
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -296,13 +298,14 @@ fn every_real_trace_sniffs_to_its_format() {
         assert_eq!(sniffed(&path), format, "{file}");
         // And every other format's sniffer rejects it (disksim never sniffs).
         let head = trace::head_lines(&path, 8).unwrap();
-        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        assert!(head.broken.is_none(), "{file}");
+        let head: Vec<&str> = head.lines.iter().map(|(_, l)| l.as_str()).collect();
         for f in FORMATS {
             assert_eq!((f.sniff)(&head), f.name == format, "{} on {file}", f.name);
         }
     }
     assert!(
-        trace::sniff(&real("README.md")).is_err(),
+        trace::sniff(&real("README.md"), &TraceOptions::default()).is_err(),
         "a README is no trace"
     );
 }

@@ -215,7 +215,8 @@ fn drive(
             let mut source = open()?;
             let mut n = 0;
             while let Some(request) = source.next_request() {
-                run.warm_up(&request?)?;
+                run.warm_up(&request?)
+                    .map_err(|e| e.located(source.position()))?;
                 n += 1;
                 ticker.tick(n, || {
                     let (done, total) = source.progress();
@@ -258,7 +259,8 @@ fn drive(
             }
         }
         last_time = Some(request.time_us);
-        run.serve(&request)?;
+        run.serve(&request)
+            .map_err(|e| e.located(source.position()))?;
         served += 1;
         ticker.tick(served, || {
             let (done, total) = source.progress();
@@ -355,7 +357,7 @@ impl Run<'_> {
         if end > self.capacity {
             if !self.cfg.wrap || request.len > self.capacity {
                 return Err(SimError::BeyondCapacity {
-                    request: self.host.requests,
+                    at: format!("request #{}", self.host.requests),
                     end,
                     capacity: self.capacity,
                     suggest: format_size(end.div_ceil(1 << 20) << 20),
