@@ -6,6 +6,7 @@
 //! `format = "auto"` sniffs the first lines against each format in [`FORMATS`] order.
 
 pub mod blkparse;
+pub mod compact;
 pub mod csv;
 pub mod fat;
 pub mod fiu;
@@ -62,6 +63,9 @@ pub enum TraceError {
 
     #[error("trace {spec}: {what}")]
     Option { spec: String, what: String },
+
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// How a trace is read. Absent fields take their defaults.
@@ -81,6 +85,9 @@ pub struct TraceOptions {
     pub time_unit: Option<String>,
     /// blkparse: which event is the request: "D" (dispatch, default), "Q" (queue) or "C" (completion).
     pub blkparse_event: String,
+    /// Map the 1 MiB extents the trace touches densely onto the device, in address order (a pre-pass reads the
+    /// trace once more): a trace spanning terabytes runs on a device of its footprint.
+    pub compact: bool,
 }
 
 impl Default for TraceOptions {
@@ -92,6 +99,7 @@ impl Default for TraceOptions {
             skip_bad_lines: false,
             time_unit: None,
             blkparse_event: "D".into(),
+            compact: false,
         }
     }
 }
@@ -173,10 +181,32 @@ pub fn open(
     logical_bytes: u64,
     page_bytes: u32,
 ) -> Result<Box<dyn RequestSource>, TraceError> {
-    if let Some(w) = workload::parse_spec(spec)? {
-        return Ok(Box::new(w.build(logical_bytes, page_bytes)?));
+    open_with(spec, opts, logical_bytes, page_bytes, &mut |_, _| true)
+}
+
+/// [`open`], with the progress (done, total) of the `compact` pre-pass reported to `progress`; false from it
+/// cancels with [`TraceError::Cancelled`].
+pub fn open_with(
+    spec: &str,
+    opts: &TraceOptions,
+    logical_bytes: u64,
+    page_bytes: u32,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<Box<dyn RequestSource>, TraceError> {
+    let plain = || -> Result<Box<dyn RequestSource>, TraceError> {
+        if let Some(w) = workload::parse_spec(spec)? {
+            return Ok(Box::new(w.build(logical_bytes, page_bytes)?));
+        }
+        Ok(Box::new(LineReader::open(Path::new(spec), opts)?))
+    };
+    if !opts.compact {
+        return plain();
     }
-    Ok(Box::new(LineReader::open(Path::new(spec), opts)?))
+    Ok(Box::new(compact::Compact::new(
+        plain()?,
+        plain()?,
+        progress,
+    )?))
 }
 
 /// True when `spec` names a built-in workload rather than a file.
@@ -230,6 +260,8 @@ pub struct LineReader {
     format: Box<dyn Format>,
     opts: TraceOptions,
     format_name: &'static str,
+    /// The device of the last request, where the format names one.
+    device: Option<u64>,
     line: Vec<u8>,
     /// The last line was too long and its rest is still to be skipped.
     rest_of_line: bool,
@@ -557,6 +589,7 @@ impl LineReader {
         Ok(LineReader {
             path: path.to_path_buf(),
             format_name: info.name,
+            device: None,
             lines,
             format,
             opts: opts.clone(),
@@ -567,6 +600,11 @@ impl LineReader {
             read_bytes,
             total_bytes,
         })
+    }
+
+    /// The device / ASU / disk number of the last request, where the format names one.
+    pub fn device(&self) -> Option<u64> {
+        self.device
     }
 
     /// The name of the format being read (the sniffed one for `format = "auto"`).
@@ -611,6 +649,7 @@ impl LineReader {
         match parsed {
             Ok(Parsed::Skip) => Ok(None),
             Ok(Parsed::Record { request, device }) => {
+                self.device = device;
                 if let Some(wanted) = self.opts.device {
                     match device {
                         Some(d) if d != wanted => return Ok(None),
