@@ -21,9 +21,11 @@ pub mod workload;
 
 use crate::request::{Op, Request};
 use flate2::read::MultiGzDecoder;
+use flate2::write::GzEncoder;
+use flate2::Compression;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -156,6 +158,101 @@ pub fn format(name: &str) -> Result<&'static FormatInfo, TraceError> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+/// A trace format ftlsim writes (`generate` / `convert`), chosen by the output's extension.
+pub struct FormatWriter {
+    /// The reader's name in [`FORMATS`] that reads the output back.
+    pub name: &'static str,
+    /// Extensions that name the format (before an optional `.gz`).
+    pub extensions: &'static [&'static str],
+    pub header: &'static str,
+    /// Why a request cannot be written in this format without changing it.
+    pub check: fn(&Request) -> Result<(), String>,
+    pub line: fn(&mut dyn Write, &Request) -> std::io::Result<()>,
+}
+
+/// Every format ftlsim writes.
+pub static WRITERS: &[FormatWriter] = &[csv::WRITER, ssdsim::WRITER, blkparse::WRITER];
+
+/// A request's (offset, length) in 512 B sectors, or why it is not on that grid.
+pub fn sectors_of(r: &Request) -> Result<(u64, u64), String> {
+    if r.offset % 512 != 0 || r.len % 512 != 0 {
+        return Err(format!(
+            "offset {} and length {} that are not whole 512 B sectors (write .csv, which keeps bytes)",
+            r.offset, r.len
+        ));
+    }
+    Ok((r.offset / 512, r.len / 512))
+}
+
+/// The writer an output path names by its extension (`.gz` compresses on top), or the valid extensions.
+pub fn writer_for(path: &Path) -> Result<&'static FormatWriter, TraceError> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    WRITERS
+        .iter()
+        .find(|w| w.extensions.contains(&ext))
+        .ok_or_else(|| TraceError::Option {
+            spec: path.display().to_string(),
+            what: format!(
+                "the extension `.{}` names no format ftlsim writes; use one of {} (each optionally .gz)",
+                clip(ext),
+                WRITERS
+                    .iter()
+                    .flat_map(|w| w.extensions.iter().map(move |e| format!(".{e} ({})", w.name)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+}
+
+/// Writes every request of `source` to `path` in the format its extension names (gzip when it ends in `.gz`),
+/// through a temporary file renamed into place, so a failure leaves no half-written output. Refuses a request
+/// the format cannot hold unchanged, naming it. Returns the number of requests written.
+pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceError> {
+    let writer = writer_for(path)?;
+    let io = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| {
+        let file = File::create(&tmp).map_err(io)?;
+        let gz = path.extension().is_some_and(|e| e == "gz");
+        let mut out: Box<dyn Write> = if gz {
+            Box::new(BufWriter::new(GzEncoder::new(file, Compression::default())))
+        } else {
+            Box::new(BufWriter::new(file))
+        };
+        out.write_all(writer.header.as_bytes()).map_err(io)?;
+        let mut n = 0u64;
+        while let Some(request) = source.next_request() {
+            let r = request?;
+            (writer.check)(&r).map_err(|what| TraceError::Option {
+                spec: path.display().to_string(),
+                what: format!(
+                    "{} cannot hold request #{} ({}): it has {what}",
+                    writer.name,
+                    n + 1,
+                    source.position().unwrap_or_else(|| "generated".into())
+                ),
+            })?;
+            (writer.line)(&mut *out, &r).map_err(io)?;
+            n += 1;
+        }
+        out.flush().map_err(io)?;
+        drop(out);
+        std::fs::rename(&tmp, path).map_err(io)?;
+        Ok(n)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// A stream of host requests.
