@@ -132,6 +132,8 @@ def common_options(f):
     f = click.option("--writes-only", is_flag=True, help="Drop reads and trims.")(f)
     f = click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")(f)
     f = click.option("--wrap", is_flag=True, help="Fold requests beyond the capacity into it.")(f)
+    f = click.option("--compact", is_flag=True, default=None,
+                     help="Map the 1 MiB extents the trace touches densely onto the device (sparse, huge traces).")(f)
     f = click.option("--nvram", default=None, metavar="SIZE",
                      help="An NVRAM write cache of SIZE (e.g. 128KiB) in front of the scheme.")(f)
     f = click.option("--nvram-policy", default=None, type=click.Choice(["metadata", "region", "lru", "bplru"]),
@@ -149,8 +151,10 @@ def nvram_kwargs(nvram, nvram_policy) -> dict:
     return out
 
 
-def trace_kwargs(device, writes_only, skip_bad_lines, wrap) -> dict:
+def trace_kwargs(device, writes_only, skip_bad_lines, wrap, compact=None) -> dict:
     out = {}
+    if compact:
+        out["compact"] = True
     if device is not None:
         out["device"] = device
     if writes_only:
@@ -174,7 +178,7 @@ def main():
 @common_options
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
-def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap,
+def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap, compact,
         nvram, nvram_policy, json_path, csv_path):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
 
@@ -183,7 +187,7 @@ def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, wr
         trace = DEFAULT_TRACE
         console.print(f"[dim]no trace given: running the built-in workload {trace}[/]")
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
-    kwargs.update(trace_kwargs(device, writes_only, skip_bad_lines, wrap))
+    kwargs.update(trace_kwargs(device, writes_only, skip_bad_lines, wrap, compact))
     kwargs.update(nvram_kwargs(nvram, nvram_policy))
     bar = LazyProgress(f"{ftl}")
     try:
@@ -214,7 +218,7 @@ COMPARE_COLUMNS = ["flash.erases", "time_us.total", "merges.switch", "merges.par
               help="Draw erase count and elapsed time against the swept parameter (PNG).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
 @click.option("--jobs", type=int, default=None, help="Parallel runs (default: all cores).")
-def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap,
+def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap, compact,
             nvram, nvram_policy, plot_path, csv_path, jobs):
     """Run a grid of schemes x parameter values on TRACE and print one table.
 
@@ -224,7 +228,7 @@ def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, devic
     trace = trace or DEFAULT_TRACE
     grid_params = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
     common = dict(preset=preset, capacity=capacity, precondition=precondition, format=fmt_name,
-                  **trace_kwargs(device, writes_only, skip_bad_lines, wrap), **nvram_kwargs(nvram, nvram_policy))
+                  **trace_kwargs(device, writes_only, skip_bad_lines, wrap, compact), **nvram_kwargs(nvram, nvram_policy))
     runs = grid(trace, ftls, grid_params)
     with Progress(TextColumn("[bold]runs"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, transient=True) as bar:
@@ -256,12 +260,14 @@ def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, devic
 @main.command("generate")
 @click.argument("workload")
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Trace file to write (native CSV with tags; gzip when it ends in .gz).")
+              help="Trace file to write; its extension names the format: .csv (native, with tags and times), "
+                   ".trace or .ascii (SSDsim / MQSim), .blkparse; .gz on top compresses.")
 @click.option("--preset", default=None, help="Device preset; its page size and capacity size the workload.")
 @click.option("--capacity", default=None, help="Logical capacity the workload spreads over, e.g. 32MiB.")
 @click.option("--param", "-p", "params", multiple=True, metavar="K=V", help="A device override or trace option.")
 def generate_cmd(workload, output, preset, capacity, params):
-    """Write WORKLOAD (a built-in workload, or any trace) as a native CSV trace file with data/metadata tags."""
+    """Write WORKLOAD (a built-in workload, or any trace) to OUTPUT in the format its extension names, arrival
+    times kept (`ftlsim convert` is the same command)."""
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     try:
         n = generate(workload, output, preset=preset, capacity=capacity, **kwargs)
@@ -270,31 +276,54 @@ def generate_cmd(workload, output, preset, capacity, params):
     console.print(f"{n} requests written to {output}")
 
 
+main.add_command(generate_cmd, "convert")
+
+
 @main.command("info")
 @click.argument("trace")
 @click.option("--format", "fmt_name", default="auto", help="Trace format; default: sniff.")
 @click.option("--device", type=int, default=None, help="Keep one device / ASU.")
-@click.option("--writes-only", is_flag=True)
-@click.option("--skip-bad-lines", is_flag=True)
-@click.option("--page-bytes", type=int, default=512, show_default=True)
-@click.option("--block-bytes", type=int, default=16384, show_default=True, help="Block size for block concentration.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False))
-def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, page_bytes, block_bytes, json_path):
-    """Print a trace's requests, read/write mix, bytes, footprint, highest address and write concentration."""
+@click.option("--writes-only", is_flag=True, help="Drop reads and trims.")
+@click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")
+@click.option("--compact", is_flag=True, default=None, help="Describe the trace with its touched 1 MiB extents packed.")
+@click.option("--page-bytes", type=click.IntRange(1, 2**32 - 1), default=512, show_default=True,
+              help="Page size for the footprint and page concentration.")
+@click.option("--block-bytes", type=click.IntRange(1, 2**64 - 1), default=16384, show_default=True,
+              help="Block size for block concentration.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the figures as JSON.")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+              help="Draw the distributions (request size, inter-arrival time, reuse distance, write popularity).")
+def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, compact, page_bytes, block_bytes, json_path,
+             plot_path):
+    """Print a trace's format, devices, requests, read/write mix, bytes, footprint, highest address and write
+    concentration; --plot draws its distributions."""
+    from .trace import plot_info
+
+    progress = LazyProgress(f"info {trace}")
     try:
         stats = info(trace, format=fmt_name, block_bytes=block_bytes, page_bytes=page_bytes, device=device,
-                     writes_only=writes_only or None, skip_bad_lines=skip_bad_lines or None)
+                     writes_only=writes_only or None, skip_bad_lines=skip_bad_lines or None, compact=compact,
+                     progress=lambda done, total: progress(0, done, total))
     except _core.FtlsimError as e:
         fail(e)
+    finally:
+        progress.close()
     table = Table(title=trace, show_header=False, title_justify="left")
     table.add_column("figure", style="cyan")
     table.add_column("value", justify="right")
     for key, value in stats.items():
+        if key == "devices":
+            value = ", ".join(f"{d['device']} ({d['requests']:,} requests)" for d in value) or "-"
+        elif key == "distributions":
+            continue
         table.add_row(key, fmt(value))
     console.print(table)
     if json_path:
         with open(json_path, "w") as f:
             json.dump(stats, f, indent=2)
+    if plot_path:
+        plot_info(stats, plot_path, title=trace)
+        console.print(f"[dim]plot written to {plot_path}[/]")
 
 
 @main.command("plot-refs")

@@ -202,7 +202,10 @@ fn info_costs_requests_not_addresses() {
     assert_eq!((got.written_pages, got.written_blocks), (1 << 31, 1 << 26));
     assert_eq!((got.page_writes, got.footprint_bytes), (1 << 31, 1 << 40));
     // ceil(1% of 2^31) pages hold that many of the 2^31 page writes.
-    assert_eq!(got.write_share_hottest_1pct_pages, 21_474_837.0 / (1u64 << 31) as f64);
+    assert_eq!(
+        got.write_share_hottest_1pct_pages,
+        21_474_837.0 / (1u64 << 31) as f64
+    );
 
     let path = temp(
         "16tib.csv",
