@@ -699,6 +699,34 @@ impl LineReader {
         })
     }
 
+    /// Reads lines from `input` (already decompressed) in the format `opts.format` names (sniffing needs a
+    /// file); `label` names the input in errors. For input that is not a file: fuzzing, tests, pipes.
+    pub fn from_reader(
+        label: &Path,
+        input: Box<dyn BufRead + Send>,
+        opts: &TraceOptions,
+    ) -> Result<LineReader, TraceError> {
+        let info = format(&opts.format)?;
+        let format = (info.make)(opts).map_err(|what| TraceError::Option {
+            spec: label.display().to_string(),
+            what,
+        })?;
+        Ok(LineReader {
+            path: label.to_path_buf(),
+            format_name: info.name,
+            device: None,
+            lines: input,
+            format,
+            opts: opts.clone(),
+            line: Vec::with_capacity(256),
+            rest_of_line: false,
+            line_no: 0,
+            skipped: 0,
+            read_bytes: Arc::new(AtomicU64::new(0)),
+            total_bytes: 0,
+        })
+    }
+
     /// The device / ASU / disk number of the last request, where the format names one.
     pub fn device(&self) -> Option<u64> {
         self.device
