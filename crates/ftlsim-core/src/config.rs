@@ -294,9 +294,17 @@ mod tests {
         assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
         assert_eq!(parse_size("16777215TiB").unwrap(), 16_777_215 << 40);
         assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
-        for too_large in ["16777216TiB", "18446744073709551616", "1e30", "99999999999999999999.5TiB"] {
+        for too_large in [
+            "16777216TiB",
+            "18446744073709551616",
+            "1e30",
+            "99999999999999999999.5TiB",
+        ] {
             let err = parse_size(too_large).unwrap_err().to_string();
-            assert!(err.contains("too large") || err.contains("does not parse"), "{too_large}: {err}");
+            assert!(
+                err.contains("too large") || err.contains("does not parse"),
+                "{too_large}: {err}"
+            );
         }
         let long = "9".repeat(10_000) + "x";
         assert!(parse_size(&long).unwrap_err().to_string().len() < 400);

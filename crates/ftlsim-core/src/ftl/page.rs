@@ -12,8 +12,19 @@
 //! the TinyFTL paper's 16 GB device: 8,192,000 x 3 = 24,576,000 bytes, its "at least 24 MB"). The per-block
 //! valid counts and the page validity bits the simulator keeps to run greedy GC are counted too.
 //! Spare area: the logical page number (for recovery). Choices: host writes and GC copies share one active
-//! block; free blocks are used in FIFO order; trim invalidates the mapping.
+//! block; free blocks are used in FIFO order. Trim is honoured for reads (a trimmed page reads as nothing until
+//! written again), but the page stays live for GC until it is overwritten: were it invalidated, GC could erase
+//! its newest copy and leave an older one to win at the next mount, bringing back data older than what was
+//! trimmed. The trimmed bits are RAM only, so after a mount a trimmed page reads its last data (allowed).
+//!
+//! Mount (after a power cut): the map is rebuilt from the spare areas alone (the FAST paper's §3.2 remark on
+//! sector maps): every block's spare areas are read in page order up to its first erased page (pages are
+//! programmed in order), and the copy of a logical page with the highest sequence number wins, so a GC
+//! interrupted after copying a page leaves a stale copy that loses. Cost: one spare read per programmed page,
+//! plus one per block that is not full. Blocks with no programmed page are free; of the blocks not full, the
+//! newest becomes the active block again, the others wait for GC like full ones.
 
+use super::common::boot_scan::{scan_block, Extent};
 use super::common::free_pool::FreePool;
 use super::common::valid_buckets::ValidBuckets;
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
@@ -65,6 +76,8 @@ pub struct PageFtl {
     candidates: ValidBuckets,
     free: FreePool,
     active: Option<(Pbn, u32)>,
+    /// One bit per logical page: trimmed since its last write.
+    trimmed: Vec<u64>,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
@@ -95,6 +108,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         candidates: ValidBuckets::new(blocks, g.pages_per_block),
         free: FreePool::with_range(0, blocks),
         active: None,
+        trimmed: vec![0; (g.logical_pages() as usize).div_ceil(64)],
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -104,6 +118,9 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 
 impl Ftl for PageFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
+        if self.trimmed[lpn.index() / 64] & (1 << (lpn.0 % 64)) != 0 {
+            return Ok(None);
+        }
         match self.map.get(lpn.index()) {
             UNMAPPED => Ok(None),
             ppn => Ok(dev.read(Ppn(ppn))?.token),
@@ -116,12 +133,61 @@ impl Ftl for PageFtl {
         dev.program(ppn, token, lpn)?;
         self.invalidate(lpn);
         self.map_to(lpn, ppn);
+        self.trimmed[lpn.index() / 64] &= !(1 << (lpn.0 % 64));
         Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn, _dev: &mut Device) -> Result<()> {
-        self.invalidate(lpn);
-        self.map.set(lpn.index(), UNMAPPED);
+        if self.map.get(lpn.index()) != UNMAPPED {
+            self.trimmed[lpn.index() / 64] |= 1 << (lpn.0 % 64);
+        }
+        Ok(())
+    }
+
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let blocks = self.physical_blocks;
+        self.map = SparseVec::new(self.logical_pages as usize, UNMAPPED);
+        self.owner = SparseVec::new(blocks as usize * self.ppb as usize, UNMAPPED);
+        self.valid = vec![0; blocks as usize];
+        self.candidates = ValidBuckets::new(blocks, self.ppb);
+        self.free = FreePool::with_range(0, 0);
+        self.active = None;
+        self.trimmed.fill(0);
+        // Mount-time RAM: the sequence number of each logical page's newest copy found so far.
+        let mut newest = SparseVec::new(self.logical_pages as usize, 0u32);
+        let mut open: Vec<(u32, Pbn, u32)> = Vec::new();
+        let mut erased = vec![false; blocks as usize];
+        for pbn in (0..blocks).map(Pbn) {
+            let mut block_seq = 0;
+            let programmed = scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
+                block_seq = block_seq.max(spare.seq);
+                let Some(lpn) = spare.lpn() else { return };
+                if spare.seq > newest.get(lpn.index()) {
+                    newest.set(lpn.index(), spare.seq);
+                    self.invalidate(lpn);
+                    self.map_to(lpn, ppn);
+                }
+            })?;
+            match programmed {
+                0 => {
+                    erased[pbn.index()] = true;
+                    self.free.put(pbn);
+                }
+                n if n == self.ppb => {}
+                n => open.push((block_seq, pbn, n)),
+            }
+        }
+        // The newest partly written block is the active one; the rest are collected like full blocks.
+        open.sort_unstable();
+        if let Some((_, pbn, next)) = open.pop() {
+            self.active = Some((pbn, next));
+        }
+        let active = self.active.map(|(pbn, _)| pbn.0);
+        for pbn in 0..blocks {
+            if !erased[pbn as usize] && active != Some(pbn) {
+                self.candidates.insert(pbn, self.valid[pbn as usize]);
+            }
+        }
         Ok(())
     }
 
@@ -143,6 +209,11 @@ impl Ftl for PageFtl {
                 "valid_bitmap",
                 pages.div_ceil(8),
                 format!("{pages} physical pages x 1 bit"),
+            ),
+            RamItem::new(
+                "trimmed_bitmap",
+                (self.logical_pages as u64).div_ceil(8),
+                format!("{} logical pages x 1 bit", self.logical_pages),
             ),
         ]
     }
