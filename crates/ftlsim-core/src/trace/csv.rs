@@ -104,10 +104,13 @@ fn write_line(out: &mut dyn Write, r: &Request) -> std::io::Result<()> {
         Tag::Data => "data",
         Tag::Metadata => "metadata",
     };
-    match (tag, r.time_us) {
-        ("", t) if t == 0.0 => writeln!(out, "{op},{},{}", r.offset, r.len),
-        (tag, t) if t == 0.0 => writeln!(out, "{op},{},{},{tag}", r.offset, r.len),
-        (tag, t) => writeln!(out, "{op},{},{},{tag},{t}", r.offset, r.len),
+    let t = r.time_us;
+    if t != 0.0 {
+        writeln!(out, "{op},{},{},{tag},{t}", r.offset, r.len)
+    } else if tag.is_empty() {
+        writeln!(out, "{op},{},{}", r.offset, r.len)
+    } else {
+        writeln!(out, "{op},{},{},{tag}", r.offset, r.len)
     }
 }
 

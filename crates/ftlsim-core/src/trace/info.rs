@@ -193,7 +193,10 @@ pub fn info(
         spec: spec.to_string(),
         what,
     };
-    if page_bytes == 0 || block_bytes < page_bytes as u64 || block_bytes % page_bytes as u64 != 0 {
+    if page_bytes == 0
+        || block_bytes < page_bytes as u64
+        || !block_bytes.is_multiple_of(page_bytes as u64)
+    {
         return Err(bad(format!(
             "info needs page_bytes > 0 and block_bytes >= page_bytes (a multiple of it), got page_bytes {page_bytes} and block_bytes {block_bytes}"
         )));
@@ -378,7 +381,7 @@ fn hottest_share(counts: &mut [(u64, u64)], num: u64, den: u64) -> f64 {
     }
     let n: u64 = counts.iter().map(|&(_, n)| n).sum();
     let mut k = (n * num).div_ceil(den);
-    counts.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    counts.sort_unstable_by_key(|&(c, _)| std::cmp::Reverse(c));
     let mut top = 0;
     for &(c, m) in counts.iter() {
         let take = m.min(k);

@@ -177,7 +177,7 @@ pub static WRITERS: &[FormatWriter] = &[csv::WRITER, ssdsim::WRITER, blkparse::W
 
 /// A request's (offset, length) in 512 B sectors, or why it is not on that grid.
 pub fn sectors_of(r: &Request) -> Result<(u64, u64), String> {
-    if r.offset % 512 != 0 || r.len % 512 != 0 {
+    if !r.offset.is_multiple_of(512) || !r.len.is_multiple_of(512) {
         return Err(format!(
             "offset {} and length {} that are not whole 512 B sectors (write .csv, which keeps bytes)",
             r.offset, r.len
