@@ -215,6 +215,8 @@ def common_options(f):
     f = click.option("--writes-only", is_flag=True, help="Drop reads and trims.")(f)
     f = click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")(f)
     f = click.option("--wrap", is_flag=True, help="Fold requests beyond the capacity into it.")(f)
+    f = click.option("--compact", is_flag=True,
+                     help="Map the 1 MiB extents the trace touches densely onto the device (sparse, huge traces).")(f)
     f = click.option("--nvram", default=None, metavar="SIZE",
                      help="An NVRAM write cache of SIZE (e.g. 128KiB) in front of the scheme.")(f)
     f = click.option("--nvram-policy", default=None, type=click.Choice(["metadata", "region", "lru", "bplru"]),
@@ -234,7 +236,7 @@ def option_kwargs(ctx, file_kwargs: dict | None = None) -> dict:
     for name, key in simple.items():
         if name in p and (name in given or (key not in out and p[name] is not None)):
             out[key] = p[name]
-    for flag in ("writes_only", "skip_bad_lines", "wrap"):
+    for flag in ("writes_only", "skip_bad_lines", "wrap", "compact"):
         if flag in given:
             out[flag] = True
     return out
@@ -275,7 +277,7 @@ def load_config(path) -> dict:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
 @click.pass_context
 def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only,
-        skip_bad_lines, wrap, nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, json_path, csv_path):
+        skip_bad_lines, wrap, compact, nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, json_path, csv_path):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
 
     With no TRACE, runs the built-in default uniform:writes=150000,seed=1 (the FAST paper's pattern E)."""
@@ -429,7 +431,7 @@ def grid_columns(schemes, grid: dict) -> list[str]:
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel runs (default: all cores).")
 @click.pass_context
 def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only,
-            skip_bad_lines, wrap, nvram, nvram_policy, plot_path, csv_path, jobs):
+            skip_bad_lines, wrap, compact, nvram, nvram_policy, plot_path, csv_path, jobs):
     """Run a grid of schemes x parameter values on TRACE and print one table.
 
     A parameter given with several comma-separated values (--param log_blocks=4,8,16) is swept; a scheme that
@@ -461,7 +463,7 @@ def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, 
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
 @click.pass_context
 def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only,
-          skip_bad_lines, wrap, nvram, nvram_policy, store, scheduler, backend, jobs, plot_path, csv_path):
+          skip_bad_lines, wrap, compact, nvram, nvram_policy, store, scheduler, backend, jobs, plot_path, csv_path):
     """Run a grid of TRACES x schemes x parameters, resumably: with --store, re-running computes only the
     points not yet done, and a failed point is recorded with its error without losing the others.
 
@@ -494,24 +496,27 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
 @main.command("generate")
 @click.argument("workload", shell_complete=complete_trace)
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Trace file to write (native CSV with tags; gzip when it ends in .gz).")
+              help="Trace file to write; its extension names the format: .csv (native, with tags and times), "
+                   ".trace or .ascii (SSDsim / MQSim), .blkparse; .gz on top compresses.")
 @click.option("--preset", default=None, shell_complete=complete_names("presets"),
               help="Device preset; its page size and capacity size the workload.")
 @click.option("--capacity", default=None, help="Logical capacity the workload spreads over, e.g. 32MiB.")
 @click.option("--param", "-p", "params", multiple=True, metavar="K=V", help="A device override or trace option.")
 def generate_cmd(workload, output, preset, capacity, params):
-    """Write WORKLOAD (a built-in workload, or any trace) as a native CSV trace file with data/metadata tags."""
-    from .output import atomic_path
+    """Write WORKLOAD (a built-in workload, or any trace) to OUTPUT in the format its extension names, arrival
+    times kept (`ftlsim convert` is the same command). The engine writes a temporary file and renames it."""
     from .trace import generate
 
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     try:
         check_output(output, "--output", inputs=(workload,))
-        with atomic_path(output) as tmp:
-            n = generate(workload, tmp, preset=preset, capacity=capacity, **kwargs)
+        n = generate(workload, output, preset=preset, capacity=capacity, **kwargs)
     except (_core.FtlsimError, ValueError) as e:
         fail(e)
     console.print(f"{n} requests written to {output}")
+
+
+main.add_command(generate_cmd, "convert")
 
 
 @main.command("info")
@@ -521,29 +526,47 @@ def generate_cmd(workload, output, preset, capacity, params):
 @click.option("--device", type=click.IntRange(min=0), default=None, help="Keep one device / ASU.")
 @click.option("--writes-only", is_flag=True, help="Drop reads and trims.")
 @click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")
+@click.option("--compact", is_flag=True, default=None, help="Describe the trace with its touched 1 MiB extents packed.")
 @click.option("--page-bytes", type=click.IntRange(min=1, max=2**31), default=512, show_default=True,
               help="Page size for the footprint and page concentration.")
 @click.option("--block-bytes", type=click.IntRange(min=1), default=16384, show_default=True,
               help="Block size for block concentration.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the statistics as JSON.")
-def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, page_bytes, block_bytes, json_path):
-    """Print a trace's requests, read/write mix, bytes, footprint, highest address and write concentration."""
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+              help="Draw the distributions (request size, inter-arrival time, reuse distance, write popularity).")
+def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, compact, page_bytes, block_bytes, json_path,
+             plot_path):
+    """Print a trace's format, devices, requests, read/write mix, bytes, footprint, highest address and write
+    concentration; --plot draws its distributions."""
     from .output import write_text
-    from .trace import info
+    from .trace import info, plot_info
 
+    progress = LazyProgress(f"info {trace}")
     try:
         if json_path is not None:
             check_output(json_path, "--json", inputs=(trace,))
+        if plot_path is not None:
+            check_plot_path(plot_path, inputs=(trace,))
         stats = info(trace, format=fmt_name, block_bytes=block_bytes, page_bytes=page_bytes, device=device,
-                     writes_only=writes_only or None, skip_bad_lines=skip_bad_lines or None)
+                     writes_only=writes_only or None, skip_bad_lines=skip_bad_lines or None, compact=compact,
+                     progress=lambda done, total: progress(0, done, total))
     except _core.FtlsimError as e:
         fail(e)
+    finally:
+        progress.close()
     table = Table(title=trace, show_header=False, title_justify="left")
     table.add_column("figure", style="cyan")
     table.add_column("value", justify="right")
     for key, value in stats.items():
+        if key == "devices":
+            value = ", ".join(f"{d['device']} ({d['requests']:,} requests)" for d in value) or "-"
+        elif key == "distributions":
+            continue
         table.add_row(key, fmt(value))
     console.print(table)
+    if plot_path:
+        plot_info(stats, plot_path, title=trace)
+        err_console.print(f"[dim]plot written to {plot_path}[/]")
     if json_path:
         try:
             write_text(json_path, json.dumps(stats, indent=2))

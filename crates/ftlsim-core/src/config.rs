@@ -252,7 +252,8 @@ impl DeviceSpec {
         if blocks > max_blocks {
             return Err(SimError::Param(format!(
                 "capacity of {capacity_bytes} bytes is {blocks} blocks, more than the {max_blocks} this geometry can \
-                 address; use larger pages (page_bytes) or a smaller capacity"
+                 address; use larger pages (page_bytes), a smaller capacity, or compact=true (--compact) to map only \
+                 the 1 MiB extents a sparse trace touches"
             )));
         }
         Ok(Geometry {
@@ -272,21 +273,30 @@ pub fn parse_size(text: &str) -> Result<u64> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let bad = || {
+    let bad = |why: &str| {
         SimError::Param(format!(
-            "size `{text}` does not parse; write a number with an optional unit B, KiB, MiB, GiB, TiB (e.g. \"34MiB\")"
+            "size `{}` {why}; write a number with an optional unit B, KiB, MiB, GiB, TiB (e.g. \"34MiB\") of at most 16 EiB - 1 byte",
+            crate::trace::clip(text)
         ))
     };
-    let value: f64 = num.parse().map_err(|_| bad())?;
     let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(bad()),
+        _ => return Err(bad("does not parse")),
     };
-    Ok((value * mult as f64).round() as u64)
+    // Whole numbers are exact; decimals go through f64 and are rounded to a byte.
+    if let Ok(whole) = num.parse::<u64>() {
+        return whole.checked_mul(mult).ok_or_else(|| bad("is too large"));
+    }
+    let value: f64 = num.parse().map_err(|_| bad("does not parse"))?;
+    let bytes = (value * mult as f64).round();
+    if bytes >= u64::MAX as f64 {
+        return Err(bad("is too large"));
+    }
+    Ok(bytes as u64)
 }
 
 /// Parses a JSON configuration (`what`: "run configuration", "trace options") into `T`. An error names the
@@ -349,6 +359,23 @@ mod tests {
     #[test]
     fn sizes_parse_in_binary_units() {
         assert_eq!(parse_size("34MiB").unwrap(), 34 << 20);
+        assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(parse_size("16777215TiB").unwrap(), 16_777_215 << 40);
+        assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
+        for too_large in [
+            "16777216TiB",
+            "18446744073709551616",
+            "1e30",
+            "99999999999999999999.5TiB",
+        ] {
+            let err = parse_size(too_large).unwrap_err().to_string();
+            assert!(
+                err.contains("too large") || err.contains("does not parse"),
+                "{too_large}: {err}"
+            );
+        }
+        let long = "9".repeat(10_000) + "x";
+        assert!(parse_size(&long).unwrap_err().to_string().len() < 400);
         assert_eq!(parse_size("16 GB").unwrap(), 16 << 30);
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert_eq!(parse_size("1.5KiB").unwrap(), 1536);

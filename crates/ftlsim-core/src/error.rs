@@ -25,11 +25,13 @@ pub enum SimError {
     },
 
     #[error(
-        "request #{request} reaches byte {end} but the device's logical capacity is {capacity} bytes; \
-         pass a larger capacity (e.g. capacity=\"{suggest}\") or wrap=true to fold addresses into the device"
+        "{at}: the request reaches byte {end} but the device's logical capacity is {capacity} bytes; \
+         pass a larger capacity (e.g. capacity=\"{suggest}\"), wrap=true to fold addresses into the device, \
+         or compact=true to map the 1 MiB extents the trace touches densely onto the device"
     )]
     BeyondCapacity {
-        request: u64,
+        /// Where the request came from: "path:line" for a trace file, else "request #N".
+        at: String,
         end: u64,
         capacity: u64,
         suggest: String,
@@ -85,4 +87,27 @@ pub struct DurabilityBroken {
     pub lpn: u32,
     pub expected: String,
     pub returned: String,
+}
+
+impl SimError {
+    /// A capacity error placed at `position` ("path:line") where the request source knows it.
+    pub fn located(self, position: Option<String>) -> SimError {
+        match (self, position) {
+            (
+                SimError::BeyondCapacity {
+                    end,
+                    capacity,
+                    suggest,
+                    ..
+                },
+                Some(at),
+            ) => SimError::BeyondCapacity {
+                at,
+                end,
+                capacity,
+                suggest,
+            },
+            (e, _) => e,
+        }
+    }
 }

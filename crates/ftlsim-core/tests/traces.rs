@@ -3,7 +3,7 @@
 //! writes-only filters, sniffing, and `trace::info`.
 
 use ftlsim_core::request::{Op, Request, Tag};
-use ftlsim_core::trace::info::{info, TraceInfo};
+use ftlsim_core::trace::info::{info, Distributions, TraceInfo};
 use ftlsim_core::trace::{self, LineReader, RequestSource, TraceError, TraceOptions, FORMATS};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -61,7 +61,9 @@ fn counts(requests: &[Request]) -> (usize, usize, usize, usize) {
 }
 
 fn sniffed(path: &Path) -> &'static str {
-    trace::sniff(path).unwrap_or_else(|e| panic!("{e}")).name
+    trace::sniff(path, &TraceOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .name
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -296,13 +298,14 @@ fn every_real_trace_sniffs_to_its_format() {
         assert_eq!(sniffed(&path), format, "{file}");
         // And every other format's sniffer rejects it (disksim never sniffs).
         let head = trace::head_lines(&path, 8).unwrap();
-        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        assert!(head.broken.is_none(), "{file}");
+        let head: Vec<&str> = head.lines.iter().map(|(_, l)| l.as_str()).collect();
         for f in FORMATS {
             assert_eq!((f.sniff)(&head), f.name == format, "{} on {file}", f.name);
         }
     }
     assert!(
-        trace::sniff(&real("README.md")).is_err(),
+        trace::sniff(&real("README.md"), &TraceOptions::default()).is_err(),
         "a README is no trace"
     );
 }
@@ -607,12 +610,20 @@ fn info_of_a_handcrafted_csv() {
     csv += "R,1048576,8192\n"; // pages 256, 257 read only
     csv += "T,0,4096\n"; // a trim touches no data
     let path = temp("info.csv", csv.as_bytes());
-    let got = info(path.to_str().unwrap(), &opts("auto"), 16_384, 4096).unwrap();
+    let got = info(
+        path.to_str().unwrap(),
+        &opts("auto"),
+        16_384,
+        4096,
+        &mut |_, _| true,
+    )
+    .unwrap();
     // Page writes: 150 + 9 + 4 + 2 = 165; page 0 has 1 + 9 + 1 = 11, page 1 has 1 + 4 + 1 = 6.
     // Hottest pages: ceil(150 x 0.2%) = 1 -> 11 / 165; ceil(150 x 1%) = 2 -> (11 + 6) / 165.
     // Blocks: pages 0..=149 fill blocks 0..=37 (38 written blocks); block 0 = 11 + 6 + 1 + 1 = 19, the
     // hottest; ceil(38 x 0.2%) = ceil(38 x 1%) = 1 -> 19 / 165.
     let want = TraceInfo {
+        format: "csv".into(),
         requests: 17,
         reads: 1,
         writes: 15,
@@ -634,6 +645,21 @@ fn info_of_a_handcrafted_csv() {
         write_share_hottest_1pct_pages: 17.0 / 165.0,
         write_share_hottest_0_2pct_blocks: 19.0 / 165.0,
         write_share_hottest_1pct_blocks: 19.0 / 165.0,
+        devices: vec![],
+        // Log2 bins (k holds [2^(k-1), 2^k)). Sizes: 200 B (bin 8), 13 x 4 KiB and the 4 KiB trim (bin 13),
+        // 8 KiB (14), 600 KiB (20). No times: 16 gaps of 0. Reuse (requests since the last request starting
+        // on the same page): page 0 nine times at 1, page 1 three times at 1, the 15th request (page 0) at 5
+        // since the 10th. Page writes: 148 pages once, page 1 six times (bin 3), page 0 eleven (bin 4).
+        distributions: Distributions {
+            request_bytes: {
+                let mut h = vec![0; 21];
+                (h[8], h[13], h[14], h[20]) = (1, 14, 1, 1);
+                h
+            },
+            inter_arrival_us: vec![16],
+            reuse_distance_requests: vec![0, 12, 0, 1],
+            page_writes: vec![0, 148, 0, 1, 1],
+        },
     };
     assert_eq!(got, want);
     let json = serde_json::to_value(&got).unwrap();
@@ -643,7 +669,14 @@ fn info_of_a_handcrafted_csv() {
         writes_only: true,
         ..opts("auto")
     };
-    let w = info(path.to_str().unwrap(), &writes_only, 16_384, 4096).unwrap();
+    let w = info(
+        path.to_str().unwrap(),
+        &writes_only,
+        16_384,
+        4096,
+        &mut |_, _| true,
+    )
+    .unwrap();
     assert_eq!((w.requests, w.reads, w.trims), (15, 0, 0));
     assert_eq!(w.highest_address, 614_400);
     assert_eq!(w.footprint_bytes, 150 * 4096);
@@ -652,7 +685,14 @@ fn info_of_a_handcrafted_csv() {
 #[test]
 fn info_of_the_tiny_trace_and_of_a_workload() {
     let path = fixture("tiny.ssdsim");
-    let got = info(path.to_str().unwrap(), &opts("auto"), 16_384, 4096).unwrap();
+    let got = info(
+        path.to_str().unwrap(),
+        &opts("auto"),
+        16_384,
+        4096,
+        &mut |_, _| true,
+    )
+    .unwrap();
     // Pages (4 KiB): writes hit 0, 2, 256..=271, 1, 125 (20 pages, once each); reads add 257..=287 beyond
     // them: footprint 0, 1, 2, 125, 256..=287 = 36 pages. Blocks (4 pages): 0 (pages 0-2: 3 writes),
     // 31 (page 125: 1), 64..=67 (4 each): 6 blocks, the hottest holds 4 of 20 page writes.
@@ -675,6 +715,7 @@ fn info_of_the_tiny_trace_and_of_a_workload() {
         &TraceOptions::default(),
         8192,
         4096,
+        &mut |_, _| true,
     )
     .unwrap();
     assert_eq!((w.requests, w.writes, w.write_bytes), (8, 8, 65_536));
@@ -684,7 +725,14 @@ fn info_of_the_tiny_trace_and_of_a_workload() {
     );
     assert_eq!(w.write_share_hottest_1pct_pages, 1.0 / 16.0);
 
-    let err = info(path.to_str().unwrap(), &opts("auto"), 2048, 4096).unwrap_err();
+    let err = info(
+        path.to_str().unwrap(),
+        &opts("auto"),
+        2048,
+        4096,
+        &mut |_, _| true,
+    )
+    .unwrap_err();
     assert!(
         err.to_string().contains("block_bytes >= page_bytes"),
         "{err}"
@@ -694,7 +742,14 @@ fn info_of_the_tiny_trace_and_of_a_workload() {
 #[test]
 fn info_of_a_real_trace() {
     let path = real("msr_wdev_1.csv");
-    let got = info(path.to_str().unwrap(), &opts("auto"), 256 << 10, 4096).unwrap();
+    let got = info(
+        path.to_str().unwrap(),
+        &opts("auto"),
+        256 << 10,
+        4096,
+        &mut |_, _| true,
+    )
+    .unwrap();
     // Worked out independently (a Python Counter over the CSV, 4 KiB pages, 256 KiB blocks): 1,354 page
     // writes on 369 pages in 12 blocks; the hottest page takes 135 of them, the hottest 4 pages
     // (ceil(3.69)) 527, and the hottest block (ceil(0.12) = 1) 527 too.

@@ -89,12 +89,27 @@ fn report_schema() -> String {
     serde_json::to_string(&ftlsim_core::report::schema()).expect("plain data")
 }
 
-/// Writes a trace (a built-in workload or a trace file) as a native CSV trace with tags to `output` (gzip when
-/// it ends in `.gz`); the device of `config_json` (preset, capacity) sizes a workload. Returns the requests
-/// written.
+/// Writes a trace (a built-in workload or a trace file) to `output` in the format its extension names (`.csv`
+/// native with tags and times, `.trace` / `.ascii` SSDsim, `.blkparse`; `.gz` on top compresses); the device
+/// of `config_json` (preset, capacity) sizes a workload. An output that is the input is refused. Returns the
+/// requests written.
 #[pyfunction]
 fn generate(py: Python<'_>, trace: String, output: String, config_json: &str) -> PyResult<u64> {
     let cfg = config(config_json)?;
+    let out = std::path::Path::new(&output);
+    if output.is_empty() {
+        return Err(err(
+            "generate: the output path is empty; name a file such as out.csv",
+        ));
+    }
+    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(&trace), std::fs::canonicalize(out)) {
+        if a == b {
+            return Err(err(format!(
+                "generate: the output {output} is the input trace; write to another file"
+            )));
+        }
+    }
+    ftlsim_core::trace::writer_for(out).map_err(err)?;
     py.allow_threads(|| {
         let dev = sim::resolve_device(&cfg, Some(&trace))?;
         let mut source = ftlsim_core::trace::open(
@@ -103,10 +118,7 @@ fn generate(py: Python<'_>, trace: String, output: String, config_json: &str) ->
             dev.geometry.logical_bytes(),
             dev.geometry.page_bytes,
         )?;
-        Ok::<u64, ftlsim_core::error::SimError>(ftlsim_core::trace::csv::write(
-            source.as_mut(),
-            std::path::Path::new(&output),
-        )?)
+        Ok::<u64, ftlsim_core::error::SimError>(ftlsim_core::trace::write(source.as_mut(), out)?)
     })
     .map_err(err)
 }
@@ -118,20 +130,42 @@ fn ram(config_json: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&items).expect("plain data"))
 }
 
-/// Statistics of a trace (requests, mix, footprint, write concentration), as JSON.
+/// Statistics of a trace (format, devices, requests, mix, footprint, write concentration, distributions), as
+/// JSON. `progress(done, total)` is called every 16,384 requests; Ctrl-C raises KeyboardInterrupt, and an
+/// exception raised by `progress` propagates as it is.
 #[pyfunction]
+#[pyo3(signature = (trace, options_json, block_bytes, page_bytes, progress=None))]
 fn trace_info(
     py: Python<'_>,
     trace: String,
     options_json: &str,
     block_bytes: u64,
     page_bytes: u32,
+    progress: Option<PyObject>,
 ) -> PyResult<String> {
     let opts: TraceOptions = from_json("trace options", options_json).map_err(err)?;
-    let info = py
-        .allow_threads(|| ftlsim_core::trace::info::info(&trace, &opts, block_bytes, page_bytes))
-        .map_err(err)?;
-    Ok(serde_json::to_string(&info).expect("plain data"))
+    let mut raised: Option<PyErr> = None;
+    let info = py.allow_threads(|| {
+        let mut on_progress = |done: u64, total: u64| -> bool {
+            Python::with_gil(|py| {
+                let outcome = py.check_signals().and_then(|()| match &progress {
+                    Some(cb) => cb
+                        .call1(py, (done, total))
+                        .map(|r| r.extract::<Option<bool>>(py).ok().flatten() != Some(false)),
+                    None => Ok(true),
+                });
+                outcome.unwrap_or_else(|e| {
+                    raised = Some(e);
+                    false
+                })
+            })
+        };
+        ftlsim_core::trace::info::info(&trace, &opts, block_bytes, page_bytes, &mut on_progress)
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    Ok(serde_json::to_string(&info.map_err(err)?).expect("plain data"))
 }
 
 /// Writes per logical block and a sampled timeline of the blocks written, as JSON (for `plot-refs`).
@@ -160,7 +194,7 @@ fn sniff_format(trace: &str) -> PyResult<&'static str> {
     if ftlsim_core::trace::is_workload(trace) {
         return Ok("workload");
     }
-    ftlsim_core::trace::sniff(std::path::Path::new(trace))
+    ftlsim_core::trace::sniff(std::path::Path::new(trace), &TraceOptions::default())
         .map(|f| f.name)
         .map_err(err)
 }

@@ -235,7 +235,8 @@ fn drive(
             let mut source = open()?;
             let mut n = 0;
             while let Some(request) = source.next_request() {
-                run.warm_up(&request?)?;
+                run.warm_up(&request?)
+                    .map_err(|e| e.located(source.position()))?;
                 n += 1;
                 ticker.tick(n, || {
                     let (done, total) = source.progress();
@@ -282,7 +283,9 @@ fn drive(
         }
         last_time = Some(request.time_us);
         if outcome.is_ok() {
-            outcome = run.serve(&request);
+            outcome = run
+                .serve(&request)
+                .map_err(|e| e.located(source.position()));
         }
         served += 1;
         if let Err(SimError::PowerCut(at)) = outcome {
@@ -514,7 +517,7 @@ impl Run<'_> {
         if end > self.capacity {
             if !self.cfg.wrap || request.len > self.capacity {
                 return Err(SimError::BeyondCapacity {
-                    request: self.host.requests,
+                    at: format!("request #{}", self.host.requests),
                     end,
                     capacity: self.capacity,
                     suggest: format_size(end.div_ceil(1 << 20) << 20),

@@ -11,9 +11,11 @@
 //! device = major * 256 + minor (`8,16` is 2064; Linux's old `dev_t` encoding).
 
 use super::{
-    device_number, field_sectors, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions,
+    device_number, field_sectors, seconds_to_us, sectors_of, Fields, FormatInfo, FormatWriter,
+    Parsed, TraceOptions,
 };
 use crate::request::{Op, Request};
+use std::io::Write;
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "blkparse",
@@ -116,6 +118,29 @@ impl super::Format for Blkparse {
         self.parse_line(line)
     }
 }
+
+/// blkparse-like output (`.blkparse`): one `D` event a request on device 8,0, times in seconds to the
+/// nanosecond, sectors. It has no tags; a request off the 512 B grid is refused rather than changed.
+pub const WRITER: FormatWriter = FormatWriter {
+    name: "blkparse",
+    extensions: &["blkparse"],
+    header: "",
+    check: |r| sectors_of(r).map(|_| ()),
+    line: |out: &mut dyn Write, r: &Request| {
+        let (sector, nsect) = sectors_of(r).unwrap_or_default();
+        let rwbs = match r.op {
+            Op::Read => "R",
+            Op::Write => "W",
+            Op::Trim => "D",
+        };
+        let nanos = (r.time_us * 1e3).round() as u64;
+        let (secs, nanos) = (nanos / 1_000_000_000, nanos % 1_000_000_000);
+        writeln!(
+            out,
+            "8,0 0 0 {secs}.{nanos:09} 0 D {rwbs} {sector} + {nsect} [ftlsim]"
+        )
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -1,19 +1,17 @@
-//! `csv`: ftlsim's native trace, `op,offset,length[,tag]` with op R, W or T (read, write, trim), offset and
-//! length in bytes, and an optional tag `data` or `metadata`. A header line `op,offset,length[,tag]` is
-//! optional. Requests carry no time. [`write`] saves any request source (a built-in workload, another trace)
-//! in this format, tags included, so that tagged traces can be replayed.
+//! `csv`: ftlsim's native trace, `op,offset,length[,tag[,time_us]]` with op R, W or T (read, write, trim),
+//! offset and length in bytes, an optional tag `data` or `metadata` (empty for none) and an optional arrival
+//! time in microseconds from the trace's start (0 when absent). A header line `op,offset,length[,...]` is
+//! optional. [`WRITER`] saves any request source (a built-in workload, another trace) in this format, tags and
+//! times included, so that converted traces replay the same requests at the same times.
 
-use super::{field_u64, Fields, FormatInfo, Parsed, RequestSource, TraceError, TraceOptions};
+use super::{field_u64, Fields, FormatInfo, FormatWriter, Parsed, TraceOptions};
 use crate::request::{Op, Request, Tag};
-use flate2::write::GzEncoder;
-use flate2::Compression;
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::io::Write;
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "csv",
-    summary: "ftlsim native CSV: op,offset,length[,tag]; op R/W/T, bytes; header optional",
+    summary:
+        "ftlsim native CSV: op,offset,length[,tag[,time_us]]; op R/W/T, bytes; header optional",
     sniff,
     make: |_: &TraceOptions| Ok(Box::new(Csv)),
 };
@@ -36,10 +34,10 @@ fn parse(line: &str) -> Result<Parsed, String> {
     if is_header(line) {
         return Ok(Parsed::Skip);
     }
-    let f = Fields::<4>::split(line, ',');
-    if !(3..=4).contains(&f.count) {
+    let f = Fields::<5>::split(line, ',');
+    if !(3..=5).contains(&f.count) {
         return Err(format!(
-            "3 or 4 comma-separated fields `op,offset,length[,tag]`, got {}",
+            "3 to 5 comma-separated fields `op,offset,length[,tag[,time_us]]`, got {}",
             f.count
         ));
     }
@@ -58,9 +56,17 @@ fn parse(line: &str) -> Result<Parsed, String> {
         "metadata" => Tag::Metadata,
         other => return Err(format!("tag `data` or `metadata`, got `{other}`")),
     };
+    let time_us = match f.get(4) {
+        "" => 0.0,
+        t => t
+            .parse::<f64>()
+            .ok()
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .ok_or_else(|| format!("time_us (field 5) as a number >= 0, got `{t}`"))?,
+    };
     Ok(Parsed::Record {
         request: Request {
-            time_us: 0.0,
+            time_us,
             op,
             offset,
             len,
@@ -76,59 +82,54 @@ impl super::Format for Csv {
     }
 }
 
-/// Writes every request of `source` to `path` as native CSV (header, then `op,offset,length[,tag]`; the tag
-/// column is left out for untagged requests), gzip-compressed when the name ends in `.gz`. Returns the number
-/// of requests written.
-pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceError> {
-    let io = |source| TraceError::Io {
-        path: path.to_path_buf(),
-        source,
+/// Native CSV output: every request is representable.
+pub const WRITER: FormatWriter = FormatWriter {
+    name: "csv",
+    extensions: &["csv"],
+    header: "op,offset,length,tag,time_us\n",
+    check: |_| Ok(()),
+    line: write_line,
+};
+
+/// One request; the time column is left out at time 0 and the tag column when both are empty. `{}` prints the
+/// shortest decimal that reads back as the same `f64`.
+fn write_line(out: &mut dyn Write, r: &Request) -> std::io::Result<()> {
+    let op = match r.op {
+        Op::Read => 'R',
+        Op::Write => 'W',
+        Op::Trim => 'T',
     };
-    let file = File::create(path).map_err(io)?;
-    let gz = path.extension().is_some_and(|e| e == "gz");
-    let mut out: Box<dyn Write> = if gz {
-        Box::new(BufWriter::new(GzEncoder::new(file, Compression::default())))
+    let tag = match r.tag {
+        Tag::None => "",
+        Tag::Data => "data",
+        Tag::Metadata => "metadata",
+    };
+    let t = r.time_us;
+    if t != 0.0 {
+        writeln!(out, "{op},{},{},{tag},{t}", r.offset, r.len)
+    } else if tag.is_empty() {
+        writeln!(out, "{op},{},{}", r.offset, r.len)
     } else {
-        Box::new(BufWriter::new(file))
-    };
-    writeln!(out, "op,offset,length,tag").map_err(io)?;
-    let mut n = 0;
-    while let Some(request) = source.next_request() {
-        let r = request?;
-        let op = match r.op {
-            Op::Read => 'R',
-            Op::Write => 'W',
-            Op::Trim => 'T',
-        };
-        match r.tag {
-            Tag::None => writeln!(out, "{op},{},{}", r.offset, r.len),
-            Tag::Data => writeln!(out, "{op},{},{},data", r.offset, r.len),
-            Tag::Metadata => writeln!(out, "{op},{},{},metadata", r.offset, r.len),
-        }
-        .map_err(io)?;
-        n += 1;
+        writeln!(out, "{op},{},{},{tag}", r.offset, r.len)
     }
-    out.flush().map_err(io)?;
-    drop(out);
-    Ok(n)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{LineReader, VecSource};
+    use crate::trace::{write, LineReader, RequestSource, VecSource};
 
     #[test]
-    fn written_traces_read_back_the_same_tags_included_plain_and_gzip() {
-        let tagged = |op, offset, len, tag| Request {
+    fn written_traces_read_back_the_same_tags_and_times_included_plain_and_gzip() {
+        let tagged = |time_us, op, offset, len, tag| Request {
             tag,
-            ..Request::new(0.0, op, offset, len)
+            ..Request::new(time_us, op, offset, len)
         };
         let requests = vec![
-            tagged(Op::Write, 0, 512, Tag::Metadata),
-            tagged(Op::Write, 4096, 8192, Tag::Data),
-            tagged(Op::Read, 512, 1024, Tag::None),
-            tagged(Op::Trim, 1 << 40, 4096, Tag::None),
+            tagged(0.0, Op::Write, 0, 512, Tag::Metadata),
+            tagged(0.1, Op::Write, 4096, 8192, Tag::Data),
+            tagged(2.5e9 + 1.0 / 3.0, Op::Read, 512, 1024, Tag::None),
+            tagged(0.0, Op::Trim, 1 << 40, 4096, Tag::None),
         ];
         let dir = std::env::temp_dir();
         for name in ["ftlsim-csv-write-test.csv", "ftlsim-csv-write-test.csv.gz"] {

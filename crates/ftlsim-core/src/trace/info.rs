@@ -1,24 +1,32 @@
-//! `ftlsim info`: what a trace asks of a device, in two streaming passes. The first counts requests and bytes
-//! and finds the highest address; the second counts the writes to every logical page in a [`SparseVec`] sized
-//! to that address (memory grows with the pages touched, not the address range).
+//! `ftlsim info`: what a trace asks of a device, in one streaming pass whose memory and time grow with the
+//! trace's requests, never with its highest address (a one-line trace at 16 TiB is instant). The pages touched
+//! are kept as a map of runs of pages with the same state (untouched / read only / written n times), split and
+//! merged as requests arrive: at most two runs per request, and as few as one for a sequential trace.
 //!
 //! Choices: the footprint counts pages read or written (trims touch no data); a partial-page write counts as
 //! one write of each page it touches; the hottest x% of n written pages (or blocks) are the ceil(x% * n)
-//! with the most page writes; a workload spec is spread over a 64 MiB logical space.
+//! with the most page writes; a workload spec is spread over a 64 MiB logical space. The distributions are
+//! log2 histograms (bin 0 holds 0, bin k >= 1 holds [2^(k-1), 2^k)): request sizes in bytes, inter-arrival
+//! times in whole microseconds (trace order; a step back counts as 0), reuse distances as the number of
+//! requests since the last read or write that started on the same page (the reuse time of libCacheSim's
+//! analyzer, cheaper than a stack distance), and page write counts (write popularity).
 
-use super::{open, TraceError, TraceOptions};
+use super::{open_with, sniff, workload, LineReader, RequestSource, TraceError, TraceOptions};
 use crate::request::Op;
-use crate::sparse::SparseVec;
 use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
 
 /// Logical space a built-in workload spreads over when `info` runs on one.
 pub const WORKLOAD_BYTES: u64 = 64 << 20;
 
-/// Page tables beyond this many pages would cost too much just for their chunk index.
-const MAX_PAGES: u64 = 1 << 36;
+/// Requests between two calls of the progress callback.
+const PROGRESS_EVERY: u64 = 1 << 14;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TraceInfo {
+    /// The format read: the sniffed one for `format = "auto"`, or "workload".
+    pub format: String,
     pub requests: u64,
     pub reads: u64,
     pub writes: u64,
@@ -49,22 +57,148 @@ pub struct TraceInfo {
     /// Share of `page_writes` that hit the hottest 0.2% / 1% of the written blocks.
     pub write_share_hottest_0_2pct_blocks: f64,
     pub write_share_hottest_1pct_blocks: f64,
+    /// Requests per device / ASU / disk number, for formats that name one (before the `device` filter).
+    pub devices: Vec<DeviceRequests>,
+    pub distributions: Distributions,
 }
 
-/// Reads `spec` (a trace file or a workload) twice and describes it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct DeviceRequests {
+    pub device: u64,
+    pub requests: u64,
+}
+
+/// Log2 histograms: `counts[0]` counts zeros, `counts[k]` values in [2^(k-1), 2^k).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Distributions {
+    pub request_bytes: Vec<u64>,
+    pub inter_arrival_us: Vec<u64>,
+    pub reuse_distance_requests: Vec<u64>,
+    /// Written pages by their number of writes.
+    pub page_writes: Vec<u64>,
+}
+
+/// Adds `n` values `v` to a log2 histogram.
+fn log2_add(hist: &mut Vec<u64>, v: u64, n: u64) {
+    let bin = (u64::BITS - v.leading_zeros()) as usize;
+    if hist.len() <= bin {
+        hist.resize(bin + 1, 0);
+    }
+    hist[bin] += n;
+}
+
+/// Pages in runs of equal state: start page -> (end page, exclusive; state). State 1 is read only, 1 + n is
+/// written n times; untouched pages are in no run.
+#[derive(Default)]
+struct PageRuns {
+    runs: BTreeMap<u64, (u64, u32)>,
+    /// Scratch lists of the runs a request overlaps and of the pieces replacing them, kept to avoid
+    /// allocating per request.
+    overlapped: Vec<(u64, u64, u32)>,
+    pieces: Vec<(u64, u64, u32)>,
+}
+
+impl PageRuns {
+    /// Applies `f` to the state of pages `[a, b)` (untouched pages have state 0).
+    fn update(&mut self, a: u64, b: u64, f: impl Fn(u32) -> u32) {
+        self.overlapped.clear();
+        if let Some((&s, &(e, v))) = self.runs.range(..a).next_back() {
+            if e > a {
+                self.overlapped.push((s, e, v));
+            }
+        }
+        self.overlapped
+            .extend(self.runs.range(a..b).map(|(&s, &(e, v))| (s, e, v)));
+        for &(s, _, _) in &self.overlapped {
+            self.runs.remove(&s);
+        }
+        // The new pieces, in order: parts of old runs outside [a, b) keep their state, the rest gets f.
+        let mut pieces = std::mem::take(&mut self.pieces);
+        pieces.clear();
+        let mut at = a;
+        for &(s, e, v) in &self.overlapped {
+            if s < a {
+                pieces.push((s, a, v));
+            }
+            if at < s {
+                pieces.push((at, s, f(0)));
+            }
+            pieces.push((s.max(a), e.min(b), f(v)));
+            if e > b {
+                pieces.push((b, e, v));
+            }
+            at = e;
+        }
+        if at < b {
+            pieces.push((at, b, f(0)));
+        }
+        let mut pending: Option<(u64, u64, u32)> = None;
+        for &(s, e, v) in &pieces {
+            match &mut pending {
+                Some(p) if p.1 == s && p.2 == v => p.1 = e,
+                _ => {
+                    if let Some((ps, pe, pv)) = pending.replace((s, e, v)) {
+                        self.runs.insert(ps, (pe, pv));
+                    }
+                }
+            }
+        }
+        if let Some((ps, pe, pv)) = pending {
+            self.runs.insert(ps, (pe, pv));
+        }
+        let (left, right) = (pieces[0].0, pieces[pieces.len() - 1].1);
+        self.pieces = pieces;
+        self.merge_at(right);
+        self.merge_at(left);
+    }
+
+    /// Joins the run ending at `page` with the run starting there when their states agree.
+    fn merge_at(&mut self, page: u64) {
+        let Some(&(e, v)) = self.runs.get(&page) else {
+            return;
+        };
+        if let Some((_, prev)) = self.runs.range_mut(..page).next_back() {
+            if prev.0 == page && prev.1 == v {
+                prev.0 = e;
+                self.runs.remove(&page);
+            }
+        }
+    }
+}
+
+/// Devices counted in a sorted list (few devices per trace; no hashing).
+fn count_device(devices: &mut Vec<DeviceRequests>, device: u64) {
+    match devices.binary_search_by_key(&device, |d| d.device) {
+        Ok(i) => devices[i].requests += 1,
+        Err(i) => devices.insert(
+            i,
+            DeviceRequests {
+                device,
+                requests: 1,
+            },
+        ),
+    }
+}
+
+/// Reads `spec` (a trace file or a workload) once and describes it. `progress(done, total)` is called every
+/// 16,384 requests; false from it cancels with [`TraceError::Cancelled`].
 pub fn info(
     spec: &str,
     opts: &TraceOptions,
     block_bytes: u64,
     page_bytes: u32,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<TraceInfo, TraceError> {
     let bad = |what: String| TraceError::Option {
         spec: spec.to_string(),
         what,
     };
-    if page_bytes == 0 || block_bytes < page_bytes as u64 {
+    if page_bytes == 0
+        || block_bytes < page_bytes as u64
+        || !block_bytes.is_multiple_of(page_bytes as u64)
+    {
         return Err(bad(format!(
-            "info needs page_bytes > 0 and block_bytes >= page_bytes, got page_bytes {page_bytes} and block_bytes {block_bytes}"
+            "info needs page_bytes > 0 and block_bytes >= page_bytes (a multiple of it), got page_bytes {page_bytes} and block_bytes {block_bytes}"
         )));
     }
     let page = page_bytes as u64;
@@ -73,78 +207,147 @@ pub fn info(
         block_bytes,
         ..TraceInfo::default()
     };
+    let is_workload = workload::parse_spec(spec)?.is_some();
+    t.format = if is_workload {
+        "workload".into()
+    } else if opts.format == "auto" {
+        sniff(Path::new(spec), opts)?.name.into()
+    } else {
+        opts.format.clone()
+    };
+    // Devices are counted by a second reader without the device filter, only for formats that name them.
+    let mut all_devices = if is_workload {
+        None
+    } else {
+        let unfiltered = TraceOptions {
+            device: None,
+            format: t.format.clone(),
+            compact: false,
+            ..opts.clone()
+        };
+        Some(LineReader::open(Path::new(spec), &unfiltered)?)
+    };
+    let mut source = open_with(spec, opts, WORKLOAD_BYTES, page_bytes, 0, progress)?;
+
     let (mut first_us, mut last_us) = (f64::INFINITY, f64::NEG_INFINITY);
-    let mut source = open(spec, opts, WORKLOAD_BYTES, page_bytes)?;
+    let mut prev_us: Option<f64> = None;
+    let mut last_start: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut pages = PageRuns::default();
+    let d = &mut t.distributions;
     while let Some(r) = source.next_request() {
         let r = r?;
         t.requests += 1;
         match r.op {
-            Op::Read => (t.reads, t.read_bytes) = (t.reads + 1, t.read_bytes + r.len),
-            Op::Write => (t.writes, t.write_bytes) = (t.writes + 1, t.write_bytes + r.len),
-            Op::Trim => (t.trims, t.trim_bytes) = (t.trims + 1, t.trim_bytes + r.len),
+            Op::Read => (t.reads, t.read_bytes) = (t.reads + 1, t.read_bytes.saturating_add(r.len)),
+            Op::Write => {
+                (t.writes, t.write_bytes) = (t.writes + 1, t.write_bytes.saturating_add(r.len))
+            }
+            Op::Trim => (t.trims, t.trim_bytes) = (t.trims + 1, t.trim_bytes.saturating_add(r.len)),
         }
         t.highest_address = t.highest_address.max(r.offset.saturating_add(r.len));
         first_us = first_us.min(r.time_us);
         last_us = last_us.max(r.time_us);
+        log2_add(&mut d.request_bytes, r.len, 1);
+        if let Some(prev) = prev_us {
+            log2_add(
+                &mut d.inter_arrival_us,
+                (r.time_us - prev).max(0.0) as u64,
+                1,
+            );
+        }
+        prev_us = Some(r.time_us);
+        if r.op != Op::Trim && r.len > 0 {
+            let (a, b) = (r.offset / page, (r.offset + r.len - 1) / page + 1);
+            if let Some(before) = last_start.insert(a, t.requests) {
+                log2_add(&mut d.reuse_distance_requests, t.requests - before, 1);
+            }
+            match r.op {
+                Op::Write => pages.update(a, b, |v| v.max(1).saturating_add(1)),
+                _ => pages.update(a, b, |v| v.max(1)),
+            }
+        }
+        if t.requests.is_multiple_of(PROGRESS_EVERY) {
+            let (done, total) = source.progress();
+            if !progress(done, total) {
+                return Err(TraceError::Cancelled);
+            }
+        }
     }
     t.skipped_lines = source.skipped_lines();
     if t.requests > 0 {
         t.duration_us = last_us - first_us;
     }
-    let pages = t.highest_address.div_ceil(page);
-    if pages > MAX_PAGES {
-        return Err(bad(format!(
-            "the highest address {} is {pages} pages of {page_bytes} B, more than info handles ({MAX_PAGES}); pass a larger page size",
-            t.highest_address
-        )));
-    }
-
-    // Per page: 0 untouched, 1 read only, 1 + n written n times.
-    let mut touched = SparseVec::new(pages as usize, 0u32);
-    let mut source = open(spec, opts, WORKLOAD_BYTES, page_bytes)?;
-    while let Some(r) = source.next_request() {
-        let r = r?;
-        if r.op == Op::Trim || r.len == 0 {
-            continue;
-        }
-        for p in r.offset / page..=(r.offset + r.len - 1) / page {
-            let v = touched.get_mut(p as usize);
-            *v = match r.op {
-                Op::Write => (*v).max(1).saturating_add(1),
-                _ => (*v).max(1),
-            };
+    if let Some(reader) = &mut all_devices {
+        let mut n = 0u64;
+        while let Some(r) = reader.next_request() {
+            r?;
+            if let Some(device) = reader.device() {
+                count_device(&mut t.devices, device);
+            }
+            n += 1;
+            if n.is_multiple_of(PROGRESS_EVERY) {
+                let (done, total) = reader.progress();
+                if !progress(done, total) {
+                    return Err(TraceError::Cancelled);
+                }
+            }
         }
     }
 
-    let mut page_counts = Vec::new();
-    let mut block_counts = Vec::new();
-    let (mut block, mut block_sum) = (0, 0u64);
-    for p in 0..pages {
-        let v = touched.get(p as usize);
-        if v == 0 {
-            continue;
-        }
-        t.footprint_bytes += page;
-        if v == 1 {
+    // (page writes, pages) of every written run, and (block's page writes, blocks) in block order.
+    let mut page_counts: Vec<(u64, u64)> = Vec::new();
+    let mut block_counts: Vec<(u64, u64)> = Vec::new();
+    let pages_per_block = block_bytes / page;
+    let mut open_block: Option<(u64, u64)> = None;
+    for (&s, &(e, v)) in &pages.runs {
+        t.footprint_bytes += (e - s) * page;
+        if v < 2 {
             continue;
         }
         let writes = (v - 1) as u64;
-        page_counts.push(writes);
-        let b = p * page / block_bytes;
-        if b != block && block_sum > 0 {
-            block_counts.push(block_sum);
-            block_sum = 0;
+        page_counts.push((writes, e - s));
+        log2_add(&mut t.distributions.page_writes, writes, e - s);
+        // Pages [s, e) add `writes` each to their blocks: a head block shared with earlier runs, whole blocks,
+        // and a tail block left open for later runs.
+        let (first_block, last_block) = (s / pages_per_block, (e - 1) / pages_per_block);
+        if first_block == last_block {
+            add_to_block(
+                &mut open_block,
+                &mut block_counts,
+                first_block,
+                writes * (e - s),
+            );
+            continue;
         }
-        block = b;
-        block_sum += writes;
+        let head = (first_block + 1) * pages_per_block - s;
+        add_to_block(
+            &mut open_block,
+            &mut block_counts,
+            first_block,
+            writes * head,
+        );
+        let whole = last_block - first_block - 1;
+        if whole > 0 {
+            if let Some((_, sum)) = open_block.take() {
+                block_counts.push((sum, 1));
+            }
+            block_counts.push((writes * pages_per_block, whole));
+        }
+        let tail = e - last_block * pages_per_block;
+        add_to_block(
+            &mut open_block,
+            &mut block_counts,
+            last_block,
+            writes * tail,
+        );
     }
-    if block_sum > 0 {
-        block_counts.push(block_sum);
+    if let Some((_, sum)) = open_block {
+        block_counts.push((sum, 1));
     }
-    t.page_writes = page_counts.iter().sum();
-    t.written_pages = page_counts.len() as u64;
+    t.page_writes = page_counts.iter().map(|&(c, n)| c * n).sum();
+    t.written_pages = page_counts.iter().map(|&(_, n)| n).sum();
     t.write_footprint_bytes = t.written_pages * page;
-    t.written_blocks = block_counts.len() as u64;
+    t.written_blocks = block_counts.iter().map(|&(_, n)| n).sum();
     t.write_share_hottest_0_2pct_pages = hottest_share(&mut page_counts, 2, 1000);
     t.write_share_hottest_1pct_pages = hottest_share(&mut page_counts, 1, 100);
     t.write_share_hottest_0_2pct_blocks = hottest_share(&mut block_counts, 2, 1000);
@@ -152,15 +355,43 @@ pub fn info(
     Ok(t)
 }
 
-/// Share of the total held by the ceil(n * num / den) largest counts.
-fn hottest_share(counts: &mut [u64], num: usize, den: usize) -> f64 {
-    let total: u64 = counts.iter().sum();
+/// Adds `page_writes` to `block`: to the open block if it is that one, else closing the open block into
+/// `counts` (blocks come in address order).
+fn add_to_block(
+    open: &mut Option<(u64, u64)>,
+    counts: &mut Vec<(u64, u64)>,
+    block: u64,
+    page_writes: u64,
+) {
+    match open {
+        Some((b, sum)) if *b == block => *sum += page_writes,
+        _ => {
+            if let Some((_, sum)) = open.replace((block, page_writes)) {
+                counts.push((sum, 1));
+            }
+        }
+    }
+}
+
+/// Share of the total held by the ceil(n * num / den) largest of n counts, given as (count, how many).
+fn hottest_share(counts: &mut [(u64, u64)], num: u64, den: u64) -> f64 {
+    let total: u64 = counts.iter().map(|&(c, n)| c * n).sum();
     if total == 0 {
         return 0.0;
     }
-    let k = (counts.len() * num).div_ceil(den);
-    counts.sort_unstable_by(|a, b| b.cmp(a));
-    counts[..k].iter().sum::<u64>() as f64 / total as f64
+    let n: u64 = counts.iter().map(|&(_, n)| n).sum();
+    let mut k = (n * num).div_ceil(den);
+    counts.sort_unstable_by_key(|&(c, _)| std::cmp::Reverse(c));
+    let mut top = 0;
+    for &(c, m) in counts.iter() {
+        let take = m.min(k);
+        top += c * take;
+        k -= take;
+        if k == 0 {
+            break;
+        }
+    }
+    top as f64 / total as f64
 }
 
 #[cfg(test)]
@@ -170,10 +401,11 @@ mod tests {
     #[test]
     fn hottest_share_takes_the_ceiling() {
         // 150 counts: ceil(0.3) = 1 for 0.2%, ceil(1.5) = 2 for 1%.
-        let mut counts = vec![1u64; 148];
-        counts.extend([5, 10]);
+        let mut counts = vec![(1u64, 148u64), (5, 1), (10, 1)];
         assert_eq!(hottest_share(&mut counts, 2, 1000), 10.0 / 163.0);
         assert_eq!(hottest_share(&mut counts, 1, 100), 15.0 / 163.0);
         assert_eq!(hottest_share(&mut [], 1, 100), 0.0);
+        // 300 pages written twice: ceil(3) = 3 pages hold 6 of 600.
+        assert_eq!(hottest_share(&mut [(2, 300)], 1, 100), 6.0 / 600.0);
     }
 }

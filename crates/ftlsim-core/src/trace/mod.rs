@@ -6,6 +6,7 @@
 //! `format = "auto"` sniffs the first lines against each format in [`FORMATS`] order.
 
 pub mod blkparse;
+pub mod compact;
 pub mod csv;
 pub mod fat;
 pub mod fiu;
@@ -20,9 +21,11 @@ pub mod workload;
 
 use crate::request::{Op, Request};
 use flate2::read::MultiGzDecoder;
+use flate2::write::GzEncoder;
+use flate2::Compression;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -45,9 +48,14 @@ pub enum TraceError {
     },
 
     #[error(
-        "cannot tell the format of {path}: its first lines match none of {tried}; pass format=NAME"
+        "cannot tell the format of {path}: its first lines match none of {tried}{detail}; pass format=NAME"
     )]
-    Sniff { path: PathBuf, tried: String },
+    Sniff {
+        path: PathBuf,
+        tried: String,
+        /// Which line broke the best candidate, and why ("" when no format took even the first line).
+        detail: String,
+    },
 
     #[error("unknown trace format `{name}`; valid formats: {valid}")]
     UnknownFormat { name: String, valid: String },
@@ -57,6 +65,9 @@ pub enum TraceError {
 
     #[error("trace {spec}: {what}")]
     Option { spec: String, what: String },
+
+    #[error("cancelled")]
+    Cancelled,
 }
 
 /// How a trace is read. Absent fields take their defaults.
@@ -76,6 +87,9 @@ pub struct TraceOptions {
     pub time_unit: Option<String>,
     /// blkparse: which event is the request: "D" (dispatch, default), "Q" (queue) or "C" (completion).
     pub blkparse_event: String,
+    /// Map the 1 MiB extents the trace touches densely onto the device, in address order (a pre-pass reads the
+    /// trace once more): a trace spanning terabytes runs on a device of its footprint.
+    pub compact: bool,
 }
 
 impl Default for TraceOptions {
@@ -87,6 +101,7 @@ impl Default for TraceOptions {
             skip_bad_lines: false,
             time_unit: None,
             blkparse_event: "D".into(),
+            compact: false,
         }
     }
 }
@@ -145,6 +160,101 @@ pub fn format(name: &str) -> Result<&'static FormatInfo, TraceError> {
         })
 }
 
+/// A trace format ftlsim writes (`generate` / `convert`), chosen by the output's extension.
+pub struct FormatWriter {
+    /// The reader's name in [`FORMATS`] that reads the output back.
+    pub name: &'static str,
+    /// Extensions that name the format (before an optional `.gz`).
+    pub extensions: &'static [&'static str],
+    pub header: &'static str,
+    /// Why a request cannot be written in this format without changing it.
+    pub check: fn(&Request) -> Result<(), String>,
+    pub line: fn(&mut dyn Write, &Request) -> std::io::Result<()>,
+}
+
+/// Every format ftlsim writes.
+pub static WRITERS: &[FormatWriter] = &[csv::WRITER, ssdsim::WRITER, blkparse::WRITER];
+
+/// A request's (offset, length) in 512 B sectors, or why it is not on that grid.
+pub fn sectors_of(r: &Request) -> Result<(u64, u64), String> {
+    if !r.offset.is_multiple_of(512) || !r.len.is_multiple_of(512) {
+        return Err(format!(
+            "offset {} and length {} that are not whole 512 B sectors (write .csv, which keeps bytes)",
+            r.offset, r.len
+        ));
+    }
+    Ok((r.offset / 512, r.len / 512))
+}
+
+/// The writer an output path names by its extension (`.gz` compresses on top), or the valid extensions.
+pub fn writer_for(path: &Path) -> Result<&'static FormatWriter, TraceError> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let name = name.strip_suffix(".gz").unwrap_or(name);
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    WRITERS
+        .iter()
+        .find(|w| w.extensions.contains(&ext))
+        .ok_or_else(|| TraceError::Option {
+            spec: path.display().to_string(),
+            what: format!(
+                "the extension `.{}` names no format ftlsim writes; use one of {} (each optionally .gz)",
+                clip(ext),
+                WRITERS
+                    .iter()
+                    .flat_map(|w| w.extensions.iter().map(move |e| format!(".{e} ({})", w.name)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+}
+
+/// Writes every request of `source` to `path` in the format its extension names (gzip when it ends in `.gz`),
+/// through a temporary file renamed into place, so a failure leaves no half-written output. Refuses a request
+/// the format cannot hold unchanged, naming it. Returns the number of requests written.
+pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceError> {
+    let writer = writer_for(path)?;
+    let io = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| {
+        let file = File::create(&tmp).map_err(io)?;
+        let gz = path.extension().is_some_and(|e| e == "gz");
+        let mut out: Box<dyn Write> = if gz {
+            Box::new(BufWriter::new(GzEncoder::new(file, Compression::default())))
+        } else {
+            Box::new(BufWriter::new(file))
+        };
+        out.write_all(writer.header.as_bytes()).map_err(io)?;
+        let mut n = 0u64;
+        while let Some(request) = source.next_request() {
+            let r = request?;
+            (writer.check)(&r).map_err(|what| TraceError::Option {
+                spec: path.display().to_string(),
+                what: format!(
+                    "{} cannot hold request #{} ({}): it has {what}",
+                    writer.name,
+                    n + 1,
+                    source.position().unwrap_or_else(|| "generated".into())
+                ),
+            })?;
+            (writer.line)(&mut *out, &r).map_err(io)?;
+            n += 1;
+        }
+        out.flush().map_err(io)?;
+        drop(out);
+        std::fs::rename(&tmp, path).map_err(io)?;
+        Ok(n)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// A stream of host requests.
 pub trait RequestSource: Send {
     fn next_request(&mut self) -> Option<Result<Request, TraceError>>;
@@ -154,6 +264,10 @@ pub trait RequestSource: Send {
     }
     /// (done, total) in whatever unit the source counts progress, for progress bars.
     fn progress(&self) -> (u64, u64);
+    /// Where the last request came from ("path:line"), for errors about it; None for generated requests.
+    fn position(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Opens a trace file or a built-in workload (`name:k=v,...`). `logical_bytes` is the device's logical
@@ -175,14 +289,33 @@ pub fn open_on(
     page_bytes: u32,
     block_bytes: u64,
 ) -> Result<Box<dyn RequestSource>, TraceError> {
-    if let Some(w) = workload::parse_spec(spec)? {
-        return Ok(Box::new(w.build_on(
-            logical_bytes,
-            page_bytes,
-            block_bytes,
-        )?));
+    open_with(spec, opts, logical_bytes, page_bytes, block_bytes, &mut |_, _| true)
+}
+
+/// [`open_on`], with the progress (done, total) of the `compact` pre-pass reported to `progress`; false from
+/// it cancels with [`TraceError::Cancelled`].
+pub fn open_with(
+    spec: &str,
+    opts: &TraceOptions,
+    logical_bytes: u64,
+    page_bytes: u32,
+    block_bytes: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<Box<dyn RequestSource>, TraceError> {
+    let plain = || -> Result<Box<dyn RequestSource>, TraceError> {
+        if let Some(w) = workload::parse_spec(spec)? {
+            return Ok(Box::new(w.build_on(logical_bytes, page_bytes, block_bytes)?));
+        }
+        Ok(Box::new(LineReader::open(Path::new(spec), opts)?))
+    };
+    if !opts.compact {
+        return plain();
     }
-    Ok(Box::new(LineReader::open(Path::new(spec), opts)?))
+    Ok(Box::new(compact::Compact::new(
+        plain()?,
+        plain()?,
+        progress,
+    )?))
 }
 
 /// True when `spec` names a built-in workload rather than a file.
@@ -235,7 +368,12 @@ pub struct LineReader {
     lines: Box<dyn BufRead + Send>,
     format: Box<dyn Format>,
     opts: TraceOptions,
-    line: String,
+    format_name: &'static str,
+    /// The device of the last request, where the format names one.
+    device: Option<u64>,
+    line: Vec<u8>,
+    /// The last line was too long and its rest is still to be skipped.
+    rest_of_line: bool,
     line_no: u64,
     skipped: u64,
     read_bytes: Arc<AtomicU64>,
@@ -280,51 +418,271 @@ fn open_lines(path: &Path) -> Result<OpenedLines, TraceError> {
     })
 }
 
-/// Reads up to `n` non-empty lines from the start of a file (gzip or not), for sniffing.
-pub fn head_lines(path: &Path, n: usize) -> Result<Vec<String>, TraceError> {
+/// Longest line a reader holds, in bytes: a longer line is an error (or skipped), so a file without newlines
+/// (`/dev/zero`) cannot grow memory.
+pub const MAX_LINE_BYTES: usize = 64 << 10;
+
+/// Longest piece of a field or line an error quotes, in characters.
+pub const MAX_QUOTE_CHARS: usize = 80;
+
+/// At most [`MAX_QUOTE_CHARS`] characters of `text`, with the full length said when it is cut.
+pub fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTE_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
+/// Clips every backquoted piece of a reader's message to [`MAX_QUOTE_CHARS`], whatever the reader quoted.
+fn clip_quoted(message: &str) -> String {
+    message
+        .split('`')
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                clip(part)
+            } else {
+                part.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
+/// How one bounded line read ended.
+enum LineRead {
+    /// End of input.
+    Eof,
+    /// A line (without its newline) is in the buffer.
+    Line,
+    /// The line is longer than [`MAX_LINE_BYTES`]; its first bytes are in the buffer, the rest is still unread.
+    TooLong,
+}
+
+/// Reads one line into `buf` as bytes, holding at most [`MAX_LINE_BYTES`].
+fn read_bounded(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<LineRead> {
+    buf.clear();
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(if buf.is_empty() {
+                LineRead::Eof
+            } else {
+                LineRead::Line
+            });
+        }
+        let room = MAX_LINE_BYTES - buf.len();
+        match chunk.iter().take(room + 1).position(|&b| b == b'\n') {
+            Some(i) => {
+                buf.extend_from_slice(&chunk[..i]);
+                input.consume(i + 1);
+                return Ok(LineRead::Line);
+            }
+            None if chunk.len() > room => {
+                buf.extend_from_slice(&chunk[..room]);
+                input.consume(room);
+                return Ok(LineRead::TooLong);
+            }
+            None => {
+                let n = chunk.len();
+                buf.extend_from_slice(chunk);
+                input.consume(n);
+            }
+        }
+    }
+}
+
+/// Discards input up to and including the next newline; false at end of input.
+fn skip_rest_of_line(input: &mut dyn BufRead) -> std::io::Result<bool> {
+    loop {
+        let chunk = match input.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(false);
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                input.consume(i + 1);
+                return Ok(true);
+            }
+            None => {
+                let n = chunk.len();
+                input.consume(n);
+            }
+        }
+    }
+}
+
+/// A line's bytes as text: the UTF-8 byte-order mark dropped on line 1, the newline's `\r` dropped, or what is
+/// wrong with it.
+fn line_text(buf: &[u8], line_no: u64) -> Result<&str, String> {
+    let bytes = if line_no == 1 {
+        buf.strip_prefix(b"\xef\xbb\xbf").unwrap_or(buf)
+    } else {
+        buf
+    };
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    std::str::from_utf8(bytes).map_err(|e| {
+        format!(
+            "UTF-8 text, got the byte 0x{:02x} at column {}",
+            bytes[e.valid_up_to()],
+            e.valid_up_to() + 1
+        )
+    })
+}
+
+/// What is wrong with a line longer than [`MAX_LINE_BYTES`].
+fn too_long() -> String {
+    format!("a line of at most {MAX_LINE_BYTES} bytes (no newline within that many)")
+}
+
+/// The first lines of a file, and the line that ended them early.
+pub struct Head {
+    /// (line number, trimmed text) of each non-empty line.
+    pub lines: Vec<(u64, String)>,
+    /// (line number, the line as far as it can be shown, what was expected) of a line that cannot be text.
+    pub broken: Option<(u64, String, String)>,
+}
+
+/// Up to `n` non-empty lines from the start of a file (gzip or not) with their line numbers, for sniffing. A
+/// line that is too long or not UTF-8 ends the head with its error (line number and what was expected).
+pub fn head_lines(path: &Path, n: usize) -> Result<Head, TraceError> {
     let mut lines = open_lines(path)?.lines;
     let mut out = Vec::new();
     let mut buf = Vec::new();
+    let mut line_no = 0;
     while out.len() < n {
-        buf.clear();
-        let got = lines
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| TraceError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        if got == 0 {
-            break;
-        }
-        let text = String::from_utf8_lossy(&buf).trim().to_string();
+        let read = read_bounded(&mut *lines, &mut buf).map_err(|source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        line_no += 1;
+        let text = match read {
+            LineRead::Eof => break,
+            LineRead::TooLong => {
+                let shown = String::from_utf8_lossy(&buf[..MAX_QUOTE_CHARS * 4]).into_owned();
+                return Ok(Head {
+                    lines: out,
+                    broken: Some((line_no, shown, too_long())),
+                });
+            }
+            LineRead::Line => match line_text(&buf, line_no) {
+                Ok(t) => t.trim().to_string(),
+                Err(e) => {
+                    let shown = String::from_utf8_lossy(&buf).into_owned();
+                    return Ok(Head {
+                        lines: out,
+                        broken: Some((line_no, shown, e)),
+                    });
+                }
+            },
+        };
         if !text.is_empty() {
-            out.push(text);
+            out.push((line_no, text));
         }
     }
-    Ok(out)
+    Ok(Head {
+        lines: out,
+        broken: None,
+    })
 }
 
-/// Picks the format of a file by its first lines.
-pub fn sniff(path: &Path) -> Result<&'static FormatInfo, TraceError> {
-    let head = head_lines(path, 8)?;
-    let refs: Vec<&str> = head.iter().map(String::as_str).collect();
-    FORMATS
+/// Lines sniffing looks at.
+const SNIFF_LINES: usize = 8;
+
+/// Picks the format of a file by its first lines: the first format in [`FORMATS`] order that takes them all.
+/// When none does, the best candidate is the format taking the longest run of first lines; with
+/// `skip_bad_lines` it is chosen if it takes every line but the one that broke it (the reader then skips that
+/// line), else the error names that line and the candidate's complaint.
+pub fn sniff(path: &Path, opts: &TraceOptions) -> Result<&'static FormatInfo, TraceError> {
+    let Head {
+        lines: head,
+        broken,
+    } = head_lines(path, SNIFF_LINES)?;
+    let refs: Vec<&str> = head.iter().map(|(_, l)| l.as_str()).collect();
+    if broken.is_none() || opts.skip_bad_lines {
+        if let Some(f) = FORMATS
+            .iter()
+            .find(|f| !refs.is_empty() && (f.sniff)(&refs))
+        {
+            return Ok(f);
+        }
+    }
+    let tried = FORMATS
         .iter()
-        .find(|f| (f.sniff)(&refs))
-        .ok_or_else(|| TraceError::Sniff {
-            path: path.to_path_buf(),
-            tried: FORMATS
-                .iter()
-                .map(|f| f.name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+        .map(|f| f.name)
+        .collect::<Vec<_>>()
+        .join(", ");
+    // The longest run of first lines each format takes (whole head when the run is all of it).
+    let run = |f: &FormatInfo| {
+        (1..=refs.len())
+            .rev()
+            .find(|&k| (f.sniff)(&refs[..k]))
+            .unwrap_or(0)
+    };
+    let best =
+        FORMATS
+            .iter()
+            .map(|f| (run(f), f))
+            .fold(None::<(usize, &FormatInfo)>, |acc, (k, f)| match acc {
+                Some((best_k, _)) if best_k >= k => acc,
+                _ if k == 0 => acc,
+                _ => Some((k, f)),
+            });
+    let detail = match (best, &broken) {
+        (Some((k, f)), _) if k < refs.len() => {
+            let (line_no, line) = &head[k];
+            if opts.skip_bad_lines {
+                let rest: Vec<&str> = refs
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != k)
+                    .map(|(_, l)| *l)
+                    .collect();
+                if (f.sniff)(&rest) {
+                    return Ok(f);
+                }
+            }
+            let complaint = (f.make)(opts)
+                .ok()
+                .and_then(|mut parser| {
+                    refs[..=k]
+                        .iter()
+                        .map(|l| parser.parse(l))
+                        .last()
+                        .and_then(Result::err)
+                })
+                .unwrap_or_else(|| "a line that agrees with the lines before it".into());
+            format!(
+                "; the best candidate `{}` took the lines before line {line_no}, which it rejects: `{}`: expected {}",
+                f.name,
+                clip(line),
+                clip_quoted(&complaint)
+            )
+        }
+        (_, Some((line_no, line, complaint))) => {
+            format!("; line {line_no} `{}`: expected {complaint}", clip(line))
+        }
+        _ => String::new(),
+    };
+    Err(TraceError::Sniff {
+        path: path.to_path_buf(),
+        tried,
+        detail,
+    })
 }
 
 impl LineReader {
     pub fn open(path: &Path, opts: &TraceOptions) -> Result<LineReader, TraceError> {
         let info = if opts.format == "auto" {
-            sniff(path)?
+            sniff(path, opts)?
         } else {
             format(&opts.format)?
         };
@@ -339,73 +697,159 @@ impl LineReader {
         } = open_lines(path)?;
         Ok(LineReader {
             path: path.to_path_buf(),
+            format_name: info.name,
+            device: None,
             lines,
             format,
             opts: opts.clone(),
-            line: String::with_capacity(256),
+            line: Vec::with_capacity(256),
+            rest_of_line: false,
             line_no: 0,
             skipped: 0,
             read_bytes,
             total_bytes,
         })
     }
+
+    /// Reads lines from `input` (already decompressed) in the format `opts.format` names (sniffing needs a
+    /// file); `label` names the input in errors. For input that is not a file: fuzzing, tests, pipes.
+    pub fn from_reader(
+        label: &Path,
+        input: Box<dyn BufRead + Send>,
+        opts: &TraceOptions,
+    ) -> Result<LineReader, TraceError> {
+        let info = format(&opts.format)?;
+        let format = (info.make)(opts).map_err(|what| TraceError::Option {
+            spec: label.display().to_string(),
+            what,
+        })?;
+        Ok(LineReader {
+            path: label.to_path_buf(),
+            format_name: info.name,
+            device: None,
+            lines: input,
+            format,
+            opts: opts.clone(),
+            line: Vec::with_capacity(256),
+            rest_of_line: false,
+            line_no: 0,
+            skipped: 0,
+            read_bytes: Arc::new(AtomicU64::new(0)),
+            total_bytes: 0,
+        })
+    }
+
+    /// The device / ASU / disk number of the last request, where the format names one.
+    pub fn device(&self) -> Option<u64> {
+        self.device
+    }
+
+    /// The name of the format being read (the sniffed one for `format = "auto"`).
+    pub fn format_name(&self) -> &'static str {
+        self.format_name
+    }
+
+    fn parse_error(&self, line: String, expected: String) -> TraceError {
+        TraceError::Parse {
+            path: self.path.clone(),
+            line_no: self.line_no,
+            line,
+            expected,
+        }
+    }
+
+    /// The current line as a request, `Ok(None)` for a line that holds none, or what is wrong with it.
+    fn parse_line(&mut self) -> Result<Option<Request>, TraceError> {
+        let text = match line_text(&self.line, self.line_no) {
+            Ok(t) => t,
+            Err(expected) => {
+                let shown = clip(&String::from_utf8_lossy(&self.line));
+                return Err(self.parse_error(shown, expected));
+            }
+        };
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let bad = |expected: String| (clip(text), clip_quoted(&expected));
+        let parsed = self.format.parse(text).map_err(bad).and_then(|p| match p {
+            Parsed::Record { request, .. } if request.offset.checked_add(request.len).is_none() => {
+                Err(bad(format!(
+                    "offset + length within 2^64 bytes, got offset {} and length {}",
+                    request.offset, request.len
+                )))
+            }
+            Parsed::Record { request, .. } if !request.time_us.is_finite() => {
+                Err(bad("a finite time".to_string()))
+            }
+            p => Ok(p),
+        });
+        match parsed {
+            Ok(Parsed::Skip) => Ok(None),
+            Ok(Parsed::Record { request, device }) => {
+                self.device = device;
+                if let Some(wanted) = self.opts.device {
+                    match device {
+                        Some(d) if d != wanted => return Ok(None),
+                        Some(_) => {}
+                        None => {
+                            return Err(TraceError::Option {
+                                spec: self.path.display().to_string(),
+                                what: format!(
+                                    "device={wanted} was asked for, but this format has no device column \
+                                     (line {}); drop the device option",
+                                    self.line_no
+                                ),
+                            })
+                        }
+                    }
+                }
+                if self.opts.writes_only && request.op != Op::Write {
+                    return Ok(None);
+                }
+                Ok(Some(request))
+            }
+            Err((line, expected)) => Err(self.parse_error(line, expected)),
+        }
+    }
 }
 
 impl RequestSource for LineReader {
     fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
         loop {
-            self.line.clear();
-            match self.lines.read_line(&mut self.line) {
-                Ok(0) => return None,
-                Ok(_) => {}
-                Err(source) => {
-                    return Some(Err(TraceError::Io {
-                        path: self.path.clone(),
-                        source,
-                    }))
+            let io = |source| TraceError::Io {
+                path: self.path.clone(),
+                source,
+            };
+            if self.rest_of_line {
+                self.rest_of_line = false;
+                match skip_rest_of_line(&mut *self.lines) {
+                    Ok(true) => {}
+                    Ok(false) => return None,
+                    Err(e) => return Some(Err(io(e))),
                 }
             }
+            let read = match read_bounded(&mut *self.lines, &mut self.line) {
+                Ok(r) => r,
+                Err(e) => return Some(Err(io(e))),
+            };
             self.line_no += 1;
-            let line = self.line.trim_end_matches(['\n', '\r']);
-            if line.trim().is_empty() {
-                continue;
-            }
-            match self.format.parse(line) {
-                Ok(Parsed::Skip) => continue,
-                Ok(Parsed::Record { request, device }) => {
-                    if let Some(wanted) = self.opts.device {
-                        match device {
-                            Some(d) if d != wanted => continue,
-                            Some(_) => {}
-                            None => {
-                                return Some(Err(TraceError::Option {
-                                    spec: self.path.display().to_string(),
-                                    what: format!(
-                                        "device={wanted} was asked for, but this format has no device column \
-                                         (line {}); drop the device option",
-                                        self.line_no
-                                    ),
-                                }))
-                            }
-                        }
-                    }
-                    if self.opts.writes_only && request.op != Op::Write {
-                        continue;
-                    }
-                    return Some(Ok(request));
+            let result = match read {
+                LineRead::Eof => return None,
+                LineRead::TooLong => {
+                    self.rest_of_line = true;
+                    let shown = clip(&String::from_utf8_lossy(&self.line[..MAX_QUOTE_CHARS * 4]));
+                    Err(self.parse_error(shown, too_long()))
                 }
-                Err(_) if self.opts.skip_bad_lines => {
+                LineRead::Line => self.parse_line(),
+            };
+            match result {
+                Ok(None) => continue,
+                Ok(Some(request)) => return Some(Ok(request)),
+                Err(TraceError::Parse { .. }) if self.opts.skip_bad_lines => {
                     self.skipped += 1;
                     continue;
                 }
-                Err(expected) => {
-                    return Some(Err(TraceError::Parse {
-                        path: self.path.clone(),
-                        line_no: self.line_no,
-                        line: line.chars().take(200).collect(),
-                        expected,
-                    }))
-                }
+                Err(e) => return Some(Err(e)),
             }
         }
     }
@@ -416,6 +860,10 @@ impl RequestSource for LineReader {
 
     fn progress(&self) -> (u64, u64) {
         (self.read_bytes.load(Ordering::Relaxed), self.total_bytes)
+    }
+
+    fn position(&self) -> Option<String> {
+        Some(format!("{}:{}", self.path.display(), self.line_no))
     }
 }
 

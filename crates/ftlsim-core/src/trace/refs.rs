@@ -30,7 +30,7 @@ pub fn write_refs(
     page_bytes: u32,
     max_points: usize,
 ) -> Result<WriteRefs, TraceError> {
-    let info = info(spec, opts, block_bytes, page_bytes)?;
+    let info = info(spec, opts, block_bytes, page_bytes, &mut |_, _| true)?;
     let page = page_bytes as u64;
     let nblocks = info.highest_address.div_ceil(block_bytes) as usize;
     let mut counts: SparseVec<u64> = SparseVec::new(nblocks, 0);

@@ -8,8 +8,11 @@
 //! or 1. `disksim` never sniffs: nothing in a line tells milliseconds from nanoseconds, so such a trace is
 //! read as `ssdsim` unless `format="disksim"` is given.
 
-use super::{field_sectors, field_u64, Fields, FormatInfo, Parsed, TraceOptions};
+use super::{
+    field_sectors, field_u64, sectors_of, Fields, FormatInfo, FormatWriter, Parsed, TraceOptions,
+};
 use crate::request::{Op, Request};
+use std::io::Write;
 
 pub const SSDSIM: FormatInfo = FormatInfo {
     name: "ssdsim",
@@ -103,6 +106,28 @@ impl super::Format for Ascii {
         self.parse_line(line)
     }
 }
+
+/// SSDsim / MQSim ASCII output (`.trace`, `.ascii`): times in ns, device 0, sectors. It has no trims and no
+/// tags, and counts whole sectors, so a trim or a request off the 512 B grid is refused rather than changed.
+pub const WRITER: FormatWriter = FormatWriter {
+    name: "ssdsim",
+    extensions: &["trace", "ascii"],
+    header: "",
+    check: |r| {
+        if r.op == Op::Trim {
+            return Err(
+                "a trim, which SSDsim / MQSim ASCII cannot express (write .csv or .blkparse)"
+                    .into(),
+            );
+        }
+        sectors_of(r).map(|_| ())
+    },
+    line: |out: &mut dyn Write, r: &Request| {
+        let (lba, size) = sectors_of(r).unwrap_or_default();
+        let op = if r.op == Op::Read { 1 } else { 0 };
+        writeln!(out, "{} 0 {lba} {size} {op}", r.time_us * 1e3)
+    },
+};
 
 #[cfg(test)]
 mod tests {

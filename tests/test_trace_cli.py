@@ -1,0 +1,94 @@
+"""Trace input and conversion from the command line (issues 15 and 16): lossless generate / convert by
+extension, info's format, devices and distribution plot, --compact, and hostile files ending in clean errors."""
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+import ftlsim
+from ftlsim.cli import main
+from ftlsim.trace import info, plot_info
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACES = ROOT.parent / "shared" / "traces"
+FIXTURES = ROOT / "crates" / "ftlsim-core" / "tests" / "fixtures"
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_convert_keeps_times_in_every_format_the_extension_names(tmp_path):
+    source = FIXTURES / "tiny.msr"
+    want = info(source)
+    for name in ("a.csv", "a.trace", "a.ascii", "a.blkparse", "a.csv.gz"):
+        out = tmp_path / name
+        result = invoke("convert", source, "-o", out)
+        assert result.exit_code == 0, result.output
+        assert f"{want['requests']} requests written" in result.output
+        got = info(out)
+        assert got["format"] == {"a.trace": "ssdsim", "a.ascii": "ssdsim", "a.blkparse": "blkparse"}.get(name, "csv")
+        for key in ("requests", "reads", "writes", "write_bytes", "highest_address", "page_writes"):
+            assert got[key] == want[key], (name, key)
+        assert abs(got["duration_us"] - want["duration_us"]) < 1e-3, name
+        assert got["duration_us"] > 0
+
+
+def test_generate_refuses_an_unknown_extension_and_its_own_input(tmp_path):
+    trace = tmp_path / "same.msr"
+    original = (FIXTURES / "tiny.msr").read_bytes()
+    trace.write_bytes(original)
+    result = invoke("generate", trace, "-o", trace)
+    assert result.exit_code == 2 and "is the input trace" in result.output
+    assert trace.read_bytes() == original, "the input is untouched"
+    other = tmp_path / "other.msr"
+    result = invoke("generate", trace, "-o", other)
+    assert result.exit_code == 2
+    assert "`.msr` names no format" in result.output and ".blkparse" in result.output
+    assert not other.exists()
+
+    csv = tmp_path / "same.csv"
+    csv.write_text("W,0,4096\n")
+    result = invoke("generate", csv, "-o", csv)
+    assert result.exit_code == 2 and "is the input trace" in result.output
+    assert csv.read_text() == "W,0,4096\n"
+
+
+def test_info_names_format_devices_and_draws_distributions(tmp_path):
+    out, png = tmp_path / "info.json", tmp_path / "info.png"
+    result = invoke("info", TRACES / "msr_wdev_1.csv", "--json", out, "--plot", png)
+    assert result.exit_code == 0, result.output
+    stats = json.loads(out.read_text())
+    assert stats["format"] == "msr" and "msr" in result.output
+    assert stats["devices"] == [{"device": 1, "requests": 1055}]
+    assert sum(stats["distributions"]["request_bytes"]) == 1055
+    assert sum(stats["distributions"]["inter_arrival_us"]) == 1054
+    # Write popularity counts each written page once: 369 of them (see the engine's info test).
+    assert sum(stats["distributions"]["page_writes"]) == 369 * 8
+    assert png.stat().st_size > 10_000
+    fig = plot_info(stats)
+    assert len(fig.axes) == 4 and "msr" in fig._suptitle.get_text()
+
+
+def test_info_on_endless_or_huge_input_is_a_clean_error_or_instant(tmp_path):
+    result = invoke("info", "/dev/zero")
+    assert result.exit_code == 2 and "65536 bytes" in result.output
+    trace = tmp_path / "tib.csv"
+    trace.write_text("W,0,1099511627776\n")
+    result = invoke("info", trace, "--json", tmp_path / "i.json")
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "i.json").read_text())["footprint_bytes"] == 1 << 40
+    result = invoke("info", trace, "--page-bytes", "-1")
+    assert result.exit_code == 2 and "page-bytes" in result.output
+
+
+def test_compact_runs_a_trace_spanning_terabytes(tmp_path):
+    trace = tmp_path / "sparse.csv"
+    trace.write_text("".join(f"W,{(i << 42) + 4096},8192\n" for i in range(4)) + "R,4096,8192\n")
+    out = tmp_path / "r.json"
+    result = invoke("run", trace, "--compact", "--json", out)
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["host.requests"] == 5
+    assert ftlsim.simulate(str(trace), compact=True)["host.requests"] == 5
