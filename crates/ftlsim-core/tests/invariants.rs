@@ -14,7 +14,13 @@ use proptest::prelude::*;
 fn variants(scheme: &str) -> Vec<serde_json::Value> {
     let mut v = vec![serde_json::json!({})];
     match scheme {
-        "page" => v.push(serde_json::json!({"over_provisioning": 0.0})),
+        "page" => {
+            v.push(serde_json::json!({"over_provisioning": 0.0}));
+            v.push(serde_json::json!({"over_provisioning": 0.0, "gc_frontier": true}));
+            v.push(serde_json::json!({"over_provisioning": 0.0, "victim": "cost-benefit"}));
+            v.push(serde_json::json!({"gc_frontier": true, "victim": "cost-benefit", "wear_leveling_threshold": 1}));
+            v.push(serde_json::json!({"over_provisioning": 0.0, "wear_leveling_threshold": 2, "gc_reserve_blocks": 2}));
+        }
         "bast" => {
             v.push(serde_json::json!({"log_blocks": 1}));
             v.push(serde_json::json!({"log_blocks": 2, "partial_merge": true}));
