@@ -32,3 +32,16 @@ def test_run_options_reach_the_engine():
     r = ftlsim.simulate("uniform:writes=2000,seed=2", ftl="page", capacity="2MiB", rmw=False, measure_from=1000)
     assert r["config.rmw"] is False
     assert r["host.requests"] == 1000
+
+
+def test_power_cuts_from_the_command_line():
+    from click.testing import CliRunner
+
+    from ftlsim.cli import main
+
+    result = CliRunner().invoke(main, ["run", "hotcold:writes=3000,seed=1", "--ftl", "page", "--capacity", "1MiB",
+                                       "--power-cuts", "20", "--mount-at-end", "--json", "/dev/stdout"])
+    assert result.exit_code == 0, result.output
+    assert "power.cuts_survived" in result.output and "mount.time_us.mean" in result.output
+    r = ftlsim.simulate("hotcold:writes=3000,seed=1", ftl="block", capacity="1MiB", power_cuts=20)
+    assert r["power.cuts"] == r["power.cuts_survived"] >= 18

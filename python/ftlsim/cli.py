@@ -172,10 +172,15 @@ def main():
 @click.argument("trace", required=False)
 @click.option("--ftl", default="page", show_default=True, help="Scheme name (see `ftlsim list`).")
 @common_options
+@click.option("--power-cuts", type=click.IntRange(min=0), default=0,
+              help="Crash test: cut the power at N random flash operations, mount from flash after each and "
+                   "check every logical page (schemes that can mount: ftlsim list).")
+@click.option("--power-cut-seed", type=int, default=1, show_default=True, help="Seed of the cut points.")
+@click.option("--mount-at-end", is_flag=True, help="Mount the scheme from flash after the trace: its boot cost.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
 def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap,
-        nvram, nvram_policy, json_path, csv_path):
+        nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, json_path, csv_path):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
 
     With no TRACE, runs the built-in default uniform:writes=150000,seed=1 (the FAST paper's pattern E)."""
@@ -185,6 +190,10 @@ def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, wr
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     kwargs.update(trace_kwargs(device, writes_only, skip_bad_lines, wrap))
     kwargs.update(nvram_kwargs(nvram, nvram_policy))
+    if power_cuts:
+        kwargs.update(power_cuts=power_cuts, power_cut_seed=power_cut_seed)
+    if mount_at_end:
+        kwargs["mount_at_end"] = True
     bar = LazyProgress(f"{ftl}")
     try:
         report = simulate(trace, ftl=ftl, preset=preset, capacity=capacity, precondition=precondition,

@@ -46,6 +46,41 @@ pub struct Mark {
     inner: FlashCounts,
 }
 
+/// Where a power cut is due: the flash operation it lands before, counted from when it was armed.
+#[derive(Clone, Copy, Debug, Default)]
+struct PowerSwitch {
+    ops: u64,
+    cut_before: Option<u64>,
+    /// Merges and GC runs open now (a cut inside one leaves it half done).
+    open_marks: u32,
+}
+
+/// Where a power cut landed, for the durability report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CutPoint {
+    /// The flash operation (counted from when the cut was armed) that did not happen.
+    pub op: u64,
+    pub class: OpClass,
+    /// The run's phase then (host, rmw, idle, flush).
+    pub phase: Cause,
+    /// Merges or garbage collections that were open.
+    pub open_marks: u32,
+}
+
+impl CutPoint {
+    /// What the scheme was doing, in words.
+    pub fn doing(&self) -> String {
+        let what = if self.class == OpClass::Map {
+            "writing or reading its mapping pages"
+        } else if self.open_marks > 0 {
+            "in the middle of a merge or garbage collection"
+        } else {
+            "serving the request itself"
+        };
+        format!("{what} ({} phase)", self.phase.name())
+    }
+}
+
 /// The partition of data-class operations by [`Cause`]: the phase the run is in (host, rmw, idle, flush) takes
 /// every operation not claimed by a merge or GC mark closed inside it (in the host and rmw phases only).
 #[derive(Clone, Debug, Default)]
@@ -64,6 +99,7 @@ pub struct Device {
     scheme: String,
     pub stats: Stats,
     causes: CauseLedger,
+    power: PowerSwitch,
     /// Pages moved by [`Device::copy`]; merges and GC report their copies from this.
     copies: u64,
     /// Time spent in an NVRAM write cache in front of the scheme ([`Device::charge_nvram`]). The chip counts
@@ -84,6 +120,7 @@ impl Device {
             scheme: scheme.to_string(),
             stats: Stats::new(geometry.pages_per_block),
             causes: CauseLedger::default(),
+            power: PowerSwitch::default(),
             copies: 0,
             nvram_us: 0.0,
         }
@@ -148,6 +185,7 @@ impl Device {
     /// Reads a page, counted in `class`.
     #[inline]
     pub fn read_in(&mut self, class: OpClass, ppn: Ppn) -> Result<PageRead> {
+        self.step(class)?;
         self.chip.read(ppn, class).map_err(|v| self.rule(v))
     }
 
@@ -160,12 +198,14 @@ impl Device {
     /// Reads a spare area, counted in `class`.
     #[inline]
     pub fn read_spare_in(&mut self, class: OpClass, ppn: Ppn) -> Result<Spare> {
+        self.step(class)?;
         self.chip.read_spare(ppn, class).map_err(|v| self.rule(v))
     }
 
     /// Programs a page holding `token` for logical page `lpn`.
     #[inline]
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {
+        self.step(OpClass::Data)?;
         self.chip
             .program(ppn, token, lpn.0, AUX_ERASED, OpClass::Data)
             .map_err(|v| self.rule(v))
@@ -181,6 +221,7 @@ impl Device {
         lpn: u32,
         aux: u32,
     ) -> Result<()> {
+        self.step(class)?;
         self.chip
             .program(ppn, token, lpn, aux, class)
             .map_err(|v| self.rule(v))
@@ -193,6 +234,7 @@ impl Device {
 
     /// Programs only the spare area: set the scheme word once, clear flags.
     pub fn program_spare(&mut self, ppn: Ppn, aux: Option<u32>, clear_flags: u8) -> Result<()> {
+        self.step(OpClass::Data)?;
         self.chip
             .program_spare(ppn, aux, clear_flags, OpClass::Data)
             .map_err(|v| self.rule(v))
@@ -205,6 +247,7 @@ impl Device {
 
     /// Erases a block, counted in `class`.
     pub fn erase_in(&mut self, class: OpClass, pbn: Pbn) -> Result<()> {
+        self.step(class)?;
         self.chip.erase(pbn, class).map_err(|v| self.rule(v))
     }
 
@@ -220,6 +263,7 @@ impl Device {
         let page = self.read_in(class, from)?;
         match page.token {
             Some(token) => {
+                self.step(class)?;
                 self.chip
                     .program(to, token, page.spare.lpn, AUX_ERASED, class)
                     .map_err(|v| self.rule(v))?;
@@ -234,8 +278,32 @@ impl Device {
         self.chip.counts(OpClass::Map)
     }
 
+    /// Cuts the power before the `op`-th flash operation from now (1: the next one); None disarms.
+    pub fn arm_power_cut(&mut self, op: Option<u64>) {
+        self.power.ops = 0;
+        self.power.cut_before = op;
+        self.power.open_marks = 0;
+    }
+
+    /// Counts a flash operation; the one a power cut lands before fails with [`SimError::PowerCut`].
+    #[inline]
+    fn step(&mut self, class: OpClass) -> Result<()> {
+        self.power.ops += 1;
+        if Some(self.power.ops) == self.power.cut_before {
+            self.power.cut_before = None;
+            return Err(SimError::PowerCut(CutPoint {
+                op: self.power.ops,
+                class,
+                phase: self.causes.phase.unwrap_or(Cause::Host),
+                open_marks: self.power.open_marks,
+            }));
+        }
+        Ok(())
+    }
+
     /// Opens a merge or a garbage collection: close it with [`Device::end_merge`] or [`Device::end_gc`].
-    pub fn begin(&self) -> Mark {
+    pub fn begin(&mut self) -> Mark {
+        self.power.open_marks += 1;
         Mark {
             counts: self.chip.total_counts(),
             copies: self.copies,
@@ -267,8 +335,12 @@ impl Device {
     /// Gives the data-class operations of a closing mark, less those of marks closed inside it, to `cause`
     /// (in the host and rmw phases; idle and flush keep everything done in them).
     fn claim(&mut self, mark: &Mark, cause: Cause) {
+        self.power.open_marks = self.power.open_marks.saturating_sub(1);
         let ledger = &mut self.causes;
-        if !matches!(ledger.phase, None | Some(Cause::Host) | Some(Cause::Rmw)) {
+        if !matches!(
+            ledger.phase,
+            None | Some(Cause::Host) | Some(Cause::Rmw) | Some(Cause::Mount)
+        ) {
             return;
         }
         let all = self.chip.counts(OpClass::Data).minus(&mark.data);

@@ -53,6 +53,31 @@ pub enum SimError {
 
     #[error("run cancelled")]
     Cancelled,
+
+    /// The power was cut (a crash test): the scheme's RAM is gone, the chip keeps what it holds.
+    #[error("power cut before flash operation {} while {}", .0.op, .0.doing())]
+    PowerCut(crate::device::CutPoint),
+
+    #[error(
+        "durability broken by scheme `{scheme}` after power cut {cut} (before flash operation {op} of request \
+         #{request}, {doing}) and mount: logical page {lpn} should read {expected} but read {returned}"
+    )]
+    Durability {
+        scheme: String,
+        cut: u64,
+        op: u64,
+        request: u64,
+        doing: String,
+        lpn: u32,
+        expected: String,
+        returned: String,
+    },
+
+    #[error(
+        "scheme `{scheme}` cannot yet rebuild itself from flash after a power cut (no mount); \
+         run it without power_cuts / mount_at_end"
+    )]
+    NoMount { scheme: String },
 }
 
 pub type Result<T> = std::result::Result<T, SimError>;

@@ -82,6 +82,21 @@ pub struct Times {
     pub by_cause: [f64; Cause::COUNT],
 }
 
+/// A crash test's figures (`power_cuts`) and the cost of mounting the scheme from flash.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PowerFigures {
+    pub cuts: u64,
+    pub cuts_survived: u64,
+    pub cuts_in_merge_or_gc: u64,
+    pub cuts_in_map_io: u64,
+    pub pages_checked: u64,
+    pub mounts: u64,
+    pub mount_spare_reads: u64,
+    pub mount_page_reads: u64,
+    pub mount_time_us_sum: f64,
+    pub mount_time_us_max: f64,
+}
+
 /// The wall-clock figures of the simulator itself.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SimFigures {
@@ -118,6 +133,7 @@ pub struct Report {
     pub latency_write: LatencySummary,
     /// Erases during preconditioning (before the counters were zeroed).
     pub precondition_erases: u64,
+    pub power: PowerFigures,
     pub ram: Vec<RamItem>,
     /// Scheme-specific figures, already flat.
     pub extra: Extra,
@@ -153,6 +169,8 @@ pub enum Section {
     Latency,
     #[serde(rename = "Wear and RAM")]
     WearAndRam,
+    #[serde(rename = "Power loss")]
+    Power,
     Scheme,
     Simulator,
 }
@@ -741,6 +759,69 @@ impl Report {
             "erases during preconditioning, before the counters were zeroed",
             self.precondition_erases,
         );
+
+        let p = &self.power;
+        k.section = Section::Power;
+        if p.mounts > 0 || k.schema() {
+            k.shown(true);
+            k.put(
+                "power.cuts",
+                Unit::Count,
+                "power cuts of a crash test (power_cuts)",
+                p.cuts,
+            );
+            k.put(
+                "power.cuts_survived",
+                Unit::Count,
+                "cuts after which the mount and the durability check succeeded",
+                p.cuts_survived,
+            );
+            k.shown(false);
+            k.put(
+                "power.cuts_in_merge_or_gc",
+                Unit::Count,
+                "cuts that landed inside a merge or garbage collection",
+                p.cuts_in_merge_or_gc,
+            );
+            k.put(
+                "power.cuts_in_map_io",
+                Unit::Count,
+                "cuts that landed on an operation of the scheme's mapping pages",
+                p.cuts_in_map_io,
+            );
+            k.put(
+                "power.pages_checked",
+                Unit::Pages,
+                "logical pages read back and checked after the mounts",
+                p.pages_checked,
+            );
+            k.put("mount.count", Unit::Count, "mounts from flash", p.mounts);
+            k.shown(true);
+            k.put(
+                "mount.spare_reads",
+                Unit::Count,
+                "spare reads of all mounts",
+                p.mount_spare_reads,
+            );
+            k.put(
+                "mount.page_reads",
+                Unit::Count,
+                "page reads of all mounts",
+                p.mount_page_reads,
+            );
+            k.put(
+                "mount.time_us.mean",
+                Unit::Us,
+                "modeled time of a mount (boot), mean",
+                num(p.mount_time_us_sum / p.mounts as f64),
+            );
+            k.put(
+                "mount.time_us.max",
+                Unit::Us,
+                "modeled time of a mount (boot), longest",
+                num(p.mount_time_us_max),
+            );
+        }
 
         k.section = Section::Scheme;
         if k.schema() {

@@ -104,8 +104,9 @@ kinds! {
 kinds! {
     /// Why flash time was spent: a partition of every operation (and NVRAM access) of a run. The precedence
     /// that makes it a partition: an operation on the scheme's own mapping pages is `map`; otherwise an
-    /// operation during idle time or the end-of-trace flush is `idle` or `flush`; otherwise one inside a merge
-    /// or a garbage collection is `merge` or `gc` (the innermost, so a merge run by a GC is a merge); a read of
+    /// operation during idle time, the end-of-trace flush or a crash test's check is `idle`, `flush` or
+    /// `check`; otherwise one inside a merge or a garbage collection is `merge` or `gc`; the rest of a mount is
+    /// `mount` (the innermost, so a merge run by a GC is a merge); a read of
     /// the old page for a partial-page write is `rmw`; the rest is `host`; NVRAM accesses are `nvram`.
     pub enum Cause {
         /// Host reads and writes themselves.
@@ -124,6 +125,10 @@ kinds! {
         Flush => "flush",
         /// Accesses to an NVRAM write cache.
         Nvram => "nvram",
+        /// Rebuilding the scheme's RAM from flash after a power cut.
+        Mount => "mount",
+        /// The crash test's own reads of every logical page after a mount (not part of the workload).
+        Check => "check",
     }
 }
 

@@ -14,11 +14,18 @@
 //! per logical page and the in-order frontier per block: the data-block map the log-block schemes share
 //! (`common/data_blocks.rs`). Choice: the written bit is kept in RAM rather than found by a spare read, so the baseline's
 //! only flash traffic is the data itself. Spare area: the logical page number. One extra physical block.
+//!
+//! Mount (after a power cut): every page's spare area is read (pages are programmed at their offsets, so a
+//! block can have holes): a block holding pages of logical block `lbn` is its data block. An overwrite
+//! interrupted before it erased the old block leaves two blocks for one `lbn`; the old one (lower sequence
+//! numbers) is complete and kept, the new one is erased at mount, so the write in flight is lost, as it may
+//! be. Cost: pages-per-block spare reads per physical block, and one erase per interrupted overwrite.
 
+use super::common::boot_scan::{scan_block, Extent};
 use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
 use super::{defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Token};
+use crate::addr::{Lpn, Pbn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
@@ -39,6 +46,8 @@ pub struct BlockParams {}
 
 pub struct BlockFtl {
     ppb: u32,
+    logical_blocks: u32,
+    sequential_program: bool,
     physical_blocks: u32,
     /// The block map, the written bit of each logical page and each block's in-order frontier.
     data: DataBlocks,
@@ -50,6 +59,8 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let blocks = g.logical_blocks + 1;
     let ftl = BlockFtl {
         ppb: g.pages_per_block,
+        logical_blocks: g.logical_blocks,
+        sequential_program: g.sequential_program,
         physical_blocks: blocks,
         data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
         free: FreePool::with_range(0, blocks),
@@ -99,6 +110,49 @@ impl Ftl for BlockFtl {
         dev.erase(old)?;
         self.free.put(old);
         dev.end_gc(mark);
+        Ok(())
+    }
+
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        self.data = DataBlocks::new(self.logical_blocks, self.ppb, self.sequential_program);
+        self.free = FreePool::with_range(0, 0);
+        // Per logical block: its block and the highest sequence number in it (mount-time RAM).
+        let mut owner: Vec<Option<(u32, Pbn)>> = vec![None; self.logical_blocks as usize];
+        let mut pages: Vec<Vec<u32>> = Vec::new();
+        for pbn in (0..self.physical_blocks).map(Pbn) {
+            let (mut lbn, mut seq, mut offsets) = (None, 0, Vec::new());
+            scan_block(dev, pbn, Extent::EveryPage, |offset, _, spare| {
+                lbn = spare.lpn().map(|l| l.0 / self.ppb);
+                seq = seq.max(spare.seq);
+                offsets.push(offset);
+            })?;
+            pages.push(offsets);
+            let Some(lbn) = lbn else {
+                self.free.put(pbn);
+                continue;
+            };
+            let slot = &mut owner[lbn as usize];
+            match *slot {
+                // An interrupted overwrite: keep the older, complete block; erase the newer.
+                Some((other_seq, other)) => {
+                    let newer = if seq > other_seq { pbn } else { other };
+                    if newer == other {
+                        *slot = Some((seq, pbn));
+                    }
+                    dev.erase(newer)?;
+                    self.free.put(newer);
+                }
+                None => *slot = Some((seq, pbn)),
+            }
+        }
+        for (lbn, entry) in owner.iter().enumerate() {
+            if let Some((_, pbn)) = entry {
+                self.data.relocate(lbn as u32, *pbn);
+                for offset in &pages[pbn.index()] {
+                    self.data.mark_programmed(lbn as u32 * self.ppb + offset);
+                }
+            }
+        }
         Ok(())
     }
 

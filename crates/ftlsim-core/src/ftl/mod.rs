@@ -77,6 +77,15 @@ pub trait Ftl: Send {
     /// Preconditioning is over and the device's counters were zeroed: zero the scheme's own figures too.
     fn reset_counters(&mut self) {}
 
+    /// The power was cut: forget every table held in RAM and rebuild it from the chip alone (spare areas, map
+    /// blocks, reserved blocks), as the controller does at boot. What the scheme reads and writes here are real
+    /// flash operations, reported as the mount's cost. A scheme that cannot mount says so (the default).
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        Err(SimError::NoMount {
+            scheme: dev.scheme().to_string(),
+        })
+    }
+
     /// The RAM the scheme's tables need on a controller, structure by structure.
     fn ram(&self) -> Vec<RamItem>;
 

@@ -267,8 +267,9 @@ impl Nvram {
     /// Page policies: evicts the least recently written page. Returns the pages written out.
     fn evict_page(&mut self, dev: &mut Device) -> Result<u64> {
         let victim = self.lru.back().expect("evicting with pages cached");
-        self.lru.unlink(victim);
+        // Unlinked only once written out: a power cut in between leaves it cached and still the victim.
         self.write_out(victim, dev)?;
+        self.lru.unlink(victim);
         Ok(1)
     }
 
@@ -276,7 +277,6 @@ impl Nvram {
     /// NVRAM lacks with reads from the inner scheme (BPLRU §3.2). Returns the cached pages written out.
     fn evict_block(&mut self, dev: &mut Device) -> Result<u64> {
         let node = self.lru.back().expect("evicting with blocks cached");
-        self.lru.unlink(node);
         let lbn = self.node_lbn[node as usize];
         let first = lbn * self.ppb;
         let end = (first + self.ppb).min(self.logical_pages);
@@ -291,6 +291,8 @@ impl Nvram {
                 self.padding_writes += 1;
             }
         }
+        // Unlinked only once written out: a power cut in between leaves the rest cached and the block the victim.
+        self.lru.unlink(node);
         self.node_of.set(lbn as usize, NIL);
         self.node_pages[node as usize] = 0;
         self.free_nodes.push(node);
@@ -307,7 +309,10 @@ impl Nvram {
 
     /// Caches a new page (no slot held yet), evicting first if the NVRAM is full.
     fn insert(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        while self.free_slots.is_empty() {
+        // BPLRU also needs a free block node: a block whose eviction a power cut interrupted keeps its node.
+        while self.free_slots.is_empty()
+            || (self.opts.policy == Policy::Bplru && self.free_nodes.is_empty())
+        {
             self.evictions += 1;
             self.evict(dev)?;
         }
@@ -400,6 +405,12 @@ impl Ftl for Nvram {
 
     fn idle(&mut self, dev: &mut Device) -> Result<()> {
         self.inner.idle(dev)
+    }
+
+    /// The NVRAM and its index are non-volatile (003 §3): they survive a power cut as they are; the scheme
+    /// behind them mounts from flash.
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        self.inner.mount(dev)
     }
 
     fn finish(&mut self, dev: &mut Device) -> Result<()> {

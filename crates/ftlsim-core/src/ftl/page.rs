@@ -17,9 +17,21 @@
 //! valid counts and the page validity bits the simulator keeps to run GC are counted too, and a 4-byte age per
 //! block for cost-benefit, a 4-byte erase count per block for wear levelling.
 //! Spare area: the logical page number (for recovery). Choices: by default (today's behaviour) host writes and
-//! GC copies share one frontier, victims are greedy, no wear levelling; free blocks are used in FIFO order;
-//! trim invalidates the mapping; a GC frontier costs one more block of spare.
+//! GC copies share one frontier, victims are greedy, no wear levelling; free blocks are used in FIFO order; a
+//! GC frontier costs one more block of spare. Trim is honoured for reads (a trimmed page reads as nothing until
+//! written again), but the page stays live for GC until it is overwritten: were it invalidated, GC could erase
+//! its newest copy and leave an older one to win at the next mount, bringing back data older than what was
+//! trimmed. The trimmed bits are RAM only, so after a mount a trimmed page reads its last data (allowed).
+//!
+//! Mount (after a power cut): the map is rebuilt from the spare areas alone (the FAST paper's §3.2 remark on
+//! sector maps): every block's spare areas are read in page order up to its first erased page (pages are
+//! programmed in order), and the copy of a logical page with the highest sequence number wins, so a GC
+//! interrupted after copying a page leaves a stale copy that loses. Cost: one spare read per programmed page,
+//! plus one per block that is not full. Blocks with no programmed page are free; of the blocks not full, the
+//! newest becomes the host frontier again (the next newest the GC frontier, if any), the others wait for GC
+//! like full ones.
 
+use super::common::boot_scan::{scan_block, Extent};
 use super::common::page_store::{PageStore, Victim};
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Ppn, Token};
@@ -79,6 +91,8 @@ pub struct PageFtl {
     gc: usize,
     victim: Victim,
     wear_threshold: u32,
+    /// One bit per logical page: trimmed since its last write.
+    trimmed: Vec<u64>,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
@@ -111,6 +125,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         gc: frontiers as usize - 1,
         victim: p.victim,
         wear_threshold: p.wear_leveling_threshold,
+        trimmed: vec![0; (g.logical_pages() as usize).div_ceil(64)],
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -120,6 +135,9 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 
 impl Ftl for PageFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
+        if self.trimmed[lpn.index() / 64] & (1 << (lpn.0 % 64)) != 0 {
+            return Ok(None);
+        }
         match self.map.get(lpn.index()) {
             UNMAPPED => Ok(None),
             ppn => Ok(dev.read(Ppn(ppn))?.token),
@@ -133,12 +151,67 @@ impl Ftl for PageFtl {
         self.invalidate(lpn);
         self.map.set(lpn.index(), ppn.0);
         self.store.place(ppn, lpn.0);
+        self.trimmed[lpn.index() / 64] &= !(1 << (lpn.0 % 64));
         Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn, _dev: &mut Device) -> Result<()> {
-        self.invalidate(lpn);
-        self.map.set(lpn.index(), UNMAPPED);
+        if self.map.get(lpn.index()) != UNMAPPED {
+            self.trimmed[lpn.index() / 64] |= 1 << (lpn.0 % 64);
+        }
+        Ok(())
+    }
+
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let blocks = self.physical_blocks;
+        self.map = SparseVec::new(self.logical_pages as usize, UNMAPPED);
+        self.store.clear();
+        self.trimmed.fill(0);
+        // Mount-time RAM: the sequence number of each logical page's newest copy found so far.
+        let mut newest = SparseVec::new(self.logical_pages as usize, 0u32);
+        let mut open: Vec<(u32, Pbn, u32)> = Vec::new();
+        let mut erased = vec![false; blocks as usize];
+        for pbn in (0..blocks).map(Pbn) {
+            let mut block_seq = 0;
+            let programmed = scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
+                block_seq = block_seq.max(spare.seq);
+                let Some(lpn) = spare.lpn() else { return };
+                if spare.seq > newest.get(lpn.index()) {
+                    newest.set(lpn.index(), spare.seq);
+                    self.invalidate(lpn);
+                    self.map.set(lpn.index(), ppn.0);
+                    self.store.place(ppn, lpn.0);
+                }
+            })?;
+            match programmed {
+                0 => {
+                    erased[pbn.index()] = true;
+                    self.store.put_erased(pbn);
+                }
+                n if n == self.ppb => {}
+                n => open.push((block_seq, pbn, n)),
+            }
+        }
+        // The newest partly written block is the host frontier; the rest are collected like full blocks.
+        open.sort_unstable();
+        let host = open.pop().map(|(_, pbn, next)| {
+            self.store.open_frontier(HOST, pbn, next);
+            pbn.0
+        });
+        // With a GC frontier, the next newest partly written block is reopened as it (the spare area does not
+        // say which frontier wrote a block; either choice is safe, this one wastes no erased page).
+        let gc = (self.gc != HOST)
+            .then(|| open.pop())
+            .flatten()
+            .map(|(_, pbn, next)| {
+                self.store.open_frontier(self.gc, pbn, next);
+                pbn.0
+            });
+        for pbn in 0..blocks {
+            if !erased[pbn as usize] && host != Some(pbn) && gc != Some(pbn) {
+                self.store.add_candidate(Pbn(pbn));
+            }
+        }
         Ok(())
     }
 
@@ -161,6 +234,11 @@ impl Ftl for PageFtl {
                 "valid_bitmap",
                 pages.div_ceil(8),
                 format!("{pages} physical pages x 1 bit"),
+            ),
+            RamItem::new(
+                "trimmed_bitmap",
+                (self.logical_pages as u64).div_ceil(8),
+                format!("{} logical pages x 1 bit", self.logical_pages),
             ),
         ];
         if self.victim == Victim::CostBenefit {

@@ -28,6 +28,17 @@
 //!   programmed in order (`sequential_program`, o below its highest programmed page) is skipped by writes
 //!   without a spare read.
 //! - Physical blocks: the logical ones, `replacement_blocks`, and one merge target.
+//! - Mount (after a power cut): the chain links are RAM only (Linux NFTL keeps them in unit headers; here
+//!   the spare areas' sequence numbers suffice): every page's spare area is read; the blocks holding pages of
+//!   a logical block form its chain, in the order they were taken (the sequence number of each block's first
+//!   page: a block is first programmed when it is taken). Only the newest block of all can be the target of
+//!   a merge a cut interrupted, at the end of the chain it copies. If it holds every offset the rest of that
+//!   chain holds, the copy was finished and the cut stopped the erases: it becomes the data block and the
+//!   others are erased. If more replacement blocks are then in use than `replacement_blocks`, the cut stopped
+//!   the copy: the target is erased (the chain still holds every page). A partial target must not stay in the
+//!   chain: a later write of an offset it lacks would go to an earlier block, and the target's stale copy,
+//!   later in the chain, would win the reads (the crash test found this). Cost: one spare read per page of the scheme's blocks, plus the erases that finish or undo
+//!   an interrupted merge.
 
 use super::common::free_pool::FreePool;
 use super::common::valid_buckets::ValidBuckets;
@@ -193,6 +204,94 @@ impl Ftl for ReplacementFtl {
             ));
         }
         items
+    }
+
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let ppb = self.ppb;
+        self.data.fill(NONE);
+        self.next.fill(NONE);
+        self.frontier.fill(0);
+        self.chain_len.fill(0);
+        self.chains = ValidBuckets::new(self.logical_blocks, self.limit);
+        self.in_use = 0;
+        self.free = FreePool::with_range(0, 0);
+        // Each block's logical block, first and last sequence numbers, and programmed offsets.
+        let mut chains: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.logical_blocks as usize];
+        let mut offsets: Vec<Vec<u32>> = vec![Vec::new(); self.physical_blocks as usize];
+        let mut newest_block = (0, NONE);
+        for b in 0..self.physical_blocks {
+            let (mut vb, mut first_seq) = (NONE, u32::MAX);
+            for o in 0..ppb {
+                let spare = dev.read_spare(dev.ppn(Pbn(b), o))?;
+                if spare.lpn != NO_LPN {
+                    vb = spare.lpn / ppb;
+                    first_seq = first_seq.min(spare.seq);
+                    offsets[b as usize].push(o);
+                    self.frontier[b as usize] = o + 1;
+                }
+            }
+            if vb == NONE {
+                self.free.put(Pbn(b));
+                continue;
+            }
+            chains[vb as usize].push((first_seq, b));
+            if first_seq > newest_block.0 {
+                newest_block = (first_seq, b);
+            }
+        }
+        for chain in &mut chains {
+            chain.sort_unstable();
+        }
+        // Only the newest block of all can be a merge's target, and only while a merge was under way: then
+        // it ends the chain it copies.
+        let (_, target) = newest_block;
+        if let Some(chain) = chains
+            .iter_mut()
+            .find(|c| c.last().map(|e| e.1) == Some(target))
+        {
+            let holds_all = chain.iter().all(|&(_, b)| {
+                offsets[b as usize]
+                    .iter()
+                    .all(|o| offsets[target as usize].contains(o))
+            });
+            if chain.len() > 1 && holds_all {
+                // A finished copy with its erases cut short: the target alone holds everything.
+                for &(_, b) in &chain[..chain.len() - 1] {
+                    dev.erase(Pbn(b))?;
+                    self.free.put(Pbn(b));
+                    self.frontier[b as usize] = 0;
+                }
+                chain.drain(..chain.len() - 1);
+            }
+        }
+        let in_use: usize = chains.iter().map(|c| c.len().saturating_sub(1)).sum();
+        if in_use > self.limit as usize {
+            // A merge cut while copying (before it erased anything): the target is the newest block.
+            let chain = chains
+                .iter_mut()
+                .find(|c| c.last().map(|e| e.1) == Some(target))
+                .expect("the newest block ends its chain");
+            chain.pop();
+            dev.erase(Pbn(target))?;
+            self.free.put(Pbn(target));
+            self.frontier[target as usize] = 0;
+        }
+        for (vb, chain) in chains.iter().enumerate() {
+            let Some(&(_, first)) = chain.first() else {
+                continue;
+            };
+            self.data[vb] = first;
+            for pair in chain.windows(2) {
+                self.next[pair[0].1 as usize] = pair[1].1;
+            }
+            let len = chain.len() as u32 - 1;
+            if len > 0 {
+                self.chain_len[vb] = len;
+                self.in_use += len;
+                self.chains.insert(vb as u32, self.limit - len);
+            }
+        }
+        Ok(())
     }
 }
 

@@ -77,6 +77,12 @@ pub struct SimConfig {
     pub extra_blocks: Option<u32>,
     /// The same as a fraction of the logical blocks (give this or `extra_blocks`, not both).
     pub over_provisioning: Option<f64>,
+    /// Crash test: cut the power at this many flash operations chosen at random over the run, mount the
+    /// scheme from flash after each, check every logical page, and go on with the trace.
+    pub power_cuts: u32,
+    pub power_cut_seed: u64,
+    /// Mount the scheme from flash once after the trace, to measure its boot cost (`mount.*` keys).
+    pub mount_at_end: bool,
 }
 
 impl Default for SimConfig {
@@ -101,6 +107,9 @@ impl Default for SimConfig {
             measure_from: None,
             extra_blocks: None,
             over_provisioning: None,
+            power_cuts: 0,
+            power_cut_seed: 1,
+            mount_at_end: false,
         }
     }
 }

@@ -14,11 +14,12 @@ pub use nvram::ram;
 
 use crate::addr::{Lpn, Token};
 use crate::config::{format_size, Geometry};
-use crate::device::{Device, RequestInfo};
+use crate::device::{CutPoint, Device, RequestInfo};
 use crate::error::{Result, SimError};
 use crate::ftl::nvram::Nvram;
 use crate::ftl::{self, Ftl};
-use crate::report::{ConfigEcho, HostCounts, Report, SimFigures, Times};
+use crate::nand::OpClass;
+use crate::report::{ConfigEcho, HostCounts, PowerFigures, Report, SimFigures, Times};
 use crate::request::{Op, Request};
 use crate::sparse::SparseVec;
 use crate::stats::Cause;
@@ -79,7 +80,6 @@ pub fn run(cfg: &SimConfig, trace_spec: &str, progress: OnProgress) -> Result<Re
     let ticker = Ticker::new(progress);
     let resolved =
         config::resolve_device_with(cfg, Some(trace_spec), &mut |p| (ticker.on_progress)(p))?;
-    let built = build_scheme(cfg, &resolved.geometry)?;
     let open = || -> Result<Box<dyn RequestSource>> {
         Ok(trace::open(
             trace_spec,
@@ -88,7 +88,8 @@ pub fn run(cfg: &SimConfig, trace_spec: &str, progress: OnProgress) -> Result<Re
             resolved.geometry.page_bytes,
         )?)
     };
-    drive(cfg, &resolved, built, &open, trace_spec, started, ticker)
+    let make = |g: &Geometry| build_scheme(cfg, g);
+    drive(cfg, &resolved, &make, &open, trace_spec, started, ticker)
 }
 
 /// Runs requests held in memory (tests, generated sequences). The capacity comes from the config, else the
@@ -101,7 +102,7 @@ pub fn run_requests(cfg: &SimConfig, requests: Vec<Request>) -> Result<Report> {
 /// a scheme that is not in the registry (a deliberately broken one, say).
 pub fn run_custom(
     cfg: &SimConfig,
-    make: impl FnOnce(&Geometry) -> Result<ftl::Built>,
+    make: impl Fn(&Geometry) -> Result<ftl::Built>,
     requests: Vec<Request>,
 ) -> Result<Report> {
     run_built(
@@ -120,7 +121,7 @@ pub fn run_custom(
 
 fn run_built(
     cfg: &SimConfig,
-    make: impl FnOnce(&Geometry) -> Result<BuiltRun>,
+    make: impl Fn(&Geometry) -> Result<BuiltRun>,
     requests: Vec<Request>,
 ) -> Result<Report> {
     let started = Instant::now();
@@ -129,14 +130,13 @@ fn run_built(
         let end = requests.iter().map(|r| r.offset + r.len).max().unwrap_or(1);
         resolved.geometry = resolved.spec.geometry(end)?;
     }
-    let built = make(&resolved.geometry)?;
     let open = || -> Result<Box<dyn RequestSource>> {
         Ok(Box::new(trace::VecSource::new(requests.clone())))
     };
     drive(
         cfg,
         &resolved,
-        built,
+        &make,
         &open,
         "memory",
         started,
@@ -160,20 +160,37 @@ struct Run<'a> {
     write_latency: Latencies,
     request_us: f64,
     idle_us: f64,
+    /// Pages written by the request being served: (logical page, token before, token written). After a power
+    /// cut each may read either.
+    inflight: Vec<(u32, Token, Token)>,
+    power: PowerFigures,
     /// Extra blocks the scheme uses (of the chip's extra blocks).
     scheme_extra_blocks: u32,
 }
 
+/// Builds the run's scheme for a geometry.
+type Make<'a> = &'a dyn Fn(&Geometry) -> Result<BuiltRun>;
+/// Opens the run's requests from the start.
+type Open<'a> = &'a dyn Fn() -> Result<Box<dyn RequestSource>>;
+
 fn drive(
     cfg: &SimConfig,
     resolved: &Resolved,
-    built: BuiltRun,
-    open: &dyn Fn() -> Result<Box<dyn RequestSource>>,
+    make: Make,
+    open: Open,
     trace_spec: &str,
     started: Instant,
     mut ticker: Ticker,
 ) -> Result<Report> {
     let g = resolved.geometry;
+    let mut cut_points = if cfg.power_cuts > 0 {
+        plan_power_cuts(cfg, resolved, make, open)?
+    } else {
+        Vec::new()
+    }
+    .into_iter()
+    .peekable();
+    let built = make(&g)?;
     let scheme_extra_blocks = built.scheme_extra_blocks;
     let built = built.built;
     let physical_blocks = g.logical_blocks + built.extra_blocks;
@@ -195,6 +212,8 @@ fn drive(
         write_latency: Latencies::new(),
         request_us: 0.0,
         idle_us: 0.0,
+        inflight: Vec::new(),
+        power: PowerFigures::default(),
         scheme_extra_blocks,
     };
     // Preconditioning goes straight to the scheme: the NVRAM is put in front afterwards, so it starts empty.
@@ -235,6 +254,7 @@ fn drive(
     if let Some(opts) = nvram {
         run.ftl = Box::new(Nvram::new(run.ftl, opts, &g));
     }
+    run.dev.arm_power_cut(cut_points.peek().copied());
     let mut source = open()?;
     let setup_s = started.elapsed().as_secs_f64();
     let loop_started = Instant::now();
@@ -252,14 +272,27 @@ fn drive(
                 measuring = true;
             }
         }
+        run.inflight.clear();
+        let mut outcome = Ok(());
         if let Some(prev) = last_time {
             if request.time_us - prev > cfg.idle_threshold_us {
-                run.idle()?;
+                outcome = run.idle();
             }
         }
         last_time = Some(request.time_us);
-        run.serve(&request)?;
+        if outcome.is_ok() {
+            outcome = run.serve(&request);
+        }
         served += 1;
+        if let Err(SimError::PowerCut(at)) = outcome {
+            // The cut's position in the planned numbering, then the next one relative to it.
+            let cut = cut_points.next().expect("a cut was armed");
+            run.survive_power_cut(at, served)?;
+            run.dev
+                .arm_power_cut(cut_points.peek().map(|next| next - cut));
+        } else {
+            outcome?;
+        }
         ticker.tick(served, || {
             let (done, total) = source.progress();
             Progress {
@@ -269,10 +302,14 @@ fn drive(
             }
         })?;
     }
+    run.dev.arm_power_cut(None);
     run.dev.enter_phase(Cause::Flush);
     let before = run.dev.elapsed_us();
     run.ftl.finish(&mut run.dev)?;
     let flush_us = run.dev.elapsed_us() - before;
+    if cfg.mount_at_end {
+        run.mount()?;
+    }
     let wall_s = loop_started.elapsed().as_secs_f64();
     let (done, total) = source.progress();
     (ticker.on_progress)(Progress {
@@ -290,9 +327,67 @@ fn drive(
     Ok(run.report(resolved, trace_spec, precondition_erases, flush_us, sim))
 }
 
+/// Whether a read that returned `got` agrees with the shadow map's entry.
+fn reads_as(got: Option<Token>, expected: Token) -> bool {
+    if expected & TRIMMED != 0 {
+        got.is_none() || got == Some(expected & !TRIMMED)
+    } else {
+        got == (expected != 0).then_some(expected)
+    }
+}
+
+fn show(t: Option<Token>) -> String {
+    t.map_or("nothing (never written)".to_string(), |t| t.to_string())
+}
+
+/// What a shadow map entry allows a read to return, in words.
+fn describe(expected: Token) -> String {
+    if expected & TRIMMED != 0 {
+        format!("{} or nothing (trimmed)", expected & !TRIMMED)
+    } else {
+        show((expected != 0).then_some(expected))
+    }
+}
+
+/// The flash operations of a run without cuts, and `power_cuts` distinct ones among them chosen by the seed: a
+/// dry run of the same trace counts them. Cut points are numbered from the end of preconditioning.
+fn plan_power_cuts(
+    cfg: &SimConfig,
+    resolved: &Resolved,
+    make: Make,
+    open: Open,
+) -> Result<Vec<u64>> {
+    use rand::{Rng, SeedableRng};
+    let dry_cfg = SimConfig {
+        power_cuts: 0,
+        mount_at_end: false,
+        ..cfg.clone()
+    };
+    let dry = drive(
+        &dry_cfg,
+        resolved,
+        make,
+        open,
+        "dry run",
+        Instant::now(),
+        Ticker::new(&mut |_| true),
+    )?;
+    let f = dry.flash;
+    let total = f.page_reads + f.spare_reads + f.page_writes + f.spare_writes + f.erases;
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(cfg.power_cut_seed);
+    let mut points: Vec<u64> = (0..cfg.power_cuts.min(total.min(u32::MAX as u64) as u32))
+        .map(|_| rng.gen_range(1..=total))
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    Ok(points)
+}
+
 impl Run<'_> {
     fn write_page(&mut self, lpn: Lpn) -> Result<()> {
         self.next_token += 1;
+        self.inflight
+            .push((lpn.0, self.shadow.get(lpn.index()), self.next_token));
         self.ftl.write(lpn, self.next_token, &mut self.dev)?;
         self.shadow.set(lpn.index(), self.next_token);
         Ok(())
@@ -304,27 +399,86 @@ impl Run<'_> {
         if expected == 0 {
             self.host.unwritten_reads += 1;
         }
-        let ok = if expected & TRIMMED != 0 {
-            got.is_none() || got == Some(expected & !TRIMMED)
-        } else {
-            got == (expected != 0).then_some(expected)
-        };
-        if ok {
+        if reads_as(got, expected) {
             return Ok(());
         }
-        let show =
-            |t: Option<Token>| t.map_or("nothing (never written)".to_string(), |t| t.to_string());
         Err(SimError::Integrity {
             scheme: self.cfg.ftl.clone(),
             lpn: lpn.0,
-            expected: if expected & TRIMMED != 0 {
-                format!("{} or nothing (trimmed)", expected & !TRIMMED)
-            } else {
-                show((expected != 0).then_some(expected))
-            },
+            expected: describe(expected),
             returned: show(got),
             request: self.host.requests,
         })
+    }
+
+    /// Rebuilds the scheme's RAM from the chip (a boot), counting what it costs.
+    fn mount(&mut self) -> Result<()> {
+        self.dev.enter_phase(Cause::Mount);
+        let (before, before_us) = (self.dev.counts(), self.dev.elapsed_us());
+        self.ftl.mount(&mut self.dev)?;
+        let cost = self.dev.counts().minus(&before);
+        let us = self.dev.elapsed_us() - before_us;
+        let p = &mut self.power;
+        p.mounts += 1;
+        p.mount_spare_reads += cost.spare_reads;
+        p.mount_page_reads += cost.page_reads;
+        p.mount_time_us_sum += us;
+        p.mount_time_us_max = p.mount_time_us_max.max(us);
+        self.dev.enter_phase(Cause::Host);
+        Ok(())
+    }
+
+    /// The power was cut at `at` while serving request `request`: mount, then check the durability contract
+    /// on every logical page: an acknowledged write reads back its token; a page the request in flight was
+    /// writing reads its old or its new token (and is that from now on); a trimmed page may read nothing.
+    fn survive_power_cut(&mut self, at: CutPoint, request: u64) -> Result<()> {
+        self.power.cuts += 1;
+        self.power.cuts_in_merge_or_gc += (at.open_marks > 0) as u64;
+        self.power.cuts_in_map_io += (at.class == OpClass::Map) as u64;
+        self.mount()?;
+        self.dev.enter_phase(Cause::Check);
+        let mut inflight = std::mem::take(&mut self.inflight);
+        inflight.sort_unstable();
+        let pages = self.shadow.len() as u32;
+        for lpn in 0..pages {
+            let got = self.ftl.read(Lpn(lpn), &mut self.dev)?;
+            let expected = self.shadow.get(lpn as usize);
+            let newer = inflight
+                .binary_search_by_key(&lpn, |e| e.0)
+                .ok()
+                .map(|i| inflight[i]);
+            let ok = match newer {
+                Some((_, old, new)) => {
+                    // Either copy is durable from now on.
+                    let now = if got == Some(new) { new } else { old };
+                    self.shadow.set(lpn as usize, now);
+                    got == Some(new) || reads_as(got, old)
+                }
+                None => reads_as(got, expected),
+            };
+            if !ok {
+                let allowed = match newer {
+                    Some((_, old, new)) => {
+                        format!("{} or {new} (the write in flight)", describe(old))
+                    }
+                    None => describe(expected),
+                };
+                return Err(SimError::Durability {
+                    scheme: self.cfg.ftl.clone(),
+                    cut: self.power.cuts,
+                    op: at.op,
+                    request,
+                    doing: at.doing(),
+                    lpn,
+                    expected: allowed,
+                    returned: show(got),
+                });
+            }
+        }
+        self.power.pages_checked += pages as u64;
+        self.power.cuts_survived += 1;
+        self.dev.enter_phase(Cause::Host);
+        Ok(())
     }
 
     /// Zeroes every counter (device, scheme, host, latency): preconditioning is over, or `measure_from` reached.
@@ -524,6 +678,7 @@ impl Run<'_> {
             latency_read: self.read_latency.summary(),
             latency_write: self.write_latency.summary(),
             precondition_erases,
+            power: self.power,
             ram: self.ftl.ram(),
             extra,
             sim,

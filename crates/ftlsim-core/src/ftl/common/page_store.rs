@@ -69,6 +69,34 @@ impl PageStore {
         }
     }
 
+    /// Forgets everything before a mount rebuilds the store from the chip: no block free, none written.
+    pub fn clear(&mut self) {
+        let blocks = self.valid.len() as u32;
+        self.owner = SparseVec::new(blocks as usize * self.ppb as usize, NONE);
+        self.valid.fill(0);
+        self.candidates = ValidBuckets::new(blocks, self.ppb);
+        self.free = FreePool::with_range(0, 0);
+        self.frontiers.fill(None);
+        self.clock = 0;
+        self.filled_at.fill(0);
+    }
+
+    /// Mount: `pbn` was found erased.
+    pub fn put_erased(&mut self, pbn: Pbn) {
+        self.free.put(pbn);
+    }
+
+    /// Mount: `pbn`, programmed up to page `next`, is `frontier`'s open block again.
+    pub fn open_frontier(&mut self, frontier: usize, pbn: Pbn, next: u32) {
+        self.kind[pbn.index()] = frontier as u8;
+        self.frontiers[frontier] = Some((pbn, next));
+    }
+
+    /// Mount: `pbn` holds data and is not open; GC may take it.
+    pub fn add_candidate(&mut self, pbn: Pbn) {
+        self.candidates.insert(pbn.0, self.valid[pbn.index()]);
+    }
+
     pub fn free_blocks(&self) -> usize {
         self.free.len()
     }

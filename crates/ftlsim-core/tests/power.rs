@@ -1,0 +1,243 @@
+//! Power loss: a cut can land before any flash operation (inside merges, GC copy loops and map write-backs
+//! too); the scheme then mounts from the chip alone and the durability contract is checked on every logical
+//! page: acknowledged writes read back, a write in flight reads old or new, nothing else changes.
+
+mod common;
+
+use common::{cases, random_op, toy};
+use ftlsim_core::addr::{Lpn, Ppn, Token};
+use ftlsim_core::device::Device;
+use ftlsim_core::ftl::{Built, Ftl, RamItem};
+use ftlsim_core::request::{Op, Request};
+use ftlsim_core::sim::{run_custom, run_requests, SimConfig};
+use proptest::prelude::*;
+use serde_json::json;
+
+/// Schemes that mount, and parameter variants.
+fn mounting() -> Vec<(&'static str, serde_json::Value)> {
+    vec![
+        ("page", json!({})),
+        (
+            "page",
+            json!({"gc_frontier": true, "victim": "cost-benefit"}),
+        ),
+        (
+            "page",
+            json!({"wear_leveling_threshold": 1, "over_provisioning": 0.0}),
+        ),
+        ("block", json!({})),
+        ("nftl", json!({})),
+        ("nftl", json!({"lookup_table": true, "page_cache": 8})),
+        ("nftl", json!({"spare_blocks": 4})),
+        ("replacement", json!({"replacement_blocks": 2})),
+        ("replacement", json!({"replacement_blocks": 6})),
+    ]
+}
+
+fn crash_test(
+    scheme: &str,
+    params: serde_json::Value,
+    nvram: Option<&str>,
+    cuts: u32,
+    seed: u64,
+) -> SimConfig {
+    SimConfig {
+        power_cuts: cuts,
+        power_cut_seed: seed,
+        nvram: nvram.map(|_| "4KiB".to_string()),
+        nvram_policy: nvram.unwrap_or("lru").into(),
+        ..toy(scheme, params, 4, 16)
+    }
+}
+
+fn workload(ops: &[(u8, u16, u8)]) -> Vec<Request> {
+    ops.iter()
+        .map(|&(kind, lpn, pages)| {
+            let lpn = lpn as u64 % 64;
+            let pages = (pages as u64 % 3 + 1).min(64 - lpn);
+            Request::new(0.0, random_op(kind), lpn * 512, pages * 512)
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(4)))]
+
+    /// 40 cuts per random workload, every mounting scheme, with and without an NVRAM cache in front: in
+    /// release builds 64 workloads x 40 = 2,560 cuts per scheme and policy.
+    #[test]
+    fn every_cut_is_survived(ops in prop::collection::vec((any::<u8>(), any::<u16>(), any::<u8>()), 200..600),
+                             seed in any::<u64>()) {
+        let reqs = workload(&ops);
+        for (scheme, params) in mounting() {
+            for nvram in [None, Some("lru"), Some("bplru")] {
+                let cfg = crash_test(scheme, params.clone(), nvram, 40, seed);
+                let r = run_requests(&cfg, reqs.clone())
+                    .unwrap_or_else(|e| panic!("{scheme} {params} {nvram:?}: {e}"));
+                prop_assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
+                prop_assert_eq!(r.count("power.pages_checked"), r.count("power.cuts") * 64);
+            }
+        }
+    }
+}
+
+#[test]
+fn cuts_land_inside_garbage_collection_and_are_survived() {
+    // A hot rewrite loop keeps the page scheme's GC and the block scheme's copy-on-overwrite busy.
+    let reqs: Vec<Request> = (0..3000u64)
+        .map(|i| Request::new(0.0, Op::Write, (i * 7 % 64) * 512, 512))
+        .collect();
+    for (scheme, params) in mounting() {
+        let r = run_requests(&crash_test(scheme, params, None, 300, 9), reqs.clone()).unwrap();
+        assert!(
+            r.count("power.cuts") >= 250,
+            "{scheme}: {}",
+            r.count("power.cuts")
+        );
+        assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
+        assert!(
+            r.count("power.cuts_in_merge_or_gc") > 20,
+            "{scheme}: {}",
+            r.count("power.cuts_in_merge_or_gc")
+        );
+        assert!(r.count("mount.spare_reads") > 0);
+    }
+}
+
+#[test]
+fn mount_cost_is_the_spare_reads_of_the_scan() {
+    // 8 logical blocks of 4 pages; page keeps 3 extra blocks (its GC reserve + 2): 11 blocks. Six writes fill
+    // block 0 and half of block 1. The scan reads 4 spares of block 0 (full), 2 + 1 erased of block 1, and
+    // page 0 of each of the 9 erased blocks: 16 spare reads, 16 x 15 us on lee2007.
+    let reqs: Vec<Request> = (0..6u64)
+        .map(|l| Request::new(0.0, Op::Write, l * 512, 512))
+        .collect();
+    let cfg = SimConfig {
+        mount_at_end: true,
+        ..toy("page", json!({}), 4, 8)
+    };
+    let r = run_requests(&cfg, reqs.clone()).unwrap();
+    assert_eq!(r.count("config.physical_blocks"), 11);
+    assert_eq!(
+        (
+            r.count("mount.count"),
+            r.count("mount.spare_reads"),
+            r.count("mount.page_reads")
+        ),
+        (1, 16, 0)
+    );
+    assert_eq!(r.num("mount.time_us.max"), 240.0);
+    // The block scheme reads every page's spare area (in-place writes leave holes): 9 blocks x 4 = 36.
+    let cfg = SimConfig {
+        mount_at_end: true,
+        ..toy("block", json!({}), 4, 8)
+    };
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert_eq!(r.count("mount.spare_reads"), 36);
+}
+
+#[test]
+fn a_scheme_without_mount_says_so() {
+    let reqs = vec![Request::new(0.0, Op::Write, 0, 512)];
+    let e = run_requests(&crash_test("fast", json!({}), None, 1, 1), reqs)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`fast` cannot yet rebuild itself from flash"),
+        "{e}"
+    );
+}
+
+/// A page-mapped scheme that forgets to rebuild its map at mount (it keeps nothing on flash it reads back).
+struct Forgetful {
+    map: Vec<Option<Ppn>>,
+    next: u32,
+}
+
+impl Ftl for Forgetful {
+    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> ftlsim_core::error::Result<Option<Token>> {
+        match self.map[lpn.index()] {
+            Some(ppn) => Ok(dev.read(ppn)?.token),
+            None => Ok(None),
+        }
+    }
+    fn write(
+        &mut self,
+        lpn: Lpn,
+        token: Token,
+        dev: &mut Device,
+    ) -> ftlsim_core::error::Result<()> {
+        let ppn = Ppn(self.next);
+        self.next += 1;
+        dev.program(ppn, token, lpn)?;
+        self.map[lpn.index()] = Some(ppn);
+        Ok(())
+    }
+    fn mount(&mut self, _dev: &mut Device) -> ftlsim_core::error::Result<()> {
+        self.map.iter_mut().for_each(|e| *e = None);
+        Ok(())
+    }
+    fn ram(&self) -> Vec<RamItem> {
+        Vec::new()
+    }
+}
+
+#[test]
+fn a_scheme_that_forgets_its_map_is_caught_by_name() {
+    let reqs: Vec<Request> = (0..20u64)
+        .map(|l| Request::new(0.0, Op::Write, l * 512, 512))
+        .collect();
+    let cfg = SimConfig {
+        ftl: "forgetful".into(),
+        ..crash_test("page", json!({}), None, 3, 5)
+    };
+    let make = |g: &ftlsim_core::config::Geometry| {
+        Ok(Built {
+            ftl: Box::new(Forgetful {
+                map: vec![None; g.logical_pages() as usize],
+                next: 0,
+            }),
+            extra_blocks: 8,
+        })
+    };
+    let e = run_custom(&cfg, make, reqs).unwrap_err().to_string();
+    assert!(
+        e.contains("durability broken by scheme `forgetful`") && e.contains("should read"),
+        "{e}"
+    );
+}
+
+#[test]
+fn nftl_mounts_under_the_in_order_rule() {
+    // MLC: first writes below a primary's frontier go to the replacement block and clear WRITTEN in the
+    // primary's spare area; the mount rebuilds the page bitmap from both.
+    let reqs: Vec<Request> = (0..2000u64)
+        .map(|i| Request::new(0.0, Op::Write, ((i * 13 + i / 7) % 64) * 512, 512))
+        .chain((0..64u64).map(|l| Request::new(0.0, Op::Read, l * 512, 512)))
+        .collect();
+    let mut cfg = crash_test("nftl", json!({"lookup_table": true}), None, 200, 3);
+    cfg.device.sequential_program = Some(true);
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert!(r.count("power.cuts") > 150);
+    assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
+}
+
+#[test]
+fn nftl_mount_reads_every_spare_area_of_its_blocks() {
+    // NFTL paper §3.1's Fig. 2 device shape: 4 pages a block; 8 virtual blocks + 2 spare blocks = 10 blocks,
+    // each page's spare area read once: 40 spare reads, 40 x 15 us.
+    let reqs: Vec<Request> = [9u64, 9, 11, 11, 9]
+        .iter()
+        .map(|&l| Request::new(0.0, Op::Write, l * 512, 512))
+        .collect();
+    let cfg = SimConfig {
+        mount_at_end: true,
+        ..toy("nftl", json!({}), 4, 8)
+    };
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert_eq!(
+        (r.count("mount.spare_reads"), r.count("mount.page_reads")),
+        (40, 0)
+    );
+    assert_eq!(r.num("mount.time_us.max"), 600.0);
+}
