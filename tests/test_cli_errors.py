@@ -1,3 +1,161 @@
+"""The command line in its ecosystem (issue 16 item 3) and hostile input at its edges (issue 15 items 3-4):
+errors on stderr with exit 2 (bad input) or 1 (failed run), suggestions in the user's spelling, outputs
+checked before a run, Ctrl-C as exit 130."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+import ftlsim
+from ftlsim.cli import cli_spelling, main
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def ftlsim_cmd(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "ftlsim", *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def test_errors_go_to_stderr_with_exit_2_for_bad_input():
+    p = ftlsim_cmd("run", "uniform:writes=10", "--ftl", "fsat")
+    assert p.returncode == 2
+    assert p.stdout == ""
+    assert "unknown scheme `fsat` (did you mean `fast`?)" in p.stderr
+
+
+def test_python_dash_m_ftlsim_runs_the_command():
+    p = ftlsim_cmd("list", "--json")
+    assert p.returncode == 0, p.stderr
+    listing = json.loads(p.stdout)
+    assert {"page", "fast", "bast", "nftl"} <= {s["name"] for s in listing["schemes"]}
+    assert "uniform" in {w["name"] for w in listing["workloads"]}
+    assert set(listing) == {"schemes", "presets", "workloads", "formats"}
+
+
+def test_a_misspelt_workload_suggests_the_nearest_name():
+    result = invoke("run", "unifrom:writes=100,seed=1")
+    assert result.exit_code == 2
+    assert "no built-in workload `unifrom` (did you mean `uniform`?)" in result.output
+    with pytest.raises(ftlsim.FtlsimError, match="did you mean `hotcold`"):
+        ftlsim.simulate("hotcod:writes=10")
+
+
+def test_suggestions_are_in_the_users_spelling(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,4096\nW,1048576,4096\n")
+    result = invoke("run", str(trace), "--capacity", "1MiB")
+    assert result.exit_code == 2
+    assert "--capacity 2MiB" in result.output and "--wrap" in result.output
+    assert "wrap=true" not in result.output and 'capacity="' not in result.output
+    with pytest.raises(ftlsim.FtlsimError, match=r'capacity="2MiB"\) or wrap=True'):
+        ftlsim.simulate(str(trace), capacity="1MiB")
+    assert cli_spelling("pass log_blocks=8 or skip_bad_lines=true / --skip-bad-lines") == \
+        "pass -p log_blocks=8 or --skip-bad-lines"
+
+
+def test_a_failed_run_exits_1_and_bad_input_2(monkeypatch):
+    result = invoke("run", "uniform:writes=2000,seed=1", "--ftl", "fast", "--capacity", "1MiB",
+                    "-p", "extra_blocks=0")
+    assert result.exit_code == 2 and "give -p extra_blocks=9 or more" in result.output
+    assert invoke("run", "uniform:writes=10", "--param", "novalue").exit_code == 2
+
+    def broken(*args, **kwargs):  # the engine's integrity oracle never fails on a correct scheme: stand in
+        raise ftlsim.RunFailedError("integrity check failed in scheme `fast`: logical page 3 ...")
+
+    monkeypatch.setattr("ftlsim.cli.simulate", broken)
+    result = invoke("run", "uniform:writes=10,seed=1", "--ftl", "fast")
+    assert result.exit_code == 1 and "integrity check failed" in result.output
+
+
+def test_every_option_has_help():
+    for name, command in main.commands.items():
+        for param in command.params:
+            if isinstance(param, __import__("click").Option):
+                assert param.help, f"ftlsim {name} {param.opts[0]} has no help text"
+
+
+def test_shell_completion_of_names():
+    from click.shell_completion import ShellComplete
+
+    comp = ShellComplete(main, {}, "ftlsim", "_FTLSIM_COMPLETE")
+    assert [c.value for c in comp.get_completions(["run", "--ftl"], "fa")] == ["fast"]
+    assert "page,fast" in [c.value for c in comp.get_completions(["compare", "--ftl"], "page,fa")]
+    assert [c.value for c in comp.get_completions(["run"], "unif")][0] == "uniform:"
+    presets = [c.value for c in comp.get_completions(["run", "--preset"], "")]
+    assert "lee2007" in presets
+
+
+def test_info_with_a_negative_page_size_is_a_clean_error():
+    result = invoke("info", "uniform:writes=10", "--page-bytes", "-1")
+    assert result.exit_code == 2
+    assert "--page-bytes" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("flag", ["--json", "--csv"])
+def test_empty_output_path_is_an_error(flag):
+    result = invoke("run", "uniform:writes=100,seed=1", flag, "")
+    assert result.exit_code == 2
+    assert f"{flag} path is empty" in result.output
+
+
+def test_bad_output_paths_fail_before_the_run(tmp_path):
+    missing = tmp_path / "no" / "r.json"
+    result = invoke("run", "uniform:writes=100,seed=1", "--json", str(missing))
+    assert result.exit_code == 2 and "does not exist" in result.output
+    assert "flash.erases" not in result.output  # refused before the run
+    if os.path.exists("/dev/full"):
+        result = invoke("run", "uniform:writes=100,seed=1", "--json", "/dev/full")
+        assert result.exit_code == 2 and "cannot be written" in result.output
+        assert "flash.erases" not in result.output
+    result = invoke("compare", "uniform:writes=100,seed=1", "--ftl", "page", "--plot", str(tmp_path / "p.xyz"))
+    assert result.exit_code == 2 and "unknown image format `.xyz`" in result.output
+
+
+def test_output_that_is_the_input_is_refused_and_the_input_untouched(tmp_path):
+    trace = tmp_path / "same.csv"
+    trace.write_text("W,0,4096\n")
+    result = invoke("generate", str(trace), "-o", str(trace))
+    assert result.exit_code == 2 and "is the input trace" in result.output
+    assert trace.read_text() == "W,0,4096\n"
+    result = invoke("run", str(trace), "--json", str(trace))
+    assert result.exit_code == 2 and trace.read_text() == "W,0,4096\n"
+
+
+def test_outputs_are_written_atomically(tmp_path):
+    out = tmp_path / "r.json"
+    out.write_text("old")
+    assert invoke("run", "uniform:writes=100,seed=1", "--json", str(out)).exit_code == 0
+    assert json.loads(out.read_text())["host.write_requests"] == 100
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left
+
+
+def test_progress_callback_exceptions_propagate():
+    def boom(*_):
+        raise ZeroDivisionError("from the callback")
+
+    with pytest.raises(ZeroDivisionError, match="from the callback"):
+        ftlsim.simulate("uniform:writes=2000000,seed=1", ftl="page", capacity="64MiB", progress=boom)
+
+
+def test_ctrl_c_exits_130_with_one_line():
+    p = subprocess.Popen([sys.executable, "-m", "ftlsim", "run", "uniform:writes=200000000,seed=1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    started = time.monotonic()
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert time.monotonic() - started < 5
+    assert err.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in err and "FATAL" not in err
 
 
 def test_ctrl_c_in_compare_cancels_the_grid_and_exits_130():

@@ -6,7 +6,8 @@
     True
 """
 
-from ._core import FtlsimError
+from . import config, plot
+from ._core import FtlsimError, RunFailedError
 from .ftl import ram, schemes
 from .report import Report, report_schema
 from .sim import simulate, sweep
@@ -17,10 +18,13 @@ __version__ = "0.1.0"
 __all__ = [
     "FtlsimError",
     "Report",
+    "RunFailedError",
+    "config",
     "formats",
     "generate",
     "info",
     "presets",
+    "plot",
     "ram",
     "report_schema",
     "schemes",

@@ -1,5 +1,8 @@
-"""The engine's registries (schemes, presets, workloads, formats, config keys), read once from the binding."""
+"""The engine's registries (schemes, presets, workloads, formats, config keys and defaults), read once from the
+binding, and the routing of keyword options into the engine's config (`SimConfig`)."""
 
+import copy
+import difflib
 import functools
 import json
 
@@ -9,6 +12,39 @@ from . import _core
 @functools.lru_cache(maxsize=1)
 def registry() -> dict:
     return json.loads(_core.registry())
+
+
+def names(kind: str) -> list[str]:
+    """The registered names of `kind` (schemes, presets, workloads, formats)."""
+    return [item["name"] for item in registry()[kind]]
+
+
+def did_you_mean(name: str, valid: list[str]) -> str:
+    """" (did you mean `x`?)" for the nearest valid name, or ""."""
+    near = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
+    return f" (did you mean `{near[0]}`?)" if near else ""
+
+
+def check_name(kind: str, name: str) -> None:
+    """Refuses an unknown scheme / preset / format name before anything runs, suggesting the nearest one."""
+    valid = names(kind) + (["auto"] if kind == "formats" else [])
+    if name not in valid:
+        label = {"schemes": "scheme", "presets": "preset", "formats": "trace format"}[kind]
+        raise _core.FtlsimError(f"unknown {label} `{name}`{did_you_mean(name, valid)}; valid names: {', '.join(valid)}")
+
+
+def scheme_defaults(ftl: str) -> dict:
+    for s in registry()["schemes"]:
+        if s["name"] == ftl:
+            return dict(s["defaults"] or {})
+    return {}
+
+
+def takes(ftl: str, key: str) -> bool:
+    """Whether keyword `key` means something to scheme `ftl`: a device, trace or run option, or one of the
+    scheme's own parameters."""
+    keys = registry()["keys"]
+    return key in keys["device"] or key in keys["trace"] or key in keys["run"] or key in scheme_defaults(ftl)
 
 
 def make_config(ftl: str, preset, capacity, precondition: str, format: str, options: dict) -> dict:
@@ -34,3 +70,28 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
         else:
             cfg["params"][key] = value
     return cfg
+
+
+def resolve_config(cfg: dict) -> dict:
+    """`cfg` completed with every default: the engine's SimConfig defaults (every run, device and trace option)
+    and the scheme's default parameters under the given ones, so that nothing of a run is left implicit."""
+    out = copy.deepcopy(registry()["defaults"])
+    for key, value in cfg.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key].update(value)
+        else:
+            out[key] = value
+    out["params"] = {**scheme_defaults(cfg["ftl"]), **cfg.get("params", {})}
+    return out
+
+
+def config_kwargs(resolved: dict) -> dict:
+    """The inverse of `make_config`: a (resolved) SimConfig as keyword arguments of `simulate`."""
+    cfg = copy.deepcopy(resolved)
+    kwargs = {"ftl": cfg.pop("ftl"), "preset": cfg.pop("preset", None), "capacity": cfg.pop("capacity", None),
+              "precondition": cfg.pop("precondition", "none")}
+    trace = cfg.pop("trace", {})
+    kwargs["format"] = trace.pop("format", "auto")
+    for section in (cfg.pop("device", {}), trace, cfg.pop("params", {}), cfg):
+        kwargs.update(section)
+    return kwargs

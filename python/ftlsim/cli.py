@@ -1,25 +1,85 @@
-"""The ``ftlsim`` command: run, compare, generate, info, list, ram."""
+"""The ``ftlsim`` command: run, compare, sweep, generate, info, list, ram, reproduce.
+
+Errors go to stderr; bad input exits 2, a run that started and failed (a broken NAND rule or integrity check,
+no free blocks) exits 1, Ctrl-C exits 130."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 
 import click
+from click.core import ParameterSource
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from . import _core
-from .ftl import ram_layout, schemes
+from ._registry import names, registry
+from .output import check_output
 from .report import Report
-from .sim import grid, simulate
-from .trace import formats, generate, info, presets, workloads
+from .sim import simulate
 
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
 # Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
 console = Console(width=None if sys.stdout.isatty() else 160)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+# The engine's suggestions are written as config keys (capacity="269MiB", wrap=true); on the command line
+# they are these options, and any other key is `-p key=value`.
+FLAGS = {"wrap": "--wrap", "writes_only": "--writes-only", "skip_bad_lines": "--skip-bad-lines"}
+VALUED = {"capacity": "--capacity", "preset": "--preset", "precondition": "--precondition", "format": "--format",
+          "device": "--device", "nvram": "--nvram", "nvram_policy": "--nvram-policy", "ftl": "--ftl"}
+
+
+def cli_spelling(message: str) -> str:
+    """Rewrites ``key=value`` suggestions of an error message in the command line's spelling:
+    ``capacity="269MiB"`` -> ``--capacity 269MiB``, ``wrap=true`` -> ``--wrap``, ``log_blocks=8`` ->
+    ``-p log_blocks=8``. Keys that are not options are left alone."""
+    known = set(registry()["keys"]["run"]) | set(registry()["keys"]["trace"]) | set(registry()["keys"]["device"])
+    known |= {p for s in registry()["schemes"] for p in (s["defaults"] or {})}
+
+    def one(m: re.Match) -> str:
+        key, value = m[1], m[2].strip('"')
+        if key not in known:
+            return m[0]
+        if key in FLAGS:
+            return FLAGS[key] if value in ("true", "True") else m[0]
+        return f"{VALUED[key]} {value}" if key in VALUED else f"-p {key}={value}"
+
+    message = re.sub(r"(?<![\w-])(\w+)=(\"[^\"]*\"|[\w.]+)(?: / --[\w-]+)?", one, message)
+    return message
+
+
+def fail(error, code: int | None = None):
+    """Prints the error on stderr in the command line's spelling and exits: 1 for a run that failed, 2 for
+    bad input."""
+    if code is None:
+        code = 1 if isinstance(error, _core.RunFailedError) else 2
+    from rich.markup import escape
+
+    err_console.print(f"[bold red]error:[/] {escape(cli_spelling(str(error)))}", highlight=False, soft_wrap=True)
+    sys.exit(code)
+
+
+class Ftlsim(click.Group):
+    """The command group: Ctrl-C anywhere (parsing, start-up, a run) is one line on stderr and exit code 130,
+    where click's own handling would print "Aborted!" and exit 1."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            err_console.print("interrupted", highlight=False)
+            sys.exit(130)
+        except click.ClickException as e:
+            e.show()
+            sys.exit(e.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def parse_value(text: str):
@@ -51,7 +111,7 @@ class LazyProgress:
 
     def __call__(self, requests: int, done: int, total: int):
         if self.bar is None:
-            if time.monotonic() - self.started < 1.0 or not console.is_terminal:
+            if time.monotonic() - self.started < 1.0 or not err_console.is_terminal:
                 return True
             self.bar = Progress(
                 TextColumn("[bold]{task.description}"),
@@ -59,7 +119,7 @@ class LazyProgress:
                 TextColumn("{task.percentage:>5.1f}%  {task.fields[requests]:,} requests"),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                console=console,
+                console=err_console,
                 transient=True,
             )
             self.bar.start()
@@ -72,9 +132,10 @@ class LazyProgress:
             self.bar.stop()
 
 
-def fail(error: Exception):
-    console.print(f"[bold red]error:[/] {error}")
-    sys.exit(2)
+def runs_progress(label: str) -> Progress:
+    """Progress of a grid of runs (every backend): done / total, elapsed and ETA, on stderr."""
+    return Progress(TextColumn(f"[bold]{label}"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
+                    TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=True)
 
 
 def table_sections() -> list[tuple[str, list[str]]]:
@@ -119,15 +180,37 @@ def report_table(report: Report) -> Table:
     return table
 
 
+def complete_names(kind: str, comma: bool = False):
+    """Shell completion of registered names (schemes, presets, formats); after a comma for lists."""
+
+    def complete(ctx, param, incomplete: str):
+        head, _, last = incomplete.rpartition(",") if comma else ("", "", incomplete)
+        prefix = f"{head}," if head else ""
+        extra = ["auto"] if kind == "formats" else []
+        return [prefix + n for n in names(kind) + extra if n.startswith(last)]
+
+    return complete
+
+
+def complete_trace(ctx, param, incomplete: str):
+    """A trace is a file (the shell completes paths) or a built-in workload ``name:``."""
+    from click.shell_completion import CompletionItem
+
+    workloads = [CompletionItem(f"{n}:") for n in names("workloads") if n.startswith(incomplete)]
+    return workloads + [CompletionItem(incomplete, type="file")]
+
+
 def common_options(f):
     f = click.option("--param", "-p", "params", multiple=True, metavar="K=V",
                      help="A scheme parameter, device override or trace option, e.g. log_blocks=8.")(f)
-    f = click.option("--preset", default=None, help="Device preset (see `ftlsim list`); default lee2007.")(f)
+    f = click.option("--preset", default=None, shell_complete=complete_names("presets"),
+                     help="Device preset (see `ftlsim list`); default lee2007.")(f)
     f = click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the trace's extent.")(f)
     f = click.option("--precondition", type=click.Choice(["none", "full", "trace"]), default="none",
                      help="full: write every logical page once first, then reset the counters; trace: write "
                           "every request of the trace once first (PSU FlashSim's warm-up).")(f)
-    f = click.option("--format", "fmt_name", default="auto", help="Trace format (see `ftlsim list`); default: sniff.")(f)
+    f = click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
+                     help="Trace format (see `ftlsim list`); default: sniff.")(f)
     f = click.option("--device", type=int, default=None, help="Keep one device / ASU of a multi-device trace.")(f)
     f = click.option("--writes-only", is_flag=True, help="Drop reads and trims.")(f)
     f = click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")(f)
@@ -140,157 +223,317 @@ def common_options(f):
     return f
 
 
-def nvram_kwargs(nvram, nvram_policy) -> dict:
-    out = {}
-    if nvram is not None:
-        out["nvram"] = nvram
-    if nvram_policy is not None:
-        out["nvram_policy"] = nvram_policy
+def option_kwargs(ctx, file_kwargs: dict | None = None) -> dict:
+    """The run's keywords: a config file's, overridden by the options given on the command line (an option
+    left at its default does not override the file)."""
+    p = ctx.params
+    given = {name for name in p if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
+    out = dict(file_kwargs or {})
+    simple = {"preset": "preset", "capacity": "capacity", "precondition": "precondition", "fmt_name": "format",
+              "device": "device", "nvram": "nvram", "nvram_policy": "nvram_policy"}
+    for name, key in simple.items():
+        if name in p and (name in given or (key not in out and p[name] is not None)):
+            out[key] = p[name]
+    for flag in ("writes_only", "skip_bad_lines", "wrap"):
+        if flag in given:
+            out[flag] = True
     return out
 
 
-def trace_kwargs(device, writes_only, skip_bad_lines, wrap) -> dict:
-    out = {}
-    if device is not None:
-        out["device"] = device
-    if writes_only:
-        out["writes_only"] = True
-    if skip_bad_lines:
-        out["skip_bad_lines"] = True
-    if wrap:
-        out["wrap"] = True
-    return out
-
-
-@click.group()
+@click.group(cls=Ftlsim, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="ftlsim")
 def main():
-    """ftlsim: trace-driven simulation of NAND flash and Flash Translation Layers."""
+    """ftlsim: trace-driven simulation of NAND flash and Flash Translation Layers.
+
+    Shell completion (bash): eval "$(_FTLSIM_COMPLETE=bash_source ftlsim)"; zsh_source and fish_source too."""
+
+
+def load_config(path) -> dict:
+    from .config import load
+
+    try:
+        return load(path)
+    except _core.FtlsimError as e:
+        fail(e)
 
 
 @main.command()
-@click.argument("trace", required=False)
-@click.option("--ftl", default="page", show_default=True, help="Scheme name (see `ftlsim list`).")
+@click.argument("trace", required=False, shell_complete=complete_trace)
+@click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False),
+              help="A run config (TOML, JSON or YAML) or a report saved with --json: repeats that run. Options "
+                   "given here override the file.")
+@click.option("--ftl", default=None, shell_complete=complete_names("schemes"),
+              help="Scheme name (see `ftlsim list`); default page.")
 @common_options
 @click.option("--power-cuts", type=click.IntRange(min=0), default=0,
               help="Crash test: cut the power at N random flash operations, mount from flash after each and "
                    "check every logical page (schemes that can mount: ftlsim list).")
 @click.option("--power-cut-seed", type=int, default=1, show_default=True, help="Seed of the cut points.")
 @click.option("--mount-at-end", is_flag=True, help="Mount the scheme from flash after the trace: its boot cost.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the report as JSON.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False),
+              help="Write the report as JSON (with the complete configuration: `ftlsim run -c` repeats it).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
-def run(trace, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap,
-        nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, json_path, csv_path):
+@click.pass_context
+def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only,
+        skip_bad_lines, wrap, nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, json_path, csv_path):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
 
     With no TRACE, runs the built-in default uniform:writes=150000,seed=1 (the FAST paper's pattern E)."""
+    from .config import run_kwargs
+
+    file_kwargs, outputs = {}, {}
+    if config_path:
+        table = load_config(config_path)
+        outputs = {k: table[k] for k in ("json", "csv") if k in table and "config.resolved" not in table}
+        try:
+            file_kwargs = run_kwargs(table)
+        except _core.FtlsimError as e:
+            fail(e)
+    kwargs = option_kwargs(ctx, file_kwargs)
+    kwargs.update({k: parse_value(v) for k, v in parse_params(params).items()})
+    trace = trace or kwargs.pop("trace", None)
+    kwargs.pop("trace", None)
+    if ftl is not None:
+        kwargs["ftl"] = ftl
+    json_path = json_path if json_path is not None else outputs.get("json")
+    csv_path = csv_path if csv_path is not None else outputs.get("csv")
+    try:
+        for path, what in ((json_path, "--json"), (csv_path, "--csv")):
+            if path is not None:
+                check_output(path, what, inputs=(trace,))
+    except _core.FtlsimError as e:
+        fail(e)
     if trace is None:
         trace = DEFAULT_TRACE
-        console.print(f"[dim]no trace given: running the built-in workload {trace}[/]")
-    kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
-    kwargs.update(trace_kwargs(device, writes_only, skip_bad_lines, wrap))
-    kwargs.update(nvram_kwargs(nvram, nvram_policy))
+        err_console.print(f"[dim]no trace given: running the built-in workload {trace}[/]")
     if power_cuts:
         kwargs.update(power_cuts=power_cuts, power_cut_seed=power_cut_seed)
     if mount_at_end:
         kwargs["mount_at_end"] = True
-    bar = LazyProgress(f"{ftl}")
+    bar = LazyProgress(kwargs.get("ftl", "page"))
     try:
-        report = simulate(trace, ftl=ftl, preset=preset, capacity=capacity, precondition=precondition,
-                          format=fmt_name, progress=bar, **kwargs)
+        report = simulate(trace, progress=bar, **kwargs)
     except _core.FtlsimError as e:
+        bar.close()
         fail(e)
     finally:
         bar.close()
     console.print(report_table(report))
-    if json_path:
-        report.to_json(json_path)
-        console.print(f"[dim]report written to {json_path}[/]")
-    if csv_path:
-        report.to_csv(csv_path)
-        console.print(f"[dim]report written to {csv_path}[/]")
+    try:
+        if json_path:
+            report.to_json(json_path)
+            err_console.print(f"[dim]report written to {json_path}[/]")
+        if csv_path:
+            report.to_csv(csv_path)
+            err_console.print(f"[dim]report written to {csv_path}[/]")
+    except _core.FtlsimError as e:
+        fail(e)
 
 
 COMPARE_COLUMNS = ["flash.erases", "time_us.total", "merges.switch", "merges.partial", "merges.full", "merges.dead",
                    "merges.fold", "flash.page_writes", "flash.spare_reads", "write_amplification", "ram.total_bytes"]
 
 
-@main.command()
-@click.argument("trace", required=False)
-@click.option("--ftl", "ftls", default="bast,fast,ofast", show_default=True, help="Comma-separated schemes.")
-@common_options
-@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
-              help="Draw erase count and elapsed time against the swept parameter (PNG).")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
-@click.option("--jobs", type=int, default=None, help="Parallel runs (default: all cores).")
-def compare(trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only, skip_bad_lines, wrap,
-            nvram, nvram_policy, plot_path, csv_path, jobs):
-    """Run a grid of schemes x parameter values on TRACE and print one table.
+def check_plot_path(path: str, what: str = "--plot", inputs=()) -> None:
+    """A plot path must be writable and name a format matplotlib draws (png, pdf, svg, ...)."""
+    import os
 
-    A parameter given with several comma-separated values (--param log_blocks=4,8,16) is swept."""
+    check_output(path, what, inputs=inputs)
+    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    valid = FigureCanvasBase.get_supported_filetypes()
+    if ext not in valid:
+        raise _core.FtlsimError(f"--plot {path}: unknown image format `.{ext}`; valid: {', '.join(sorted(valid))}")
+
+
+def grid_table(df, title: str, swept: list[str]) -> Table:
+    figures = [c for c in COMPARE_COLUMNS if c in df and (df[c].fillna(0) != 0).any()]
+    columns = [c for c in ("trace", "ftl") if c in df and (c == "ftl" or df[c].nunique() > 1)] + swept + figures
+    table = Table(title=title, title_justify="left")
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("ftl", "trace") else "right")
+    def cell(v) -> str:
+        if isinstance(v, float):  # a grid column with gaps (a scheme without the parameter) is float
+            return "-" if v != v else fmt(int(v)) if v.is_integer() and abs(v) < 2**53 else fmt(v)
+        return fmt(v)
+
+    for _, row in df[df["status"] == "done"].iterrows():
+        table.add_row(*[cell(row[c]) for c in columns])
+    return table
+
+
+def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: dict, inputs=()):
+    """Runs a sweep with a progress bar, prints its table and failures, writes its outputs; exits 1 when a
+    point failed (the others are kept, and in the store)."""
     from .sim import sweep
 
+    try:
+        for key, what in (("csv", "--csv"), ("plot", "--plot")):
+            if settings.get(key):
+                (check_plot_path if key == "plot" else check_output)(settings[key], what, inputs=inputs)
+        with runs_progress(label) as bar:
+            task = bar.add_task(label, total=None)
+            df = sweep(traces, schemes, grid, jobs=settings.get("jobs"), store=settings.get("store"),
+                       scheduler=settings.get("scheduler"), backend=settings.get("backend"),
+                       on_done=lambda d, t: bar.update(task, completed=d, total=t), **common)
+    except _core.FtlsimError as e:
+        fail(e)
+    from rich.markup import escape
+
+    swept = [k for k in grid_columns(schemes, grid) if k in df]
+    console.print(grid_table(df, label, swept))
+    failed = df[df["status"] == "failed"]
+    for _, row in failed.iterrows():
+        err_console.print(f"[bold red]failed:[/] {row['ftl']} on {row['trace']} "
+                          f"{ {k: row[k] for k in swept if row[k] == row[k]} }: {escape(cli_spelling(str(row['error'])))}",
+                          highlight=False)
+    try:
+        if settings.get("csv"):
+            from .output import atomic_path
+
+            with atomic_path(settings["csv"]) as tmp:
+                df.to_csv(tmp, index=False)
+            err_console.print(f"[dim]{len(df)} rows written to {settings['csv']}[/]")
+        if settings.get("plot") and len(failed) < len(df):
+            from .plot import compare_plot
+
+            compare_plot(df[df["status"] == "done"], swept, settings["plot"], title=label,
+                         precondition=common.get("precondition"))
+            err_console.print(f"[dim]plot written to {settings['plot']}[/]")
+    except OSError as e:
+        fail(_core.FtlsimError(f"cannot write output: {e}"))
+    if settings.get("store"):
+        err_console.print(f"[dim]results stored in {settings['store']}[/]")
+    if len(failed):
+        fail(f"{len(failed)} of {len(df)} runs failed (listed above)", code=1)
+
+
+def grid_columns(schemes, grid: dict) -> list[str]:
+    """The swept parameter names, in order: the common grid's, then each scheme's own."""
+    cols = list(grid)
+    if isinstance(schemes, dict):
+        for own in schemes.values():
+            cols += [k for k in (own or {}) if k not in cols]
+    return cols
+
+
+@main.command()
+@click.argument("trace", required=False, shell_complete=complete_trace)
+@click.option("--ftl", "ftls", default="bast,fast,ofast", show_default=True,
+              shell_complete=complete_names("schemes", comma=True), help="Comma-separated schemes.")
+@common_options
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
+              help="Draw erase count and elapsed time against the swept parameters (PNG, PDF or SVG).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel runs (default: all cores).")
+@click.pass_context
+def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only,
+            skip_bad_lines, wrap, nvram, nvram_policy, plot_path, csv_path, jobs):
+    """Run a grid of schemes x parameter values on TRACE and print one table.
+
+    A parameter given with several comma-separated values (--param log_blocks=4,8,16) is swept; a scheme that
+    does not take a parameter runs without it."""
     trace = trace or DEFAULT_TRACE
-    grid_params = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
-    common = dict(preset=preset, capacity=capacity, precondition=precondition, format=fmt_name,
-                  **trace_kwargs(device, writes_only, skip_bad_lines, wrap), **nvram_kwargs(nvram, nvram_policy))
-    runs = grid(trace, ftls, grid_params)
-    with Progress(TextColumn("[bold]runs"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
-        task = bar.add_task("runs", total=len(runs))
+    grid = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
+    common = option_kwargs(ctx)
+    run_grid(trace, trace, ftls, grid, common, {"csv": csv_path, "plot": plot_path, "jobs": jobs},
+             inputs=(trace,))
+
+
+@main.command()
+@click.argument("traces", nargs=-1, shell_complete=complete_trace)
+@click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False),
+              help="A sweep config (TOML, JSON or YAML): traces, schemes with their grids, options, outputs.")
+@click.option("--ftl", "ftls", default=None, shell_complete=complete_names("schemes", comma=True),
+              help="Comma-separated schemes (overrides the file's).")
+@common_options
+@click.option("--store", default=None,
+              help="Results store: a .parquet or .csv file or a directory; points already done are skipped.")
+@click.option("--scheduler", default=None, metavar="ADDR",
+              help="Run the points on a Dask cluster, e.g. tcp://host:8786 (trace files must exist on the "
+                   "workers at the same path).")
+@click.option("--backend", type=click.Choice(["processes", "threads", "dask"]), default=None,
+              help="Where points run: local processes (default, all cores), threads, or dask (a local "
+                   "cluster unless --scheduler is given).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel local runs (default: all cores).")
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the figures against the grid.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
+@click.pass_context
+def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only,
+          skip_bad_lines, wrap, nvram, nvram_policy, store, scheduler, backend, jobs, plot_path, csv_path):
+    """Run a grid of TRACES x schemes x parameters, resumably: with --store, re-running computes only the
+    points not yet done, and a failed point is recorded with its error without losing the others.
+
+    -p key=a,b,c sweeps a parameter over every scheme that takes it."""
+    from .config import sweep_parts
+
+    file_traces, schemes, grid, file_common, settings = [], None, {}, {}, {}
+    if config_path:
         try:
-            df = sweep(trace, ftls, grid_params, jobs=jobs, on_done=lambda d, t: bar.update(task, completed=d),
-                       **common)
+            file_traces, schemes, grid, file_common, settings = sweep_parts(load_config(config_path))
         except _core.FtlsimError as e:
             fail(e)
-    swept = list(grid_params)
-    figures = [c for c in COMPARE_COLUMNS if c in df and (df[c].fillna(0) != 0).any()]
-    columns = ["ftl", *swept, *figures]
-    table = Table(title=f"{trace}", title_justify="left")
-    for col in columns:
-        table.add_column(col, justify="left" if col == "ftl" else "right")
-    for _, row in df.iterrows():
-        table.add_row(*[fmt(row[c]) if not isinstance(row[c], float) or row[c] == row[c] else "-" for c in columns])
-    console.print(table)
-    if csv_path:
-        df.to_csv(csv_path, index=False)
-        console.print(f"[dim]{len(df)} rows written to {csv_path}[/]")
-    if plot_path:
-        from .plot import compare_plot
-
-        compare_plot(df, swept[0] if swept else None, plot_path, title=trace)
-        console.print(f"[dim]plot written to {plot_path}[/]")
+    traces = list(traces) or file_traces
+    if not traces:
+        fail("no trace: give TRACES or `traces` in the config file")
+    if ftls:  # the named schemes, each with the file's grid for it
+        own = schemes if isinstance(schemes, dict) else {}
+        schemes = {s: own.get(s, {}) for s in ftls.split(",") if s.strip()}
+    if schemes is None:
+        fail("no scheme: give --ftl or `schemes` in the config file")
+    grid = {**grid, **{k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}}
+    common = option_kwargs(ctx, file_common)
+    given = {"store": store, "scheduler": scheduler, "backend": backend, "jobs": jobs, "plot": plot_path,
+             "csv": csv_path}
+    settings.update({k: v for k, v in given.items() if v is not None})
+    label = traces[0] if len(traces) == 1 else f"{len(traces)} traces"
+    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces))
 
 
 @main.command("generate")
-@click.argument("workload")
+@click.argument("workload", shell_complete=complete_trace)
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
               help="Trace file to write (native CSV with tags; gzip when it ends in .gz).")
-@click.option("--preset", default=None, help="Device preset; its page size and capacity size the workload.")
+@click.option("--preset", default=None, shell_complete=complete_names("presets"),
+              help="Device preset; its page size and capacity size the workload.")
 @click.option("--capacity", default=None, help="Logical capacity the workload spreads over, e.g. 32MiB.")
 @click.option("--param", "-p", "params", multiple=True, metavar="K=V", help="A device override or trace option.")
 def generate_cmd(workload, output, preset, capacity, params):
     """Write WORKLOAD (a built-in workload, or any trace) as a native CSV trace file with data/metadata tags."""
+    from .output import atomic_path
+    from .trace import generate
+
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     try:
-        n = generate(workload, output, preset=preset, capacity=capacity, **kwargs)
+        check_output(output, "--output", inputs=(workload,))
+        with atomic_path(output) as tmp:
+            n = generate(workload, tmp, preset=preset, capacity=capacity, **kwargs)
     except (_core.FtlsimError, ValueError) as e:
         fail(e)
     console.print(f"{n} requests written to {output}")
 
 
 @main.command("info")
-@click.argument("trace")
-@click.option("--format", "fmt_name", default="auto", help="Trace format; default: sniff.")
-@click.option("--device", type=int, default=None, help="Keep one device / ASU.")
-@click.option("--writes-only", is_flag=True)
-@click.option("--skip-bad-lines", is_flag=True)
-@click.option("--page-bytes", type=int, default=512, show_default=True)
-@click.option("--block-bytes", type=int, default=16384, show_default=True, help="Block size for block concentration.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+@click.argument("trace", shell_complete=complete_trace)
+@click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
+              help="Trace format (see `ftlsim list`); default: sniff.")
+@click.option("--device", type=click.IntRange(min=0), default=None, help="Keep one device / ASU.")
+@click.option("--writes-only", is_flag=True, help="Drop reads and trims.")
+@click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")
+@click.option("--page-bytes", type=click.IntRange(min=1, max=2**31), default=512, show_default=True,
+              help="Page size for the footprint and page concentration.")
+@click.option("--block-bytes", type=click.IntRange(min=1), default=16384, show_default=True,
+              help="Block size for block concentration.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the statistics as JSON.")
 def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, page_bytes, block_bytes, json_path):
     """Print a trace's requests, read/write mix, bytes, footprint, highest address and write concentration."""
+    from .output import write_text
+    from .trace import info
+
     try:
+        if json_path is not None:
+            check_output(json_path, "--json", inputs=(trace,))
         stats = info(trace, format=fmt_name, block_bytes=block_bytes, page_bytes=page_bytes, device=device,
                      writes_only=writes_only or None, skip_bad_lines=skip_bad_lines or None)
     except _core.FtlsimError as e:
@@ -302,30 +545,36 @@ def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, page_bytes, b
         table.add_row(key, fmt(value))
     console.print(table)
     if json_path:
-        with open(json_path, "w") as f:
-            json.dump(stats, f, indent=2)
+        try:
+            write_text(json_path, json.dumps(stats, indent=2))
+        except _core.FtlsimError as e:
+            fail(e)
 
 
 @main.command("plot-refs")
-@click.argument("trace")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The PNG to write.")
-@click.option("--format", "fmt_name", default="auto", help="Trace format; default: sniff.")
-@click.option("--device", type=int, default=None, help="Keep one device / ASU.")
-@click.option("--skip-bad-lines", is_flag=True)
-@click.option("--page-bytes", type=int, default=512, show_default=True)
-@click.option("--block-bytes", type=int, default=16384, show_default=True, help="Size of a logical block.")
+@click.argument("trace", shell_complete=complete_trace)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The image to write (PNG).")
+@click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
+              help="Trace format; default: sniff.")
+@click.option("--device", type=click.IntRange(min=0), default=None, help="Keep one device / ASU.")
+@click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")
+@click.option("--page-bytes", type=click.IntRange(min=1, max=2**31), default=512, show_default=True,
+              help="Page size.")
+@click.option("--block-bytes", type=click.IntRange(min=1), default=16384, show_default=True,
+              help="Size of a logical block.")
 def plot_refs_cmd(trace, output, fmt_name, device, skip_bad_lines, page_bytes, block_bytes):
     """Draw writes per logical block and the logical block written over time (hot write references)."""
     from .plot import refs_plot
     from .trace import write_refs
 
     try:
+        check_plot_path(output, "--output", inputs=(trace,))
         refs = write_refs(trace, format=fmt_name, block_bytes=block_bytes, page_bytes=page_bytes, device=device,
                           skip_bad_lines=skip_bad_lines or None)
     except _core.FtlsimError as e:
         fail(e)
     refs_plot(refs, output, title=trace)
-    console.print(f"[dim]plot written to {output}[/]")
+    err_console.print(f"[dim]plot written to {output}[/]")
 
 
 @main.command()
@@ -390,9 +639,18 @@ def dataframe_table(df, title: str) -> Table:
     return table
 
 
+
 @main.command("list")
-def list_cmd():
+@click.option("--json", "as_json", is_flag=True, help="Print the registries as JSON (for scripts).")
+def list_cmd(as_json):
     """List schemes, device presets, built-in workloads and trace formats."""
+    from .ftl import schemes
+    from .trace import formats, presets, workloads
+
+    if as_json:
+        out = {"schemes": schemes(), "presets": presets(), "workloads": workloads(), "formats": formats()}
+        click.echo(json.dumps(out, indent=2))
+        return
     t = Table(title="Schemes (--ftl)", title_justify="left")
     for c in ("name", "summary", "parameters (defaults)"):
         t.add_column(c)
@@ -422,15 +680,24 @@ def list_cmd():
 
 
 @main.command("ram")
-@click.option("--ftl", required=True, help="Scheme name.")
-@click.option("--preset", default=None)
-@click.option("--capacity", default=None)
-@click.option("--param", "-p", "params", multiple=True, metavar="K=V")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False))
+@click.option("--ftl", required=True, shell_complete=complete_names("schemes"), help="Scheme name.")
+@click.option("--preset", default=None, shell_complete=complete_names("presets"),
+              help="Device preset (see `ftlsim list`); default lee2007.")
+@click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the preset's, else 64MiB.")
+@click.option("--param", "-p", "params", multiple=True, metavar="K=V",
+              help="A scheme parameter or device override, e.g. log_blocks=8.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the breakdown as JSON.")
 def ram_cmd(ftl, preset, capacity, params, json_path):
     """Print the RAM a scheme's tables need, structure by structure."""
+    from ._registry import check_name
+    from .ftl import ram_layout
+    from .output import write_text
+
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     try:
+        check_name("schemes", ftl)
+        if json_path is not None:
+            check_output(json_path, "--json")
         items = ram_layout(ftl, preset=preset, capacity=capacity, **kwargs)
     except _core.FtlsimError as e:
         fail(e)
@@ -444,8 +711,10 @@ def ram_cmd(ftl, preset, capacity, params, json_path):
     t.add_row("[bold]total[/]", f"[bold]{total:,}[/]", "")
     console.print(t)
     if json_path:
-        with open(json_path, "w") as f:
-            json.dump({"total_bytes": total, "items": items}, f, indent=2)
+        try:
+            write_text(json_path, json.dumps({"total_bytes": total, "items": items}, indent=2))
+        except _core.FtlsimError as e:
+            fail(e)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,27 @@ def report_schema() -> list[dict]:
     """Every key a report can have, from the engine: dicts of key, unit, section, description and table (shown
     by `ftlsim run`). A ``<...>`` part of a key stands for a name chosen at run time (RAM structures, a
     scheme's own figures)."""
-    return json.loads(_core.report_schema())
+    return json.loads(_core.report_schema()) + PYTHON_KEYS
+
+
+# Keys `simulate` adds to the engine's report: what it takes to repeat the run exactly.
+PYTHON_KEYS = [
+    {"key": "config.resolved", "unit": "json", "section": "Configuration", "table": False,
+     "description": "The complete resolved configuration (every option with its default, the scheme's "
+                    "parameters, the capacity, the trace): `ftlsim run -c report.json` repeats the run"},
+    {"key": "config.trace_format", "unit": "name", "section": "Configuration", "table": False,
+     "description": "The format the trace was read as (sniffed when not given); `workload` for a built-in one"},
+    {"key": "config.trace_bytes", "unit": "bytes", "section": "Configuration", "table": False,
+     "description": "Size of the trace file"},
+    {"key": "config.trace_sha256", "unit": "hash", "section": "Configuration", "table": False,
+     "description": "sha256 of the trace file's content"},
+]
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
 class Report(Mapping):
@@ -52,19 +72,45 @@ class Report(Mapping):
         """Like to_dict, with list values (histograms) as JSON text, for CSV and DataFrames."""
         return {k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in self._values.items()}
 
+    def to_series(self):
+        """The report as a pandas Series indexed by key (lists as JSON text, as in `flat`)."""
+        import pandas as pd
+
+        return pd.Series(self.flat(), name=self.get("config.scheme"))
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: the headline figures of each section, then the configuration."""
+        import html
+
+        shown = [(k["section"], k["key"]) for k in report_schema() if k["table"] and k["key"] in self]
+        rows = "".join(f"<tr><td>{html.escape(sec)}</td><td><code>{html.escape(key)}</code></td>"
+                       f"<td style='text-align:right'>{html.escape(_fmt(self[key]))}</td></tr>"
+                       for sec, key in shown if self[key] not in (0, None))
+        return (f"<p>{html.escape(repr(self))}</p><table><tr><th>section</th><th>figure</th><th>value</th>"
+                f"</tr>{rows}</table>")
+
     def to_json(self, path: str | Path | None = None) -> str:
+        """The report as JSON text; with `path`, also written there (atomically). `ftlsim run -c` of the file
+        repeats the run."""
         text = json.dumps(self._values, indent=2, sort_keys=True)
         if path is not None:
-            Path(path).write_text(text + "\n")
+            from .output import write_text
+
+            write_text(path, text + "\n")
         return text
 
     def to_csv(self, path: str | Path) -> None:
         """One header line and one row."""
+        import io
+
+        from .output import write_text
+
         row = self.flat()
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=list(row))
-            writer.writeheader()
-            writer.writerow(row)
+        buf = io.StringIO(newline="")
+        writer = csv.DictWriter(buf, fieldnames=list(row))
+        writer.writeheader()
+        writer.writerow(row)
+        write_text(path, buf.getvalue())
 
     @property
     def scheme(self) -> str:

@@ -1,16 +1,71 @@
-"""Running simulations: one run (`simulate`) or a grid of runs in parallel (`sweep`)."""
+"""Running simulations: one run (`simulate`) or a grid of runs (`sweep`) on local processes, threads or a Dask
+cluster, with a results store keyed by the hash of each run's resolved configuration."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import re
+import sys
+import threading
+import time
 from typing import Callable, Iterable
 
 from . import _core
-from ._registry import make_config
+from ._registry import check_name, config_kwargs, did_you_mean, make_config, names, resolve_config, takes
 from .report import Report
+
+
+@functools.lru_cache(maxsize=256)
+def _file_facts(path: str, size: int, mtime_ns: int) -> tuple[str, str]:
+    """(sniffed format, sha256) of a trace file, cached per (path, size, mtime): a sweep hashes a trace once."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return _core.sniff_format(path), digest.hexdigest()
+
+
+def trace_facts(trace: str) -> dict:
+    """What a report records of its trace: the sniffed format, the size in bytes and a sha256 of the content
+    (a built-in workload spec is its own content: format ``workload``, no size or hash)."""
+    if os.path.isfile(trace):
+        st = os.stat(trace)
+        fmt, digest = _file_facts(os.path.abspath(trace), st.st_size, st.st_mtime_ns)
+        return {"trace_format": fmt, "trace_bytes": st.st_size, "trace_sha256": digest}
+    return {"trace_format": "workload", "trace_bytes": None, "trace_sha256": None}
+
+
+def check_trace(trace: str) -> None:
+    """A trace that is neither a file nor a workload spec: name the nearest workload when one is close
+    (``unifrom:writes=10`` -> ``uniform``), else let the engine say the file does not exist."""
+    if os.path.exists(trace) or is_workload(trace):
+        return
+    name = trace.split(":", 1)[0]
+    hint = did_you_mean(name, names("workloads"))
+    if hint:
+        raise _core.FtlsimError(f"no trace file `{trace}` and no built-in workload `{name}`{hint}; "
+                                f"built-in workloads: {', '.join(names('workloads'))}")
+
+
+def python_spelling(message: str) -> str:
+    """The engine's suggestions (``wrap=true``) as Python keyword arguments (``wrap=True``)."""
+    return re.sub(r"\b(\w+)=(true|false)\b", lambda m: f"{m[1]}={m[2].capitalize()}", message)
+
+
+def prepare(trace: str, ftl: str = "page", preset: str | None = None, capacity: str | int | None = None,
+            precondition: str = "none", format: str = "auto", **options) -> dict:
+    """The engine config of a run (checked names, then the keyword routing of `make_config`)."""
+    check_name("schemes", ftl)
+    if preset is not None:
+        check_name("presets", preset)
+    check_name("formats", format)
+    check_trace(str(trace))
+    return make_config(ftl, preset, capacity, precondition, format, options)
 
 
 def simulate(
@@ -29,9 +84,49 @@ def simulate(
     ``erase_us=1500``), trace options (``device=0``, ``writes_only=True``, ``skip_bad_lines=True``,
     ``time_unit="ms"``, ``blkparse_event="C"``), run options (``wrap=True``, ``idle_threshold_us=...``, an NVRAM
     write cache ``nvram="128KiB", nvram_policy="metadata"`` with ``nvram_regions``, ``nvram_read_us``,
-    ``nvram_write_us``, ``nvram_flush_at_end``) or the scheme's parameters (``log_blocks=8``). `progress(requests, done, total)` is called as the run goes."""
-    cfg = make_config(ftl, preset, capacity, precondition, format, scheme_params)
-    return Report.from_json(_core.simulate(str(trace), json.dumps(cfg), progress))
+    ``nvram_write_us``, ``nvram_flush_at_end``) or the scheme's parameters (``log_blocks=8``).
+    `progress(requests, done, total)` is called as the run goes.
+
+    The report records the complete resolved configuration (``config.resolved``: every option with its
+    default, the scheme's parameters, the resolved capacity) and the trace's format, size and sha256, so
+    ``simulate(**ftlsim.config.run_kwargs(report))`` repeats the run exactly."""
+    trace = str(trace)
+    cfg = prepare(trace, ftl, preset, capacity, precondition, format, **scheme_params)
+    facts = trace_facts(trace)
+    try:
+        values = json.loads(_core.simulate(trace, json.dumps(cfg), progress))
+    except _core.FtlsimError as e:
+        raise type(e)(python_spelling(str(e))) from None
+    resolved = resolve_config(cfg)
+    values["config.params"] = json.dumps(resolved["params"], separators=(",", ":"), sort_keys=True)
+    if resolved.get("capacity") is None:
+        resolved["capacity"] = str(values["config.capacity_bytes"])
+    if resolved.get("preset") is None:
+        resolved["preset"] = values["config.preset"]
+    if resolved["trace"]["format"] == "auto" and facts["trace_format"] != "workload":
+        resolved["trace"]["format"] = facts["trace_format"]
+    values["config.resolved"] = json.dumps({"trace": trace, "config": resolved}, sort_keys=True)
+    values.update({f"config.{k}": v for k, v in facts.items()})
+    return Report(values)
+
+
+def run_key(run: dict) -> str:
+    """The results-store key of a run: sha256 of its resolved configuration, the trace's content hash (a
+    file's sha256, or the workload spec) and the ftlsim version."""
+    import hashlib
+
+    kw = {k: v for k, v in run.items() if k != "labels"}
+    trace = str(kw.pop("trace"))
+    cfg = resolve_config(prepare(trace, **kw))
+    facts = trace_facts(trace)
+    ident = {"config": cfg, "trace": facts["trace_sha256"] or trace, "version": _core_version()}
+    return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def _core_version() -> str:
+    from ._registry import registry
+
+    return registry()["version"]
 
 
 def _as_list(value) -> list:
@@ -42,47 +137,244 @@ def _as_list(value) -> list:
     return list(value)
 
 
-def grid(traces, ftls, params: dict | None = None) -> list[dict]:
-    """Every (trace, ftl, parameter combination) of a sweep, as keyword dicts for `simulate`."""
-    params = params or {}
-    names = list(params)
-    values = [_as_list(params[n]) if not isinstance(params[n], (int, float, bool)) else [params[n]] for n in names]
+def _values(value) -> list:
+    return [value] if isinstance(value, (int, float, bool)) else _as_list(value)
+
+
+def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
+    """Every (trace, scheme, parameter combination) of a sweep, as keyword dicts for `simulate`.
+
+    `schemes` is a list (or comma-separated string) of names, or a dict of name -> that scheme's own grid;
+    `grid` (name -> list of values) applies to every scheme that takes the parameter: a scheme that does not
+    (``page`` has no ``log_blocks``) runs once without it. A parameter no scheme takes is an error."""
+    common = grid or {}
+    per_scheme = schemes if isinstance(schemes, dict) else {s: {} for s in _as_list(schemes)}
+    for key in common:
+        if not any(takes(s, key) for s in per_scheme):
+            raise _core.FtlsimError(f"no scheme of {', '.join(per_scheme)} takes parameter `{key}`")
     runs = []
     traces = [traces] if isinstance(traces, str) else list(traces)  # a workload spec holds commas itself
-    for trace, ftl in itertools.product(traces, _as_list(ftls)):
-        for combo in itertools.product(*values):
-            runs.append({"trace": trace, "ftl": ftl, **dict(zip(names, combo))})
+    for trace, (ftl, own) in itertools.product(traces, per_scheme.items()):
+        params = {k: v for k, v in common.items() if takes(ftl, k)}
+        params.update(own or {})
+        keys = list(params)
+        for combo in itertools.product(*(_values(params[k]) for k in keys)):
+            runs.append({"trace": trace, "ftl": ftl, **dict(zip(keys, combo))})
     return runs
 
 
-def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, int], None] | None = None):
-    """Runs `simulate(**run)` for every run in parallel (the engine releases the GIL) and returns a pandas
-    DataFrame with one row per run, in order: the run's `labels` (a dict of extra columns, not passed to
-    `simulate`), its keywords, then the Report's flat keys."""
+_cancel = threading.Event()  # set on Ctrl-C: runs on this process's threads stop within ~50 ms
+
+
+def _run_point(kwargs: dict) -> dict:
+    """One point of a sweep, on whichever worker runs it: the report's flat keys, or the error."""
+    try:
+        report = simulate(**kwargs, progress=lambda *_: not _cancel.is_set())
+        return {"status": "done", "error": None, **report.flat()}
+    except (_core.FtlsimError, OSError, ValueError) as e:
+        return {"status": "failed", "error": f"{type(e).__name__}: {e}"}
+
+
+def is_workload(trace: str) -> bool:
+    """Whether `trace` is a built-in workload spec rather than a path."""
+    try:
+        return _core.sniff_format(trace) == "workload"
+    except _core.FtlsimError:
+        return False
+
+
+def _trace_paths(runs: list[dict]) -> set[str]:
+    return {str(r["trace"]) for r in runs if not is_workload(str(r["trace"]))}
+
+
+def _check_traces_on(client, traces: set[str]) -> None:
+    """A trace given by path must exist on every Dask worker: checked before anything is submitted."""
+    if not traces:
+        return
+    found = client.run(lambda paths: [p for p in paths if not os.path.isfile(p)], sorted(traces))
+    missing = {w: m for w, m in found.items() if m}
+    if missing:
+        worker, paths = next(iter(missing.items()))
+        raise _core.FtlsimError(f"trace file {paths[0]} is missing on Dask worker {worker} "
+                                f"({len(missing)} of {len(found)} workers lack a trace); copy the traces to "
+                                "the same path on every worker or use a shared file system")
+
+
+class Store:
+    """A results store: a Parquet (``.parquet``) or CSV (``.csv``) file, or a directory holding
+    ``results.parquet``, one row per run keyed by `key`, rewritten atomically (temp file + rename)."""
+
+    def __init__(self, path):
+        path = os.fspath(path)
+        if not path:
+            raise _core.FtlsimError("store path is empty; give a .parquet or .csv file or a directory")
+        if not path.endswith((".parquet", ".csv")):
+            os.makedirs(path, exist_ok=True)
+            path = os.path.join(path, "results.parquet")
+        self.path = path
+        self.rows: dict[str, dict] = {}
+        if os.path.exists(path):
+            for row in self._read().to_dict("records"):
+                self.rows[row["key"]] = row
+
+    def _read(self):
+        import pandas as pd
+
+        return pd.read_parquet(self.path) if self.path.endswith(".parquet") else pd.read_csv(self.path)
+
+    def done(self, key: str) -> bool:
+        return self.rows.get(key, {}).get("status") == "done"
+
+    def save(self) -> None:
+        import pandas as pd
+
+        from .output import atomic_path
+
+        df = pd.DataFrame(list(self.rows.values()))
+        with atomic_path(self.path) as tmp:
+            if self.path.endswith(".parquet"):
+                for c in df.columns[df.dtypes == object]:  # mixed values (a grid column of ints and names)
+                    df[c] = df[c].map(lambda v: v if v is None or isinstance(v, str) or v != v else str(v))
+                df.to_parquet(tmp, index=False)
+            else:
+                df.to_csv(tmp, index=False)
+
+
+def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, int], None] | None = None,
+             store=None, backend: str | None = None, client=None, scheduler: str | None = None,
+             errors: str = "raise"):
+    """Runs `simulate(**run)` for every run and returns a pandas DataFrame with one row per run, in order: the
+    run's `labels` (a dict of extra columns, not passed to `simulate`), its keywords, ``key`` (the hash of
+    its resolved configuration), ``status`` (done / failed), ``error``, then the Report's flat keys.
+
+    Backends: ``"processes"`` (default: one process per core, `jobs` of them), ``"threads"`` (the engine
+    releases the GIL), or Dask: a `client` (``dask.distributed.Client``) or a `scheduler` address
+    (``tcp://host:8786``). A trace given by path must exist on the workers at the same path.
+    With `store` (see `Store`), finished rows are saved as they come, points already done are not run again
+    and failed points are retried. `errors="raise"` raises the first failure after every point has run;
+    ``"keep"`` returns failed rows with their error. `on_done(done, total)` reports progress; Ctrl-C cancels
+    the queued runs."""
     import pandas as pd
 
-    rows: list[dict | None] = [None] * len(runs)
     kwargs = [{k: v for k, v in run.items() if k != "labels"} for run in runs]
-    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        futures = {pool.submit(simulate, **kw): i for i, kw in enumerate(kwargs)}
-        for done, future in enumerate(as_completed(futures), 1):
-            i = futures[future]
-            rows[i] = {**runs[i].get("labels", {}), **kwargs[i], **future.result().flat()}
-            if on_done:
-                on_done(done, len(runs))
-    return pd.DataFrame(rows)
+    keys = [run_key(kw) for kw in kwargs]
+    st = Store(store) if store is not None else None
+    results: dict[str, dict] = {k: st.rows[k] for k in keys if st and st.done(k)}
+    todo = list(dict.fromkeys(k for k in keys if k not in results))
+    first = {k: kw for k, kw in reversed(list(zip(keys, kwargs)))}
+    done_count = len(set(keys)) - len(todo)
+    total = len(set(keys))
+    if on_done and done_count:
+        on_done(done_count, total)
+    last_save = time.monotonic()
+
+    def finish(key: str, row: dict):
+        nonlocal done_count, last_save
+        results[key] = {"key": key, **row}
+        done_count += 1
+        if st is not None:
+            st.rows[key] = {**{k: v for k, v in first[key].items()}, "key": key, **row}
+            if time.monotonic() - last_save > 0.5:
+                st.save()
+                last_save = time.monotonic()
+        if on_done:
+            on_done(done_count, total)
+
+    try:
+        if todo:
+            _execute(todo, first, finish, jobs, backend, client, scheduler)
+    finally:
+        if st is not None:
+            st.save()
+    rows = []
+    for run, kw, key in zip(runs, kwargs, keys):
+        row = {k: v for k, v in results[key].items() if k not in kw}
+        rows.append({**run.get("labels", {}), **kw, "key": key, **row})
+    df = pd.DataFrame(rows)
+    failed = df[df["status"] == "failed"]
+    if errors == "raise" and len(failed):
+        raise _core.FtlsimError(f"{len(failed)} of {len(df)} runs failed; first: {failed['error'].iloc[0]}")
+    return df
+
+
+def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
+    if client is not None or scheduler is not None or backend == "dask":
+        return _execute_dask(todo, kwargs_of, finish, client, scheduler)
+    jobs = jobs or os.cpu_count() or 1
+    if backend == "threads" or jobs == 1 or len(todo) == 1:
+        from concurrent.futures import ThreadPoolExecutor as Pool
+
+        pool = Pool(max_workers=min(jobs, len(todo)))
+    elif backend in (None, "processes"):
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor as Pool
+
+        # fork where the platform has it: workers start in milliseconds and do not re-run the caller's
+        # __main__ (a notebook, stdin or an unguarded script); elsewhere the platform's default.
+        method = "fork" if sys.platform.startswith("linux") else None
+        pool = Pool(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context(method))
+    else:
+        raise _core.FtlsimError(f"unknown backend `{backend}`; valid: processes, threads, dask")
+    from concurrent.futures import as_completed
+
+    _cancel.clear()
+    try:
+        futures = {pool.submit(_run_point, kwargs_of[k]): k for k in todo}
+        for future in as_completed(futures):
+            finish(futures[future], future.result())
+    except BaseException:  # Ctrl-C or a failing callback: cancel the queued runs, stop the running ones
+        _cancel.set()
+        for process in (getattr(pool, "_processes", None) or {}).values():
+            process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _execute_dask(todo, kwargs_of, finish, client, scheduler):
+    from dask.distributed import Client, as_completed
+
+    own = client is None
+    if own:
+        client = Client(scheduler) if scheduler else Client(processes=True)
+    try:
+        _check_traces_on(client, _trace_paths([kwargs_of[k] for k in todo]))
+        futures = {client.submit(_run_point, kwargs_of[k], key=f"ftlsim-{k}", pure=False): k for k in todo}
+        try:
+            for future in as_completed(list(futures)):
+                finish(futures[future], future.result())
+        finally:
+            client.cancel([f for f in futures if not f.done()])
+    finally:
+        if own:
+            client.close()
 
 
 def sweep(
     traces: str | Iterable[str],
-    ftls: str | Iterable[str],
-    params: dict | None = None,
+    schemes,
+    grid: dict | None = None,
     jobs: int | None = None,
     on_done: Callable[[int, int], None] | None = None,
+    store=None,
+    client=None,
+    scheduler: str | None = None,
+    backend: str | None = None,
+    errors: str = "keep",
     **common,
 ):
-    """Runs the grid traces x ftls x params (a dict of name -> list of values) in parallel on all cores and
-    returns a pandas DataFrame with one row per run: the run's grid values, then the Report's flat keys.
-    `common` keywords apply to every run (``preset=``, ``capacity=``, ``precondition=``, ...)."""
-    runs = [{**common, **run} for run in grid(traces, ftls, params)]
-    return run_many(runs, jobs=jobs, on_done=on_done)
+    """Runs the grid traces x schemes x parameters and returns a pandas DataFrame with one row per run: the
+    run's grid values, ``key``, ``status``, ``error``, then the Report's flat keys. `schemes` is a list of names
+    or a dict of name -> that scheme's own grid; `grid` (name -> list of values) applies to every scheme that
+    takes the parameter. `common` keywords apply to every run (``preset=``, ``capacity=``, ...).
+
+    Local processes on all cores by default; `client` (a ``dask.distributed.Client``) or `scheduler`
+    (``tcp://host:8786``) run the points on a Dask cluster. With `store` (``results.parquet``, ``.csv`` or a
+    directory), re-running the sweep computes only the points not yet done; a failed point is recorded with
+    its error (``errors="raise"`` raises instead)."""
+    runs = [{**common, **run} for run in _grid(traces, schemes, grid)]
+    return run_many(runs, jobs=jobs, on_done=on_done, store=store, backend=backend, client=client,
+                    scheduler=scheduler, errors=errors)
+
+
+_grid = grid

@@ -1,61 +1,169 @@
-//! Simulated requests per second: `cargo bench -p ftlsim-core`. Prints one line per (scheme, workload):
-//! requests, wall seconds, requests per second. Measures the whole loop (trace reading or generation,
-//! splitting into pages, the scheme, the chip, the integrity check).
+//! Engine speed (issue 14): `cargo bench -p ftlsim-core --bench throughput`. For every registered scheme, at
+//! steady state after `precondition="full"` on 1 GiB of 2 KiB pages, 64 pages a block (lee2007 timing), it
+//! prints host requests, flash operations (page reads + programs + erases, host and internal) and spare reads
+//! per wall second, and bytes of chip-model memory per physical page, on three workloads:
+//!   (a) uniform random single-page writes;
+//!   (b) hot/cold: 80% of requests to the first 20% of pages, 20% of requests reads;
+//!   (c) the Financial1 excerpt in `../shared/traces/`, looped to 2 M requests.
+//! The whole loop is measured: generation, splitting into pages, the scheme, the chip, the integrity check.
+//! The machine may be shared: `cpu%` is the share of the run's wall time this thread was on a CPU (from
+//! `/proc/thread-self/schedstat`), and `ops/cpu-s` is flash ops/s divided by it, the rate on an idle core.
+//! `FTLSIM_BENCH_QUICK=1` runs a tenth of the requests on 64 MiB (a smoke run); `FTLSIM_BENCH_SCHEMES=page,fast`
+//! picks schemes.
 
-use ftlsim_core::sim::{run, Precondition, SimConfig};
+use ftlsim_core::config::DeviceOverrides;
+use ftlsim_core::ftl::SCHEMES;
+use ftlsim_core::request::{Op, Request};
+use ftlsim_core::sim::{run, run_requests, Precondition, SimConfig};
+use ftlsim_core::trace::{self, TraceOptions};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
 use std::path::Path;
+use std::time::Instant;
 
-fn bench(label: &str, cfg: &SimConfig, trace: &str) {
-    let r = run(cfg, trace, &mut |_| true).unwrap_or_else(|e| panic!("{label}: {e}"));
-    let requests = r.count("host.requests");
-    let wall = r.num("sim.wall_s");
-    println!(
-        "{label:<44} {:>5} {requests:>10} requests {wall:>8.3} s {:>12.0} requests/s ({:.0} pages/s)",
-        cfg.ftl,
-        r.num("sim.requests_per_s"),
-        (r.count("host.write_pages") + r.count("host.read_pages")) as f64 / wall
-    );
+const PAGE_BYTES: u64 = 2048;
+
+struct Sizes {
+    capacity: &'static str,
+    capacity_bytes: u64,
+    requests: u64,
+}
+
+/// Workload (b): single-page requests, 80% to the first 20% of pages, a fifth of them reads.
+fn hotcold(sizes: &Sizes) -> Vec<Request> {
+    let pages = sizes.capacity_bytes / PAGE_BYTES;
+    let hot = pages / 5;
+    let mut rng = Pcg64::seed_from_u64(1);
+    (0..sizes.requests)
+        .map(|_| {
+            let lpn = if rng.gen_bool(0.8) {
+                rng.gen_range(0..hot)
+            } else {
+                rng.gen_range(hot..pages)
+            };
+            let op = if rng.gen_bool(0.2) {
+                Op::Read
+            } else {
+                Op::Write
+            };
+            Request::new(0.0, op, lpn * PAGE_BYTES, PAGE_BYTES)
+        })
+        .collect()
+}
+
+/// Workload (c): the Financial1 excerpt repeated (times shifted on) until `requests` requests.
+fn financial(sizes: &Sizes) -> Option<Vec<Request>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/traces/umass_financial1_first10k.ssdsim.ascii");
+    let mut source = trace::open(
+        path.to_str()?,
+        &TraceOptions::default(),
+        sizes.capacity_bytes,
+        PAGE_BYTES as u32,
+    )
+    .ok()?;
+    let mut once = Vec::new();
+    while let Some(r) = source.next_request() {
+        once.push(r.ok()?);
+    }
+    let span = once.last()?.time_us + 1.0;
+    let mut out = Vec::with_capacity(sizes.requests as usize);
+    for lap in 0.. {
+        for r in &once {
+            if out.len() as u64 == sizes.requests {
+                return Some(out);
+            }
+            out.push(Request {
+                time_us: r.time_us + lap as f64 * span,
+                ..*r
+            });
+        }
+    }
+    None
+}
+
+/// Nanoseconds this thread has been on a CPU, if the kernel says.
+fn cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
 }
 
 fn main() {
-    let schemes = ["page", "block"];
-    for ftl in schemes {
-        let cfg = SimConfig {
-            ftl: ftl.into(),
-            capacity: Some("1GiB".into()),
-            ..Default::default()
-        };
-        bench(
-            "uniform 1M single-page writes, 1 GiB",
-            &cfg,
-            "uniform:writes=1000000,seed=1",
-        );
-        let cfg = SimConfig {
-            precondition: Precondition::Full,
-            ..cfg
-        };
-        bench(
-            "same, device preconditioned full",
-            &cfg,
-            "uniform:writes=1000000,seed=1",
-        );
+    let quick = std::env::var_os("FTLSIM_BENCH_QUICK").is_some();
+    let sizes = if quick {
+        Sizes {
+            capacity: "64MiB",
+            capacity_bytes: 64 << 20,
+            requests: 200_000,
+        }
+    } else {
+        Sizes {
+            capacity: "1GiB",
+            capacity_bytes: 1 << 30,
+            requests: 2_000_000,
+        }
+    };
+    let only = std::env::var("FTLSIM_BENCH_SCHEMES").ok();
+    let b = hotcold(&sizes);
+    let c = financial(&sizes);
+    if c.is_none() {
+        println!("(c) Financial1 excerpt not found in ../shared/traces: skipped");
     }
-    let traces = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces");
-    for name in [
-        "msprod_dtrs100m.ssdsim.trace",
-        "cloudphysics_vscsi_sample.csv",
-    ] {
-        let path = traces.join(name);
-        if !path.exists() {
-            println!("{name}: not found at {}, skipped", path.display());
+    println!(
+        "{} requests a workload, {} of 2 KiB pages, 64 pages a block, precondition full",
+        sizes.requests, sizes.capacity
+    );
+    println!(
+        "{:<14} {:<3} {:>11} {:>13} {:>13} {:>10} {:>5} {:>13}",
+        "scheme", "wl", "requests/s", "flash ops/s", "spare rd/s", "B/phys pg", "cpu%", "ops/cpu-s"
+    );
+    for scheme in SCHEMES {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|s| s == scheme.name))
+        {
             continue;
         }
-        for ftl in schemes {
-            let cfg = SimConfig {
-                ftl: ftl.into(),
+        let cfg = SimConfig {
+            ftl: scheme.name.into(),
+            capacity: Some(sizes.capacity.into()),
+            precondition: Precondition::Full,
+            device: DeviceOverrides {
+                page_bytes: Some(PAGE_BYTES as u32),
+                pages_per_block: Some(64),
                 ..Default::default()
+            },
+            // Financial1 addresses beyond a small device in quick mode.
+            wrap: true,
+            ..Default::default()
+        };
+        let uniform = format!("uniform:writes={},seed=1", sizes.requests);
+        let workloads: [(&str, Option<&Vec<Request>>); 3] =
+            [("a", None), ("b", Some(&b)), ("c", c.as_ref())];
+        for (wl, requests) in workloads {
+            if wl == "c" && requests.is_none() {
+                continue;
+            }
+            let (wall, cpu) = (Instant::now(), cpu_ns());
+            let report = match requests {
+                None => run(&cfg, &uniform, &mut |_| true),
+                Some(requests) => run_requests(&cfg, requests.clone()),
             };
-            bench(name, &cfg, path.to_str().expect("utf-8 path"));
+            let r = report.unwrap_or_else(|e| panic!("{} ({wl}): {e}", scheme.name));
+            let share = cpu_ns()
+                .zip(cpu)
+                .map(|(end, start)| (end - start) as f64 / 1e9 / wall.elapsed().as_secs_f64());
+            let physical_pages = r.count("config.physical_blocks") * 64;
+            let ops = r.num("sim.flash_ops_per_s");
+            println!(
+                "{:<14} {wl:<3} {:>11.0} {ops:>13.0} {:>13.0} {:>10.2} {:>5} {:>13}",
+                scheme.name,
+                r.num("sim.requests_per_s"),
+                r.num("sim.spare_reads_per_s"),
+                r.count("sim.chip_memory_bytes") as f64 / physical_pages as f64,
+                share.map_or("-".into(), |s| format!("{:.0}", 100.0 * s)),
+                share.map_or("-".into(), |s| format!("{:.0}", ops / s.max(1e-3))),
+            );
         }
     }
 }

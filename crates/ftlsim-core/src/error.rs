@@ -58,20 +58,8 @@ pub enum SimError {
     #[error("power cut before flash operation {} while {}", .0.op, .0.doing())]
     PowerCut(crate::device::CutPoint),
 
-    #[error(
-        "durability broken by scheme `{scheme}` after power cut {cut} (before flash operation {op} of request \
-         #{request}, {doing}) and mount: logical page {lpn} should read {expected} but read {returned}"
-    )]
-    Durability {
-        scheme: String,
-        cut: u64,
-        op: u64,
-        request: u64,
-        doing: String,
-        lpn: u32,
-        expected: String,
-        returned: String,
-    },
+    #[error("{0}")]
+    Durability(Box<DurabilityBroken>),
 
     #[error(
         "scheme `{scheme}` cannot yet rebuild itself from flash after a power cut (no mount); \
@@ -81,3 +69,20 @@ pub enum SimError {
 }
 
 pub type Result<T> = std::result::Result<T, SimError>;
+
+/// A page that read wrong after a power cut and a mount.
+#[derive(Debug, Error)]
+#[error(
+    "durability broken by scheme `{scheme}` after power cut {cut} (before flash operation {op} of request \
+     #{request}, {doing}) and mount: logical page {lpn} should read {expected} but read {returned}"
+)]
+pub struct DurabilityBroken {
+    pub scheme: String,
+    pub cut: u64,
+    pub op: u64,
+    pub request: u64,
+    pub doing: String,
+    pub lpn: u32,
+    pub expected: String,
+    pub returned: String,
+}

@@ -4,9 +4,11 @@
 //! programmed in increasing order.
 //!
 //! Memory grows with the blocks that hold data, not with the device: a block's pages are allocated from a
-//! slab when its first page is programmed and given back when it is erased. A page costs 24 bytes
-//! (token 8, logical page 4, sequence 4, scheme field 4, flags 1, state 1, padding 2). Block states (erase
-//! count, write frontier) live in a sparse vector, allocated in chunks of 4,096 blocks as they are touched.
+//! slab when its first page is programmed and given back when it is erased; the slab grows geometrically but
+//! never past the chip's pages. A page costs 21 bytes, packed (token 8, logical page 4, sequence 4, scheme
+//! field 4, flags 1): a page is programmed exactly when its sequence number is not 0, so it needs no state
+//! byte. Block states (erase count, write frontier) live in a sparse vector, allocated in chunks of 4,096
+//! blocks as they are touched.
 
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::sparse::SparseVec;
@@ -20,14 +22,14 @@ pub const AUX_ERASED: u32 = u32::MAX;
 pub const FLAGS_ERASED: u8 = 0xFF;
 
 const NO_SLOT: u32 = u32::MAX;
-const STATE_DATA: u8 = 1;
 
 /// The spare (out-of-band) area of a page as the chip stores it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Spare {
     /// Logical page stored in the page, [`NO_LPN`] if none.
     pub lpn: u32,
-    /// Chip-wide program sequence number, stamped at program time (0 for an erased page).
+    /// Chip-wide program sequence number, stamped at program time (0 for an erased page, so the count skips 0
+    /// when it wraps).
     pub seq: u32,
     /// A scheme-specific word (a replacement-block pointer, a map-page number), write-once.
     pub aux: u32,
@@ -55,14 +57,36 @@ pub struct PageRead {
     pub spare: Spare,
 }
 
+/// A page as the chip stores it. Packed: fields are read and written by value, never borrowed.
 #[derive(Clone, Copy)]
+#[repr(C, packed)]
 struct Page {
     token: Token,
     lpn: u32,
+    /// Not 0 exactly when the page is programmed.
     seq: u32,
     aux: u32,
     flags: u8,
-    state: u8,
+}
+
+impl Page {
+    #[inline]
+    fn programmed(&self) -> bool {
+        self.seq != 0
+    }
+
+    #[inline]
+    fn read(&self) -> PageRead {
+        PageRead {
+            token: self.programmed().then_some(self.token),
+            spare: Spare {
+                lpn: self.lpn,
+                seq: self.seq,
+                aux: self.aux,
+                flags: self.flags,
+            },
+        }
+    }
 }
 
 const ERASED_PAGE: Page = Page {
@@ -71,7 +95,6 @@ const ERASED_PAGE: Page = Page {
     seq: 0,
     aux: AUX_ERASED,
     flags: FLAGS_ERASED,
-    state: 0,
 };
 
 #[derive(Clone, Copy)]
@@ -199,6 +222,12 @@ impl Nand {
                     slot
                 }
                 None => {
+                    // Grow geometrically, but never past the chip: at steady state the slab is the chip's size.
+                    let all = self.blocks.len() * ppb;
+                    if self.slab.len() == self.slab.capacity() {
+                        let more = self.slab.len().max(ppb).min(all - self.slab.len());
+                        self.slab.reserve_exact(more);
+                    }
                     self.slab.resize(self.slab.len() + ppb, ERASED_PAGE);
                     (self.slab.len() / ppb - 1) as u32
                 }
@@ -214,11 +243,7 @@ impl Nand {
     pub fn read(&mut self, ppn: Ppn, class: OpClass) -> Result<PageRead, Violation> {
         let (b, p) = self.locate(ppn, "read beyond the chip")?;
         self.counts[class as usize].page_reads += 1;
-        let page = self.page(b, p);
-        Ok(PageRead {
-            token: (page.state & STATE_DATA != 0).then_some(page.token),
-            spare: spare_of(page),
-        })
+        Ok(self.page(b, p).read())
     }
 
     /// Reads only the spare area (one spare read).
@@ -226,7 +251,7 @@ impl Nand {
     pub fn read_spare(&mut self, ppn: Ppn, class: OpClass) -> Result<Spare, Violation> {
         let (b, p) = self.locate(ppn, "spare read beyond the chip")?;
         self.counts[class as usize].spare_reads += 1;
-        Ok(spare_of(self.page(b, p)))
+        Ok(self.page(b, p).read().spare)
     }
 
     /// Programs a page with a data token, the logical page it holds (or [`NO_LPN`]) and an optional scheme
@@ -241,7 +266,7 @@ impl Nand {
     ) -> Result<(), Violation> {
         let (b, p) = self.locate(ppn, "program beyond the chip")?;
         let block = self.blocks.get(b);
-        if self.page(b, p).state & STATE_DATA != 0 {
+        if self.page(b, p).programmed() {
             return Err(Violation {
                 what: "program of a page that is already programmed (erase the block first)",
                 block: b as u32,
@@ -259,7 +284,7 @@ impl Nand {
             });
         }
         self.counts[class as usize].page_writes += 1;
-        self.seq = self.seq.wrapping_add(1);
+        self.seq = self.seq.checked_add(1).unwrap_or(1);
         let seq = self.seq;
         let page = self.page_mut(b, p);
         page.token = token;
@@ -268,7 +293,6 @@ impl Nand {
         if aux != AUX_ERASED {
             page.aux = aux;
         }
-        page.state |= STATE_DATA;
         let block = self.blocks.get_mut(b);
         block.next_page = block.next_page.max(p as u32 + 1);
         block.programmed += 1;
@@ -335,21 +359,7 @@ impl Nand {
             (ppn.0 / self.pages_per_block) as usize,
             (ppn.0 % self.pages_per_block) as usize,
         );
-        let page = self.page(b, p);
-        PageRead {
-            token: (page.state & STATE_DATA != 0).then_some(page.token),
-            spare: spare_of(page),
-        }
-    }
-}
-
-#[inline]
-fn spare_of(page: &Page) -> Spare {
-    Spare {
-        lpn: page.lpn,
-        seq: page.seq,
-        aux: page.aux,
-        flags: page.flags,
+        self.page(b, p).read()
     }
 }
 
@@ -360,8 +370,8 @@ mod tests {
     const D: OpClass = OpClass::Data;
 
     #[test]
-    fn a_page_is_24_bytes() {
-        assert_eq!(std::mem::size_of::<Page>(), 24);
+    fn a_page_is_21_bytes() {
+        assert_eq!(std::mem::size_of::<Page>(), 21);
     }
 
     #[test]

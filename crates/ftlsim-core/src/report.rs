@@ -104,6 +104,9 @@ pub struct SimFigures {
     pub setup_s: f64,
     pub wall_s: f64,
     pub requests_per_s: f64,
+    /// Page reads + page programs + erases (host and internal, every class) per wall second.
+    pub flash_ops_per_s: f64,
+    pub spare_reads_per_s: f64,
     pub chip_memory_bytes: u64,
 }
 
@@ -866,6 +869,18 @@ impl Report {
             Unit::PerSecond,
             "host requests simulated per wall second",
             num(s.requests_per_s),
+        );
+        k.put(
+            "sim.flash_ops_per_s",
+            Unit::PerSecond,
+            "flash page reads + programs + erases simulated per wall second",
+            num(s.flash_ops_per_s),
+        );
+        k.put(
+            "sim.spare_reads_per_s",
+            Unit::PerSecond,
+            "spare-area reads simulated per wall second",
+            num(s.spare_reads_per_s),
         );
         k.shown(false).put(
             "sim.chip_memory_bytes",

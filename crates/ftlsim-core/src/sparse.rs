@@ -47,7 +47,7 @@ impl<T: Copy> SparseVec<T> {
     pub fn get_mut(&mut self, i: usize) -> &mut T {
         debug_assert!(i < self.len);
         let default = self.default;
-        let chunk = self.chunks[i >> CHUNK_BITS].get_or_insert_with(|| Box::new([default; CHUNK]));
+        let chunk = self.chunks[i >> CHUNK_BITS].get_or_insert_with(|| new_chunk(default));
         &mut chunk[i & (CHUNK - 1)]
     }
 
@@ -57,6 +57,17 @@ impl<T: Copy> SparseVec<T> {
         self.chunks.len() * std::mem::size_of::<usize>()
             + allocated * CHUNK * std::mem::size_of::<T>()
     }
+}
+
+/// A chunk filled with `default`, built on the heap: `Box::new([default; CHUNK])` would build it on the stack
+/// first, and the 64 KiB stack frame (probed page by page) would cost every caller of `get_mut`, taken or not.
+#[cold]
+#[inline(never)]
+fn new_chunk<T: Copy>(default: T) -> Box<[T; CHUNK]> {
+    vec![default; CHUNK]
+        .into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("the vector has CHUNK entries"))
 }
 
 #[cfg(test)]

@@ -18,6 +18,25 @@ create_exception!(
     "A simulation could not run: bad input, or a scheme broke a rule."
 );
 
+create_exception!(
+    _core,
+    RunFailedError,
+    FtlsimError,
+    "A run started and failed: a scheme broke a NAND rule, the integrity or durability check, or ran out of free blocks."
+);
+
+/// An engine error as Python sees it: a run that started and failed is a `RunFailedError`, bad input an
+/// `FtlsimError` (the command line exits 1 or 2).
+fn sim_err(e: ftlsim_core::error::SimError) -> PyErr {
+    use ftlsim_core::error::SimError::{Durability, Integrity, NandRule, OutOfSpace};
+    match e {
+        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) => {
+            RunFailedError::new_err(e.to_string())
+        }
+        e => err(e),
+    }
+}
+
 fn err(e: impl std::fmt::Display) -> PyErr {
     FtlsimError::new_err(e.to_string())
 }
@@ -60,7 +79,7 @@ fn simulate(
     if let Some(e) = raised {
         return Err(e);
     }
-    report.map(|r| r.to_json()).map_err(err)
+    report.map(|r| r.to_json()).map_err(sim_err)
 }
 
 /// The report's keys: a JSON list of {key, unit, section, description, table}, where `<...>` in a key stands
@@ -136,6 +155,18 @@ fn write_refs(
     Ok(serde_json::to_string(&refs).expect("plain data"))
 }
 
+/// The format a trace file is read as when `format` is "auto" (sniffed from its first lines), or "workload"
+/// for a built-in workload spec: recorded in every report so that a saved run can be repeated exactly.
+#[pyfunction]
+fn sniff_format(trace: &str) -> PyResult<&'static str> {
+    if ftlsim_core::trace::is_workload(trace) {
+        return Ok("workload");
+    }
+    ftlsim_core::trace::sniff(std::path::Path::new(trace))
+        .map(|f| f.name)
+        .map_err(err)
+}
+
 /// The registries: schemes, presets, workloads and trace formats, and the keys each config section takes.
 #[pyfunction]
 fn registry() -> String {
@@ -156,6 +187,7 @@ fn registry() -> String {
             "trace": keys(serde_json::to_value(TraceOptions::default()).expect("plain data")),
             "run": keys(serde_json::to_value(SimConfig::default()).expect("plain data")),
         },
+        "defaults": SimConfig::default(),
         "kinds": {
             "merge": MergeKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
             "cache": CacheKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
@@ -169,6 +201,7 @@ fn registry() -> String {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FtlsimError", m.py().get_type::<FtlsimError>())?;
+    m.add("RunFailedError", m.py().get_type::<RunFailedError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ram, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
@@ -176,5 +209,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_refs, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(report_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(sniff_format, m)?)?;
     Ok(())
 }

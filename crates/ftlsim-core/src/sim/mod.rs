@@ -15,7 +15,7 @@ pub use nvram::ram;
 use crate::addr::{Lpn, Token};
 use crate::config::{format_size, Geometry};
 use crate::device::{CutPoint, Device, RequestInfo};
-use crate::error::{Result, SimError};
+use crate::error::{DurabilityBroken, Result, SimError};
 use crate::ftl::nvram::Nvram;
 use crate::ftl::{self, Ftl};
 use crate::nand::OpClass;
@@ -317,11 +317,15 @@ fn drive(
         done,
         total,
     });
+    let flash = run.dev.counts();
+    let per_s = |n: u64| n as f64 / wall_s.max(1e-9);
     let sim = SimFigures {
         skipped_lines: source.skipped_lines(),
         setup_s,
         wall_s,
-        requests_per_s: run.host.requests as f64 / wall_s.max(1e-9),
+        requests_per_s: per_s(run.host.requests),
+        flash_ops_per_s: per_s(flash.page_reads + flash.page_writes + flash.erases),
+        spare_reads_per_s: per_s(flash.spare_reads),
         chip_memory_bytes: run.dev.chip().heap_bytes() as u64,
     };
     Ok(run.report(resolved, trace_spec, precondition_erases, flush_us, sim))
@@ -463,7 +467,7 @@ impl Run<'_> {
                     }
                     None => describe(expected),
                 };
-                return Err(SimError::Durability {
+                return Err(SimError::Durability(Box::new(DurabilityBroken {
                     scheme: self.cfg.ftl.clone(),
                     cut: self.power.cuts,
                     op: at.op,
@@ -472,7 +476,7 @@ impl Run<'_> {
                     lpn,
                     expected: allowed,
                     returned: show(got),
-                });
+                })));
             }
         }
         self.power.pages_checked += pages as u64;

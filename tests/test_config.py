@@ -1,0 +1,146 @@
+"""Config files (issue 16 item 1): a TOML run, command-line flags over the file, and a saved report that
+repeats its run exactly."""
+
+import hashlib
+import json
+
+from click.testing import CliRunner
+
+import ftlsim
+from ftlsim.cli import main
+from ftlsim.config import run_kwargs
+
+RUN_TOML = """
+trace = "uniform:writes=3000,seed=1"
+ftl = "fast"
+capacity = "2MiB"
+precondition = "full"
+pages_per_block = 16
+[params]
+log_blocks = 4
+"""
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def same_run(a: dict, b: dict) -> list:
+    """Keys whose values differ, wall-clock figures (sim.*) aside."""
+    return [k for k in set(a) | set(b) if not k.startswith("sim.") and a.get(k) != b.get(k)]
+
+
+def test_toml_run_matches_the_same_run_from_python(tmp_path):
+    (tmp_path / "run.toml").write_text(RUN_TOML)
+    out = tmp_path / "r.json"
+    result = invoke("run", "-c", str(tmp_path / "run.toml"), "--json", str(out))
+    assert result.exit_code == 0, result.output
+    saved = json.loads(out.read_text())
+    direct = ftlsim.simulate("uniform:writes=3000,seed=1", ftl="fast", capacity="2MiB", precondition="full",
+                             pages_per_block=16, log_blocks=4)
+    assert same_run(saved, direct.to_dict()) == []
+    assert saved["config.pages_per_block"] == 16 and saved["config.logical_blocks"] == 2 * 2**20 // (16 * 512)
+    assert json.loads(saved["config.params"]) == {"lazy_merge": False, "log_blocks": 4}
+
+
+def test_command_line_flags_override_the_file(tmp_path):
+    (tmp_path / "run.toml").write_text(RUN_TOML)
+    out = tmp_path / "r.json"
+    result = invoke("run", "-c", str(tmp_path / "run.toml"), "--ftl", "bast", "--capacity", "1MiB",
+                    "-p", "log_blocks=8", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    saved = json.loads(out.read_text())
+    assert saved["config.scheme"] == "bast"
+    assert saved["config.capacity_bytes"] == 2**20
+    assert json.loads(saved["config.params"])["log_blocks"] == 8
+    assert saved["config.precondition"] == "full"  # from the file, not overridden
+
+
+def test_report_records_the_complete_configuration(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,4096\nW,8192,4096\nR,0,4096\n")
+    r = ftlsim.simulate(str(trace), ftl="fast")
+    resolved = json.loads(r["config.resolved"])
+    cfg = resolved["config"]
+    assert resolved["trace"] == str(trace)
+    assert cfg["params"] == {"lazy_merge": False, "log_blocks": 8}  # the scheme's defaults, written out
+    assert cfg["trace"]["format"] == "csv" == r["config.trace_format"]  # sniffed
+    assert cfg["capacity"] == str(r["config.capacity_bytes"]) and cfg["preset"] == "lee2007"
+    assert cfg["trace"]["writes_only"] is False and cfg["wrap"] is False and cfg["rmw"] is True
+    assert r["config.trace_bytes"] == len("W,0,4096\nW,8192,4096\nR,0,4096\n")
+    assert r["config.trace_sha256"] == hashlib.sha256(trace.read_bytes()).hexdigest()
+
+
+def test_saved_report_round_trips_into_an_identical_run(tmp_path):
+    first = tmp_path / "first.json"
+    result = invoke("run", "hotcold:writes=4000,seed=3", "--ftl", "nftl", "--capacity", "2MiB", "--writes-only",
+                    "-p", "page_cache=8", "-p", "erase_us=1500", "--json", str(first))
+    assert result.exit_code == 0, result.output
+    second = tmp_path / "second.json"
+    result = invoke("run", "-c", str(first), "--json", str(second))
+    assert result.exit_code == 0, result.output
+    a, b = json.loads(first.read_text()), json.loads(second.read_text())
+    assert same_run(a, b) == []
+    assert a["flash.erases"] > 0 and a["config.erase_us"] == 1500
+    assert json.loads(a["config.resolved"])["config"]["trace"]["writes_only"] is True
+
+
+def test_a_changed_trace_is_refused_when_repeating_a_report(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,4096\n")
+    r = ftlsim.simulate(str(trace), ftl="page")
+    trace.write_text("W,0,8192\n")
+    try:
+        run_kwargs(r.to_dict())
+    except ftlsim.FtlsimError as e:
+        assert "changed since the report was made" in str(e)
+    else:
+        raise AssertionError("a changed trace was accepted")
+
+
+def test_bad_config_files_are_clean_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("trace = \n")
+    result = invoke("run", "-c", str(bad))
+    assert result.exit_code == 2 and "bad.toml" in result.output
+    result = invoke("run", "-c", str(tmp_path / "missing.toml"))
+    assert result.exit_code == 2 and "missing.toml" in result.output
+    ini = tmp_path / "run.ini"
+    ini.write_text("x")
+    result = invoke("run", "-c", str(ini))
+    assert result.exit_code == 2 and "unknown extension" in result.output
+
+
+def test_readme_experiments_section_runs_as_written(tmp_path, monkeypatch):
+    """The README's config files and commands (all but the cluster's) run as written, and the second sweep
+    computes nothing."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    import pandas as pd
+
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = text.split("## Experiments: config files, cached sweeps, Dask", 1)[1].split("\n## ", 1)[0]
+    monkeypatch.chdir(tmp_path)
+    for block in re.findall(r"```toml\n(.*?)```", section, re.S):
+        name = block.splitlines()[0].lstrip("# ").strip()
+        # Smaller workloads than the README's, the same files otherwise.
+        (tmp_path / name).write_text(block.replace("writes=20000", "writes=3000").replace("8MiB", "2MiB"))
+    commands = re.findall(r"```sh\n(.*?)```", section, re.S)[0]
+    commands = [line.split("#")[0].strip() for line in commands.splitlines() if line.strip()]
+    assert commands[0] == "ftlsim run -c run.toml"
+    counts = []
+    for command in commands:
+        args = shlex.split(command)
+        if args[1] == "sweep":
+            args += ["--backend", "threads"]
+        for _ in range(2 if args[1] == "sweep" else 1):  # a sweep run twice: the second finds every point done
+            result = invoke(*args[1:])
+            assert result.exit_code == 0, f"{command}\n{result.output}"
+            if args[1] == "sweep":
+                stored = pd.read_parquet(tmp_path / "results.parquet")
+                counts.append((len(stored), stored["sim.wall_s"].sum()))
+    assert [n for n, _ in counts] == [14, 14, 16, 16]  # 2 traces x (1 + 3 + 3); nftl adds 2 points
+    assert counts[0][1] == counts[1][1] and counts[2][1] == counts[3][1]  # reruns kept the stored rows
+    assert (tmp_path / "sweep.png").stat().st_size > 0

@@ -1,0 +1,143 @@
+"""Sweeps (issue 16 item 2, issue 15 item 3): a TOML sweep, a results store that resumes, failed points kept,
+the Dask backend on a real LocalCluster, and plots over two swept parameters."""
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import ftlsim
+import ftlsim.sim
+from ftlsim.cli import main
+
+TRACE = "uniform:writes=2000,seed=1"
+SCHEMES = {"page": {}, "fast": {"log_blocks": [4, 8]}}
+FIGURES = ["ftl", "log_blocks", "key", "status", "flash.erases", "flash.page_writes", "time_us.total"]
+
+
+def counting(monkeypatch) -> list:
+    """Records every point actually computed (threads backend: in this process)."""
+    computed = []
+    real = ftlsim.sim._run_point
+
+    def run_point(kwargs):
+        computed.append(kwargs)
+        return real(kwargs)
+
+    monkeypatch.setattr(ftlsim.sim, "_run_point", run_point)
+    return computed
+
+
+def test_grid_gives_each_scheme_only_the_parameters_it_takes():
+    runs = ftlsim.sim.grid([TRACE], ["page", "fast"], {"log_blocks": [4, 8]})
+    assert [(r["ftl"], r.get("log_blocks")) for r in runs] == [("page", None), ("fast", 4), ("fast", 8)]
+    with pytest.raises(ftlsim.FtlsimError, match="no scheme of page, block takes parameter `log_blocks`"):
+        ftlsim.sim.grid([TRACE], "page,block", {"log_blocks": [4]})
+
+
+def test_sweep_resumes_computing_only_the_missing_points(tmp_path, monkeypatch):
+    store = tmp_path / "results.parquet"
+    computed = counting(monkeypatch)
+
+    def interrupt(done, total):
+        if done == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ftlsim.sweep(TRACE, {"page": {}, "fast": {"log_blocks": [2, 4, 8]}}, capacity="1MiB", store=store,
+                     backend="threads", jobs=1, on_done=interrupt)
+    assert len(computed) <= 3  # Ctrl-C cancelled the queued runs (one may have been running)
+    assert sorted(pd.read_parquet(store)["status"]) == ["done", "done"]
+    computed.clear()
+    df = ftlsim.sweep(TRACE, {"page": {}, "fast": {"log_blocks": [2, 4, 8]}}, capacity="1MiB", store=store,
+                      backend="threads", jobs=1)
+    assert len(computed) == 2 and len(df) == 4 and set(df["status"]) == {"done"}
+    computed.clear()
+    again = ftlsim.sweep(TRACE, {"page": {}, "fast": {"log_blocks": [2, 4, 8]}}, capacity="1MiB", store=store,
+                         backend="threads")
+    assert computed == []
+    assert again[FIGURES].equals(df[FIGURES])
+    assert len(pd.read_parquet(store)) == 4
+
+
+def test_a_failed_point_is_recorded_and_the_others_kept(tmp_path):
+    store = tmp_path / "results.csv"
+    df = ftlsim.sweep([TRACE, str(tmp_path / "missing.csv")], ["page"], capacity="1MiB", store=store,
+                      backend="threads")
+    assert list(df["status"]) == ["done", "failed"]
+    assert df["flash.page_writes"].iloc[0] == 2000
+    assert "missing.csv" in df["error"].iloc[1]
+    saved = pd.read_csv(store)
+    assert sorted(saved["status"]) == ["done", "failed"]
+    with pytest.raises(ftlsim.FtlsimError, match="1 of 2 runs failed"):
+        ftlsim.sweep([TRACE, str(tmp_path / "missing.csv")], ["page"], capacity="1MiB", backend="threads",
+                     errors="raise")
+
+
+def test_local_processes_and_threads_give_the_same_rows():
+    a = ftlsim.sweep(TRACE, SCHEMES, capacity="1MiB", jobs=2)
+    b = ftlsim.sweep(TRACE, SCHEMES, capacity="1MiB", backend="threads")
+    assert a[FIGURES].equals(b[FIGURES])
+    assert list(a["flash.page_writes"])[0] == 2000
+
+
+def test_dask_local_cluster_gives_the_same_rows_as_the_local_backend():
+    distributed = pytest.importorskip("dask.distributed")
+    local = ftlsim.sweep(TRACE, SCHEMES, capacity="1MiB", backend="threads")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        seen = []
+        remote = ftlsim.sweep(TRACE, SCHEMES, capacity="1MiB", client=client, on_done=lambda d, t: seen.append((d, t)))
+        assert len(client.scheduler_info()["workers"]) == 2
+        with pytest.raises(ftlsim.FtlsimError, match="missing on Dask worker"):
+            ftlsim.sweep("/nonexistent/trace.csv", ["page"], client=client)
+    assert remote[FIGURES].equals(local[FIGURES])
+    assert seen[-1] == (3, 3)
+
+
+def test_toml_sweep_from_the_command_line(tmp_path):
+    (tmp_path / "sweep.toml").write_text(f"""
+traces = ["{TRACE}", "hotcold:writes=2000,seed=2"]
+capacity = "1MiB"
+store = "{tmp_path / 'store'}"
+csv = "{tmp_path / 'rows.csv'}"
+[schemes]
+page = {{}}
+fast = {{ log_blocks = [4, 8] }}
+""")
+    result = CliRunner().invoke(main, ["sweep", "-c", str(tmp_path / "sweep.toml"), "--backend", "threads"])
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(tmp_path / "rows.csv")
+    assert len(rows) == 6 and set(rows["status"]) == {"done"}
+    assert sorted(rows["log_blocks"].dropna()) == [4, 4, 8, 8]
+    assert (tmp_path / "store" / "results.parquet").exists()
+
+
+def test_compare_with_a_parameter_only_some_schemes_take(tmp_path):
+    csv = tmp_path / "c.csv"
+    result = CliRunner().invoke(main, ["compare", TRACE, "--ftl", "page,fast", "--capacity", "1MiB",
+                                       "-p", "log_blocks=4,8", "--csv", str(csv), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(csv)
+    assert list(rows["ftl"]) == ["page", "fast", "fast"]
+
+
+def test_two_parameter_plot_names_both_parameters_and_uses_log2_axes():
+    df = ftlsim.sweep(TRACE, ["fast"], {"log_blocks": [2, 4, 8], "pages_per_block": [16, 32]}, capacity="1MiB",
+                      backend="threads", precondition="full")
+    fig = ftlsim.plot.compare(df, ["log_blocks", "pages_per_block"], title="t")
+    ax = fig.axes[0]
+    legend = ax.get_legend()
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert texts == ["fast, pages_per_block=16", "fast, pages_per_block=32"]
+    assert "log_blocks" in legend.get_title().get_text()
+    assert ax.get_xscale() == "log" and list(ax.get_xticks()) == [2, 4, 8]
+    assert len(ax.get_lines()) == 2 and all(len(line.get_xdata()) == 3 for line in ax.get_lines())
+    assert "precondition full" in fig._suptitle.get_text() and "lee2007, 1 MiB" in fig._suptitle.get_text()
+
+
+def test_report_series_and_notebook_display():
+    r = ftlsim.simulate(TRACE, ftl="fast", capacity="1MiB")
+    s = r.to_series()
+    assert s["flash.erases"] == r.erases and s.name == "fast"
+    html = r._repr_html_()
+    assert "<table>" in html and "flash.erases" in html and f"{r.erases:,}" in html
