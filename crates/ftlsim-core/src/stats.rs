@@ -96,6 +96,8 @@ kinds! {
         Zone => "zone",
         /// The NVRAM write cache in front of a scheme.
         Nvram => "nvram",
+        /// DFTL's cached mapping table.
+        Cmt => "cmt",
     }
 }
 

@@ -14,7 +14,29 @@ use proptest::prelude::*;
 fn variants(scheme: &str) -> Vec<serde_json::Value> {
     let mut v = vec![serde_json::json!({})];
     match scheme {
-        "page" => v.push(serde_json::json!({"over_provisioning": 0.0})),
+        "page" => {
+            v.push(serde_json::json!({"over_provisioning": 0.0}));
+            v.push(serde_json::json!({"over_provisioning": 0.0, "gc_frontier": true}));
+            v.push(serde_json::json!({"over_provisioning": 0.0, "victim": "cost-benefit"}));
+            v.push(serde_json::json!({"gc_frontier": true, "victim": "cost-benefit", "wear_leveling_threshold": 1}));
+            v.push(serde_json::json!({"over_provisioning": 0.0, "wear_leveling_threshold": 2, "gc_reserve_blocks": 2}));
+        }
+        "dftl" => {
+            // Tiny CMTs and translation pages of 2 and 4 entries: misses, dirty evictions, batch updates and
+            // translation-block GC everywhere. Translation pages of 2 entries add half the logical pages again
+            // as map pages, so those runs get spare capacity to match.
+            v.push(
+                serde_json::json!({"cmt_entries": 1, "entry_bytes": 256, "over_provisioning": 1.0}),
+            );
+            v.push(
+                serde_json::json!({"cmt_entries": 2, "entry_bytes": 256, "over_provisioning": 0.5}),
+            );
+            v.push(
+                serde_json::json!({"cmt_entries": 5, "entry_bytes": 128, "over_provisioning": 0.25,
+                                      "victim": "cost-benefit"}),
+            );
+            v.push(serde_json::json!({"cmt_entries": 3, "over_provisioning": 0.0}));
+        }
         "bast" => {
             v.push(serde_json::json!({"log_blocks": 1}));
             v.push(serde_json::json!({"log_blocks": 2, "partial_merge": true}));

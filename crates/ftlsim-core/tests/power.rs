@@ -17,6 +17,14 @@ use serde_json::json;
 fn mounting() -> Vec<(&'static str, serde_json::Value)> {
     vec![
         ("page", json!({})),
+        (
+            "page",
+            json!({"gc_frontier": true, "victim": "cost-benefit"}),
+        ),
+        (
+            "page",
+            json!({"wear_leveling_threshold": 1, "over_provisioning": 0.0}),
+        ),
         ("block", json!({})),
         ("nftl", json!({})),
         ("nftl", json!({"lookup_table": true, "page_cache": 8})),

@@ -39,7 +39,8 @@ fn cases() -> Vec<(String, String, SimConfig)> {
         ("financial1", financial1(), "64MiB", false),
     ];
     let mut out = Vec::new();
-    for scheme in SCHEMES {
+    // dftl joins the fixture once its counts are settled (issue 12); the 50 recorded reports predate it.
+    for scheme in SCHEMES.iter().filter(|s| s.name != "dftl") {
         for (name, trace, capacity, full) in &workloads {
             let cfg = SimConfig {
                 ftl: scheme.name.into(),

@@ -305,5 +305,5 @@ fn spare_capacity_is_stated_once_for_every_scheme() {
     assert!(run_requests(&huge, reqs)
         .unwrap_err()
         .to_string()
-        .contains("from 0 to 10"));
+        .contains("from 0 to 1 "));
 }

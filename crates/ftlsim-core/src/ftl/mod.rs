@@ -5,6 +5,7 @@
 pub mod bast;
 pub mod block;
 pub mod common;
+pub mod dftl;
 pub mod fast;
 pub mod last;
 pub mod mast;
@@ -111,6 +112,7 @@ pub struct Scheme {
 /// Every scheme, in the order `ftlsim list` shows them.
 pub static SCHEMES: &[Scheme] = &[
     page::SCHEME,
+    dftl::SCHEME,
     block::SCHEME,
     bast::SCHEME,
     bast::ZONED,

@@ -1,18 +1,24 @@
 //! `page`: the page-mapped baseline (TinyFTL paper §III "page-mapped FTLs such as DAC"; FAST paper §2.1
-//! "sector-level mapping").
+//! "sector-level mapping"), a [`PageStore`] plus a map in RAM.
 //!
 //! ```text
-//! write(lpn): program the next free page of the active block; map[lpn] := that page; the old copy becomes invalid
-//!             when the active block is full, take a free block; keep `gc_reserve_blocks` free by garbage collection
-//! gc:         victim := the full block with the fewest valid pages (greedy); copy its valid pages to the active
-//!             block; erase it
+//! write(lpn): program the next free page of the host frontier; map[lpn] := that page; the old copy becomes
+//!             invalid; keep `gc_reserve_blocks` free by garbage collection
+//! gc:         victim := a full block by `victim` (greedy: fewest valid pages; cost-benefit: Kawaguchi et al.'s
+//!             age x (1 - u) / 2u); copy its valid pages to the GC frontier (the host frontier unless
+//!             `gc_frontier`); erase it
+//!             with `wear_leveling_threshold` > 0, after a GC run: if the erase counts spread by more than the
+//!             threshold, the full block with the lowest erase count is migrated the same way (static wear
+//!             levelling, counted as a GC run)
 //! read(lpn):  read map[lpn]
 //! ```
 //! RAM: the map, one entry per logical page, each entry as wide as a physical page address needs (3 bytes for
 //! the TinyFTL paper's 16 GB device: 8,192,000 x 3 = 24,576,000 bytes, its "at least 24 MB"). The per-block
-//! valid counts and the page validity bits the simulator keeps to run greedy GC are counted too.
-//! Spare area: the logical page number (for recovery). Choices: host writes and GC copies share one active
-//! block; free blocks are used in FIFO order. Trim is honoured for reads (a trimmed page reads as nothing until
+//! valid counts and the page validity bits the simulator keeps to run GC are counted too, and a 4-byte age per
+//! block for cost-benefit, a 4-byte erase count per block for wear levelling.
+//! Spare area: the logical page number (for recovery). Choices: by default (today's behaviour) host writes and
+//! GC copies share one frontier, victims are greedy, no wear levelling; free blocks are used in FIFO order; a
+//! GC frontier costs one more block of spare. Trim is honoured for reads (a trimmed page reads as nothing until
 //! written again), but the page stays live for GC until it is overwritten: were it invalidated, GC could erase
 //! its newest copy and leave an older one to win at the next mount, bringing back data older than what was
 //! trimmed. The trimmed bits are RAM only, so after a mount a trimmed page reads its last data (allowed).
@@ -22,24 +28,25 @@
 //! programmed in order), and the copy of a logical page with the highest sequence number wins, so a GC
 //! interrupted after copying a page leaves a stale copy that loses. Cost: one spare read per programmed page,
 //! plus one per block that is not full. Blocks with no programmed page are free; of the blocks not full, the
-//! newest becomes the active block again, the others wait for GC like full ones.
+//! newest becomes the host frontier again (the next newest the GC frontier, if any), the others wait for GC
+//! like full ones.
 
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
-use super::common::free_pool::FreePool;
-use super::common::valid_buckets::ValidBuckets;
+use super::common::page_store::{PageStore, Victim};
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
+use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub const SCHEME: Scheme = Scheme {
     name: "page",
-    summary: "page-mapped baseline: any page anywhere, greedy garbage collection",
+    summary: "page-mapped baseline: any page anywhere, greedy or cost-benefit garbage collection",
     citation: "TinyFTL paper (Lee et al.) section III; FAST paper (Lee et al. 2007) section 2.1",
     defaults: defaults_of::<PageParams>,
     build,
@@ -52,6 +59,12 @@ pub struct PageParams {
     pub over_provisioning: f64,
     /// Free blocks kept in reserve; garbage collection runs when fewer remain.
     pub gc_reserve_blocks: u32,
+    /// GC copies go to a frontier of their own instead of the host writes' one (hot/cold separation).
+    pub gc_frontier: bool,
+    /// GC victim policy: `greedy` or `cost-benefit`.
+    pub victim: Victim,
+    /// Static wear levelling: migrate the coldest full block when erase counts spread by more than this; 0 = off.
+    pub wear_leveling_threshold: u32,
 }
 
 impl Default for PageParams {
@@ -59,6 +72,9 @@ impl Default for PageParams {
         PageParams {
             over_provisioning: 0.07,
             gc_reserve_blocks: 1,
+            gc_frontier: false,
+            victim: Victim::Greedy,
+            wear_leveling_threshold: 0,
         }
     }
 }
@@ -67,6 +83,7 @@ impl Default for PageParams {
 const MAX_OVER_PROVISIONING: f64 = 1.0;
 
 const UNMAPPED: u32 = u32::MAX;
+const HOST: usize = 0;
 
 pub struct PageFtl {
     ppb: u32,
@@ -74,18 +91,17 @@ pub struct PageFtl {
     physical_blocks: u32,
     reserve: usize,
     map: SparseVec<u32>,
-    /// Logical page held by each physical page while it is valid, UNMAPPED otherwise.
-    owner: SparseVec<u32>,
-    valid: Vec<u32>,
-    candidates: ValidBuckets,
-    free: FreePool,
-    active: Option<(Pbn, u32)>,
+    store: PageStore,
+    gc: usize,
+    victim: Victim,
+    wear_threshold: u32,
     /// One bit per logical page: trimmed since its last write.
     trimmed: Vec<u64>,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let p: PageParams = parse_params("page", params)?;
+    let frontiers = if p.gc_frontier { 2 } else { 1 };
     Checks::new("page")
         .number(
             "over_provisioning",
@@ -99,11 +115,18 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
             1,
             "GC needs a block to copy into",
         )
-        .extra_blocks("gc_reserve_blocks", p.gc_reserve_blocks, 2, 0, g)
+        .extra_blocks(
+            "gc_reserve_blocks",
+            p.gc_reserve_blocks,
+            1 + frontiers,
+            0,
+            g,
+        )
         .finish()?;
-    // Within the limit: over_provisioning <= 1 keeps the first term within the logical blocks.
-    let extra = ((g.logical_blocks as f64 * p.over_provisioning).ceil() as u32)
-        .max(p.gc_reserve_blocks + 2);
+    // The reserve, the open frontiers and one block more guarantee that some full block holds an invalid page
+    // whenever GC runs. Within the limit: over_provisioning <= 1 keeps the first term within the logical blocks.
+    let need = p.gc_reserve_blocks + 1 + frontiers;
+    let extra = ((g.logical_blocks as f64 * p.over_provisioning).ceil() as u32).max(need);
     let blocks = g.logical_blocks + extra;
     let ftl = PageFtl {
         ppb: g.pages_per_block,
@@ -111,11 +134,10 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         physical_blocks: blocks,
         reserve: p.gc_reserve_blocks as usize,
         map: SparseVec::new(g.logical_pages() as usize, UNMAPPED),
-        owner: SparseVec::new(blocks as usize * g.pages_per_block as usize, UNMAPPED),
-        valid: vec![0; blocks as usize],
-        candidates: ValidBuckets::new(blocks, g.pages_per_block),
-        free: FreePool::with_range(0, blocks),
-        active: None,
+        store: PageStore::new(blocks, g.pages_per_block, frontiers as usize, p.victim),
+        gc: frontiers as usize - 1,
+        victim: p.victim,
+        wear_threshold: p.wear_leveling_threshold,
         trimmed: vec![0; (g.logical_pages() as usize).div_ceil(64)],
     };
     Ok(Built {
@@ -137,10 +159,11 @@ impl Ftl for PageFtl {
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         self.ensure_free(dev)?;
-        let ppn = self.next_page(dev)?;
+        let ppn = self.store.next_page(HOST, dev)?;
         dev.program(ppn, token, lpn)?;
         self.invalidate(lpn);
-        self.map_to(lpn, ppn);
+        self.map.set(lpn.index(), ppn.0);
+        self.store.place(ppn, lpn.0);
         self.trimmed[lpn.index() / 64] &= !(1 << (lpn.0 % 64));
         Ok(())
     }
@@ -155,11 +178,7 @@ impl Ftl for PageFtl {
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let blocks = self.physical_blocks;
         self.map = SparseVec::new(self.logical_pages as usize, UNMAPPED);
-        self.owner = SparseVec::new(blocks as usize * self.ppb as usize, UNMAPPED);
-        self.valid = vec![0; blocks as usize];
-        self.candidates = ValidBuckets::new(blocks, self.ppb);
-        self.free = FreePool::with_range(0, 0);
-        self.active = None;
+        self.store.clear();
         self.trimmed.fill(0);
         // Mount-time RAM: the sequence number of each logical page's newest copy found so far.
         let mut newest = SparseVec::new(self.logical_pages as usize, 0u32);
@@ -173,27 +192,37 @@ impl Ftl for PageFtl {
                 if spare.seq > newest.get(lpn.index()) {
                     newest.set(lpn.index(), spare.seq);
                     self.invalidate(lpn);
-                    self.map_to(lpn, ppn);
+                    self.map.set(lpn.index(), ppn.0);
+                    self.store.place(ppn, lpn.0);
                 }
             })?;
             match programmed {
                 0 => {
                     erased[pbn.index()] = true;
-                    self.free.put(pbn);
+                    self.store.put_erased(pbn);
                 }
                 n if n == self.ppb => {}
                 n => open.push((block_seq, pbn, n)),
             }
         }
-        // The newest partly written block is the active one; the rest are collected like full blocks.
+        // The newest partly written block is the host frontier; the rest are collected like full blocks.
         open.sort_unstable();
-        if let Some((_, pbn, next)) = open.pop() {
-            self.active = Some((pbn, next));
-        }
-        let active = self.active.map(|(pbn, _)| pbn.0);
+        let host = open.pop().map(|(_, pbn, next)| {
+            self.store.open_frontier(HOST, pbn, next);
+            pbn.0
+        });
+        // With a GC frontier, the next newest partly written block is reopened as it (the spare area does not
+        // say which frontier wrote a block; either choice is safe, this one wastes no erased page).
+        let gc = (self.gc != HOST)
+            .then(|| open.pop())
+            .flatten()
+            .map(|(_, pbn, next)| {
+                self.store.open_frontier(self.gc, pbn, next);
+                pbn.0
+            });
         for pbn in 0..blocks {
-            if !erased[pbn as usize] && active != Some(pbn) {
-                self.candidates.insert(pbn, self.valid[pbn as usize]);
+            if !erased[pbn as usize] && host != Some(pbn) && gc != Some(pbn) {
+                self.store.add_candidate(Pbn(pbn));
             }
         }
         Ok(())
@@ -202,7 +231,8 @@ impl Ftl for PageFtl {
     fn ram(&self) -> Vec<RamItem> {
         let entry = address_bytes(self.physical_blocks as u64 * self.ppb as u64);
         let pages = self.physical_blocks as u64 * self.ppb as u64;
-        vec![
+        let blocks = self.physical_blocks as u64;
+        let mut items = vec![
             RamItem::new(
                 "page_map",
                 self.logical_pages as u64 * entry,
@@ -210,8 +240,8 @@ impl Ftl for PageFtl {
             ),
             RamItem::new(
                 "valid_counts",
-                self.physical_blocks as u64 * 2,
-                format!("{} physical blocks x 2 B (greedy GC)", self.physical_blocks),
+                blocks * 2,
+                format!("{blocks} physical blocks x 2 B (GC victims)"),
             ),
             RamItem::new(
                 "valid_bitmap",
@@ -223,78 +253,58 @@ impl Ftl for PageFtl {
                 (self.logical_pages as u64).div_ceil(8),
                 format!("{} logical pages x 1 bit", self.logical_pages),
             ),
-        ]
+        ];
+        if self.victim == Victim::CostBenefit {
+            items.push(RamItem::new(
+                "block_ages",
+                blocks * 4,
+                format!("{blocks} physical blocks x 4 B (cost-benefit age)"),
+            ));
+        }
+        if self.wear_threshold > 0 {
+            items.push(RamItem::new(
+                "erase_counts",
+                blocks * 4,
+                format!("{blocks} physical blocks x 4 B (wear levelling)"),
+            ));
+        }
+        items
     }
 }
 
 impl PageFtl {
     fn invalidate(&mut self, lpn: Lpn) {
         let old = self.map.get(lpn.index());
-        if old == UNMAPPED {
-            return;
-        }
-        self.owner.set(old as usize, UNMAPPED);
-        let block = old / self.ppb;
-        self.valid[block as usize] -= 1;
-        if self.candidates.contains(block) {
-            self.candidates.decrement(block);
+        if old != UNMAPPED {
+            self.store.invalidate(Ppn(old));
         }
     }
 
-    fn map_to(&mut self, lpn: Lpn, ppn: Ppn) {
-        self.map.set(lpn.index(), ppn.0);
-        self.owner.set(ppn.index(), lpn.0);
-        self.valid[(ppn.0 / self.ppb) as usize] += 1;
-    }
-
-    /// The next page of the active block, opening a free block when it is full.
-    fn next_page(&mut self, dev: &mut Device) -> Result<Ppn> {
-        if let Some((pbn, next)) = self.active {
-            if next < self.ppb {
-                self.active = Some((pbn, next + 1));
-                return Ok(dev.ppn(pbn, next));
-            }
-            self.candidates.insert(pbn.0, self.valid[pbn.index()]);
-        }
-        let pbn = self
-            .free
-            .take()
-            .ok_or_else(|| dev.out_of_space("no free block for the active block"))?;
-        self.active = Some((pbn, 1));
-        Ok(dev.ppn(pbn, 0))
-    }
-
-    /// Greedy garbage collection until more than `reserve` free blocks remain. Two blocks beyond the reserve
-    /// guarantee that some full block holds an invalid page whenever this runs.
+    /// Garbage collection until more than `reserve` free blocks remain, then static wear levelling if on.
     fn ensure_free(&mut self, dev: &mut Device) -> Result<()> {
-        while self.free.len() <= self.reserve {
-            let (victim, valid) = self
-                .candidates
-                .pop_min()
-                .ok_or_else(|| dev.out_of_space("no block to collect"))?;
-            if valid == self.ppb {
-                return Err(
-                    dev.out_of_space("every full block is fully valid; raise over_provisioning")
-                );
-            }
-            let mark = dev.begin();
-            for offset in 0..self.ppb {
-                let from = dev.ppn(Pbn(victim), offset);
-                let lpn = self.owner.get(from.index());
-                if lpn == UNMAPPED {
-                    continue;
-                }
-                let to = self.next_page(dev)?;
-                dev.copy(from, to)?;
-                // `from` is where `lpn` lives: invalidate it without reading the map (a cache miss per copy).
-                self.owner.set(from.index(), UNMAPPED);
-                self.valid[victim as usize] -= 1;
-                self.map_to(Lpn(lpn), to);
-            }
-            dev.erase(Pbn(victim))?;
-            self.free.put(Pbn(victim));
-            dev.end_gc(mark);
+        let mut collected = false;
+        while self.store.free_blocks() <= self.reserve {
+            let (victim, _, _) = self.store.take_victim(dev)?;
+            self.migrate(victim, dev)?;
+            collected = true;
         }
+        if collected && self.wear_threshold > 0 {
+            if let Some(cold) = self.store.coldest(self.wear_threshold, dev) {
+                self.migrate(cold, dev)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the valid pages of `victim` to the GC frontier and erases it: one GC run.
+    fn migrate(&mut self, victim: Pbn, dev: &mut Device) -> Result<()> {
+        let mark = dev.begin();
+        let map = &mut self.map;
+        self.store
+            .collect(victim, self.gc, OpClass::Data, dev, |lpn, to| {
+                map.set(lpn as usize, to.0)
+            })?;
+        dev.end_gc(mark);
         Ok(())
     }
 }

@@ -199,8 +199,9 @@ impl MeasureFrom {
     }
 }
 
-/// The largest `over_provisioning` a run accepts: ten times the logical capacity.
-pub const MAX_OVER_PROVISIONING: f64 = 10.0;
+/// The largest `over_provisioning` a run accepts: the chip at most twice the logical capacity, as the schemes'
+/// own bounds (`ftl/common/bounds.rs`).
+pub const MAX_OVER_PROVISIONING: f64 = 1.0;
 
 /// A scheme built for a run, with the chip's spare capacity: `Built::extra_blocks` is what the chip gets,
 /// `scheme_extra_blocks` what the scheme itself uses of it.

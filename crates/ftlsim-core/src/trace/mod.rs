@@ -289,7 +289,14 @@ pub fn open_on(
     page_bytes: u32,
     block_bytes: u64,
 ) -> Result<Box<dyn RequestSource>, TraceError> {
-    open_with(spec, opts, logical_bytes, page_bytes, block_bytes, &mut |_, _| true)
+    open_with(
+        spec,
+        opts,
+        logical_bytes,
+        page_bytes,
+        block_bytes,
+        &mut |_, _| true,
+    )
 }
 
 /// [`open_on`], with the progress (done, total) of the `compact` pre-pass reported to `progress`; false from
@@ -304,7 +311,11 @@ pub fn open_with(
 ) -> Result<Box<dyn RequestSource>, TraceError> {
     let plain = || -> Result<Box<dyn RequestSource>, TraceError> {
         if let Some(w) = workload::parse_spec(spec)? {
-            return Ok(Box::new(w.build_on(logical_bytes, page_bytes, block_bytes)?));
+            return Ok(Box::new(w.build_on(
+                logical_bytes,
+                page_bytes,
+                block_bytes,
+            )?));
         }
         Ok(Box::new(LineReader::open(Path::new(spec), opts)?))
     };

@@ -11,6 +11,7 @@ pub mod logblock_ram;
 pub mod lru;
 pub mod map_area;
 pub mod merge;
+pub mod page_store;
 pub mod seq_logs;
 pub mod slot_list;
 pub mod valid_buckets;

@@ -1,0 +1,313 @@
+//! The page store of the page-mapped schemes (`page`, `dftl`): which key (a logical page, or a translation page
+//! for DFTL) each physical page holds while valid, valid counts per block, write frontiers, victim selection
+//! and the copy loop of garbage collection. A page-mapped scheme is a page store plus its map policy: the store
+//! says where a key's newest copy was put, the scheme keeps (or stores on flash) the map.
+//!
+//! Frontiers: each is an open block written in page order; a scheme gives host writes, GC copies or translation
+//! pages their own frontier (hot/cold separation) or shares one. The frontier that opened a block is its kind.
+//! Victims: `greedy` takes the full block with the fewest valid pages (O(1), [`ValidBuckets`]); `cost-benefit`
+//! takes the one maximising age x (1 - u) / 2u (Kawaguchi et al., USENIX 1995; Rosenblum and Ousterhout's LFS
+//! cleaner), u = valid fraction, age = pages programmed through the store since the block was filled; a block
+//! with no valid page is taken at once. Static wear levelling: [`PageStore::coldest`] names the full block with
+//! the lowest erase count when the spread of erase counts passes a threshold.
+
+use super::free_pool::FreePool;
+use super::valid_buckets::ValidBuckets;
+use crate::addr::{Pbn, Ppn};
+use crate::device::Device;
+use crate::error::{Result, SimError};
+use crate::nand::OpClass;
+use crate::sparse::SparseVec;
+use serde::{Deserialize, Serialize};
+
+const NONE: u32 = u32::MAX;
+
+/// How a garbage-collection victim is chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Victim {
+    Greedy,
+    CostBenefit,
+}
+
+#[derive(Clone, Debug)]
+pub struct PageStore {
+    ppb: u32,
+    /// Key held by each physical page while it is valid, NONE otherwise.
+    owner: SparseVec<u32>,
+    valid: Vec<u32>,
+    candidates: ValidBuckets,
+    free: FreePool,
+    /// Each frontier's open block and its next page.
+    frontiers: Vec<Option<(Pbn, u32)>>,
+    /// The frontier that opened each block.
+    kind: Vec<u8>,
+    victim: Victim,
+    /// Pages programmed through the store, and the clock when each block was filled (cost-benefit's age).
+    clock: u64,
+    filled_at: Vec<u64>,
+}
+
+impl PageStore {
+    /// Blocks `0..blocks` of `ppb` pages, all erased, written through `frontiers` frontiers.
+    pub fn new(blocks: u32, ppb: u32, frontiers: usize, victim: Victim) -> PageStore {
+        PageStore {
+            ppb,
+            owner: SparseVec::new(blocks as usize * ppb as usize, NONE),
+            valid: vec![0; blocks as usize],
+            candidates: ValidBuckets::new(blocks, ppb),
+            free: FreePool::with_range(0, blocks),
+            frontiers: vec![None; frontiers],
+            kind: vec![0; blocks as usize],
+            victim,
+            clock: 0,
+            filled_at: if victim == Victim::CostBenefit {
+                vec![0; blocks as usize]
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    /// Forgets everything before a mount rebuilds the store from the chip: no block free, none written.
+    pub fn clear(&mut self) {
+        let blocks = self.valid.len() as u32;
+        self.owner = SparseVec::new(blocks as usize * self.ppb as usize, NONE);
+        self.valid.fill(0);
+        self.candidates = ValidBuckets::new(blocks, self.ppb);
+        self.free = FreePool::with_range(0, 0);
+        self.frontiers.fill(None);
+        self.clock = 0;
+        self.filled_at.fill(0);
+    }
+
+    /// Mount: `pbn` was found erased.
+    pub fn put_erased(&mut self, pbn: Pbn) {
+        self.free.put(pbn);
+    }
+
+    /// Mount: `pbn`, programmed up to page `next`, is `frontier`'s open block again.
+    pub fn open_frontier(&mut self, frontier: usize, pbn: Pbn, next: u32) {
+        self.kind[pbn.index()] = frontier as u8;
+        self.frontiers[frontier] = Some((pbn, next));
+    }
+
+    /// Mount: `pbn` holds data and is not open; GC may take it.
+    pub fn add_candidate(&mut self, pbn: Pbn) {
+        self.candidates.insert(pbn.0, self.valid[pbn.index()]);
+    }
+
+    pub fn free_blocks(&self) -> usize {
+        self.free.len()
+    }
+
+    pub fn pages_per_block(&self) -> u32 {
+        self.ppb
+    }
+
+    /// The key physical page `ppn` holds, if it is valid.
+    pub fn owner(&self, ppn: Ppn) -> Option<u32> {
+        match self.owner.get(ppn.index()) {
+            NONE => None,
+            key => Some(key),
+        }
+    }
+
+    /// The next page of `frontier`, opening a free block when its block is full.
+    pub fn next_page(&mut self, frontier: usize, dev: &mut Device) -> Result<Ppn> {
+        self.clock += 1;
+        if let Some((pbn, next)) = self.frontiers[frontier] {
+            if next < self.ppb {
+                self.frontiers[frontier] = Some((pbn, next + 1));
+                return Ok(dev.ppn(pbn, next));
+            }
+            self.candidates.insert(pbn.0, self.valid[pbn.index()]);
+            if let Some(t) = self.filled_at.get_mut(pbn.index()) {
+                *t = self.clock;
+            }
+        }
+        let pbn = self
+            .free
+            .take()
+            .ok_or_else(|| dev.out_of_space("no free block for a write frontier"))?;
+        self.kind[pbn.index()] = frontier as u8;
+        self.frontiers[frontier] = Some((pbn, 1));
+        Ok(dev.ppn(pbn, 0))
+    }
+
+    /// Page `ppn`, just programmed, holds `key`.
+    pub fn place(&mut self, ppn: Ppn, key: u32) {
+        self.owner.set(ppn.index(), key);
+        self.valid[(ppn.0 / self.ppb) as usize] += 1;
+    }
+
+    /// Page `ppn` no longer holds the newest copy of its key.
+    pub fn invalidate(&mut self, ppn: Ppn) {
+        self.owner.set(ppn.index(), NONE);
+        let block = ppn.0 / self.ppb;
+        self.valid[block as usize] -= 1;
+        if self.candidates.contains(block) {
+            self.candidates.decrement(block);
+        }
+    }
+
+    /// Takes the next victim by the store's policy: (block, its valid pages, its kind). An error when no full
+    /// block holds an invalid page (the device is full of valid data).
+    pub fn take_victim(&mut self, dev: &Device) -> Result<(Pbn, u32, usize)> {
+        let picked = match self.victim {
+            Victim::Greedy => self.candidates.pop_min(),
+            Victim::CostBenefit => self.best_cost_benefit().map(|b| {
+                let valid = self.candidates.remove(b);
+                (b, valid)
+            }),
+        };
+        let (block, valid) = picked.ok_or_else(|| dev.out_of_space("no block to collect"))?;
+        if valid == self.ppb {
+            return Err(dev.out_of_space(
+                "every full block is fully valid; give more spare capacity (over_provisioning or extra_blocks)",
+            ));
+        }
+        Ok((Pbn(block), valid, self.kind[block as usize] as usize))
+    }
+
+    fn best_cost_benefit(&self) -> Option<u32> {
+        let mut best: Option<(f64, u32)> = None;
+        for b in 0..self.valid.len() as u32 {
+            if !self.candidates.contains(b) {
+                continue;
+            }
+            let u = self.valid[b as usize] as f64 / self.ppb as f64;
+            if u == 0.0 {
+                return Some(b);
+            }
+            let age = (self.clock - self.filled_at[b as usize]) as f64 + 1.0;
+            let score = age * (1.0 - u) / (2.0 * u);
+            if best.is_none_or(|(s, _)| score > s) {
+                best = Some((score, b));
+            }
+        }
+        best.map(|(_, b)| b)
+    }
+
+    /// Static wear levelling: when the erase counts of the chip's blocks spread by more than `threshold`, the
+    /// full block with the lowest erase count (the coldest data), taken out of the candidates.
+    pub fn coldest(&mut self, threshold: u32, dev: &Device) -> Option<Pbn> {
+        let chip = dev.chip();
+        let (mut min, mut max, mut coldest) = (u32::MAX, 0, None);
+        for b in 0..self.valid.len() as u32 {
+            let count = chip.erase_count(Pbn(b));
+            max = max.max(count);
+            if self.candidates.contains(b) && count < min {
+                min = count;
+                coldest = Some(b);
+            }
+        }
+        let b = coldest.filter(|_| max - min > threshold)?;
+        self.candidates.remove(b);
+        Some(Pbn(b))
+    }
+
+    /// Copies every valid page of `victim` to `frontier` (in `class`), telling `moved(key, to)` where each went,
+    /// then erases the victim into the free pool.
+    pub fn collect(
+        &mut self,
+        victim: Pbn,
+        frontier: usize,
+        class: OpClass,
+        dev: &mut Device,
+        mut moved: impl FnMut(u32, Ppn),
+    ) -> Result<()> {
+        for offset in 0..self.ppb {
+            let from = dev.ppn(victim, offset);
+            let Some(key) = self.owner(from) else {
+                continue;
+            };
+            let to = self.next_page(frontier, dev)?;
+            dev.copy_in(class, from, to)?;
+            self.invalidate(from);
+            self.place(to, key);
+            moved(key, to);
+        }
+        dev.erase_in(class, victim)?;
+        self.free.put(victim);
+        Ok(())
+    }
+}
+
+/// The error for a page-store scheme whose spare capacity cannot run garbage collection.
+pub fn too_little_spare(scheme: &str, extra: u32, need: u32, why: &str) -> SimError {
+    SimError::Param(format!(
+        "scheme `{scheme}`: {extra} extra blocks are too few; it needs at least {need} ({why}); raise \
+         over_provisioning or extra_blocks"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Geometry, Timing};
+
+    fn device(blocks: u32) -> Device {
+        let g = Geometry {
+            page_bytes: 512,
+            spare_bytes: 16,
+            pages_per_block: 4,
+            logical_blocks: 1,
+            sequential_program: true,
+        };
+        let t = Timing {
+            read_us: 1.0,
+            spare_read_us: 1.0,
+            program_us: 1.0,
+            spare_program_us: 1.0,
+            erase_us: 1.0,
+        };
+        Device::new("test", g, blocks, t)
+    }
+
+    fn write(s: &mut PageStore, dev: &mut Device, frontier: usize, key: u32) -> Ppn {
+        let ppn = s.next_page(frontier, dev).unwrap();
+        dev.program(ppn, 1, crate::addr::Lpn(key)).unwrap();
+        s.place(ppn, key);
+        ppn
+    }
+
+    #[test]
+    fn frontiers_fill_their_own_blocks_and_victims_follow_the_policy() {
+        let mut dev = device(4);
+        let mut s = PageStore::new(4, 4, 2, Victim::Greedy);
+        // Frontier 0 takes block 0, frontier 1 block 1.
+        let a: Vec<Ppn> = (0..4).map(|k| write(&mut s, &mut dev, 0, k)).collect();
+        let b = write(&mut s, &mut dev, 1, 9);
+        assert_eq!((a[3], b), (Ppn(3), Ppn(4)));
+        s.invalidate(a[1]);
+        s.invalidate(a[2]);
+        // Block 0 becomes a candidate when frontier 0 moves on to block 2.
+        assert_eq!(write(&mut s, &mut dev, 0, 7), Ppn(8));
+        let (victim, valid, kind) = s.take_victim(&dev).unwrap();
+        assert_eq!((victim, valid, kind), (Pbn(0), 2, 0));
+        let mut moved = Vec::new();
+        s.collect(victim, 1, OpClass::Data, &mut dev, |k, to| {
+            moved.push((k, to))
+        })
+        .unwrap();
+        assert_eq!(moved, vec![(0, Ppn(5)), (3, Ppn(6))]);
+        assert_eq!((dev.counts().erases, s.free_blocks()), (1, 2));
+    }
+
+    #[test]
+    fn cost_benefit_prefers_an_old_half_valid_block_to_a_young_emptier_one() {
+        for (victim, expected) in [(Victim::CostBenefit, Pbn(0)), (Victim::Greedy, Pbn(3))] {
+            let mut dev = device(5);
+            let mut s = PageStore::new(5, 4, 1, victim);
+            let pages: Vec<Ppn> = (0..20).map(|k| write(&mut s, &mut dev, 0, k)).collect();
+            // Blocks 0..3 were filled when the 5th, 9th, 13th and 17th pages were placed; the clock is 20.
+            // Block 0: u = 2/4, age 20 - 5 + 1 = 16 -> 16 x 0.5 / 1 = 8. Block 3: u = 1/4, age 4 ->
+            // 4 x 0.75 / 0.5 = 6. Cost-benefit takes block 0, greedy the emptier block 3.
+            for i in [0, 1, 12, 13, 14] {
+                s.invalidate(pages[i]);
+            }
+            assert_eq!(s.take_victim(&dev).unwrap().0, expected, "{victim:?}");
+        }
+    }
+}
