@@ -43,13 +43,14 @@
 //!   pages / pages a block, rounded up) plus the reserve plus 3 (two frontiers and one block of slack).
 //! - Reading a logical page never written still translates it (a CMT miss loads an "unmapped" entry).
 
+use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
 use super::common::slot_list::SlotList;
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::nand::{OpClass, NO_LPN};
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
@@ -213,35 +214,29 @@ pub struct DftlFtl {
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let p: DftlParams = parse_params("dftl", params)?;
-    let mut problems = Vec::new();
-    if !(p.over_provisioning.is_finite() && p.over_provisioning >= 0.0) {
-        problems.push(format!(
-            "over_provisioning={} must be >= 0",
-            p.over_provisioning
-        ));
-    }
-    if p.cmt_entries == 0 {
-        problems.push("cmt_entries=0: the CMT needs at least 1 entry".to_string());
-    }
-    if p.entry_bytes == 0 || p.entry_bytes > g.page_bytes {
-        problems.push(format!(
-            "entry_bytes={} must be from 1 to the page size ({} B)",
-            p.entry_bytes, g.page_bytes
-        ));
-    }
-    if p.gc_reserve_blocks < 2 {
-        problems.push(format!(
-            "gc_reserve_blocks={} must be at least 2 (a host write may open a data and a translation block, \
-             and GC then needs a block to copy into)",
-            p.gc_reserve_blocks
-        ));
-    }
-    if !problems.is_empty() {
-        return Err(SimError::Param(format!(
-            "scheme `dftl`: {}",
-            problems.join("; ")
-        )));
-    }
+    Checks::new("dftl")
+        .number(
+            "over_provisioning",
+            p.over_provisioning,
+            1.0,
+            "a fraction of the logical capacity",
+        )
+        .at_least("cmt_entries", p.cmt_entries as u64, 1, "the CMT needs an entry")
+        .at_least("entry_bytes", p.entry_bytes as u64, 1, "a map entry has bytes")
+        .at_most(
+            "entry_bytes",
+            p.entry_bytes as u64,
+            g.page_bytes as u64,
+            "a translation page holds at least one entry",
+        )
+        .at_least(
+            "gc_reserve_blocks",
+            p.gc_reserve_blocks as u64,
+            2,
+            "a host write may open a data and a translation block, and GC then needs a block to copy into",
+        )
+        .extra_blocks("gc_reserve_blocks", p.gc_reserve_blocks, 3, 0, g)
+        .finish()?;
     let epp = g.page_bytes / p.entry_bytes;
     let translation_pages = g.logical_pages().div_ceil(epp);
     let need = translation_pages.div_ceil(g.pages_per_block) + p.gc_reserve_blocks + 3;
