@@ -53,9 +53,9 @@ def test_suggestions_are_in_the_users_spelling(tmp_path):
     trace.write_text("W,0,4096\nW,1048576,4096\n")
     result = invoke("run", str(trace), "--capacity", "1MiB")
     assert result.exit_code == 2
-    assert "--capacity 2MiB" in result.output and "--wrap" in result.output
+    assert "--capacity 2MiB" in result.output and "--wrap" in result.output and "--compact" in result.output
     assert "wrap=true" not in result.output and 'capacity="' not in result.output
-    with pytest.raises(ftlsim.FtlsimError, match=r'capacity="2MiB"\) or wrap=True'):
+    with pytest.raises(ftlsim.FtlsimError, match=r'capacity="2MiB"\), wrap=True .* or compact=True'):
         ftlsim.simulate(str(trace), capacity="1MiB")
     assert cli_spelling("pass log_blocks=8 or skip_bad_lines=true / --skip-bad-lines") == \
         "pass -p log_blocks=8 or --skip-bad-lines"

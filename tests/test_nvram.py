@@ -26,8 +26,9 @@ def test_generate_writes_a_tagged_trace_that_replays_to_the_same_run(tmp_path):
     n = ftlsim.generate(CAMERA, str(out), capacity="32MiB")
     with gzip.open(out, "rt") as f:
         lines = f.read().splitlines()
-    assert lines[0] == "op,offset,length,tag" and len(lines) == n + 1
-    assert any(line.endswith(",metadata") for line in lines) and any(line.endswith(",data") for line in lines)
+    assert lines[0] == "op,offset,length,tag,time_us" and len(lines) == n + 1
+    tags = {line.split(",")[3] for line in lines[1:]}
+    assert tags == {"metadata", "data"}
     kw = dict(ftl="page", capacity="32MiB", nvram="128KiB")
     a = ftlsim.simulate(CAMERA, **kw).to_dict()
     b = ftlsim.simulate(str(out), **kw).to_dict()

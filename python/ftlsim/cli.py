@@ -29,9 +29,11 @@ err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 # The engine's suggestions are written as config keys (capacity="269MiB", wrap=true); on the command line
 # they are these options, and any other key is `-p key=value`.
-FLAGS = {"wrap": "--wrap", "writes_only": "--writes-only", "skip_bad_lines": "--skip-bad-lines"}
+FLAGS = {"wrap": "--wrap", "writes_only": "--writes-only", "skip_bad_lines": "--skip-bad-lines",
+         "compact": "--compact", "mount_at_end": "--mount-at-end"}
 VALUED = {"capacity": "--capacity", "preset": "--preset", "precondition": "--precondition", "format": "--format",
-          "device": "--device", "nvram": "--nvram", "nvram_policy": "--nvram-policy", "ftl": "--ftl"}
+          "device": "--device", "nvram": "--nvram", "nvram_policy": "--nvram-policy", "ftl": "--ftl",
+          "power_cuts": "--power-cuts", "power_cut_seed": "--power-cut-seed"}
 
 
 def cli_spelling(message: str) -> str:

@@ -230,8 +230,9 @@ pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
         }
         (None, Some(op)) => {
             return Err(SimError::Param(format!(
-                "over_provisioning={op} must be a number from 0 to {MAX_OVER_PROVISIONING} (a fraction of the \
-                 logical capacity); e.g. over_provisioning=0.07"
+                "scheme `{}`: over_provisioning={op} must be a number from 0 to {MAX_OVER_PROVISIONING} (a \
+                 fraction of the logical capacity); e.g. over_provisioning=0.07",
+                cfg.ftl
             )))
         }
         (None, None) => None,
