@@ -91,6 +91,7 @@ def test_shell_completion_of_names():
     assert [c.value for c in comp.get_completions(["run"], "unif")][0] == "uniform:"
     presets = [c.value for c in comp.get_completions(["run", "--preset"], "")]
     assert "lee2007" in presets
+    assert [c.value for c in comp.get_completions(["reproduce"], "fast-fig1")] == ["fast-fig10"]
 
 
 def test_info_with_a_negative_page_size_is_a_clean_error():

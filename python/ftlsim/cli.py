@@ -602,8 +602,15 @@ def plot_refs_cmd(trace, output, fmt_name, device, skip_bad_lines, page_bytes, b
     err_console.print(f"[dim]plot written to {output}[/]")
 
 
+def complete_experiment(ctx, param, incomplete: str):
+    """Shell completion of experiment names (`ftlsim reproduce NAME`)."""
+    from . import reproduce as rp
+
+    return [n for n in rp.EXPERIMENTS if n.startswith(incomplete)]
+
+
 @main.command()
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=complete_experiment)
 @click.option("--quick", is_flag=True, help="Small workloads: the shape of each result in seconds.")
 @click.option("--list", "list_only", is_flag=True, help="List the experiments and stop.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
