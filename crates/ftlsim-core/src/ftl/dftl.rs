@@ -293,8 +293,7 @@ impl Ftl for DftlFtl {
         let cmt = self.cmt.lpn.len() as u64;
         let link_b = address_bytes(cmt);
         let tps = self.gtd.len() as u64;
-        let blocks = self.physical_blocks as u64;
-        vec![
+        let mut items = vec![
             RamItem::new(
                 "cmt",
                 cmt * (lpn_b + ppn_b),
@@ -313,17 +312,9 @@ impl Ftl for DftlFtl {
                     self.epp
                 ),
             ),
-            RamItem::new(
-                "valid_counts",
-                blocks * 2,
-                format!("{blocks} physical blocks x 2 B (GC victims)"),
-            ),
-            RamItem::new(
-                "valid_bitmap",
-                pages.div_ceil(8),
-                format!("{pages} physical pages x 1 bit"),
-            ),
-        ]
+        ];
+        items.extend(self.store.ram());
+        items
     }
 }
 

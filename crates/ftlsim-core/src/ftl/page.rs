@@ -230,30 +230,18 @@ impl Ftl for PageFtl {
 
     fn ram(&self) -> Vec<RamItem> {
         let entry = address_bytes(self.physical_blocks as u64 * self.ppb as u64);
-        let pages = self.physical_blocks as u64 * self.ppb as u64;
         let blocks = self.physical_blocks as u64;
-        let mut items = vec![
-            RamItem::new(
-                "page_map",
-                self.logical_pages as u64 * entry,
-                format!("{} logical pages x {entry} B", self.logical_pages),
-            ),
-            RamItem::new(
-                "valid_counts",
-                blocks * 2,
-                format!("{blocks} physical blocks x 2 B (GC victims)"),
-            ),
-            RamItem::new(
-                "valid_bitmap",
-                pages.div_ceil(8),
-                format!("{pages} physical pages x 1 bit"),
-            ),
-            RamItem::new(
-                "trimmed_bitmap",
-                (self.logical_pages as u64).div_ceil(8),
-                format!("{} logical pages x 1 bit", self.logical_pages),
-            ),
-        ];
+        let mut items = vec![RamItem::new(
+            "page_map",
+            self.logical_pages as u64 * entry,
+            format!("{} logical pages x {entry} B", self.logical_pages),
+        )];
+        items.extend(self.store.ram());
+        items.push(RamItem::new(
+            "trimmed_bitmap",
+            (self.logical_pages as u64).div_ceil(8),
+            format!("{} logical pages x 1 bit", self.logical_pages),
+        ));
         if self.victim == Victim::CostBenefit {
             items.push(RamItem::new(
                 "block_ages",

@@ -16,6 +16,7 @@ use super::valid_buckets::ValidBuckets;
 use crate::addr::{Pbn, Ppn};
 use crate::device::Device;
 use crate::error::{Result, SimError};
+use crate::ftl::RamItem;
 use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
@@ -49,6 +50,25 @@ pub struct PageStore {
 }
 
 impl PageStore {
+    /// The RAM the store's GC bookkeeping needs on a controller: a valid count per block and a validity bit per
+    /// physical page.
+    pub fn ram(&self) -> [RamItem; 2] {
+        let blocks = self.valid.len() as u64;
+        let pages = blocks * self.ppb as u64;
+        [
+            RamItem::new(
+                "valid_counts",
+                blocks * 2,
+                format!("{blocks} physical blocks x 2 B (GC victims)"),
+            ),
+            RamItem::new(
+                "valid_bitmap",
+                pages.div_ceil(8),
+                format!("{pages} physical pages x 1 bit"),
+            ),
+        ]
+    }
+
     /// Blocks `0..blocks` of `ppb` pages, all erased, written through `frontiers` frontiers.
     pub fn new(blocks: u32, ppb: u32, frontiers: usize, victim: Victim) -> PageStore {
         PageStore {
