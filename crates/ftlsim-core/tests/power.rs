@@ -31,6 +31,31 @@ fn mounting() -> Vec<(&'static str, serde_json::Value)> {
         ("nftl", json!({"spare_blocks": 4})),
         ("replacement", json!({"replacement_blocks": 2})),
         ("replacement", json!({"replacement_blocks": 6})),
+        // Default tiny is left out here (its 8 log blocks for 16 hot logical blocks make the hot loop below
+        // compact on almost every write, so every lost in-flight write shortens the run and fewer than 250 of
+        // the planned cuts land); tests/golden_mount_tiny.rs crash-tests it.
+        ("tiny", json!({"log_blocks": 4})),
+        // Every cache as small as allowed, tables of 2 blocks and 2 pages: write-backs everywhere.
+        (
+            "tiny",
+            json!({"log_blocks": 1, "block_table_cache_units": 1, "page_table_cache_entries": 8,
+                   "block_table_entries": 2, "page_table_entries": 2}),
+        ),
+        (
+            "tiny",
+            json!({"log_blocks": 3, "block_table_cache_units": 1, "page_table_cache_entries": 8,
+                   "block_table_entries": 2, "page_table_entries": 2}),
+        ),
+        ("superblock", json!({})),
+        (
+            "superblock",
+            json!({"superblock_blocks": 2, "log_blocks": 1, "extra_blocks_per_superblock": 1,
+                   "cache_entries": 1, "page_table_entries": 2}),
+        ),
+        (
+            "superblock",
+            json!({"superblock_blocks": 3, "log_blocks": 2}),
+        ),
     ]
 }
 

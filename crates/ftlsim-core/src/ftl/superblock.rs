@@ -32,18 +32,29 @@
 //! a reconstruction. Total 198,176 (Table IV).
 //! Spare area: the logical page number; the page directory and the updated page table ride in the spare of
 //! each programmed page (free, as the paper says). A cache miss costs one spare read of the superblock's
-//! newest directory copy and one of the table's newest copy when it is elsewhere (map class).
+//! newest directory copy and one of the table's newest copy when it is elsewhere (map class). The chip stamps
+//! each program with a sequence number; nothing else is written for recovery: no extra flash operation.
+//! Mount (after a power cut; the TinyFTL paper §III: the fine-grain map lives in spare areas): the simulator
+//! keeps the cost of the spare-area tables, not their contents, so the mount rebuilds the block map and the
+//! page map from each page's logical page and sequence number: every chip block is read up to its first
+//! erased page (pages are programmed in order). Cost: one spare read per programmed page plus one per block
+//! not full; no page read. The newest copy of a logical page wins (a copy a cut left behind in a collection
+//! loses); a block belongs to the superblock of its pages; a superblock's block written last is its active
+//! block, continued at its first erased page; erased blocks are free (address order); the page-map cache
+//! starts empty, the reclaim cursor at 0. A cut inside a collection can leave the victim partly copied and no
+//! free block: the mount then finishes the collection into the active block (a victim that fits there).
 //! Choices: N = 4 (`superblock_blocks`); `log_blocks` (393, clamped to max(1, logical / 2)) extra blocks are
 //! shared by all superblocks, at most `extra_blocks_per_superblock` (2) in one; one free block is kept in
 //! reserve for collection; extra physical blocks max(24 per 1,024 of the chip, log blocks + 1). Collection
 //! is recorded as GC (`gc.runs`); a reclaim compaction as a full merge. Trim is ignored. The page-map cache
 //! is write-through (the spare copy is written with the data), so evictions cost nothing.
 
+use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
-use super::common::map_area::load_page_table;
+use super::common::map_area::{load_page_table, rebuild_spare_tables};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
@@ -191,6 +202,73 @@ impl Ftl for SuperblockFtl {
         self.place(lpn.0, ppn);
         self.dir_loc[sb as usize] = ppn.0;
         self.table_loc.set(unit as usize, ppn.0);
+        Ok(())
+    }
+
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let (ppb, n) = (self.ppb, self.n);
+        let pages = self.loc.len();
+        self.owned.iter_mut().for_each(Vec::clear);
+        self.next.fill(ppb);
+        self.valid.fill(0);
+        self.loc = SparseVec::new(pages, NONE);
+        self.owner = SparseVec::new(self.owner.len(), NONE);
+        let mut newest = SparseVec::new(pages, 0u32);
+        let mut free = FreePool::default();
+        // Each block with a page: (superblock, sequence number of its newest page, block, pages programmed).
+        let mut claims: Vec<(u32, u32, u32, u32)> = Vec::new();
+        let mut written_last = (0, NONE);
+        for pbn in 0..self.chip_blocks {
+            let (mut sb, mut last) = (NONE, 0);
+            let programmed =
+                scan_block(dev, Pbn(pbn), Extent::UpToFirstErased, |_, ppn, spare| {
+                    let Some(lpn) = spare.lpn() else { return };
+                    (sb, last) = (lpn.0 / ppb / n, spare.seq);
+                    if spare.seq > newest.get(lpn.index()) {
+                        newest.set(lpn.index(), spare.seq);
+                        self.place(lpn.0, ppn);
+                    }
+                })?;
+            match programmed {
+                0 => free.put(Pbn(pbn)),
+                _ if sb == NONE => {}
+                k => {
+                    claims.push((sb, last, pbn, k));
+                    written_last = written_last.max((last, sb));
+                }
+            }
+        }
+        // A superblock's blocks oldest first: the one written last is its active block, continued at its
+        // first erased page. A block a cut left in the middle of a collection or compaction is one more block
+        // of its superblock, holding some stale pages; it is collected like any other.
+        claims.sort_unstable();
+        for &(sb, _, pbn, k) in &claims {
+            self.owned[sb as usize].push(pbn);
+            self.next[sb as usize] = k;
+        }
+        let pte = self.pte;
+        rebuild_spare_tables(
+            &self.loc,
+            &newest,
+            |lpn| (lpn / ppb / n) as usize,
+            &mut self.dir_loc,
+            |lpn| (lpn / pte) as usize,
+            &mut self.table_loc,
+        );
+        self.free = free;
+        self.cache = Lru::new(self.cache.capacity(), self.table_loc.len() as u32);
+        self.cursor = 0;
+        // A cut inside a collection can leave the superblock written last with its victim partly copied and
+        // no free block (the copies took the last one): the collection is finished here, into the active
+        // block, which has room for the victim's remaining valid pages.
+        let sb = written_last.1;
+        if self.free.is_empty() && sb != NONE {
+            if let Some(victim) = self.victim(sb) {
+                if self.valid[victim as usize] <= ppb - self.next[sb as usize] {
+                    self.collect(sb, victim, dev)?;
+                }
+            }
+        }
         Ok(())
     }
 

@@ -40,7 +40,28 @@
 //! Spare area: the logical page number; the page directory (8 entries) and page table (16 entries) of the
 //! page's logical block ride in the spare of each programmed page (§V.B) — modelled as free, as the paper
 //! says; the simulator records where the newest copy of each lives, and a page mapping cache miss costs one
-//! spare read of the directory copy plus one of the table copy if it is elsewhere (map class).
+//! spare read of the directory copy plus one of the table copy if it is elsewhere (map class). The chip
+//! stamps each program with a sequence number. Map pages carry their map page number in the scheme word.
+//! Nothing else is written for recovery: no extra flash operation.
+//!
+//! Mount (after a power cut; §V.D: "we can recover all the information by checking reserved free blocks"
+//! and the page tables in spare areas). The simulator keeps the cost of the map pages and spare-area tables
+//! but not their contents, so the mount rebuilds them from what each spare area holds (logical page,
+//! sequence number): it reads every map block and every pool block up to its first erased page (pages are
+//! programmed in order). Cost: one spare read per programmed page plus one per block not full; no page read.
+//! That is an upper bound on §V.D's procedure, which reads the newest block tables and scans only the blocks
+//! taken since they were written. What it rebuilds:
+//! - map blocks ([`MapArea::mount`]): the newest copy of each block table and of the directory by sequence
+//!   number, the block being filled, and a map garbage collection a cut interrupted (finished);
+//! - each logical block's blocks by age (every block holds pages of one logical block): the oldest is its
+//!   data block, the next its log block; a third is the target of a compaction cut while copying: it holds
+//!   only copies, so it is erased (one erase) and the compaction undone. A cut after the data block's erase
+//!   leaves (old log, target): the old log serves as data block, the target as log block. Each continues at
+//!   its first erased page;
+//! - the newest copy of each logical page, page directory and page table (by sequence number), the log-block
+//!   list in LRU order of each log block's newest page, the free pool (erased blocks, in address order).
+//!   The block table and page mapping caches start empty and clean (what the map pages say is never read
+//!   back: the scan is the truth).
 //!
 //! Choices where the paper is silent:
 //! - A logical block's first writes fill its data block in arrival order; a log block is taken only when the
@@ -64,16 +85,17 @@
 //! - Block table entries (256) and page table entries (16) are parameters too, so that toy devices exercise
 //!   the caches; block table cache 1..64 units and page table cache 8..512 entries (§VI.D, §VI.E ranges).
 
+use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
-use super::common::map_area::{load_page_table, MapArea};
+use super::common::map_area::{load_page_table, rebuild_spare_tables, MapArea};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{Result, SimError};
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
@@ -272,6 +294,104 @@ impl Ftl for TinyFtl {
         if self.block_tables.has_dirty() {
             self.flush_block_tables(dev)?;
         }
+        Ok(())
+    }
+
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let (ppb, lbns) = (self.ppb, self.data.len() as u32);
+        let pool = self.chip_blocks - self.map_blocks;
+        self.map.mount(dev)?;
+        // Block `pbn` of the pool: its logical block, the sequence numbers of its first and last pages
+        // (pages are programmed in order), and how many are programmed; every page found as (ppn, lpn, seq).
+        let mut claims: Vec<(u32, u32, u32, u32, u32)> = Vec::new();
+        let mut pages: Vec<(u32, u32, u32)> = Vec::new();
+        let mut free = FreePool::default();
+        for pbn in 0..pool {
+            let (mut lbn, mut first, mut last) = (NONE, 0, 0);
+            let n = scan_block(dev, Pbn(pbn), Extent::UpToFirstErased, |off, ppn, spare| {
+                let Some(lpn) = spare.lpn() else { return };
+                if off == 0 {
+                    (lbn, first) = (lpn.0 / ppb, spare.seq);
+                }
+                last = spare.seq;
+                pages.push((ppn.0, lpn.0, spare.seq));
+            })?;
+            match n {
+                0 => free.put(Pbn(pbn)),
+                _ if lbn == NONE => {}
+                n => claims.push((lbn, first, pbn, n, last)),
+            }
+        }
+        // A logical block's blocks by age: its data block, its log block (taken when the data block was
+        // full), and the target of a compaction a cut interrupted while copying. The target holds only
+        // copies of pages still in the other two: it is erased (one erase) and the compaction is undone.
+        // A cut after the data block's erase leaves (old log, target): the old log serves as the data
+        // block, the complete target as the log, and the next compaction reclaims the stale pages.
+        claims.sort_unstable();
+        self.data.fill(NONE);
+        self.data_next.fill(0);
+        self.log.fill(NONE);
+        self.log_next.fill(0);
+        let mut dropped = Vec::new();
+        let mut logs = Vec::new();
+        for group in claims.chunk_by(|a, b| a.0 == b.0) {
+            let b = group[0].0 as usize;
+            if let Some(&(_, _, extra, _, _)) = group.get(3) {
+                return Err(SimError::NandRule {
+                    scheme: dev.scheme().to_string(),
+                    what: format!(
+                        "mount found a fourth block of logical block {b} (tiny holds at most a data block, a \
+                         log block and a compaction target); the chip was not written by tiny"
+                    ),
+                    block: extra,
+                    page: 0,
+                });
+            }
+            (self.data[b], self.data_next[b]) = (group[0].2, group[0].3);
+            if let Some(&(_, _, pbn, n, last)) = group.get(1) {
+                (self.log[b], self.log_next[b]) = (pbn, n);
+                logs.push((last, b as u32));
+            }
+            if let Some(&(_, _, target, _, _)) = group.get(2) {
+                dev.erase(Pbn(target))?;
+                free.put(Pbn(target));
+                dropped.push(target);
+            }
+        }
+        // The log-block list in LRU order: by the newest page written in each log block.
+        self.log_list = Lru::new(self.log_blocks, lbns);
+        logs.sort_unstable();
+        for (_, lbn) in logs {
+            if self.log_list.is_full() {
+                return Err(dev.out_of_space(format!(
+                    "mount found more logical blocks with a log block than the {} log blocks",
+                    self.log_blocks
+                )));
+            }
+            self.log_list.insert(lbn);
+        }
+        // The newest copy of each logical page, and of each page directory and page table (§V.B).
+        dropped.sort_unstable();
+        self.loc = SparseVec::new(self.loc.len(), NONE);
+        let mut newest = SparseVec::new(self.loc.len(), 0u32);
+        for &(ppn, lpn, seq) in &pages {
+            if seq > newest.get(lpn as usize) && dropped.binary_search(&(ppn / ppb)).is_err() {
+                newest.set(lpn as usize, seq);
+                self.loc.set(lpn as usize, ppn);
+            }
+        }
+        let (pte, tables) = (self.pt_entries, self.tables_per_block);
+        rebuild_spare_tables(
+            &self.loc,
+            &newest,
+            |lpn| (lpn / ppb) as usize,
+            &mut self.dir_loc,
+            |lpn| ((lpn / ppb) * tables + (lpn % ppb) / pte) as usize,
+            &mut self.table_loc,
+        );
+        self.free = free;
+        self.block_tables = Lru::new(self.block_tables.capacity(), self.directory_page);
+        self.page_tables = Lru::new(self.page_tables.capacity(), lbns * tables);
         Ok(())
     }
 

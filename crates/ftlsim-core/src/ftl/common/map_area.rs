@@ -4,12 +4,19 @@
 //! is left, the full map block with the fewest valid copies is garbage collected (its valid copies moved
 //! to a fresh block, then erased). Every operation runs in [`OpClass::Map`], so it is reported as
 //! `map.page_reads`, `map.page_writes` and `map.erases`, and charged to the request that caused it.
+//!
+//! Spare area of a map page: its map page number in the scheme word (`aux`); the chip stamps the sequence
+//! number. Mount ([`MapArea::mount`], TinyFTL §V.B: "TinyFTL scans a reserved area called map blocks and
+//! restores the block directory"): the spare area of every map block page up to the block's first erased
+//! page (map blocks are programmed in order); the copy of a map page with the highest sequence number is the
+//! newest. Cost: one spare read per programmed map page plus one per map block not full.
 
 use super::lru::Lru;
 use crate::addr::{Pbn, Ppn};
 use crate::device::Device;
 use crate::error::Result;
 use crate::nand::{OpClass, NO_LPN};
+use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
 
 const NONE: u32 = u32::MAX;
@@ -36,6 +43,41 @@ pub fn load_page_table(
         }
     }
     Ok(())
+}
+
+/// After a mount found the newest copy of every logical page (`loc`, chip page, NONE if none) and its
+/// sequence number (`seq`): where the newest page directory of each group (`dir_loc`, indexed by `group_of`)
+/// and the newest copy of each page table (`table_loc`, indexed by `table_of`) sit. Every program carries
+/// its group's directory and its table in its spare area (TinyFTL §V.B, Superblock §3.2), so the newest copy
+/// of each is on the newest page written in its range, which is the newest copy of its logical page.
+pub fn rebuild_spare_tables(
+    loc: &SparseVec<u32>,
+    seq: &SparseVec<u32>,
+    group_of: impl Fn(u32) -> usize,
+    dir_loc: &mut [u32],
+    table_of: impl Fn(u32) -> usize,
+    table_loc: &mut SparseVec<u32>,
+) {
+    let mut dir_seq = vec![0u32; dir_loc.len()];
+    let mut table_seq = SparseVec::new(table_loc.len(), 0u32);
+    dir_loc.fill(NONE);
+    *table_loc = SparseVec::new(table_loc.len(), NONE);
+    for lpn in 0..loc.len() as u32 {
+        let at = loc.get(lpn as usize);
+        if at == NONE {
+            continue;
+        }
+        let s = seq.get(lpn as usize);
+        let (g, t) = (group_of(lpn), table_of(lpn));
+        if s > dir_seq[g] {
+            dir_seq[g] = s;
+            dir_loc[g] = at;
+        }
+        if s > table_seq.get(t) {
+            table_seq.set(t, s);
+            table_loc.set(t, at);
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -75,6 +117,56 @@ impl MapArea {
     /// pages fill at most all but two blocks.
     pub fn min_blocks(pages: u32, ppb: u32) -> u32 {
         pages.div_ceil(ppb) + 2
+    }
+
+    /// Forgets every location and rebuilds them from the map blocks' spare areas (see the module header): the
+    /// newest copy of each map page by sequence number; the active block is the one holding the newest
+    /// copy written, continued at its first erased page. A cut inside garbage collection (the last erased
+    /// block opened, its victim not yet erased) leaves no erased block: the collection is run again here.
+    pub fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        self.loc.fill(NONE);
+        self.owner.fill(NONE);
+        self.valid.fill(0);
+        self.erased.clear();
+        let mut newest = vec![0u32; self.loc.len()];
+        let (mut top, mut active, mut next) = (0u32, None, 0);
+        for i in 0..self.blocks {
+            let mut programmed = 0;
+            for offset in 0..self.ppb {
+                let ppn = dev.ppn(self.pbn(i), offset);
+                let spare = dev.read_spare_in(OpClass::Map, ppn)?;
+                if spare.seq == 0 {
+                    break;
+                }
+                programmed += 1;
+                let page = spare.aux as usize;
+                if page < newest.len() && spare.seq > newest[page] {
+                    newest[page] = spare.seq;
+                    self.place(spare.aux, ppn);
+                }
+                if spare.seq > top {
+                    (top, active) = (spare.seq, Some(i));
+                }
+            }
+            if programmed == 0 {
+                self.erased.push(i);
+            } else if active == Some(i) {
+                next = programmed;
+            }
+        }
+        // Erased blocks are taken lowest first, as on a fresh area.
+        self.erased.reverse();
+        match active {
+            Some(i) => (self.active, self.next) = (i, next),
+            None => {
+                self.erased.pop();
+                (self.active, self.next) = (0, 0);
+            }
+        }
+        if self.erased.is_empty() && self.next < self.ppb {
+            self.collect(dev)?;
+        }
+        Ok(())
     }
 
     pub fn is_written(&self, page: u32) -> bool {
