@@ -23,6 +23,10 @@ pub const FLAGS_ERASED: u8 = 0xFF;
 
 const NO_SLOT: u32 = u32::MAX;
 
+/// The bad-block marker of a factory bad block, as [`Nand::bad_marker`] reads it; a grown bad block's marker is
+/// the number of its failure (1 for the first block that went bad, 2 for the next, ...); 0 is a good block.
+pub const FACTORY_BAD: u32 = u32::MAX;
+
 /// The spare (out-of-band) area of a page as the chip stores it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Spare {
@@ -131,6 +135,13 @@ pub struct Nand {
     free_slots: Vec<u32>,
     seq: u32,
     counts: [FlashCounts; 2],
+    /// Bad-block markers per block ([`FACTORY_BAD`], a grown failure's number, 0 for good); empty while no
+    /// block is bad, so a chip without bad blocks pays nothing.
+    bad: Vec<u32>,
+    /// Erases a block survives ([`Nand::set_endurance`]); the erase after them fails. None: unlimited.
+    endurance: Option<u32>,
+    /// Lifetime erases per block while an endurance is set (never reset, unlike the reported erase counts).
+    wear: Vec<u32>,
 }
 
 impl Nand {
@@ -151,7 +162,40 @@ impl Nand {
             free_slots: Vec::new(),
             seq: 0,
             counts: [FlashCounts::default(); 2],
+            bad: Vec::new(),
+            endurance: None,
+            wear: Vec::new(),
         }
+    }
+
+    /// From now on an erase of a block that has been erased `endurance` times fails (the block goes bad).
+    pub fn set_endurance(&mut self, endurance: u32) {
+        self.endurance = Some(endurance);
+        self.wear = vec![0; self.blocks.len()];
+    }
+
+    /// Writes a bad-block marker into block `pbn`'s spare area (one spare program in `class`; a factory
+    /// marker is the manufacturer's, written before the chip is counted, so pass None).
+    pub fn mark_bad(&mut self, pbn: Pbn, marker: u32, class: Option<OpClass>) {
+        if self.bad.is_empty() {
+            self.bad = vec![0; self.blocks.len()];
+        }
+        self.bad[pbn.index()] = marker;
+        if let Some(class) = class {
+            self.counts[class as usize].spare_writes += 1;
+        }
+    }
+
+    /// Reads block `pbn`'s bad-block marker from its first page's spare area (one spare read): 0 for a good
+    /// block, [`FACTORY_BAD`], or the number of the grown failure.
+    pub fn bad_marker(&mut self, pbn: Pbn, class: OpClass) -> u32 {
+        self.counts[class as usize].spare_reads += 1;
+        self.bad.get(pbn.index()).copied().unwrap_or(0)
+    }
+
+    #[inline]
+    fn is_bad(&self, block: usize) -> bool {
+        !self.bad.is_empty() && self.bad[block] != 0
     }
 
     pub fn blocks(&self) -> u32 {
@@ -265,6 +309,13 @@ impl Nand {
         class: OpClass,
     ) -> Result<(), Violation> {
         let (b, p) = self.locate(ppn, "program beyond the chip")?;
+        if self.is_bad(b) {
+            return Err(Violation {
+                what: "program of a bad block",
+                block: b as u32,
+                page: p as u32,
+            });
+        }
         let block = self.blocks.get(b);
         if self.page(b, p).programmed() {
             return Err(Violation {
@@ -327,13 +378,27 @@ impl Nand {
     }
 
     /// Erases a block: every page returns to the erased state and the block's erase count goes up by one.
-    pub fn erase(&mut self, pbn: Pbn, class: OpClass) -> Result<(), Violation> {
-        if pbn.index() >= self.blocks.len() {
+    /// Returns false when the erase failed because the block is worn out ([`Nand::set_endurance`]): it took
+    /// the erase's time, its pages keep what they held, and the caller must mark it bad.
+    pub fn erase(&mut self, pbn: Pbn, class: OpClass) -> Result<bool, Violation> {
+        if pbn.index() >= self.blocks.len() || self.is_bad(pbn.index()) {
             return Err(Violation {
-                what: "erase beyond the chip",
+                what: if self.is_bad(pbn.index()) {
+                    "erase of a bad block"
+                } else {
+                    "erase beyond the chip"
+                },
                 block: pbn.0,
                 page: 0,
             });
+        }
+        if let Some(endurance) = self.endurance {
+            let wear = &mut self.wear[pbn.index()];
+            if *wear >= endurance {
+                self.counts[class as usize].erases += 1;
+                return Ok(false);
+            }
+            *wear += 1;
         }
         let block = self.blocks.get_mut(pbn.index());
         block.erase_count += 1;
@@ -344,7 +409,7 @@ impl Nand {
             self.free_slots.push(slot);
         }
         self.counts[class as usize].erases += 1;
-        Ok(())
+        Ok(true)
     }
 
     /// Pages programmed in a block since its last erase, without a flash operation (for checks and tests;
