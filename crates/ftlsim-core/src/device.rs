@@ -54,6 +54,8 @@ struct PowerSwitch {
     cut_before: Option<u64>,
     /// Merges and GC runs open now (a cut inside one leaves it half done).
     open_marks: u32,
+    /// A cut that lands on a page program leaves the page torn ([`Nand::tear`]).
+    tear: bool,
 }
 
 /// Where a power cut landed, for the durability report.
@@ -66,6 +68,8 @@ pub struct CutPoint {
     pub phase: Cause,
     /// Merges or garbage collections that were open.
     pub open_marks: u32,
+    /// The cut tore the page program it landed on (`torn_pages`).
+    pub torn: bool,
 }
 
 impl CutPoint {
@@ -310,7 +314,7 @@ impl Device {
     /// Programs a page holding `token` for logical page `lpn`.
     #[inline]
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {
-        self.step(OpClass::Data)?;
+        self.step_program(OpClass::Data, ppn)?;
         self.chip
             .program(self.on_chip(ppn), token, lpn.0, AUX_ERASED, OpClass::Data)
             .map_err(|v| self.rule(v))
@@ -326,7 +330,7 @@ impl Device {
         lpn: u32,
         aux: u32,
     ) -> Result<()> {
-        self.step(class)?;
+        self.step_program(class, ppn)?;
         self.chip
             .program(self.on_chip(ppn), token, lpn, aux, class)
             .map_err(|v| self.rule(v))
@@ -393,7 +397,7 @@ impl Device {
         let page = self.read_in(class, from)?;
         match page.token {
             Some(token) => {
-                self.step(class)?;
+                self.step_program(class, to)?;
                 self.chip
                     .program(self.on_chip(to), token, page.spare.lpn, AUX_ERASED, class)
                     .map_err(|v| self.rule(v))?;
@@ -426,9 +430,30 @@ impl Device {
                 class,
                 phase: self.causes.phase.unwrap_or(Cause::Host),
                 open_marks: self.power.open_marks,
+                torn: false,
             }));
         }
         Ok(())
+    }
+
+    /// [`Device::step`] for a program of `ppn`: a cut that lands on it tears the page when torn pages are on.
+    #[inline]
+    fn step_program(&mut self, class: OpClass, ppn: Ppn) -> Result<()> {
+        match self.step(class) {
+            Err(SimError::PowerCut(mut at)) if self.power.tear => {
+                let on_chip = self.on_chip(ppn);
+                self.chip.tear(on_chip);
+                at.torn = true;
+                Err(SimError::PowerCut(at))
+            }
+            other => other,
+        }
+    }
+
+    /// Whether a power cut tears the page program it lands on (the scheme must then detect the page, which
+    /// reads back as uncorrectable, and ignore it at mount).
+    pub fn set_torn_pages(&mut self, tear: bool) {
+        self.power.tear = tear;
     }
 
     /// Opens a merge or a garbage collection: close it with [`Device::end_merge`] or [`Device::end_gc`].

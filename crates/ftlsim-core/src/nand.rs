@@ -23,6 +23,10 @@ pub const FLAGS_ERASED: u8 = 0xFF;
 
 const NO_SLOT: u32 = u32::MAX;
 
+/// The data of a torn page (a program cut by a power loss): the chip's ECC cannot correct it, so a read gives
+/// no data and no logical page. Host tokens count up from 1 and never reach it.
+const TORN: Token = Token::MAX;
+
 /// The bad-block marker of a factory bad block, as [`Nand::bad_marker`] reads it; a grown bad block's marker is
 /// the number of its failure (1 for the first block that went bad, 2 for the next, ...); 0 is a good block.
 pub const FACTORY_BAD: u32 = u32::MAX;
@@ -82,7 +86,7 @@ impl Page {
     #[inline]
     fn read(&self) -> PageRead {
         PageRead {
-            token: self.programmed().then_some(self.token),
+            token: (self.programmed() && self.token != TORN).then_some(self.token),
             spare: Spare {
                 lpn: self.lpn,
                 seq: self.seq,
@@ -350,6 +354,32 @@ impl Nand {
         Ok(())
     }
 
+    /// A program of `ppn` cut by a power loss halfway: the page is programmed (it cannot be programmed again
+    /// until its block is erased, and it takes a sequence number) but reads back as uncorrectable: no data,
+    /// no logical page, no scheme word. Not counted: the operation never completed. Nothing happens where the
+    /// program would have broken a NAND rule.
+    pub fn tear(&mut self, ppn: Ppn) {
+        let Ok((b, p)) = self.locate(ppn, "") else {
+            return;
+        };
+        let block = self.blocks.get(b);
+        if self.is_bad(b)
+            || self.page(b, p).programmed()
+            || (self.sequential_program && (p as u32) < block.next_page)
+        {
+            return;
+        }
+        self.seq = self.seq.checked_add(1).unwrap_or(1);
+        let seq = self.seq;
+        let page = self.page_mut(b, p);
+        page.token = TORN;
+        page.lpn = NO_LPN;
+        page.seq = seq;
+        let block = self.blocks.get_mut(b);
+        block.next_page = block.next_page.max(p as u32 + 1);
+        block.programmed += 1;
+    }
+
     /// Programs part of a spare area on its own (one spare program): sets the scheme word if it is still
     /// erased, and clears flag bits. Setting a programmed scheme word again is a violation.
     pub fn program_spare(
@@ -433,6 +463,25 @@ mod tests {
     use super::*;
 
     const D: OpClass = OpClass::Data;
+
+    #[test]
+    fn a_torn_page_reads_uncorrectable_and_cannot_be_programmed_again() {
+        let mut chip = Nand::new(2, 4, true);
+        chip.program(Ppn(0), 7, 3, AUX_ERASED, D).unwrap();
+        chip.tear(Ppn(1));
+        let torn = chip.read(Ppn(1), D).unwrap();
+        assert_eq!(
+            (torn.token, torn.spare.lpn, torn.spare.aux),
+            (None, NO_LPN, AUX_ERASED)
+        );
+        assert_ne!(torn.spare.seq, 0);
+        assert!(chip.program(Ppn(1), 8, 4, AUX_ERASED, D).is_err());
+        // The in-order rule goes on from the torn page; a program that would break a rule is not torn.
+        chip.tear(Ppn(0));
+        assert_eq!(chip.read(Ppn(0), D).unwrap().token, Some(7));
+        chip.program(Ppn(2), 9, 5, AUX_ERASED, D).unwrap();
+        assert_eq!(chip.total_counts().page_writes, 2);
+    }
 
     #[test]
     fn a_page_is_21_bytes() {

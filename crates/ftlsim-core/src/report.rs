@@ -89,6 +89,8 @@ pub struct PowerFigures {
     pub cuts_survived: u64,
     pub cuts_in_merge_or_gc: u64,
     pub cuts_in_map_io: u64,
+    /// Cuts that tore the page program they landed on (`torn_pages`).
+    pub torn_pages: u64,
     pub pages_checked: u64,
     pub mounts: u64,
     pub mount_spare_reads: u64,
@@ -839,6 +841,12 @@ impl Report {
                 Unit::Count,
                 "cuts that landed on an operation of the scheme's mapping pages",
                 p.cuts_in_map_io,
+            );
+            k.put(
+                "power.torn_pages",
+                Unit::Count,
+                "cuts that tore the page program they landed on (torn_pages)",
+                p.torn_pages,
             );
             k.put(
                 "power.pages_checked",

@@ -203,10 +203,11 @@ fn drive(
         None => None,
     };
     let timing = resolved.spec.timing;
-    let dev = match resolved.spec.bad_block_options(physical_blocks) {
+    let mut dev = match resolved.spec.bad_block_options(physical_blocks) {
         None => Device::new(&cfg.ftl, g, physical_blocks, timing),
         Some(opts) => Device::with_bad_blocks(&cfg.ftl, g, physical_blocks, timing, opts)?,
     };
+    dev.set_torn_pages(cfg.torn_pages);
     let mut run = Run {
         ftl: built.ftl,
         dev,
@@ -451,6 +452,7 @@ impl Run<'_> {
         self.power.cuts += 1;
         self.power.cuts_in_merge_or_gc += (at.open_marks > 0) as u64;
         self.power.cuts_in_map_io += (at.class == OpClass::Map) as u64;
+        self.power.torn_pages += at.torn as u64;
         self.mount()?;
         self.dev.enter_phase(Cause::Check);
         let mut inflight = std::mem::take(&mut self.inflight);
