@@ -229,7 +229,7 @@ fn superblock_mount_finishes_a_collection_cut_before_its_erase() {
 }
 
 /// Crash test of the default parameters (power.rs crash-tests variants): random workloads on a 16-block
-/// toy device, 40 cuts each, with and without an NVRAM cache.
+/// toy device, 40 cuts each, with and without an NVRAM cache, and with torn programs.
 fn crash(scheme: &str, params: Value, nvram: bool, seed: u64) -> SimConfig {
     SimConfig {
         power_cuts: 40,
@@ -256,9 +256,11 @@ proptest! {
             })
             .collect();
         for scheme in ["tiny", "superblock"] {
-            for nvram in [false, true] {
-                let r = run_requests(&crash(scheme, json!({}), nvram, seed), reqs.clone())
-                    .unwrap_or_else(|e| panic!("{scheme} nvram {nvram}: {e}"));
+            for (nvram, torn) in [(false, false), (true, false), (false, true)] {
+                let mut cfg = crash(scheme, json!({}), nvram, seed);
+                cfg.torn_pages = torn;
+                let r = run_requests(&cfg, reqs.clone())
+                    .unwrap_or_else(|e| panic!("{scheme} nvram {nvram} torn {torn}: {e}"));
                 prop_assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
                 prop_assert_eq!(r.count("power.pages_checked"), r.count("power.cuts") * 64);
             }

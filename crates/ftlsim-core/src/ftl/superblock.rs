@@ -40,7 +40,8 @@
 //! erased page (pages are programmed in order). Cost: one spare read per programmed page plus one per block
 //! not full; no page read. The newest copy of a logical page wins (a copy a cut left behind in a collection
 //! loses); a block belongs to the superblock of its pages; a superblock's block written last is its active
-//! block, continued at its first erased page; erased blocks are free (address order); the page-map cache
+//! block, continued at its first erased page (a torn program, issue 13, only occupies its page; a block of
+//! nothing but one is erased); erased blocks are free (address order); the page-map cache
 //! starts empty, the reclaim cursor at 0. A cut inside a collection can leave the victim partly copied and no
 //! free block: the mount then finishes the collection into the active block (a victim that fits there).
 //! Choices: N = 4 (`superblock_blocks`); `log_blocks` (393, clamped to max(1, logical / 2)) extra blocks are
@@ -222,8 +223,10 @@ impl Ftl for SuperblockFtl {
             let (mut sb, mut last) = (NONE, 0);
             let programmed =
                 scan_block(dev, Pbn(pbn), Extent::UpToFirstErased, |_, ppn, spare| {
+                    last = spare.seq;
+                    // A torn program (no logical page) holds nothing: it only occupies its page.
                     let Some(lpn) = spare.lpn() else { return };
-                    (sb, last) = (lpn.0 / ppb / n, spare.seq);
+                    sb = lpn.0 / ppb / n;
                     if spare.seq > newest.get(lpn.index()) {
                         newest.set(lpn.index(), spare.seq);
                         self.place(lpn.0, ppn);
@@ -231,7 +234,11 @@ impl Ftl for SuperblockFtl {
                 })?;
             match programmed {
                 0 => free.put(Pbn(pbn)),
-                _ if sb == NONE => {}
+                // Nothing but a torn program (the first one into a fresh block): erased at mount.
+                _ if sb == NONE => {
+                    dev.erase(Pbn(pbn))?;
+                    free.put(Pbn(pbn));
+                }
                 k => {
                     claims.push((sb, last, pbn, k));
                     written_last = written_last.max((last, sb));

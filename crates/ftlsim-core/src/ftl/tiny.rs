@@ -57,7 +57,8 @@
 //!   data block, the next its log block; a third is the target of a compaction cut while copying: it holds
 //!   only copies, so it is erased (one erase) and the compaction undone. A cut after the data block's erase
 //!   leaves (old log, target): the old log serves as data block, the target as log block. Each continues at
-//!   its first erased page;
+//!   its first erased page; a torn program (issue 13: programmed, no logical page) only occupies its page,
+//!   and a block holding nothing but one is erased;
 //! - the newest copy of each logical page, page directory and page table (by sequence number), the log-block
 //!   list in LRU order of each log block's newest page, the free pool (erased blocks, in address order).
 //!   The block table and page mapping caches start empty and clean (what the map pages say is never read
@@ -309,16 +310,22 @@ impl Ftl for TinyFtl {
         for pbn in 0..pool {
             let (mut lbn, mut first, mut last) = (NONE, 0, 0);
             let n = scan_block(dev, Pbn(pbn), Extent::UpToFirstErased, |off, ppn, spare| {
-                let Some(lpn) = spare.lpn() else { return };
                 if off == 0 {
-                    (lbn, first) = (lpn.0 / ppb, spare.seq);
+                    first = spare.seq;
                 }
                 last = spare.seq;
+                // A torn program (no logical page) holds nothing: it only occupies its page.
+                let Some(lpn) = spare.lpn() else { return };
+                lbn = lpn.0 / ppb;
                 pages.push((ppn.0, lpn.0, spare.seq));
             })?;
             match n {
                 0 => free.put(Pbn(pbn)),
-                _ if lbn == NONE => {}
+                // Nothing but a torn program (the first one into a fresh block): erased at mount.
+                _ if lbn == NONE => {
+                    dev.erase(Pbn(pbn))?;
+                    free.put(Pbn(pbn));
+                }
                 n => claims.push((lbn, first, pbn, n, last)),
             }
         }
