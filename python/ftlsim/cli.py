@@ -5,10 +5,26 @@ no free blocks) exits 1, Ctrl-C exits 130."""
 
 from __future__ import annotations
 
-import json
-import re
+import os
+import signal
 import sys
-import time
+import threading
+
+
+def _interrupted_while_starting(signum, frame):
+    # Ctrl-C while the command's modules load: the same one line and exit code as anywhere else, rather than
+    # a traceback from deep inside an import (and no half-held import lock).
+    sys.stderr.write("interrupted\n")
+    os._exit(130)
+
+
+_starting = threading.current_thread() is threading.main_thread()
+if _starting:
+    _previous_handler = signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import json  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
 
 import click
 from click.core import ParameterSource
@@ -21,6 +37,9 @@ from ._registry import names, registry
 from .output import check_output
 from .report import Report
 from .sim import simulate
+
+if _starting:
+    signal.signal(signal.SIGINT, _previous_handler)
 
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
 # Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
