@@ -28,9 +28,9 @@ create_exception!(
 /// An engine error as Python sees it: a run that started and failed is a `RunFailedError`, bad input an
 /// `FtlsimError` (the command line exits 1 or 2).
 fn sim_err(e: ftlsim_core::error::SimError) -> PyErr {
-    use ftlsim_core::error::SimError::{Durability, Integrity, NandRule, OutOfSpace};
+    use ftlsim_core::error::SimError::{Durability, Integrity, NandRule, OutOfSpace, WornOut};
     match e {
-        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) => {
+        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) | WornOut { .. } => {
             RunFailedError::new_err(e.to_string())
         }
         e => err(e),
