@@ -1,5 +1,6 @@
-//! `ftlsim info`: what a trace asks of a device, in one streaming pass whose memory and time grow with the
-//! trace's requests, never with its highest address (a one-line trace at 16 TiB is instant). The pages touched
+//! `ftlsim info`: what a trace asks of a device, in a pass that counts its devices (and lays them out, see
+//! [`super::devices`]) and one streaming pass whose memory and time grow with the trace's requests, never with
+//! its highest address (a one-line trace at 16 TiB is instant). The pages touched
 //! are kept as a map of runs of pages with the same state (untouched / read only / written n times), split and
 //! merged as requests arrive: at most two runs per request, and as few as one for a sequential trace.
 //!
