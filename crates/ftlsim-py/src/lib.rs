@@ -112,11 +112,14 @@ fn generate(py: Python<'_>, trace: String, output: String, config_json: &str) ->
     ftlsim_core::trace::writer_for(out).map_err(err)?;
     py.allow_threads(|| {
         let dev = sim::resolve_device(&cfg, Some(&trace))?;
-        let mut source = ftlsim_core::trace::open(
+        let mut source = ftlsim_core::trace::open_in(
             &trace,
             &cfg.trace,
+            dev.layout.as_ref(),
             dev.geometry.logical_bytes(),
             dev.geometry.page_bytes,
+            dev.geometry.block_bytes(),
+            &mut |_, _| true,
         )?;
         Ok::<u64, ftlsim_core::error::SimError>(ftlsim_core::trace::write(source.as_mut(), out)?)
     })
