@@ -61,7 +61,8 @@ def test_info_names_format_devices_and_draws_distributions(tmp_path):
     assert result.exit_code == 0, result.output
     stats = json.loads(out.read_text())
     assert stats["format"] == "msr" and "msr" in result.output
-    assert stats["devices"] == [{"device": 1, "requests": 1055}]
+    assert stats["devices"] == [{"device": 1, "requests": 1055, "highest_address": 54_620_086_272,
+                                 "range_start": None, "range_bytes": None}]
     assert sum(stats["distributions"]["request_bytes"]) == 1055
     assert sum(stats["distributions"]["inter_arrival_us"]) == 1054
     # Write popularity counts each written page once: 369 of them (see the engine's info test).

@@ -5,10 +5,26 @@ no free blocks) exits 1, Ctrl-C exits 130."""
 
 from __future__ import annotations
 
-import json
-import re
+import os
+import signal
 import sys
-import time
+import threading
+
+
+def _interrupted_while_starting(signum, frame):
+    # Ctrl-C while the command's modules load: the same one line and exit code as anywhere else, rather than
+    # a traceback from deep inside an import (and no half-held import lock).
+    sys.stderr.write("interrupted\n")
+    os._exit(130)
+
+
+_starting = threading.current_thread() is threading.main_thread()
+if _starting:
+    _previous_handler = signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import json  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
 
 import click
 from click.core import ParameterSource
@@ -22,6 +38,9 @@ from .output import check_output
 from .report import Report
 from .sim import simulate
 
+if _starting:
+    signal.signal(signal.SIGINT, _previous_handler)
+
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
 # Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -32,7 +51,7 @@ err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 FLAGS = {"wrap": "--wrap", "writes_only": "--writes-only", "skip_bad_lines": "--skip-bad-lines",
          "compact": "--compact", "mount_at_end": "--mount-at-end", "torn_pages": "--torn-pages"}
 VALUED = {"capacity": "--capacity", "preset": "--preset", "precondition": "--precondition", "format": "--format",
-          "device": "--device", "nvram": "--nvram", "nvram_policy": "--nvram-policy", "ftl": "--ftl",
+          "device": "--device", "devices": "--devices", "nvram": "--nvram", "nvram_policy": "--nvram-policy", "ftl": "--ftl",
           "power_cuts": "--power-cuts", "power_cut_seed": "--power-cut-seed"}
 
 
@@ -214,6 +233,10 @@ def common_options(f):
     f = click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
                      help="Trace format (see `ftlsim list`); default: sniff.")(f)
     f = click.option("--device", type=int, default=None, help="Keep one device / ASU of a multi-device trace.")(f)
+    f = click.option("--devices", default=None, metavar="fold|concat|N,M",
+                     help="fold (default): one address space for every device of a multi-device trace; concat: a range per "
+                          "device, in device order, each its highest address rounded up to a block; or devices "
+                          "to keep, e.g. 0,3: concatenated in that order.")(f)
     f = click.option("--writes-only", is_flag=True, help="Drop reads and trims.")(f)
     f = click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")(f)
     f = click.option("--wrap", is_flag=True, help="Fold requests beyond the capacity into it.")(f)
@@ -234,7 +257,7 @@ def option_kwargs(ctx, file_kwargs: dict | None = None) -> dict:
     given = {name for name in p if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
     out = dict(file_kwargs or {})
     simple = {"preset": "preset", "capacity": "capacity", "precondition": "precondition", "fmt_name": "format",
-              "device": "device", "nvram": "nvram", "nvram_policy": "nvram_policy"}
+              "device": "device", "devices": "devices", "nvram": "nvram", "nvram_policy": "nvram_policy"}
     for name, key in simple.items():
         if name in p and (name in given or (key not in out and p[name] is not None)):
             out[key] = p[name]
@@ -281,7 +304,7 @@ def load_config(path) -> dict:
               help="Write the report as JSON (with the complete configuration: `ftlsim run -c` repeats it).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
 @click.pass_context
-def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only,
+def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
         skip_bad_lines, wrap, compact, nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, torn_pages,
         json_path, csv_path):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
@@ -439,7 +462,7 @@ def grid_columns(schemes, grid: dict) -> list[str]:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel runs (default: all cores).")
 @click.pass_context
-def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only,
+def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
             skip_bad_lines, wrap, compact, nvram, nvram_policy, plot_path, csv_path, jobs):
     """Run a grid of schemes x parameter values on TRACE and print one table.
 
@@ -497,7 +520,7 @@ def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_nam
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the figures against the grid.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
 @click.pass_context
-def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only,
+def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
           skip_bad_lines, wrap, compact, nvram, nvram_policy, store, scheduler, backend, jobs, plot_path, csv_path):
     """Run a grid of TRACES x schemes x parameters, resumably: with --store, re-running computes only the
     points not yet done, and a failed point is recorded with its error without losing the others.
@@ -559,6 +582,9 @@ main.add_command(generate_cmd, "convert")
 @click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
               help="Trace format (see `ftlsim list`); default: sniff.")
 @click.option("--device", type=click.IntRange(min=0), default=None, help="Keep one device / ASU.")
+@click.option("--devices", default=None, metavar="fold|concat|N,M",
+              help="fold (default), concat (a range per device, shown with each device) or devices to keep, "
+                   "concatenated in the order given.")
 @click.option("--writes-only", is_flag=True, help="Drop reads and trims.")
 @click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")
 @click.option("--compact", is_flag=True, default=None, help="Describe the trace with its touched 1 MiB extents packed.")
@@ -569,7 +595,7 @@ main.add_command(generate_cmd, "convert")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the statistics as JSON.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Draw the distributions (request size, inter-arrival time, reuse distance, write popularity).")
-def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, compact, page_bytes, block_bytes, json_path,
+def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, compact, page_bytes, block_bytes, json_path,
              plot_path):
     """Print a trace's format, devices, requests, read/write mix, bytes, footprint, highest address and write
     concentration; --plot draws its distributions."""
@@ -583,7 +609,7 @@ def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, compact, page
         if plot_path is not None:
             check_plot_path(plot_path, inputs=(trace,))
         stats = info(trace, format=fmt_name, block_bytes=block_bytes, page_bytes=page_bytes, device=device,
-                     writes_only=writes_only or None, skip_bad_lines=skip_bad_lines or None, compact=compact,
+                     devices=devices, writes_only=writes_only or None, skip_bad_lines=skip_bad_lines or None, compact=compact,
                      progress=lambda done, total: progress(0, done, total))
     except _core.FtlsimError as e:
         fail(e)
@@ -594,7 +620,7 @@ def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, compact, page
     table.add_column("value", justify="right")
     for key, value in stats.items():
         if key == "devices":
-            value = ", ".join(f"{d['device']} ({d['requests']:,} requests)" for d in value) or "-"
+            value = ", ".join(device_text(d) for d in value) or "-"
         elif key == "distributions":
             continue
         table.add_row(key, fmt(value))
@@ -607,6 +633,14 @@ def info_cmd(trace, fmt_name, device, writes_only, skip_bad_lines, compact, page
             write_text(json_path, json.dumps(stats, indent=2))
         except _core.FtlsimError as e:
             fail(e)
+
+
+def device_text(d: dict) -> str:
+    """A device of `ftlsim info`: its requests and, with --devices concat or a filter, its range in bytes."""
+    text = f"{d['device']} ({d['requests']:,} requests"
+    if d.get("range_start") is not None:
+        text += f", bytes {d['range_start']:,}-{d['range_start'] + d['range_bytes']:,}"
+    return text + ")"
 
 
 @main.command("plot-refs")

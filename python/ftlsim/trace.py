@@ -28,7 +28,9 @@ def info(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes:
     the values in [2^(k-1), 2^k)) of request size in bytes, inter-arrival time in us, reuse distance in
     requests and writes per written page. Memory and time grow with the requests, not the addresses.
     `progress(done, total)` is called every 16,384 requests; returning False cancels. Trace options
-    (``device``, ``writes_only``, ``skip_bad_lines``, ``compact``, ...) are keyword arguments."""
+    (``device``, ``devices``, ``writes_only``, ``skip_bad_lines``, ``compact``, ...) are keyword arguments;
+    with ``devices="concat"`` (or a list of devices to keep) each device gets ``range_start`` and
+    ``range_bytes``: its range in the concatenated address space, rounded up to `block_bytes`."""
     import json
 
     from . import _core

@@ -18,6 +18,8 @@ pub struct ConfigEcho {
     pub params: String,
     pub preset: String,
     pub trace: String,
+    /// How the trace's devices share the address space: fold, concat, or the devices kept.
+    pub devices: String,
     /// A built-in workload's seed.
     pub seed: Option<u64>,
     pub precondition: String,
@@ -307,6 +309,12 @@ impl Report {
             Unit::Text,
             "trace file or built-in workload",
             c.trace.clone(),
+        );
+        k.put(
+            "config.devices",
+            Unit::Text,
+            "how the trace's devices share the address space: fold, concat, or the devices kept (concatenated)",
+            c.devices.clone(),
         );
         if let Some(seed) = c.seed {
             k.put(

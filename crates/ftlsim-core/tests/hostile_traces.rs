@@ -608,3 +608,35 @@ fn mutated_real_lines_give_a_placed_error_or_the_reference_request() {
     );
     assert!(started.elapsed().as_secs() < 10, "{:?}", started.elapsed());
 }
+
+#[test]
+fn the_compact_pre_pass_of_a_run_is_cancelled_by_its_progress_callback() {
+    // 40,000 requests: the compact pre-pass reports progress after 16,384 of them; false there stops the
+    // run before it serves a request, whether the capacity is given or scanned (a pass that reports too).
+    let mut text = String::new();
+    for i in 0..40_000u64 {
+        text += &format!("W,{},4096\n", i * 4096);
+    }
+    let path = temp("cancel-compact.csv", text.as_bytes());
+    for capacity in [Some("1GiB".to_string()), None] {
+        let cfg = SimConfig {
+            capacity: capacity.clone(),
+            trace: TraceOptions {
+                compact: true,
+                ..opts("csv")
+            },
+            ..SimConfig::default()
+        };
+        let mut calls = Vec::new();
+        let err = sim::run(&cfg, path.to_str().unwrap(), &mut |p| {
+            calls.push(p.requests);
+            false
+        })
+        .unwrap_err();
+        assert!(
+            matches!(err, ftlsim_core::error::SimError::Cancelled),
+            "{capacity:?}: {err}"
+        );
+        assert_eq!(calls, vec![0], "{capacity:?}: one call, in the pre-pass");
+    }
+}

@@ -1,8 +1,9 @@
 //! Trace readers: every reader on its real file(s) in `../shared/traces` (counts from that folder's README,
 //! checked with awk), one tiny trace shipped in every format, bad input for every reader, the device and
-//! writes-only filters, sniffing, and `trace::info`.
+//! writes-only filters, the `devices` layouts, sniffing, and `trace::info`.
 
 use ftlsim_core::request::{Op, Request, Tag};
+use ftlsim_core::trace::devices::Devices;
 use ftlsim_core::trace::info::{info, Distributions, TraceInfo};
 use ftlsim_core::trace::{self, LineReader, RequestSource, TraceError, TraceOptions, FORMATS};
 use std::io::Write;
@@ -795,4 +796,172 @@ fn sector_numbers_beyond_u64_bytes_are_errors_not_panics() {
             .to_string();
         assert!(err.contains(&format!("got {huge}")), "{format}: {err}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 6. devices: fold, concat, a filter
+
+/// Three SPC devices (ASU, LBA in sectors, bytes, op, s): device 0 ends at 100 x 512 + 1024 = 52,224 B,
+/// device 2 at 40 x 512 + 512 = 20,992 B, device 5 at 8 x 512 + 8,192 = 12,288 B.
+const THREE_DEVICES: &str =
+    "2,0,4096,w,0.0\n0,100,1024,w,0.1\n5,8,8192,w,0.2\n2,40,512,r,0.3\n0,0,512,r,0.4\n";
+
+fn with_devices(devices: &str) -> TraceOptions {
+    TraceOptions {
+        devices: devices.parse().unwrap(),
+        ..opts("auto")
+    }
+}
+
+/// (offset, len) of every request of `path` opened as a run opens it, on 16 KiB blocks.
+fn placed(path: &Path, opts: &TraceOptions) -> Result<Vec<(u64, u64)>, TraceError> {
+    let mut source = trace::open_on(path.to_str().unwrap(), opts, u64::MAX, 512, 16_384)?;
+    std::iter::from_fn(|| source.next_request())
+        .map(|r| r.map(|r| (r.offset, r.len)))
+        .collect()
+}
+
+#[test]
+fn devices_concat_gives_each_device_its_block_rounded_range_in_device_order() {
+    let path = temp("three.spc", THREE_DEVICES.as_bytes());
+    // fold: the offsets as written.
+    assert_eq!(
+        placed(&path, &with_devices("fold")).unwrap(),
+        vec![
+            (0, 4096),
+            (51_200, 1024),
+            (4096, 8192),
+            (20_480, 512),
+            (0, 512)
+        ]
+    );
+    // concat on 16 KiB blocks: device 0 [0, 64 KiB) (52,224 -> 4 blocks), device 2 [64 KiB, 96 KiB)
+    // (20,992 -> 2 blocks), device 5 [96 KiB, 112 KiB) (12,288 -> 1 block).
+    assert_eq!(
+        placed(&path, &with_devices("concat")).unwrap(),
+        vec![
+            (65_536, 4096),
+            (51_200, 1024),
+            (98_304 + 4096, 8192),
+            (65_536 + 20_480, 512),
+            (0, 512)
+        ]
+    );
+    // A filter keeps its devices in the order given: device 5 [0, 16 KiB), device 2 [16 KiB, 48 KiB).
+    assert_eq!(
+        placed(&path, &with_devices("5,2")).unwrap(),
+        vec![(16_384, 4096), (4096, 8192), (16_384 + 20_480, 512)]
+    );
+    // One device alone is its own addresses, as device=N.
+    assert_eq!(
+        placed(&path, &with_devices("2")).unwrap(),
+        placed(
+            &path,
+            &TraceOptions {
+                device: Some(2),
+                ..opts("auto")
+            }
+        )
+        .unwrap()
+    );
+}
+
+#[test]
+fn devices_errors_name_the_devices_there_are() {
+    let path = temp("three-err.spc", THREE_DEVICES.as_bytes());
+    let err = placed(&path, &with_devices("5,7")).unwrap_err().to_string();
+    assert!(
+        err.contains("device 7 is not in the trace, whose devices are 0, 2, 5"),
+        "{err}"
+    );
+    let both = TraceOptions {
+        device: Some(2),
+        ..with_devices("concat")
+    };
+    let err = placed(&path, &both).unwrap_err().to_string();
+    assert!(err.contains("give one"), "{err}");
+    let csv = temp("no-devices.csv", b"W,0,4096\n");
+    let err = placed(&csv, &with_devices("concat"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("needs a device column"), "{err}");
+    let err = trace::open_on(
+        "uniform:writes=10",
+        &with_devices("concat"),
+        1 << 20,
+        512,
+        16_384,
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(err.contains("a built-in workload has no devices"), "{err}");
+    // Config text: a list, one number or text; a bad one names the key.
+    let cfg: TraceOptions = serde_json::from_str(r#"{"devices": [5, 2]}"#).unwrap();
+    assert_eq!(cfg.devices, Devices::Only(vec![5, 2]));
+    let err =
+        ftlsim_core::config::from_json::<TraceOptions>("trace options", r#"{"devices": "all"}"#)
+            .unwrap_err()
+            .to_string();
+    assert!(
+        err.contains("devices") && err.contains("fold, concat"),
+        "{err}"
+    );
+}
+
+#[test]
+fn info_and_a_run_see_the_concatenated_ranges() {
+    let path = temp("three-info.spc", THREE_DEVICES.as_bytes());
+    let got = info(
+        path.to_str().unwrap(),
+        &with_devices("concat"),
+        16_384,
+        512,
+        &mut |_, _| true,
+    )
+    .unwrap();
+    let ranges: Vec<_> = got
+        .devices
+        .iter()
+        .map(|d| {
+            (
+                d.device,
+                d.requests,
+                d.highest_address,
+                d.range_start,
+                d.range_bytes,
+            )
+        })
+        .collect();
+    assert_eq!(
+        ranges,
+        vec![
+            (0, 2, 52_224, Some(0), Some(65_536)),
+            (2, 2, 20_992, Some(65_536), Some(32_768)),
+            (5, 1, 12_288, Some(98_304), Some(16_384)),
+        ]
+    );
+    assert_eq!(got.highest_address, 98_304 + 12_288);
+    // Folded, the same devices without ranges.
+    let folded = info(
+        path.to_str().unwrap(),
+        &opts("auto"),
+        16_384,
+        512,
+        &mut |_, _| true,
+    )
+    .unwrap();
+    assert_eq!(folded.devices[1].range_start, None);
+    assert_eq!(folded.highest_address, 52_224);
+
+    // A run sizes its capacity by the ranges: 112 KiB is 7 blocks of 16 KiB (lee2007 with 16 KiB blocks).
+    let cfg = ftlsim_core::sim::SimConfig {
+        trace: with_devices("concat"),
+        ..Default::default()
+    };
+    let report = ftlsim_core::sim::run(&cfg, path.to_str().unwrap(), &mut |_| true).unwrap();
+    let flat = report.flatten();
+    assert_eq!(flat["config.capacity_bytes"], 114_688);
+    assert_eq!(flat["config.devices"], "concat");
+    assert_eq!(flat["host.write_requests"], 3);
 }

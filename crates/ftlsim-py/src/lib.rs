@@ -28,9 +28,9 @@ create_exception!(
 /// An engine error as Python sees it: a run that started and failed is a `RunFailedError`, bad input an
 /// `FtlsimError` (the command line exits 1 or 2).
 fn sim_err(e: ftlsim_core::error::SimError) -> PyErr {
-    use ftlsim_core::error::SimError::{Durability, Integrity, NandRule, OutOfSpace};
+    use ftlsim_core::error::SimError::{Durability, Integrity, NandRule, OutOfSpace, WornOut};
     match e {
-        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) => {
+        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) | WornOut { .. } => {
             RunFailedError::new_err(e.to_string())
         }
         e => err(e),
@@ -112,11 +112,14 @@ fn generate(py: Python<'_>, trace: String, output: String, config_json: &str) ->
     ftlsim_core::trace::writer_for(out).map_err(err)?;
     py.allow_threads(|| {
         let dev = sim::resolve_device(&cfg, Some(&trace))?;
-        let mut source = ftlsim_core::trace::open(
+        let mut source = ftlsim_core::trace::open_in(
             &trace,
             &cfg.trace,
+            dev.layout.as_ref(),
             dev.geometry.logical_bytes(),
             dev.geometry.page_bytes,
+            dev.geometry.block_bytes(),
+            &mut |_, _| true,
         )?;
         Ok::<u64, ftlsim_core::error::SimError>(ftlsim_core::trace::write(source.as_mut(), out)?)
     })

@@ -5,7 +5,8 @@ use super::Progress;
 use crate::config::{parse_size_of, DeviceOverrides, DeviceSpec, Geometry};
 use crate::error::{Result, SimError};
 use crate::ftl::{self, Built};
-use crate::trace::{self, TraceOptions};
+use crate::trace::devices::{self, Layout};
+use crate::trace::{self, TraceError, TraceOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -118,10 +119,12 @@ impl Default for SimConfig {
     }
 }
 
-/// A resolved device: its spec, geometry and the logical capacity in bytes.
+/// A resolved device: its spec, geometry and the logical capacity in bytes, and where the trace's devices lie
+/// in it (`devices` other than `fold`).
 pub struct Resolved {
     pub spec: DeviceSpec,
     pub geometry: Geometry,
+    pub layout: Option<Layout>,
 }
 
 /// Resolves the device of a run: preset, overrides and capacity (scanning the trace if it must).
@@ -136,29 +139,71 @@ pub fn resolve_device_with(
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Resolved> {
     let spec = DeviceSpec::resolve(cfg.preset.as_deref(), &cfg.device)?;
+    // The device layout's pass over the trace also gives the capacity the concatenated devices need.
+    let layout = match trace_spec {
+        Some(t) => devices::layout(t, &cfg.trace, spec.block_bytes(), &mut |done, total| {
+            progress(Progress {
+                requests: 0,
+                done,
+                total,
+            })
+        })
+        .map_err(cancelled)?,
+        None => None,
+    };
     let capacity = match (&cfg.capacity, spec.preset_capacity_bytes, trace_spec) {
         (Some(text), _, _) => parse_size_of("capacity", text)?,
         (None, Some(bytes), _) => bytes,
-        (None, None, Some(t)) if !trace::is_workload(t) => {
-            highest_address(t, &cfg.trace, spec.page_bytes, progress)?
-        }
+        (None, None, Some(t)) if !trace::is_workload(t) => match &layout {
+            Some(l) if !cfg.trace.compact => l.total_bytes(),
+            _ => highest_address(t, &cfg.trace, layout.as_ref(), &spec, progress)?,
+        },
         _ => DEFAULT_WORKLOAD_CAPACITY,
     };
     if capacity == 0 {
         return Err(SimError::Param("capacity must be more than 0 bytes".into()));
     }
     let geometry = spec.geometry(capacity)?;
-    Ok(Resolved { spec, geometry })
+    Ok(Resolved {
+        spec,
+        geometry,
+        layout,
+    })
 }
 
-/// The end of the furthest request in a trace file, in bytes (one streaming pass, cancellable).
+/// A trace's cancellation as the run's.
+pub(crate) fn cancelled(e: TraceError) -> SimError {
+    match e {
+        TraceError::Cancelled => SimError::Cancelled,
+        e => e.into(),
+    }
+}
+
+/// The end of the furthest request in a trace file, in bytes (one streaming pass after `compact`'s, both
+/// cancellable).
 fn highest_address(
     path: &str,
     opts: &TraceOptions,
-    page_bytes: u32,
+    layout: Option<&Layout>,
+    spec: &DeviceSpec,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<u64> {
-    let mut source = trace::open(path, opts, u64::MAX, page_bytes)?;
+    let mut source = trace::open_in(
+        path,
+        opts,
+        layout,
+        u64::MAX,
+        spec.page_bytes,
+        spec.block_bytes(),
+        &mut |done, total| {
+            progress(Progress {
+                requests: 0,
+                done,
+                total,
+            })
+        },
+    )
+    .map_err(cancelled)?;
     let mut end = 0u64;
     let mut requests = 0u64;
     while let Some(r) = source.next_request() {

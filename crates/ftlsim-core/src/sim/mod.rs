@@ -53,6 +53,16 @@ struct Ticker<'a> {
 }
 
 impl<'a> Ticker<'a> {
+    /// Reports the progress of a pre-pass over the trace as it comes (every few thousand requests); false
+    /// when the callback cancels.
+    fn pre_pass(&mut self, done: u64, total: u64) -> bool {
+        (self.on_progress)(Progress {
+            requests: 0,
+            done,
+            total,
+        })
+    }
+
     fn new(on_progress: OnProgress<'a>) -> Ticker<'a> {
         Ticker {
             on_progress,
@@ -82,14 +92,17 @@ pub fn run(cfg: &SimConfig, trace_spec: &str, progress: OnProgress) -> Result<Re
     let ticker = Ticker::new(progress);
     let resolved =
         config::resolve_device_with(cfg, Some(trace_spec), &mut |p| (ticker.on_progress)(p))?;
-    let open = || -> Result<Box<dyn RequestSource>> {
-        Ok(trace::open_on(
+    let open = |pre_pass: &mut dyn FnMut(u64, u64) -> bool| -> Result<Box<dyn RequestSource>> {
+        trace::open_in(
             trace_spec,
             &cfg.trace,
+            resolved.layout.as_ref(),
             resolved.geometry.logical_bytes(),
             resolved.geometry.page_bytes,
             resolved.geometry.block_bytes(),
-        )?)
+            pre_pass,
+        )
+        .map_err(config::cancelled)
     };
     let make = |g: &Geometry| build_scheme(cfg, g);
     drive(cfg, &resolved, &make, &open, trace_spec, started, ticker)
@@ -133,7 +146,7 @@ fn run_built(
         let end = requests.iter().map(|r| r.offset + r.len).max().unwrap_or(1);
         resolved.geometry = resolved.spec.geometry(end)?;
     }
-    let open = || -> Result<Box<dyn RequestSource>> {
+    let open = |_: &mut dyn FnMut(u64, u64) -> bool| -> Result<Box<dyn RequestSource>> {
         Ok(Box::new(trace::VecSource::new(requests.clone())))
     };
     drive(
@@ -173,8 +186,9 @@ struct Run<'a> {
 
 /// Builds the run's scheme for a geometry.
 type Make<'a> = &'a dyn Fn(&Geometry) -> Result<BuiltRun>;
-/// Opens the run's requests from the start.
-type Open<'a> = &'a dyn Fn() -> Result<Box<dyn RequestSource>>;
+/// Opens the run's requests from the start, telling the progress (done, total) of a pre-pass (`compact`'s) to
+/// its argument; false from it cancels.
+type Open<'a> = &'a dyn Fn(&mut dyn FnMut(u64, u64) -> bool) -> Result<Box<dyn RequestSource>>;
 
 fn drive(
     cfg: &SimConfig,
@@ -240,7 +254,7 @@ fn drive(
             }
         }
         Precondition::Trace => {
-            let mut source = open()?;
+            let mut source = open(&mut |done, total| ticker.pre_pass(done, total))?;
             let mut n = 0;
             while let Some(request) = source.next_request() {
                 run.warm_up(&request?)
@@ -265,7 +279,7 @@ fn drive(
         run.ftl = Box::new(Nvram::new(run.ftl, opts, &g));
     }
     run.dev.arm_power_cut(cut_points.peek().copied());
-    let mut source = open()?;
+    let mut source = open(&mut |done, total| ticker.pre_pass(done, total))?;
     let setup_s = started.elapsed().as_secs_f64();
     let loop_started = Instant::now();
     let mut last_time: Option<f64> = None;
@@ -653,6 +667,7 @@ impl Run<'_> {
                 params: self.cfg.params.to_string(),
                 preset: resolved.spec.preset.to_string(),
                 trace: trace_spec.to_string(),
+                devices: self.cfg.trace.devices.to_string(),
                 seed: trace::workload::parse_spec(trace_spec)
                     .ok()
                     .flatten()

@@ -1,5 +1,6 @@
-//! `ftlsim info`: what a trace asks of a device, in one streaming pass whose memory and time grow with the
-//! trace's requests, never with its highest address (a one-line trace at 16 TiB is instant). The pages touched
+//! `ftlsim info`: what a trace asks of a device, in a pass that counts its devices (and lays them out, see
+//! [`super::devices`]) and one streaming pass whose memory and time grow with the trace's requests, never with
+//! its highest address (a one-line trace at 16 TiB is instant). The pages touched
 //! are kept as a map of runs of pages with the same state (untouched / read only / written n times), split and
 //! merged as requests arrive: at most two runs per request, and as few as one for a sequential trace.
 //!
@@ -11,7 +12,8 @@
 //! requests since the last read or write that started on the same page (the reuse time of libCacheSim's
 //! analyzer, cheaper than a stack distance), and page write counts (write popularity).
 
-use super::{open_with, sniff, workload, LineReader, RequestSource, TraceError, TraceOptions};
+pub use super::devices::DeviceRequests;
+use super::{devices, open_in, sniff, workload, TraceError, TraceOptions};
 use crate::request::Op;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -57,15 +59,10 @@ pub struct TraceInfo {
     /// Share of `page_writes` that hit the hottest 0.2% / 1% of the written blocks.
     pub write_share_hottest_0_2pct_blocks: f64,
     pub write_share_hottest_1pct_blocks: f64,
-    /// Requests per device / ASU / disk number, for formats that name one (before the `device` filter).
+    /// Requests and highest address per device / ASU / disk number, for formats that name one (before the
+    /// `device` and `devices` filters), with each device's range under `devices=concat` or a filter.
     pub devices: Vec<DeviceRequests>,
     pub distributions: Distributions,
-}
-
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct DeviceRequests {
-    pub device: u64,
-    pub requests: u64,
 }
 
 /// Log2 histograms: `counts[0]` counts zeros, `counts[k]` values in [2^(k-1), 2^k).
@@ -166,20 +163,6 @@ impl PageRuns {
     }
 }
 
-/// Devices counted in a sorted list (few devices per trace; no hashing).
-fn count_device(devices: &mut Vec<DeviceRequests>, device: u64) {
-    match devices.binary_search_by_key(&device, |d| d.device) {
-        Ok(i) => devices[i].requests += 1,
-        Err(i) => devices.insert(
-            i,
-            DeviceRequests {
-                device,
-                requests: 1,
-            },
-        ),
-    }
-}
-
 /// Reads `spec` (a trace file or a workload) once and describes it. `progress(done, total)` is called every
 /// 16,384 requests; false from it cancels with [`TraceError::Cancelled`].
 pub fn info(
@@ -215,19 +198,22 @@ pub fn info(
     } else {
         opts.format.clone()
     };
-    // Devices are counted by a second reader without the device filter, only for formats that name them.
-    let mut all_devices = if is_workload {
-        None
-    } else {
-        let unfiltered = TraceOptions {
-            device: None,
-            format: t.format.clone(),
-            compact: false,
-            ..opts.clone()
-        };
-        Some(LineReader::open(Path::new(spec), &unfiltered)?)
+    // A first pass counts the devices without the device filters and lays them out as `devices` asks.
+    let sniffed = TraceOptions {
+        format: t.format.clone(),
+        ..opts.clone()
     };
-    let mut source = open_with(spec, opts, WORKLOAD_BYTES, page_bytes, 0, progress)?;
+    let (devices, layout) = devices::survey(spec, &sniffed, block_bytes, progress)?;
+    t.devices = devices;
+    let mut source = open_in(
+        spec,
+        &sniffed,
+        layout.as_ref(),
+        WORKLOAD_BYTES,
+        page_bytes,
+        0,
+        progress,
+    )?;
 
     let (mut first_us, mut last_us) = (f64::INFINITY, f64::NEG_INFINITY);
     let mut prev_us: Option<f64> = None;
@@ -276,22 +262,6 @@ pub fn info(
     t.skipped_lines = source.skipped_lines();
     if t.requests > 0 {
         t.duration_us = last_us - first_us;
-    }
-    if let Some(reader) = &mut all_devices {
-        let mut n = 0u64;
-        while let Some(r) = reader.next_request() {
-            r?;
-            if let Some(device) = reader.device() {
-                count_device(&mut t.devices, device);
-            }
-            n += 1;
-            if n.is_multiple_of(PROGRESS_EVERY) {
-                let (done, total) = reader.progress();
-                if !progress(done, total) {
-                    return Err(TraceError::Cancelled);
-                }
-            }
-        }
     }
 
     // (page writes, pages) of every written run, and (block's page writes, blocks) in block order.

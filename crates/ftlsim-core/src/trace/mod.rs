@@ -2,12 +2,14 @@
 //!
 //! Every trace format is one file behind the [`Format`] trait: it parses one line into a [`Request`] in bytes
 //! (units are converted at the reader). [`LineReader`] does the rest once for all formats: streaming, gzip,
-//! line numbers, errors that quote the line, `skip_bad_lines`, the device filter and `writes_only`.
+//! line numbers, errors that quote the line, `skip_bad_lines`, the device filter, the device layout
+//! ([`devices`]) and `writes_only`.
 //! `format = "auto"` sniffs the first lines against each format in [`FORMATS`] order.
 
 pub mod blkparse;
 pub mod compact;
 pub mod csv;
+pub mod devices;
 pub mod fat;
 pub mod fiu;
 pub mod info;
@@ -20,6 +22,7 @@ pub mod vscsi;
 pub mod workload;
 
 use crate::request::{Op, Request};
+use devices::{Devices, Layout};
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
@@ -78,6 +81,9 @@ pub struct TraceOptions {
     pub format: String,
     /// Keep only the requests of this device / ASU / disk number (multi-device traces).
     pub device: Option<u64>,
+    /// How the devices of a multi-device trace share the address space: `fold` (one space, the default),
+    /// `concat` (a range per device) or a list of devices to keep, concatenated in that order ([`devices`]).
+    pub devices: Devices,
     /// Drop reads and trims.
     pub writes_only: bool,
     /// Count lines that do not parse and go on, instead of failing.
@@ -97,6 +103,7 @@ impl Default for TraceOptions {
         TraceOptions {
             format: "auto".into(),
             device: None,
+            devices: Devices::Fold,
             writes_only: false,
             skip_bad_lines: false,
             time_unit: None,
@@ -299,11 +306,35 @@ pub fn open_on(
     )
 }
 
-/// [`open_on`], with the progress (done, total) of the `compact` pre-pass reported to `progress`; false from
-/// it cancels with [`TraceError::Cancelled`].
+/// [`open_on`], with the progress (done, total) of the pre-passes (the device layout's, `compact`'s) reported
+/// to `progress`; false from it cancels with [`TraceError::Cancelled`]. Device ranges are rounded up to
+/// `block_bytes` (to a page when it is 0).
 pub fn open_with(
     spec: &str,
     opts: &TraceOptions,
+    logical_bytes: u64,
+    page_bytes: u32,
+    block_bytes: u64,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<Box<dyn RequestSource>, TraceError> {
+    let layout = devices::layout(spec, opts, block_bytes.max(page_bytes as u64), progress)?;
+    open_in(
+        spec,
+        opts,
+        layout.as_ref(),
+        logical_bytes,
+        page_bytes,
+        block_bytes,
+        progress,
+    )
+}
+
+/// [`open_with`] on a device layout already made by [`devices::layout`] (None for `fold`): a run makes it once,
+/// with its capacity, and opens the trace several times.
+pub fn open_in(
+    spec: &str,
+    opts: &TraceOptions,
+    layout: Option<&Layout>,
     logical_bytes: u64,
     page_bytes: u32,
     block_bytes: u64,
@@ -317,7 +348,9 @@ pub fn open_with(
                 block_bytes,
             )?));
         }
-        Ok(Box::new(LineReader::open(Path::new(spec), opts)?))
+        Ok(Box::new(
+            LineReader::open(Path::new(spec), opts)?.with_layout(layout.cloned()),
+        ))
     };
     if !opts.compact {
         return plain();
@@ -382,6 +415,8 @@ pub struct LineReader {
     format_name: &'static str,
     /// The device of the last request, where the format names one.
     device: Option<u64>,
+    /// Where each kept device's range starts (`devices` other than `fold`).
+    layout: Option<Layout>,
     line: Vec<u8>,
     /// The last line was too long and its rest is still to be skipped.
     rest_of_line: bool,
@@ -719,6 +754,7 @@ impl LineReader {
             path: path.to_path_buf(),
             format_name: info.name,
             device: None,
+            layout: None,
             lines,
             format,
             opts: opts.clone(),
@@ -747,6 +783,7 @@ impl LineReader {
             path: label.to_path_buf(),
             format_name: info.name,
             device: None,
+            layout: None,
             lines: input,
             format,
             opts: opts.clone(),
@@ -757,6 +794,12 @@ impl LineReader {
             read_bytes: Arc::new(AtomicU64::new(0)),
             total_bytes: 0,
         })
+    }
+
+    /// Moves each request into its device's range of `layout` and drops the devices it does not keep.
+    pub fn with_layout(mut self, layout: Option<Layout>) -> LineReader {
+        self.layout = layout;
+        self
     }
 
     /// The device / ASU / disk number of the last request, where the format names one.
@@ -805,21 +848,35 @@ impl LineReader {
         });
         match parsed {
             Ok(Parsed::Skip) => Ok(None),
-            Ok(Parsed::Record { request, device }) => {
+            Ok(Parsed::Record {
+                mut request,
+                device,
+            }) => {
                 self.device = device;
-                if let Some(wanted) = self.opts.device {
-                    match device {
-                        Some(d) if d != wanted => return Ok(None),
-                        Some(_) => {}
-                        None => {
-                            return Err(TraceError::Option {
-                                spec: self.path.display().to_string(),
-                                what: format!(
-                                    "device={wanted} was asked for, but this format has no device column \
-                                     (line {}); drop the device option",
-                                    self.line_no
-                                ),
-                            })
+                if self.opts.device.is_some() || self.layout.is_some() {
+                    let Some(d) = device else {
+                        let asked = match self.opts.device {
+                            Some(wanted) => format!("device={wanted}"),
+                            None => format!("devices={}", self.opts.devices),
+                        };
+                        return Err(TraceError::Option {
+                            spec: self.path.display().to_string(),
+                            what: format!(
+                                "{asked} was asked for, but this format has no device column (line {}); drop \
+                                 the device option",
+                                self.line_no
+                            ),
+                        });
+                    };
+                    if self.opts.device.is_some_and(|wanted| wanted != d) {
+                        return Ok(None);
+                    }
+                    if let Some(layout) = &self.layout {
+                        // The layout's scan saw this request, so its range holds it; a file changed since
+                        // lands past the capacity, where the run says so.
+                        match layout.start_of(d) {
+                            Some(start) => request.offset = request.offset.saturating_add(start),
+                            None => return Ok(None),
                         }
                     }
                 }

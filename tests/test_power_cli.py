@@ -1,0 +1,45 @@
+"""Power loss and bad blocks from the command line and the API (issue 13 items 1, 4-6): `ftlsim mount-cost`
+tables each scheme's boot cost, `--torn-pages` tears programs at the cuts, and the bad-block options reach
+the engine by name."""
+
+from click.testing import CliRunner
+
+import ftlsim
+from ftlsim.cli import main
+
+TRACE = "hotcold:writes=3000,seed=2"
+
+
+def test_mount_cost_tables_the_boot_cost_of_each_scheme(tmp_path):
+    out = tmp_path / "mount.csv"
+    r = CliRunner().invoke(main, ["mount-cost", TRACE, "--ftl", "page,nftl", "--capacity", "1MiB",
+                                  "--csv", str(out), "--jobs", "1"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "mount.spare_reads" in r.output and "nftl" in r.output
+    import pandas as pd
+
+    df = pd.read_csv(out)
+    assert list(df["ftl"]) == ["page", "nftl"]
+    # Both scan spare areas at boot; NFTL reads every page's spare area of each of its blocks.
+    assert (df["mount.spare_reads"] > 0).all()
+    assert (df["mount.count"] == 1).all()
+
+
+def test_torn_pages_are_counted_and_survived():
+    r = ftlsim.simulate(TRACE, ftl="nftl", capacity="1MiB", power_cuts=60, torn_pages=True)
+    assert r["power.cuts"] == r["power.cuts_survived"] > 0
+    assert 0 < r["power.torn_pages"] <= r["power.cuts"]
+    r = CliRunner().invoke(main, ["run", TRACE, "--ftl", "page", "--capacity", "1MiB", "--power-cuts", "20",
+                                  "--torn-pages"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+
+
+def test_bad_block_options_reach_the_engine_and_a_worn_out_chip_says_so():
+    r = ftlsim.simulate(TRACE, ftl="page", capacity="1MiB", bad_block_ratio=0.05, endurance=4,
+                        bad_block_reserve=200, precondition="full")
+    assert r["bad_blocks.factory"] > 0 and r["bad_blocks.grown"] > 0
+    assert sum(r["erase_count.histogram"]) == r["config.physical_blocks"] + 200
+    r = CliRunner().invoke(main, ["run", TRACE, "--ftl", "page", "--capacity", "1MiB", "-p", "endurance=2",
+                                  "-p", "bad_block_reserve=1", "--precondition", "full"])
+    assert r.exit_code == 1
+    assert "the chip ran out of good blocks" in r.output
