@@ -18,9 +18,9 @@ CPU_NOTE = ("003 credits part of its gaps to CPU time spent managing maps and me
 # 003 section 4.1 mounts "a 32MB partition" and names no layout. The choices it leaves open, crossed: where the
 # data region starts in an erase block (fatgen103's layout as it falls, or block-aligned), the cluster size
 # (2 KiB is fatgen103's for a 32 MiB FAT16 volume, 4 KiB the next FAT16 size; 16 KiB, one lee2007 erase block,
-# and 32 KiB are what SD and Memory Stick formatters give a 32 MB card, on FAT12, the only FAT type with so few
-# clusters), and how clusters are allocated (lowest free, or next free after the last one, as Linux and
-# Windows drivers do).
+# is how SD cards of up to 64 MB are formatted, on FAT12, and 32 KiB, two erase blocks, brackets it; both need
+# FAT12, the only FAT type with so few clusters), and how clusters are allocated (lowest free, or next free after
+# the last one, as Linux and Windows drivers do).
 ALIGNS = ("spec", "block")
 ALLOCATIONS = ("first-free", "next-free")
 CLUSTERS_KIB = (2, 4, 16, 32)

@@ -28,7 +28,7 @@ def _workloads(quick: bool) -> dict:
 
 # The FAT choices 004 leaves open, crossed: where the data region starts in an erase block (fatgen103's layout
 # as it falls, or block-aligned) and the cluster size (4 KiB: fatgen103's and Windows' for an 8 GB FAT32
-# volume; 16 and 32 KiB: what SD formatters give 8 GB cards is 32 KiB). The copies are sequential in one
+# volume; 32 KiB: how 8 GB SD cards are formatted; 16 KiB between). The copies are sequential in one
 # directory, so allocation (first-free / next-free) only matters after deletes and is not varied here.
 ALIGNS = ("spec", "block")
 CLUSTERS_KIB = (4, 16, 32)

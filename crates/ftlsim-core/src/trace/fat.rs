@@ -24,10 +24,10 @@
 //! up to 128 MiB 2 KiB, 256 MiB 4 KiB, 512 MiB 8 KiB, ...; FAT32: up to 260 MiB 512 B, 8 GiB 4 KiB, 16 GiB
 //! 8 KiB, 32 GiB 16 KiB, beyond 32 KiB). Both can be forced (`fat=12|16|32`, `cluster=BYTES`); a combination
 //! whose cluster count is outside the type's range (FAT12 up to 4084, FAT16 4085..65524, FAT32 65525 and up)
-//! is an error. FAT12 is never chosen by size; `fat=12` makes it (what SD-card and Memory Stick formatters
-//! use on cards up to 64 MB, with 16 KiB clusters): 12-bit entries, an entry straddling two FAT sectors
-//! dirties both, the FAT sized for every cluster the volume could hold (fatgen103's FATSz formula does not
-//! cover FAT12), and by default the smallest cluster that keeps the count within FAT12's range.
+//! is an error. FAT12 is never chosen by size; `fat=12` makes it (as SD cards of up to 64 MB are formatted,
+//! with 16 KiB clusters): 12-bit entries, an entry straddling two FAT sectors dirties both, the FAT sized for
+//! every cluster the volume could hold (fatgen103's FATSz formula does not cover FAT12), and by default the
+//! smallest cluster that keeps the count within FAT12's range.
 //!
 //! Operations and what they issue (in 512 B sectors):
 //! - write call (offset, len): allocate clusters ([`Allocation`]: `first-free` from the lowest free cluster,
