@@ -65,11 +65,23 @@ def test_which_choice_decides_a_verdict_on_made_up_verdicts():
     verdicts = [s if ("block" in v and "16KiB" in v) else c for v in three]
     assert _decided_by(verdicts, three) == ("align and cluster together decide it (contradicts except "
                                             "align=block, cluster=16KiB: same direction)")
-    # No pair explains it: the rarer verdicts are listed by variant.
-    verdicts = [s if v in (three[0], three[7]) else c for v in three]
+    # Alignment decides whether the claim holds; among the variants where it holds, the cluster size decides
+    # exact against same direction.
+    e = "exact"
+    verdicts = [c if "spec" in v else e if "2KiB" in v else s for v in three]
     assert _decided_by(verdicts, three) == (
-        "no single choice or pair: contradicts under 6 of 8 variants; same direction [" + three[0]
-        + "]; same direction [" + three[7] + "]")
+        "align decides whether it holds (align=spec: contradicts; align=block: holds); where it holds, cluster "
+        "decides how closely (cluster=2KiB: exact; cluster=16KiB: same direction)")
+    # Alignment decides all but one variant (three[1]: spec, 2 KiB, next-free), which is named.
+    verdicts = [s if "spec" in v and v != three[1] else c for v in three]
+    assert _decided_by(verdicts, three) == (
+        "align decides it but for 1 variant (align=spec: same direction; align=block: contradicts; but "
+        "contradicts [" + three[1] + "])")
+    # Nothing explains it: the rarer verdicts are listed by variant.
+    verdicts = [s if v in (three[0], three[3], three[5]) else c for v in three]
+    assert _decided_by(verdicts, three) == (
+        "no single choice or pair: contradicts under 5 of 8 variants; " + "; ".join(
+            f"same direction [{three[i]}]" for i in (0, 3, 5)))
 
 
 def test_stand_ins_are_named(results):

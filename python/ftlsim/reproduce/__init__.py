@@ -71,40 +71,63 @@ def _choices(variant: str) -> dict:
 
 
 def _decided_by(verdicts: list[str], variants: list[str]) -> str:
-    """Which choice the verdicts of one claim follow: none (one verdict throughout), a single choice (each of
-    its values gives one verdict), two choices together, or neither (the variants giving the rarer verdicts
-    are listed)."""
+    """Which choice the verdicts of one claim follow, the first of: none (one verdict throughout); one choice
+    (each of its values gives one verdict); one choice deciding whether the claim holds or `contradicts`
+    (then, if another decides `exact` against `same direction`, that one too); two choices together; one
+    choice but for at most two variants (listed); otherwise the variants giving the rarer verdicts."""
     if len(set(verdicts)) == 1:
         return f"no choice: {verdicts[0]} under all {len(verdicts)} variants"
     choices = [_choices(v) for v in variants]
     keys = list(choices[0])
 
-    def follows(ks) -> dict | None:
+    def follows(ks, vs=verdicts, cs=choices) -> dict | None:
         seen: dict = {}
-        for c, v in zip(choices, verdicts):
+        for c, v in zip(cs, vs):
             if seen.setdefault(tuple(c[k] for k in ks), v) != v:
                 return None
         return seen
 
-    def mapping(ks, seen) -> str:
-        return "; ".join(", ".join(f"{k}={x}" for k, x in zip(ks, level)) + f": {v}" for level, v in seen.items())
+    def mapping(k, seen) -> str:
+        return "; ".join(f"{k}={level[0]}: {v}" for level, v in seen.items())
 
     singles = [k for k in keys if follows([k])]
     if len(singles) == 1:
-        return f"{singles[0]} decides it ({mapping(singles, follows(singles))})"
+        return f"{singles[0]} decides it ({mapping(singles[0], follows(singles))})"
     if singles:
         return (f"{' / '.join(singles)}, which change together in these variants, decide it "
-                f"({mapping(singles[:1], follows(singles[:1]))})")
-    common = max(set(verdicts), key=verdicts.count)
+                f"({mapping(singles[0], follows(singles[:1]))})")
+    holds = ["contradicts" if v == "contradicts" else "holds" for v in verdicts]
+    if len(set(holds)) == 2:
+        for k in keys:
+            seen = follows([k], holds)
+            if seen:
+                text = f"{k} decides whether it holds ({mapping(k, seen)})"
+                kept = [(c, v) for c, v in zip(choices, verdicts) if v != "contradicts"]
+                for k2 in keys:
+                    sub = follows([k2], [v for _, v in kept], [c for c, _ in kept])
+                    if k2 != k and sub and len(set(sub.values())) > 1:
+                        text += f"; where it holds, {k2} decides how closely ({mapping(k2, sub)})"
+                        break
+                return text
+    common = max(dict.fromkeys(verdicts), key=verdicts.count)  # ties: the first seen
     for i, a in enumerate(keys):
         for b in keys[i + 1:]:
             seen = follows([a, b])
             if seen:
                 rare = "; ".join(f"{a}={x}, {b}={y}: {v}" for (x, y), v in seen.items() if v != common)
                 return f"{a} and {b} together decide it ({common} except {rare})"
+    for k in keys:
+        levels = {c[k] for c in choices}
+        usual = {x: max(dict.fromkeys(vs), key=vs.count)
+                 for x in levels for vs in [[v for c, v in zip(choices, verdicts) if c[k] == x]]}
+        odd = [f"{v} [{var}]" for c, v, var in zip(choices, verdicts, variants) if v != usual[c[k]]]
+        if len(set(usual.values())) > 1 and len(odd) <= 2:
+            order = list(dict.fromkeys(c[k] for c in choices))
+            return (f"{k} decides it but for {len(odd)} variant{'s' if len(odd) > 1 else ''} ("
+                    + "; ".join(f"{k}={x}: {usual[x]}" for x in order) + "; but " + "; ".join(odd) + ")")
     rare = [f"{v} [{var}]" for v, var in zip(verdicts, variants) if v != common]
     return (f"no single choice or pair: {common} under {verdicts.count(common)} of {len(verdicts)} variants; "
-            + ("; ".join(rare) if len(rare) <= 6 else f"{len(rare)} others"))
+            + ("; ".join(rare) if len(rare) <= 8 else f"{len(rare)} others"))
 
 
 def deciders(results: list[Result]) -> pd.DataFrame:
