@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 import ftlsim
 from ftlsim.cli import main
-from ftlsim.reproduce import EXPERIMENTS, VERDICTS, Claim, run_all, summary, write_report
+from ftlsim.reproduce import EXPERIMENTS, VERDICTS, Claim, _decided_by, deciders, run_all, summary, write_report
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +38,50 @@ def test_experiments_whose_verdict_may_hang_on_a_fat_choice_show_each_choice(res
     by_name = {r.experiment.name: r for r in results}
     for name in ("nvram-fig6", "nvram-fig7"):
         variants = set(by_name[name].verdicts["variant"])
-        assert {"align=spec, allocation=first-free", "align=block, allocation=next-free"} <= variants
-    assert set(by_name["tinyftl-fig5"].verdicts["variant"]) == {"align=spec", "align=block"}
+        assert variants == {"align=spec, cluster=2KiB, allocation=first-free",
+                            "align=block, cluster=16KiB, allocation=next-free"}
+    assert set(by_name["tinyftl-fig5"].verdicts["variant"]) == {"align=spec, cluster=4KiB",
+                                                                 "align=block, cluster=8KiB"}
+    # Every claim judged under several choices has a line saying which choice decides it.
+    d = deciders(results)
+    judged = summary(results)
+    several = judged[judged["variant"] != ""].groupby(["experiment", "claim"]).size()
+    assert set(zip(d["experiment"], d["claim"])) == set(several[several > 1].index)
+    assert all(d["decided by"].str.contains("decide|no choice"))
+
+
+def test_which_choice_decides_a_verdict_on_made_up_verdicts():
+    c, s = "contradicts", "same direction"
+    two = ["align=spec, cluster=2KiB", "align=spec, cluster=4KiB", "align=block, cluster=2KiB",
+           "align=block, cluster=4KiB"]
+    assert _decided_by([c] * 4, two) == "no choice: contradicts under all 4 variants"
+    assert _decided_by([c, c, s, s], two) == ("align decides it (align=spec: contradicts; align=block: "
+                                              "same direction)")
+    assert _decided_by([c, s, c, s], two) == "cluster decides it (cluster=2KiB: contradicts; cluster=4KiB: " \
+                                             "same direction)"
+    # Three choices; `same direction` only when block-aligned with 16 KiB clusters, whatever the allocation.
+    three = [f"align={a}, cluster={k}, allocation={al}" for a in ("spec", "block") for k in ("2KiB", "16KiB")
+             for al in ("first-free", "next-free")]
+    verdicts = [s if ("block" in v and "16KiB" in v) else c for v in three]
+    assert _decided_by(verdicts, three) == ("align and cluster together decide it (contradicts except "
+                                            "align=block, cluster=16KiB: same direction)")
+    # Alignment decides whether the claim holds; among the variants where it holds, the cluster size decides
+    # exact against same direction.
+    e = "exact"
+    verdicts = [c if "spec" in v else e if "2KiB" in v else s for v in three]
+    assert _decided_by(verdicts, three) == (
+        "align decides whether it holds (align=spec: contradicts; align=block: holds); where it holds, cluster "
+        "decides how closely (cluster=2KiB: exact; cluster=16KiB: same direction)")
+    # Alignment decides all but one variant (three[1]: spec, 2 KiB, next-free), which is named.
+    verdicts = [s if "spec" in v and v != three[1] else c for v in three]
+    assert _decided_by(verdicts, three) == (
+        "align decides it but for 1 variant (align=spec: same direction; align=block: contradicts; but "
+        "contradicts [" + three[1] + "])")
+    # Nothing explains it: the rarer verdicts are listed by variant.
+    verdicts = [s if v in (three[0], three[3], three[5]) else c for v in three]
+    assert _decided_by(verdicts, three) == (
+        "no single choice or pair: contradicts under 5 of 8 variants; " + "; ".join(
+            f"same direction [{three[i]}]" for i in (0, 3, 5)))
 
 
 def test_stand_ins_are_named(results):
@@ -59,6 +101,9 @@ def test_report_holds_every_table_figure_and_verdict(results, tmp_path):
             assert f"![{r.experiment.name}]({png.name})" in text
     assert len(re.findall(r"^### (exact|same direction|contradicts|not comparable): ", text, re.M)) == len(
         summary(results))
+    assert "## Which choice decides each verdict" in text
+    for claim in deciders(results)["claim"]:
+        assert claim.replace("|", "\\|") in text
 
 
 def test_python_api_runs_one_experiment():

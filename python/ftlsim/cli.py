@@ -748,6 +748,15 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
             t.add_row(v["experiment"], escape(v["claim"]), escape(v["variant"] or ""), _verdict_markup(v["verdict"]))
         console.print(t)
         console.print(", ".join(f"{n} {v}" for v, n in rp.counts(results).items()))
+        deciders = rp.deciders(results)
+        if len(deciders):
+            t = Table(title="Which choice decides each verdict (FAT alignment, cluster size, allocation)",
+                      title_justify="left")
+            for c in deciders.columns:
+                t.add_column(c, overflow="fold")
+            for row in deciders.itertuples(index=False):
+                t.add_row(*(escape(str(x)) for x in row))
+            console.print(t)
         for r in results:
             for _, v in r.verdicts[r.verdicts["verdict"] == "contradicts"].iterrows():
                 console.print(f"[red]contradicts[/] {r.experiment.name}: " + escape(

@@ -26,8 +26,8 @@ from .core import VERDICTS, Claim, Experiment, Result, RunCache, execute
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     *fast.EXPERIMENTS, *nftl.EXPERIMENTS, *mast.EXPERIMENTS, *hotwrite.EXPERIMENTS, *tiny.EXPERIMENTS]}
 
-__all__ = ["EXPERIMENTS", "VERDICTS", "Claim", "Experiment", "Result", "run", "run_all", "summary", "write_report",
-           "ram_tables"]
+__all__ = ["EXPERIMENTS", "VERDICTS", "Claim", "Experiment", "Result", "run", "run_all", "summary", "deciders",
+           "write_report", "ram_tables"]
 
 
 def experiment(name: str) -> Experiment:
@@ -63,6 +63,86 @@ def summary(results: list[Result]) -> pd.DataFrame:
             rows.append({"experiment": r.experiment.name, "claim": v["claim"], "variant": v["variant"],
                          "verdict": v["verdict"]})
     return pd.DataFrame(rows, columns=["experiment", "claim", "variant", "verdict"])
+
+
+def _choices(variant: str) -> dict:
+    """`align=spec, cluster=2KiB` -> {"align": "spec", "cluster": "2KiB"}."""
+    return dict(part.split("=", 1) for part in variant.split(", ")) if variant else {}
+
+
+def _decided_by(verdicts: list[str], variants: list[str]) -> str:
+    """Which choice the verdicts of one claim follow, the first of: none (one verdict throughout); one choice
+    (each of its values gives one verdict); one choice deciding whether the claim holds or `contradicts`
+    (then, if another decides `exact` against `same direction`, that one too); two choices together; one
+    choice but for at most two variants (listed); otherwise the variants giving the rarer verdicts."""
+    if len(set(verdicts)) == 1:
+        return f"no choice: {verdicts[0]} under all {len(verdicts)} variants"
+    choices = [_choices(v) for v in variants]
+    keys = list(choices[0])
+
+    def follows(ks, vs=verdicts, cs=choices) -> dict | None:
+        seen: dict = {}
+        for c, v in zip(cs, vs):
+            if seen.setdefault(tuple(c[k] for k in ks), v) != v:
+                return None
+        return seen
+
+    def mapping(k, seen) -> str:
+        return "; ".join(f"{k}={level[0]}: {v}" for level, v in seen.items())
+
+    singles = [k for k in keys if follows([k])]
+    if len(singles) == 1:
+        return f"{singles[0]} decides it ({mapping(singles[0], follows(singles))})"
+    if singles:
+        return (f"{' / '.join(singles)}, which change together in these variants, decide it "
+                f"({mapping(singles[0], follows(singles[:1]))})")
+    holds = ["contradicts" if v == "contradicts" else "holds" for v in verdicts]
+    if len(set(holds)) == 2:
+        for k in keys:
+            seen = follows([k], holds)
+            if seen:
+                text = f"{k} decides whether it holds ({mapping(k, seen)})"
+                kept = [(c, v) for c, v in zip(choices, verdicts) if v != "contradicts"]
+                for k2 in keys:
+                    sub = follows([k2], [v for _, v in kept], [c for c, _ in kept])
+                    if k2 != k and sub and len(set(sub.values())) > 1:
+                        text += f"; where it holds, {k2} decides how closely ({mapping(k2, sub)})"
+                        break
+                return text
+    common = max(dict.fromkeys(verdicts), key=verdicts.count)  # ties: the first seen
+    for i, a in enumerate(keys):
+        for b in keys[i + 1:]:
+            seen = follows([a, b])
+            if seen:
+                rare = "; ".join(f"{a}={x}, {b}={y}: {v}" for (x, y), v in seen.items() if v != common)
+                return f"{a} and {b} together decide it ({common} except {rare})"
+    for k in keys:
+        levels = {c[k] for c in choices}
+        usual = {x: max(dict.fromkeys(vs), key=vs.count)
+                 for x in levels for vs in [[v for c, v in zip(choices, verdicts) if c[k] == x]]}
+        odd = [f"{v} [{var}]" for c, v, var in zip(choices, verdicts, variants) if v != usual[c[k]]]
+        if len(set(usual.values())) > 1 and len(odd) <= 2:
+            order = list(dict.fromkeys(c[k] for c in choices))
+            return (f"{k} decides it but for {len(odd)} variant{'s' if len(odd) > 1 else ''} ("
+                    + "; ".join(f"{k}={x}: {usual[x]}" for x in order) + "; but " + "; ".join(odd) + ")")
+    rare = [f"{v} [{var}]" for v, var in zip(verdicts, variants) if v != common]
+    return (f"no single choice or pair: {common} under {verdicts.count(common)} of {len(verdicts)} variants; "
+            + ("; ".join(rare) if len(rare) <= 8 else f"{len(rare)} others"))
+
+
+def deciders(results: list[Result]) -> pd.DataFrame:
+    """For every claim judged under several FAT choices (issue 11 item 4): its verdicts by count and which
+    choice decides them, so a reader sees which unknown the outcome hangs on."""
+    rows = []
+    s = summary(results)
+    for (exp, claim), g in s[s["variant"] != ""].groupby(["experiment", "claim"], sort=False):
+        if len(g) < 2:
+            continue
+        verdicts, variants = list(g["verdict"]), list(g["variant"])
+        tally = ", ".join(f"{v} {verdicts.count(v)}" for v in VERDICTS if v in verdicts)
+        rows.append({"experiment": exp, "claim": claim, "verdicts": tally,
+                     "decided by": _decided_by(verdicts, variants)})
+    return pd.DataFrame(rows, columns=["experiment", "claim", "verdicts", "decided by"])
 
 
 def counts(results: list[Result]) -> dict:
@@ -114,6 +194,11 @@ def write_report(results: list[Result], directory: str | Path) -> Path:
         "`line` is the line of the paper's text in shared/papers (the extracted texts have no page numbers).", "",
         "## Summary", "", _md_table(summary(results)), "",
     ]
+    d = deciders(results)
+    if len(d):
+        lines += ["## Which choice decides each verdict", "",
+                  "Claims judged under several choices the papers leave open (FAT alignment, cluster size, "
+                  "allocation): the verdicts by count, and the choice they follow.", "", _md_table(d), ""]
     for r in results:
         e = r.experiment
         lines += [f"## {e.name}", "", f"**{e.paper}**: {e.what}.", ""]

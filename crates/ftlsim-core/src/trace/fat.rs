@@ -1,15 +1,15 @@
-//! A FAT16 / FAT32 file-system model that turns file operations into the block requests a FAT implementation
+//! A FAT12 / FAT16 / FAT32 file-system model that turns file operations into the block requests a FAT implementation
 //! issues, tagged data or metadata (hot-write-reference paper, 003 §3-4: "the write references for file system
 //! metadata such as File Allocation Table and DOS DIR ENTRY"), and the applications of 003 §4.3 on top of it.
 //!
 //! Layout (Microsoft FAT specification, fatgen103, "FAT Data Structure" and "FAT Type Determination"):
 //! ```text
 //! sector 0 .. reserved           boot sector (FAT32: also FSInfo and the backup boot sector); 1 sector on
-//!                                FAT16, 32 on FAT32
+//!                                FAT12 and FAT16, 32 on FAT32
 //! FAT1, FAT2                     fat_sectors each: RootDirSectors = (root_entries x 32 + 511) / 512;
 //!                                FATSz = ceil((sectors - reserved - RootDirSectors) / (256 x spc + 2)),
 //!                                the divisor halved on FAT32
-//! root directory (FAT16 only)    512 entries of 32 B = 32 sectors; on FAT32 the root is a cluster chain
+//! root directory (FAT12/16 only) 512 entries of 32 B = 32 sectors; on FAT32 the root is a cluster chain
 //!                                starting at cluster 2
 //! data                           cluster c (c >= 2) at first_data_sector + (c - 2) x spc
 //! ```
@@ -22,8 +22,12 @@
 //! FAT type: FAT32 from 512 MiB up, FAT16 below (fatgen103's recommendation, which mkfs.vfat follows for
 //! hard disks); sectors per cluster from fatgen103's DskTableFAT16 / DskTableFAT32 (FAT16: up to 16 MiB 1 KiB,
 //! up to 128 MiB 2 KiB, 256 MiB 4 KiB, 512 MiB 8 KiB, ...; FAT32: up to 260 MiB 512 B, 8 GiB 4 KiB, 16 GiB
-//! 8 KiB, 32 GiB 16 KiB, beyond 32 KiB). Both can be forced (`fat=16|32`, `cluster=BYTES`); a combination whose
-//! cluster count is outside the type's range (FAT16 4085..65524, FAT32 65525 and up) is an error.
+//! 8 KiB, 32 GiB 16 KiB, beyond 32 KiB). Both can be forced (`fat=12|16|32`, `cluster=BYTES`); a combination
+//! whose cluster count is outside the type's range (FAT12 up to 4084, FAT16 4085..65524, FAT32 65525 and up)
+//! is an error. FAT12 is never chosen by size; `fat=12` makes it (as SD cards of up to 64 MB are formatted,
+//! with 16 KiB clusters): 12-bit entries, an entry straddling two FAT sectors dirties both, the FAT sized for
+//! every cluster the volume could hold (fatgen103's FATSz formula does not cover FAT12), and by default the
+//! smallest cluster that keeps the count within FAT12's range.
 //!
 //! Operations and what they issue (in 512 B sectors):
 //! - write call (offset, len): allocate clusters ([`Allocation`]: `first-free` from the lowest free cluster,
@@ -123,9 +127,9 @@ impl Layout {
     pub fn new(bytes: u64, fat: Option<u32>, cluster_bytes: Option<u32>) -> Result<Layout, String> {
         let sectors = bytes / SECTOR;
         let fat_bits = fat.unwrap_or(if bytes >= 512 << 20 { 32 } else { 16 });
-        if fat_bits != 16 && fat_bits != 32 {
+        if ![12, 16, 32].contains(&fat_bits) {
             return Err(format!(
-                "fat={fat_bits}: the model makes FAT16 or FAT32 volumes (fat=16 or fat=32)"
+                "fat={fat_bits}: the model makes FAT12, FAT16 or FAT32 volumes (fat=12, 16 or 32)"
             ));
         }
         let spc = match cluster_bytes {
@@ -136,6 +140,13 @@ impl Layout {
                     ));
                 }
                 b / SECTOR as u32
+            }
+            None if fat_bits == 12 => {
+                let mut spc = 1u32;
+                while sectors / spc as u64 > FAT12_MAX_CLUSTERS as u64 && spc < 128 {
+                    spc *= 2;
+                }
+                spc
             }
             None if fat_bits == 16 => match sectors {
                 0..=32_680 => 2,
@@ -153,27 +164,28 @@ impl Layout {
                 _ => 64,
             },
         };
-        let (reserved, root_entries): (u32, u32) = if fat_bits == 16 { (1, 512) } else { (32, 0) };
+        let (reserved, root_entries): (u32, u32) = if fat_bits == 32 { (32, 0) } else { (1, 512) };
         let root_dir_sectors = (root_entries * 32).div_ceil(SECTOR as u32);
-        let mut divisor = 256 * spc as u64 + 2;
-        if fat_bits == 32 {
-            divisor /= 2;
-        }
         let overhead = reserved as u64 + root_dir_sectors as u64;
-        let fat_sectors = sectors.saturating_sub(overhead).div_ceil(divisor) as u32;
+        let fat_sectors = if fat_bits == 12 {
+            // 12 bits for each cluster the data could hold without the FATs, and the two reserved entries.
+            ((sectors.saturating_sub(overhead) / spc as u64 + 2) * 3)
+                .div_ceil(2)
+                .div_ceil(SECTOR) as u32
+        } else {
+            let mut divisor = 256 * spc as u64 + 2;
+            if fat_bits == 32 {
+                divisor /= 2;
+            }
+            sectors.saturating_sub(overhead).div_ceil(divisor) as u32
+        };
         let first_data = overhead + 2 * fat_sectors as u64;
         let clusters = (sectors.saturating_sub(first_data) / spc as u64) as u32;
-        let ok = if fat_bits == 16 {
-            (4085..65525).contains(&clusters)
-        } else {
-            clusters >= 65525
-        };
-        if !ok {
+        if let Some(range) = out_of_range(fat_bits, clusters) {
             return Err(format!(
                 "a FAT{fat_bits} volume of {bytes} bytes with {} B clusters has {clusters} clusters, outside \
-                 FAT{fat_bits}'s range ({}); pass another fat=16|32, cluster=BYTES or volume=SIZE",
+                 FAT{fat_bits}'s range ({range}); pass another fat=12|16|32, cluster=BYTES or volume=SIZE",
                 spc as u64 * SECTOR,
-                if fat_bits == 16 { "4085 to 65524" } else { "65525 and more" }
             ));
         }
         Ok(Layout {
@@ -205,12 +217,7 @@ impl Layout {
         self.reserved_sectors += pad as u32;
         self.clusters = (self.sectors.saturating_sub(self.first_data_sector())
             / self.sectors_per_cluster as u64) as u32;
-        let ok = if self.fat_bits == 16 {
-            (4085..65525).contains(&self.clusters)
-        } else {
-            self.clusters >= 65525
-        };
-        if !ok {
+        if out_of_range(self.fat_bits, self.clusters).is_some() {
             return Err(format!(
                 "aligning the data region leaves {} clusters, outside FAT{}'s range; pass align=spec or a larger volume",
                 self.clusters, self.fat_bits
@@ -223,7 +230,7 @@ impl Layout {
         self.reserved_sectors as u64 + copy as u64 * self.fat_sectors as u64
     }
 
-    /// First sector of the FAT16 root directory region (on FAT32, where the data region starts).
+    /// First sector of the FAT12/16 root directory region (on FAT32, where the data region starts).
     pub fn root_dir_sector(&self) -> u64 {
         self.fat_sector(2)
     }
@@ -240,10 +247,31 @@ impl Layout {
         self.sectors_per_cluster as u64 * SECTOR
     }
 
-    /// Sector (relative to the start of a FAT copy) holding the entry of `cluster`.
-    fn fat_entry_sector(&self, cluster: u32) -> u64 {
-        cluster as u64 * (self.fat_bits as u64 / 8) / SECTOR
+    /// The first and last sectors (relative to the start of a FAT copy) holding the entry of `cluster`:
+    /// different only for a FAT12 entry that straddles a sector boundary.
+    fn fat_entry_sectors(&self, cluster: u32) -> [u64; 2] {
+        let bits = self.fat_bits as u64;
+        let first_bit = cluster as u64 * bits;
+        [first_bit / 8 / SECTOR, (first_bit + bits - 1) / 8 / SECTOR]
     }
+
+    /// True when the root directory is the fixed region after the FATs (FAT12, FAT16), not a cluster chain.
+    fn fixed_root(&self) -> bool {
+        self.fat_bits != 32
+    }
+}
+
+/// Most clusters a FAT12 volume has (fatgen103, "FAT Type Determination": fewer than 4085).
+const FAT12_MAX_CLUSTERS: u32 = 4084;
+
+/// `None` when `clusters` is within the range of the FAT type, else the range in words.
+fn out_of_range(fat_bits: u32, clusters: u32) -> Option<&'static str> {
+    let (ok, range) = match fat_bits {
+        12 => ((1..=FAT12_MAX_CLUSTERS).contains(&clusters), "1 to 4084"),
+        16 => ((4085..65525).contains(&clusters), "4085 to 65524"),
+        _ => (clusters >= 65525, "65525 and more"),
+    };
+    (!ok).then_some(range)
 }
 
 /// A file or directory.
@@ -315,7 +343,7 @@ impl FatFs {
             last: FREE,
             ..Default::default()
         };
-        if layout.fat_bits == 16 {
+        if layout.fixed_root() {
             root.entries = vec![NONE; layout.root_entries as usize];
         } else {
             // FAT32: the root is cluster 2, allocated by mkfs.
@@ -387,9 +415,10 @@ impl FatFs {
     }
 
     fn dirty_fat(&mut self, cluster: u32) {
-        let s = self.layout.fat_entry_sector(cluster);
-        for copy in 0..2 {
-            self.dirty(self.layout.fat_sector(copy) + s);
+        for s in self.layout.fat_entry_sectors(cluster) {
+            for copy in 0..2 {
+                self.dirty(self.layout.fat_sector(copy) + s);
+            }
         }
     }
 
@@ -512,7 +541,7 @@ impl FatFs {
     fn entry_sector(&self, node: u32) -> u64 {
         let n = &self.nodes[node as usize];
         let byte = n.entry as u64 * 32;
-        if n.parent == ROOT && self.layout.fat_bits == 16 {
+        if n.parent == ROOT && self.layout.fixed_root() {
             return self.layout.root_dir_sector() + byte / SECTOR;
         }
         let cb = self.layout.cluster_bytes();
@@ -536,10 +565,10 @@ impl FatFs {
         {
             Some(s) => s,
             None => {
-                if parent == ROOT && self.layout.fat_bits == 16 {
+                if parent == ROOT && self.layout.fixed_root() {
                     return Err(format!(
-                        "the FAT16 root directory is full ({} entries); put files in directories",
-                        self.layout.root_entries
+                        "the FAT{} root directory is full ({} entries); put files in directories",
+                        self.layout.fat_bits, self.layout.root_entries
                     ));
                 }
                 let c = self.grow(parent)?;
@@ -913,6 +942,33 @@ mod tests {
             8
         );
         let e = Layout::new(32 << 20, Some(32), None).unwrap_err();
-        assert!(e.contains("FAT32") && e.contains("fat=16"), "{e}");
+        assert!(e.contains("FAT32") && e.contains("fat=12|16|32"), "{e}");
+    }
+
+    #[test]
+    fn fat12_layout_and_entries_that_straddle_two_sectors() {
+        // 32 MiB = 65,536 sectors, fat=12: the smallest cluster keeping the count at most 4,084 is 32
+        // sectors (16 sectors would give 4,096), 16 KiB. Reserved 1 + root 32 = 33 sectors; at most
+        // (65,536 - 33) / 32 = 2,046 clusters, so the FAT holds 2,048 entries x 12 bits = 3,072 B = 6
+        // sectors; the data starts at 33 + 2 x 6 = 45; (65,536 - 45) / 32 = 2,046 clusters.
+        let l = Layout::new(32 << 20, Some(12), None).unwrap();
+        assert_eq!(
+            (l.sectors_per_cluster, l.fat_sectors, l.clusters),
+            (32, 6, 2046)
+        );
+        assert_eq!(l.first_data_sector(), 45);
+        // Cluster 340's entry is bits 4,080..4,091: bytes 510-511, sector 0. Cluster 341's is bits
+        // 4,092..4,103: bytes 511-512, sectors 0 and 1. FAT16 entries never straddle: 256 is bytes 512-513.
+        assert_eq!(l.fat_entry_sectors(340), [0, 0]);
+        assert_eq!(l.fat_entry_sectors(341), [0, 1]);
+        let l16 = Layout::new(32 << 20, None, None).unwrap();
+        assert_eq!(l16.fat_entry_sectors(255), [0, 0]);
+        assert_eq!(l16.fat_entry_sectors(256), [1, 1]);
+        // 8 KiB clusters give 8,188 clusters: beyond FAT12's range, an error that says so.
+        let e = Layout::new(32 << 20, Some(12), Some(8192)).unwrap_err();
+        assert!(
+            e.contains("1 to 4084") && e.contains("cluster=BYTES"),
+            "{e}"
+        );
     }
 }

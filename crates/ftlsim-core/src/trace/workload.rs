@@ -91,7 +91,7 @@ pub static WORKLOADS: &[WorkloadInfo] = &[
             ("unit", "65536", "bytes per write call"),
             ("sync", "false", "true: metadata written at every write call; false: every flush_every operations"),
             FAT_FLUSH, FAT_VOLUME,
-            ("fat", "32", "FAT type: 16, 32 or 0 (by volume size, fatgen103)"),
+            ("fat", "32", "FAT type: 12, 16, 32 or 0 (by volume size, fatgen103)"),
             FAT_CLUSTER, FAT_ALIGN, FAT_ALLOCATION,
         ],
     },
@@ -115,7 +115,7 @@ const FAT_VOLUME: (&str, &str, &str) = (
 const FAT_TYPE: (&str, &str, &str) = (
     "fat",
     "0",
-    "FAT type: 16, 32 or 0 (by volume size, fatgen103)",
+    "FAT type: 12, 16, 32 or 0 (by volume size, fatgen103: FAT16 below 512 MiB, FAT32 from it)",
 );
 const FAT_CLUSTER: (&str, &str, &str) = (
     "cluster",
