@@ -31,6 +31,12 @@ fn mounting() -> Vec<(&'static str, serde_json::Value)> {
         ("nftl", json!({"spare_blocks": 4})),
         ("replacement", json!({"replacement_blocks": 2})),
         ("replacement", json!({"replacement_blocks": 6})),
+        ("dftl", json!({"cmt_entries": 2, "entry_bytes": 128})),
+        (
+            "dftl",
+            json!({"cmt_entries": 5, "entry_bytes": 64, "victim": "cost-benefit"}),
+        ),
+        ("dftl", json!({})),
     ]
 }
 
