@@ -32,7 +32,7 @@
 //! a block and a validity bit a page) that GC needs.
 //!
 //! Spare area (what the mount reads): the chip's sequence number on every page; the logical page number of a
-//! data page; logical pages + tp for translation page tp (a key past the logical space, so that a GC copy,
+//! data page (none on a torn page, which the mount skips); logical pages + tp for translation page tp (a key past the logical space, so that a GC copy,
 //! which carries the logical page field, still names its translation page). No extra flash write is needed to
 //! be recoverable.
 //!
@@ -84,7 +84,7 @@ use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::{OpClass, AUX_ERASED};
+use crate::nand::{OpClass, AUX_ERASED, NO_LPN};
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
 use serde::{Deserialize, Serialize};
@@ -374,7 +374,9 @@ impl Ftl for DftlFtl {
             let (mut block_seq, mut kind) = (0, DATA);
             let programmed = scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
                 block_seq = block_seq.max(spare.seq);
-                if spare.lpn < lp {
+                if spare.lpn == NO_LPN {
+                    // A torn program (cut by a power loss): unreadable, it holds nothing.
+                } else if spare.lpn < lp {
                     let l = spare.lpn as usize;
                     if spare.seq as u64 > newest.get(l) >> 32 {
                         newest.set(l, (spare.seq as u64) << 32 | ppn.0 as u64);
@@ -567,7 +569,7 @@ impl DftlFtl {
         let fits = |kind: usize, valid: u32, store: &PageStore| {
             let before = (valid > store.room(kind)) as u32;
             let after = (kind == DATA && valid > store.room(TRANSLATION)) as u32;
-            valid < ppb && free >= before && free - before + 1 >= after + 1
+            valid < ppb && free >= before && free - before >= after
         };
         let mut best: Option<(u32, Pbn, usize)> = None;
         for kind in [TRANSLATION, DATA] {
