@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{page, toy, writes};
+use common::{full, page, toy, writes};
 use ftlsim_core::request::Op;
-use ftlsim_core::sim::run_requests;
+use ftlsim_core::sim::{run, run_requests, Precondition, SimConfig};
 use serde_json::json;
 
 #[test]
@@ -39,4 +39,128 @@ fn a_dirty_eviction_writes_back_its_translation_page_and_cleans_its_neighbour() 
         "2 host reads and 2 translation reads"
     );
     assert_eq!(r.count("flash.erases"), 0);
+}
+
+#[test]
+fn gc_copies_lazily_into_the_cmt_and_batches_translation_updates() {
+    // §3.3 on the toy device (2 logical blocks of 4 pages, 2 entries a translation page: T0 = {0, 1} ...
+    // T3 = {6, 7}), a 2-entry CMT, 8 physical blocks (translation block + reserve 2 + 3), GC while 2 or fewer
+    // blocks are free. `full` writes 0..7 once (then zeroes the counters), leaving:
+    //   B0 data {p0:0 p1:1 p2:2 p3:3}; B1 translation {p4:T0 p5:T1 p6:T2, p7 erased} (frontier);
+    //   B2 data {p8:4 p9:5 p10:6 p11:7} (frontier, full); B3..B7 free; CMT probation [7* 6*] (* dirty).
+    let cfg = full(toy(
+        "dftl",
+        json!({"cmt_entries": 2, "entry_bytes": 256}),
+        4,
+        2,
+    ));
+    let mut reqs = writes(&[7, 2, 3]);
+    reqs.push(page(Op::Read, 1));
+    reqs.push(page(Op::Read, 1));
+    reqs.extend(writes(&[0, 0, 0, 0, 6, 0, 0, 0]));
+    let r = run_requests(&cfg, reqs).unwrap();
+    //  1 W7  hit (7 protected). B2 closes (4 valid), W7 -> p12 in B3; p11 invalid.
+    //  2 W2  miss 1: victim 6* -> write back T3 (never written: no read; map write 1 at p7, folding 6 and 7:
+    //        both clean); read T1 (map read 1). W2 -> p13.
+    //  3 W3  miss 2: victim 2* -> write back T1 (map read 2, map write 2 at p16: B1 closes, B4 opens); read T1
+    //        (map read 3). W3 -> p14. B0 keeps {0, 1}.
+    //  4 R1  miss 3: victim 3* -> write back T1 (map read 4, write 3 at p17); read T0 (map read 5); read p1.
+    //  5 R1  hit (1 protected, 7 demoted). Read p1.
+    //  6 W0  miss 4: victim 7 is clean; read T0 (map read 6). W0 -> p15. B0 keeps only {1}.
+    //  7 W0  hit. B3 closes, W0 -> p20 in B5: 2 blocks free.
+    //  8 W0  GC 1: victim B0 (1 valid; B1 has 3): copy p1 -> p21 (lpn 1 is cached: the CMT entry is
+    //        updated and dirty, no map I/O: lazy copying); erase B0. Hit, W0 -> p22.
+    //  9 W0  hit, W0 -> p23 (B5 full).
+    // 10 W6  miss 5: victim 1* -> write back T0 (map read 7, write 4 at p18), folding 0 and 1; read T3 (map
+    //        read 8). B5 closes (2 valid), W6 -> p24 in B6 (2 blocks free); B2 keeps {4, 5}.
+    // 11 W0  GC 2: B2 and B5 hold 2 valid pages, B1 2 (data wins the tie; B2 is the newest in its bucket):
+    //        copy p8 -> p25 and p9 -> p26; 4 and 5 are not cached and share T2: one batch update (map read 9,
+    //        write 5 at p19); erase B2. Hit, W0 -> p27.
+    // 12 W0  hit; B6 closes, W0 -> p28 in B7 (2 blocks free).
+    // 13 W0  GC 3: B5 {1} (1 valid, B1 {T3} too: data first): copy p21 -> p29, 1 is not cached: write back T0
+    //        (map read 10, write 6 at p0 in the recycled B0), folding the dirty cached 0 as well; erase B5.
+    //        Still 2 free: GC 4: translation block B1 (1 valid, T3): copy p7 -> p1 (map read 11, write 7),
+    //        GTD[T3] := p1; erase B1 (map erase 1). Hit, W0 -> p30.
+    assert_eq!(r.count("cache.cmt.misses"), 5);
+    assert_eq!(r.count("cache.cmt.hits"), 8);
+    assert_eq!(r.count("map.page_reads"), 11);
+    assert_eq!(r.count("map.page_writes"), 7);
+    assert_eq!(r.count("map.erases"), 1);
+    assert_eq!((r.count("gc.runs"), r.count("flash.erases")), (4, 4));
+    assert_eq!(
+        r.count("gc.copied_pages"),
+        3 + 1 + 1,
+        "data copies 1 + 2 + 1, translation 1"
+    );
+    assert_eq!(
+        r.count("flash.page_writes"),
+        11 + 4 + 7,
+        "11 host writes, 4 data copies, 7 translation pages (6 write backs, 1 copy)"
+    );
+    assert_eq!(
+        r.count("flash.page_reads"),
+        2 + 4 + 11,
+        "2 host reads, 4 copy reads, 11 translation reads"
+    );
+}
+
+#[test]
+fn gc_never_runs_out_of_the_blocks_its_own_translation_writes_need() {
+    // Uniform writes on a full 64 MiB device, a 1 k CMT: a data block's GC copies ~27 of its 32 pages and
+    // rewrites as many translation pages, more than it frees. Choosing victims without counting those writes
+    // ran out of free blocks here ("no free block for a write frontier"); now every run can finish.
+    let cfg = SimConfig {
+        precondition: Precondition::Full,
+        ..toy("dftl", json!({"cmt_entries": 1024}), 32, 4096)
+    };
+    let r = run(&cfg, "uniform:writes=200000", &mut |_| true).unwrap();
+    assert_eq!(r.count("host.write_pages"), 200_000);
+    assert_eq!(r.count("gc.runs"), r.count("flash.erases"));
+}
+
+#[test]
+fn mount_scans_spares_reads_each_translation_page_once_and_recovers_dirty_entries() {
+    // The first ledger's device after W0 W1 W2 W0 R1 R1: B0 {p0:0 p1:1 p2:2 p3:0} full, B1 {p4:T0 p5:T1}
+    // (T0 names 0 -> p0 and 1 -> p1, T1 names 2 -> p2), B2..B7 erased. The scan reads 4 spares of B0, 2 + 1
+    // (the first erased page) of B1 and 1 of each of the 6 erased blocks: 13; then T0 and T1 once each: 2
+    // page reads. Logical page 0's newest copy p3 is not what T0 names: it goes back into the CMT, dirty.
+    let mut reqs = writes(&[0, 1, 2, 0]);
+    reqs.push(page(Op::Read, 1));
+    reqs.push(page(Op::Read, 1));
+    let cfg = SimConfig {
+        mount_at_end: true,
+        ..toy("dftl", json!({"cmt_entries": 2, "entry_bytes": 256}), 4, 2)
+    };
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert_eq!(
+        (r.count("mount.spare_reads"), r.count("mount.page_reads")),
+        (13, 2)
+    );
+    assert_eq!(r.num("mount.time_us.max"), 15.0 * 13.0 + 15.0 * 2.0);
+}
+
+#[test]
+fn power_cuts_inside_translation_write_backs_and_gc_are_survived() {
+    // A 2-entry CMT over 4-entry translation pages: most writes evict a dirty entry, so a good share of the
+    // cut points land on translation-page I/O (map class), and GC runs often on the small device.
+    let reqs: Vec<_> = (0..3000u32).map(|i| (i * 7 + i / 5) % 64).collect();
+    for params in [
+        json!({"cmt_entries": 2, "entry_bytes": 128}),
+        json!({"cmt_entries": 3, "entry_bytes": 64, "victim": "cost-benefit"}),
+    ] {
+        let cfg = SimConfig {
+            power_cuts: 300,
+            power_cut_seed: 11,
+            ..toy("dftl", params.clone(), 4, 16)
+        };
+        let r = run_requests(&cfg, writes(&reqs)).unwrap();
+        assert!(r.count("power.cuts") >= 240, "{params}");
+        assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
+        assert!(
+            r.count("power.cuts_in_map_io") > 100,
+            "{params}: {}",
+            r.count("power.cuts_in_map_io")
+        );
+        assert!(r.count("power.cuts_in_merge_or_gc") > 100, "{params}");
+    }
 }

@@ -56,6 +56,12 @@ fn mounting() -> Vec<(&'static str, serde_json::Value)> {
             "superblock",
             json!({"superblock_blocks": 3, "log_blocks": 2}),
         ),
+        ("dftl", json!({"cmt_entries": 2, "entry_bytes": 128})),
+        (
+            "dftl",
+            json!({"cmt_entries": 5, "entry_bytes": 64, "victim": "cost-benefit"}),
+        ),
+        ("dftl", json!({})),
     ]
 }
 

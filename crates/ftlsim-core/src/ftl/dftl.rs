@@ -7,24 +7,43 @@
 //!                  miss    -> CMT full: evict the least recently used entry of the probationary segment; if it
 //!                             is dirty, write back its translation page (below)
 //!                             read translation page lpn / E (located by the GTD) and cache lpn's entry
-//! write back tp:   read tp (unless never written), fold in every dirty CMT entry of tp (all become clean:
-//!                  §3.3 batch update), program it at the translation frontier, GTD[tp] := new page
+//! write back tp:   read tp (unless never written), program it at the translation frontier with every dirty
+//!                  CMT entry of tp folded in (all become clean: §3.3 batch update), GTD[tp] := new page
 //! write(lpn):      GC if needed; translate(lpn); program the data frontier; CMT[lpn] := new page, dirty
 //! read(lpn):       translate(lpn); read the page
-//! gc:              victim := the full block with the most invalid pages (§3.4; `victim` may be cost-benefit)
+//! gc:              victim := the full block with the most invalid pages, data or translation (§3.3; `victim`
+//!                  may be cost-benefit)
 //!                  translation block: copy its valid translation pages to the translation frontier; GTD updated
 //!                  data block: copy its valid pages to the data frontier; an entry cached in the CMT is
 //!                  updated there (dirty, lazy copying §3.3); the others through their translation pages, one
-//!                  write back per translation page (batch update §3.3)
+//!                  write back per translation page however many of its entries moved (batch update §3.3)
+//! mount:           scan every block's spare areas; GTD[tp] := newest copy of tp; read each translation page
+//!                  once; a logical page whose newest data copy is not what its translation page names goes
+//!                  back into the CMT, dirty
 //! ```
 //! E = page_bytes / entry_bytes entries per translation page (512 for 2 KiB pages and 4-byte entries, §3.1).
 //! The CMT is a segmented LRU (§3.1): a hit in the probationary segment promotes the entry to the protected
 //! one, whose least recently used entry is demoted back to the probationary segment's front when it overflows.
+//! `tests/golden_dftl.rs` works the GC through by hand (lazy copying, a two-entry batch update, a translation
+//! block's GC).
 //!
 //! RAM: the CMT (entries x (logical + physical page address)) and its two recency lists (2 links a slot),
 //! the GTD (translation pages x physical page address), and the page store's block state (2-byte valid count
-//! a block and a validity bit a page) that GC needs. Spare area: the logical page number of a data page, the
-//! translation page number of a translation page.
+//! a block and a validity bit a page) that GC needs.
+//!
+//! Spare area (what the mount reads): the chip's sequence number on every page; the logical page number of a
+//! data page (none on a torn page, which the mount skips); logical pages + tp for translation page tp (a key past the logical space, so that a GC copy,
+//! which carries the logical page field, still names its translation page). No extra flash write is needed to
+//! be recoverable.
+//!
+//! Mount after a power cut (the paper leaves recovery open): every block's spare areas are read in page order
+//! up to its first erased page, one spare read a programmed page plus one a block not full. The newest copy of
+//! each translation page by sequence number is the GTD's; each is read once (a map page read) to learn which
+//! data page its entries name. A logical page's newest data copy is always its current one (GC copies are
+//! newer than their source, and a trimmed page stays live until overwritten), so where the translation page
+//! names another copy, or none, the entry was dirty in the CMT at the cut (or in GC's batch not yet written):
+//! it goes back into the CMT, dirty, evicting (and so writing back) as a miss would when the CMT is full.
+//! Valid counts, frontiers (the newest partly written block of each kind) and the free pool follow.
 //!
 //! Flash I/O of translation pages (reads, writes, copies and erases of translation blocks) is in the map class,
 //! reported as `map.*`; CMT lookups as `cache.cmt.*`.
@@ -35,27 +54,42 @@
 //! - Eviction writes back before the missing entry is read, even when both lie in the same translation page
 //!   (two map operations, as the paper's Algorithm 1 does them in that order).
 //! - Every translation-page write back, for any reason, folds in all dirty cached entries of that page.
-//! - Trim translates the page (as a write would) and caches "unmapped" dirty.
-//! - Data and translation pages share one free pool and one victim selection (§3.4); GC copies of data go to
-//!   the host data frontier. GC runs while `gc_reserve_blocks` or fewer blocks are free, before a host write
-//!   and before a dirty eviction (so a read or a trim can run GC: its write back programs a page).
+//! - Trim translates the page (as a write would) and marks the cached entry trimmed (the top bit of the entry,
+//!   so devices of 2^31 pages or more are refused): the page reads as nothing, but stays live for GC until it
+//!   is overwritten, so that no older copy can win at a mount.
+//! - Data and translation pages share one free pool and one victim selection ("simple cost-benefit" in the
+//!   paper: the most invalid pages, as its FlashSim does; data wins a tie, its translation blocks stay longer
+//!   to be invalidated); GC copies of data go to the host data frontier. GC runs while `gc_reserve_blocks` or
+//!   fewer blocks are free, before a host write and before a dirty eviction (so a read or a trim can run GC:
+//!   its write back programs a page).
+//! - A GC run must leave a free block for the next: a data block's GC may take two (one for its copies, one,
+//!   after its erase, for the translation pages it rewrites), a translation block's one. With fewer than two
+//!   free, the best victim of each kind that fits is taken (the one with fewer valid pages; translation on a
+//!   tie). Without this, uniform writes on a full 64 MiB device ran out of free blocks.
 //! - Spare capacity: `over_provisioning` of the logical blocks, at least the translation blocks (translation
 //!   pages / pages a block, rounded up) plus the reserve plus 3 (two frontiers and one block of slack).
 //! - Reading a logical page never written still translates it (a CMT miss loads an "unmapped" entry).
+//!
+//! Write amplification: on random writes a data victim's valid pages belong to as many translation pages
+//! (batching saves little), so a GC run writes about twice its valid pages; with `victim = "greedy"` the hot
+//! translation blocks are collected as soon as they are no fuller than the data victims (26 of 32 pages valid
+//! on a full 16 MiB device). `cost-benefit`, which waits for hot blocks to empty, halves it there.
 
+use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
 use super::common::slot_list::SlotList;
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Ppn, Token};
+use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
-use crate::nand::{OpClass, NO_LPN};
+use crate::error::{Result, SimError};
+use crate::nand::{OpClass, AUX_ERASED, NO_LPN};
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::ops::Range;
 
 pub const SCHEME: Scheme = Scheme {
     name: "dftl",
@@ -93,6 +127,8 @@ impl Default for DftlParams {
 }
 
 const NONE: u32 = u32::MAX;
+/// The top bit of a map entry: the page was trimmed (it reads as nothing, but stays live until overwritten).
+const TRIMMED: u32 = 1 << 31;
 const DATA: usize = 0;
 const TRANSLATION: usize = 1;
 
@@ -201,7 +237,9 @@ pub struct DftlFtl {
     epp: u32,
     reserve: usize,
     store: PageStore,
-    /// The map as the translation pages on flash hold it (what a CMT miss reads).
+    /// What the translation pages on flash hold, entry by entry (the chip keeps a token per page, not its
+    /// bytes): changed only once the program of a translation page has succeeded, so it is always the content
+    /// of each translation page's newest copy. A CMT miss and the mount read it through a counted page read.
     flash_map: SparseVec<u32>,
     /// Global translation directory: where each translation page's newest copy is, NONE if never written.
     gtd: Vec<u32>,
@@ -242,13 +280,21 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let need = translation_pages.div_ceil(g.pages_per_block) + p.gc_reserve_blocks + 3;
     let extra = ((g.logical_blocks as f64 * p.over_provisioning).ceil() as u32).max(need);
     let blocks = g.logical_blocks + extra;
+    let pages = blocks as u64 * g.pages_per_block as u64;
+    if pages >= TRIMMED as u64 {
+        return Err(SimError::Param(format!(
+            "scheme `dftl`: {pages} physical pages are too many; a map entry keeps its top bit for the trimmed \
+             flag, so at most {} pages can be addressed; use a smaller capacity or larger pages",
+            TRIMMED - 1
+        )));
+    }
     let ftl = DftlFtl {
         ppb: g.pages_per_block,
         logical_pages: g.logical_pages(),
         physical_blocks: blocks,
         epp,
         reserve: p.gc_reserve_blocks as usize,
-        store: PageStore::new(blocks, g.pages_per_block, 2, p.victim),
+        store: PageStore::new(blocks, g.pages_per_block, 2, p.victim).separate_victims(),
         flash_map: SparseVec::new(g.logical_pages() as usize, NONE),
         gtd: vec![NONE; translation_pages as usize],
         dirty_in: vec![0; translation_pages as usize],
@@ -261,11 +307,20 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
     })
 }
 
+/// The entry of a page GC moved to `to`, from its entry before (keeping the trimmed flag).
+fn moved_entry(before: u32, to: u32) -> u32 {
+    if before == NONE {
+        to
+    } else {
+        to | (before & TRIMMED)
+    }
+}
+
 impl Ftl for DftlFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         let slot = self.translate(lpn.0, dev)?;
         match self.cmt.ppn[slot as usize] {
-            NONE => Ok(None),
+            ppn if ppn == NONE || ppn & TRIMMED != 0 => Ok(None),
             ppn => Ok(dev.read(Ppn(ppn))?.token),
         }
     }
@@ -276,13 +331,115 @@ impl Ftl for DftlFtl {
         let ppn = self.store.next_page(DATA, dev)?;
         dev.program(ppn, token, lpn)?;
         self.store.place(ppn, lpn.0);
-        self.remap(slot, ppn.0);
+        let s = slot as usize;
+        let old = self.cmt.ppn[s];
+        if old != NONE {
+            self.store.invalidate(Ppn(old & !TRIMMED));
+        }
+        self.cmt.ppn[s] = ppn.0;
+        self.mark_dirty(slot);
         Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn, dev: &mut Device) -> Result<()> {
         let slot = self.translate(lpn.0, dev)?;
-        self.remap(slot, NONE);
+        let s = slot as usize;
+        let ppn = self.cmt.ppn[s];
+        if ppn != NONE && ppn & TRIMMED == 0 {
+            self.cmt.ppn[s] = ppn | TRIMMED;
+            self.mark_dirty(slot);
+        }
+        Ok(())
+    }
+
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let (blocks, lp, tps) = (
+            self.physical_blocks,
+            self.logical_pages,
+            self.gtd.len() as u32,
+        );
+        self.store.clear();
+        self.cmt = Cmt::new(self.cmt.lpn.len() as u32, lp);
+        self.dirty_in.fill(0);
+        self.moved.clear();
+        self.gtd.fill(NONE);
+        // Mount-time RAM: each logical page's newest data copy ((sequence << 32) | page, 0 for none) and each
+        // translation page's newest sequence number.
+        let mut newest = SparseVec::new(lp as usize, 0u64);
+        let mut tp_seq = vec![0u32; tps as usize];
+        let mut open: [Vec<(u32, Pbn, u32)>; 2] = [Vec::new(), Vec::new()];
+        let mut full = Vec::new();
+        let gtd = &mut self.gtd;
+        for pbn in (0..blocks).map(Pbn) {
+            let (mut block_seq, mut kind) = (0, DATA);
+            let programmed = scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
+                block_seq = block_seq.max(spare.seq);
+                if spare.lpn == NO_LPN {
+                    // A torn program (cut by a power loss): unreadable, it holds nothing.
+                } else if spare.lpn < lp {
+                    let l = spare.lpn as usize;
+                    if spare.seq as u64 > newest.get(l) >> 32 {
+                        newest.set(l, (spare.seq as u64) << 32 | ppn.0 as u64);
+                    }
+                } else {
+                    kind = TRANSLATION;
+                    let tp = (spare.lpn - lp) as usize;
+                    if spare.seq > tp_seq[tp] {
+                        tp_seq[tp] = spare.seq;
+                        gtd[tp] = ppn.0;
+                    }
+                }
+            })?;
+            match programmed {
+                0 => self.store.put_erased(pbn),
+                n if n == self.ppb => full.push((pbn, kind)),
+                n => open[kind].push((block_seq, pbn, n)),
+            }
+        }
+        // The newest copy of each translation page is read once: its entries tell which data copies it names.
+        for tp in 0..tps {
+            let at = self.gtd[tp as usize];
+            if at != NONE {
+                dev.read_in(OpClass::Map, Ppn(at))?;
+                self.store.place(Ppn(at), tp);
+            }
+        }
+        // Every logical page's newest data copy is its current one (GC and trim keep the newest copy live);
+        // where the translation page names another (or none), the entry was dirty in the CMT at the cut.
+        let mut recovered = Vec::new();
+        for lpn in 0..lp {
+            let n = newest.get(lpn as usize);
+            if n == 0 {
+                continue;
+            }
+            let ppn = n as u32;
+            self.store.place(Ppn(ppn), lpn);
+            let entry = self.flash_map.get(lpn as usize);
+            if entry == NONE || entry & !TRIMMED != ppn {
+                recovered.push((lpn, ppn));
+            }
+        }
+        // The newest partly written block of each kind is its frontier again; the others wait for GC (with the
+        // valid counts just rebuilt).
+        for (kind, blocks) in open.iter_mut().enumerate() {
+            blocks.sort_unstable();
+            if let Some((_, pbn, next)) = blocks.pop() {
+                self.store.open_frontier(kind, pbn, next);
+            }
+            full.extend(blocks.iter().map(|&(_, pbn, _)| (pbn, kind)));
+        }
+        for (pbn, kind) in full {
+            self.store.add_candidate(pbn, kind);
+        }
+        // Recovered entries go back into the CMT as dirty (evicting, and so writing back, when it is full).
+        for (lpn, ppn) in recovered {
+            let reuse = self.make_room(dev)?;
+            // GC while making room may have moved the page and written its new place through its translation page.
+            if self.store.owner(Ppn(ppn)) == Some(lpn) {
+                let slot = self.cmt.insert(lpn, ppn, reuse);
+                self.mark_dirty(slot);
+            }
+        }
         Ok(())
     }
 
@@ -327,20 +484,8 @@ impl DftlFtl {
             return Ok(slot);
         }
         dev.record_cache(CacheKind::Cmt, false);
-        let mut reuse = None;
-        if self.cmt.is_full() {
-            let victim = self.cmt.victim();
-            if self.cmt.dirty[victim as usize] {
-                // A read or trim can write too: collect first (GC may write the victim's page back itself).
-                self.ensure_free(dev)?;
-                if self.cmt.dirty[victim as usize] {
-                    self.write_back(self.cmt.lpn[victim as usize] / self.epp, dev)?;
-                }
-            }
-            reuse = Some(victim);
-        }
-        let tp = lpn / self.epp;
-        let at = self.gtd[tp as usize];
+        let reuse = self.make_room(dev)?;
+        let at = self.gtd[(lpn / self.epp) as usize];
         if at != NONE {
             dev.read_in(OpClass::Map, Ppn(at))?;
         }
@@ -349,15 +494,20 @@ impl DftlFtl {
             .insert(lpn, self.flash_map.get(lpn as usize), reuse))
     }
 
-    /// The cached entry in `slot` now maps to `ppn` (NONE: unmapped); its old page becomes invalid.
-    fn remap(&mut self, slot: u32, ppn: u32) {
-        let s = slot as usize;
-        let old = self.cmt.ppn[s];
-        if old != NONE {
-            self.store.invalidate(Ppn(old));
+    /// A full CMT gives up its eviction victim (written back first if dirty): the slot to reuse.
+    fn make_room(&mut self, dev: &mut Device) -> Result<Option<u32>> {
+        if !self.cmt.is_full() {
+            return Ok(None);
         }
-        self.cmt.ppn[s] = ppn;
-        self.mark_dirty(slot);
+        let victim = self.cmt.victim();
+        if self.cmt.dirty[victim as usize] {
+            // A read or trim can write too: collect first (GC may write the victim's page back itself).
+            self.ensure_free(dev)?;
+            if self.cmt.dirty[victim as usize] {
+                self.write_back(self.cmt.lpn[victim as usize] / self.epp, 0..0, dev)?;
+            }
+        }
+        Ok(Some(victim))
     }
 
     fn mark_dirty(&mut self, slot: u32) {
@@ -368,12 +518,19 @@ impl DftlFtl {
         }
     }
 
-    /// Writes translation page `tp` anew: read the old copy, fold in every dirty cached entry of it (they
-    /// become clean), program it at the translation frontier (§3.3 batch update).
-    fn write_back(&mut self, tp: u32, dev: &mut Device) -> Result<()> {
+    /// Writes translation page `tp` anew: read the old copy, program the new one at the translation frontier
+    /// with GC's moves `self.moved[moves]` and every dirty cached entry of it folded in (they become clean:
+    /// §3.3 batch update).
+    fn write_back(&mut self, tp: u32, moves: Range<usize>, dev: &mut Device) -> Result<()> {
         let old = self.gtd[tp as usize];
         if old != NONE {
             dev.read_in(OpClass::Map, Ppn(old))?;
+        }
+        let to = self.store.next_page(TRANSLATION, dev)?;
+        dev.program_with_aux_in(OpClass::Map, to, 0, self.logical_pages + tp, AUX_ERASED)?;
+        for &(lpn, page) in &self.moved[moves] {
+            let before = self.flash_map.get(lpn as usize);
+            self.flash_map.set(lpn as usize, moved_entry(before, page));
         }
         if self.dirty_in[tp as usize] > 0 {
             let first = tp * self.epp;
@@ -389,8 +546,6 @@ impl DftlFtl {
             }
             self.dirty_in[tp as usize] = 0;
         }
-        let to = self.store.next_page(TRANSLATION, dev)?;
-        dev.program_with_aux_in(OpClass::Map, to, 0, NO_LPN, tp)?;
         if old != NONE {
             self.store.invalidate(Ppn(old));
         }
@@ -399,10 +554,45 @@ impl DftlFtl {
         Ok(())
     }
 
-    /// Garbage collection until more than `reserve` free blocks remain (§3.4).
+    /// The next GC victim: greedy (or cost-benefit) over data and translation blocks alike (§3.3) while two
+    /// or more blocks are free. With fewer, only a run that leaves a free block for the next one starts: a
+    /// data block's copies may need a fresh block and, after its erase, the translation pages it rewrites
+    /// another; a translation block's copies one. Of the best victim of each kind, the one with fewer valid
+    /// pages that fits (translation on a tie).
+    fn pick_victim(&mut self, dev: &Device) -> Result<(Pbn, usize)> {
+        let free = self.store.free_blocks() as u32;
+        if free >= 2 {
+            let (victim, _, kind) = self.store.take_victim(dev)?;
+            return Ok((victim, kind));
+        }
+        let ppb = self.ppb;
+        let fits = |kind: usize, valid: u32, store: &PageStore| {
+            let before = (valid > store.room(kind)) as u32;
+            let after = (kind == DATA && valid > store.room(TRANSLATION)) as u32;
+            valid < ppb && free >= before && free - before >= after
+        };
+        let mut best: Option<(u32, Pbn, usize)> = None;
+        for kind in [TRANSLATION, DATA] {
+            if let Some((pbn, valid)) = self.store.peek_victim(Some(kind)) {
+                if fits(kind, valid, &self.store) && best.is_none_or(|(v, _, _)| valid < v) {
+                    best = Some((valid, pbn, kind));
+                }
+            }
+        }
+        let (_, victim, kind) = best.ok_or_else(|| {
+            dev.out_of_space(format!(
+                "{free} free block(s) and no block whose GC fits in them (a data block's may need 2: its \
+                 copies and the translation pages it rewrites)"
+            ))
+        })?;
+        self.store.take(victim);
+        Ok((victim, kind))
+    }
+
+    /// Garbage collection until more than `reserve` free blocks remain (§3.3).
     fn ensure_free(&mut self, dev: &mut Device) -> Result<()> {
         while self.store.free_blocks() <= self.reserve {
-            let (victim, _, kind) = self.store.take_victim(dev)?;
+            let (victim, kind) = self.pick_victim(dev)?;
             let mark = dev.begin();
             if kind == TRANSLATION {
                 let gtd = &mut self.gtd;
@@ -417,9 +607,10 @@ impl DftlFtl {
                 self.store
                     .collect(victim, DATA, OpClass::Data, dev, |lpn, to| {
                         match cmt.slot(lpn) {
+                            // Lazy copying (§3.3): a cached entry is updated in the CMT only.
                             Some(slot) => {
                                 let s = slot as usize;
-                                cmt.ppn[s] = to.0;
+                                cmt.ppn[s] = moved_entry(cmt.ppn[s], to.0);
                                 if !cmt.dirty[s] {
                                     cmt.dirty[s] = true;
                                     dirty_in[(lpn / epp) as usize] += 1;
@@ -442,12 +633,12 @@ impl DftlFtl {
         let mut i = 0;
         while i < self.moved.len() {
             let tp = self.moved[i].0 / self.epp;
-            while i < self.moved.len() && self.moved[i].0 / self.epp == tp {
-                let (lpn, to) = self.moved[i];
-                self.flash_map.set(lpn as usize, to);
-                i += 1;
+            let mut end = i + 1;
+            while end < self.moved.len() && self.moved[end].0 / self.epp == tp {
+                end += 1;
             }
-            self.write_back(tp, dev)?;
+            self.write_back(tp, i..end, dev)?;
+            i = end;
         }
         Ok(())
     }

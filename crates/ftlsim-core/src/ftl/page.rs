@@ -222,7 +222,7 @@ impl Ftl for PageFtl {
             });
         for pbn in 0..blocks {
             if !erased[pbn as usize] && host != Some(pbn) && gc != Some(pbn) {
-                self.store.add_candidate(Pbn(pbn));
+                self.store.add_candidate(Pbn(pbn), HOST);
             }
         }
         Ok(())

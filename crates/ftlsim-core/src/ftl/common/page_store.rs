@@ -5,7 +5,10 @@
 //!
 //! Frontiers: each is an open block written in page order; a scheme gives host writes, GC copies or translation
 //! pages their own frontier (hot/cold separation) or shares one. The frontier that opened a block is its kind.
-//! Victims: `greedy` takes the full block with the fewest valid pages (O(1), [`ValidBuckets`]); `cost-benefit`
+//! Victim classes: by default every full block competes in one class; [`PageStore::separate_victims`] gives each
+//! kind its own (DFTL: data and translation blocks), so that a scheme can ask for the best victim of one kind.
+//! Victims: `greedy` takes the full block with the fewest valid pages (O(1), [`ValidBuckets`]; between classes,
+//! on a tie, the earlier kind); `cost-benefit`
 //! takes the one maximising age x (1 - u) / 2u (Kawaguchi et al., USENIX 1995; Rosenblum and Ousterhout's LFS
 //! cleaner), u = valid fraction, age = pages programmed through the store since the block was filled; a block
 //! with no valid page is taken at once. Static wear levelling: [`PageStore::coldest`] names the full block with
@@ -37,7 +40,10 @@ pub struct PageStore {
     /// Key held by each physical page while it is valid, NONE otherwise.
     owner: SparseVec<u32>,
     valid: Vec<u32>,
-    candidates: ValidBuckets,
+    /// Full blocks GC may take, one bucket set per victim class.
+    candidates: Vec<ValidBuckets>,
+    /// Whether each kind is a victim class of its own (else all kinds are class 0).
+    separate: bool,
     free: FreePool,
     /// Each frontier's open block and its next page.
     frontiers: Vec<Option<(Pbn, u32)>>,
@@ -75,7 +81,8 @@ impl PageStore {
             ppb,
             owner: SparseVec::new(blocks as usize * ppb as usize, NONE),
             valid: vec![0; blocks as usize],
-            candidates: ValidBuckets::new(blocks, ppb),
+            candidates: vec![ValidBuckets::new(blocks, ppb)],
+            separate: false,
             free: FreePool::with_range(0, blocks),
             frontiers: vec![None; frontiers],
             kind: vec![0; blocks as usize],
@@ -89,12 +96,34 @@ impl PageStore {
         }
     }
 
+    /// Each kind (the frontier that opened a block) becomes a victim class of its own.
+    pub fn separate_victims(mut self) -> PageStore {
+        let blocks = self.valid.len() as u32;
+        self.separate = true;
+        self.candidates = vec![ValidBuckets::new(blocks, self.ppb); self.frontiers.len()];
+        self
+    }
+
+    fn class(&self, block: u32) -> usize {
+        if self.separate {
+            self.kind[block as usize] as usize
+        } else {
+            0
+        }
+    }
+
+    fn is_candidate(&self, block: u32) -> bool {
+        self.candidates[self.class(block)].contains(block)
+    }
+
     /// Forgets everything before a mount rebuilds the store from the chip: no block free, none written.
     pub fn clear(&mut self) {
         let blocks = self.valid.len() as u32;
         self.owner = SparseVec::new(blocks as usize * self.ppb as usize, NONE);
         self.valid.fill(0);
-        self.candidates = ValidBuckets::new(blocks, self.ppb);
+        for c in &mut self.candidates {
+            *c = ValidBuckets::new(blocks, self.ppb);
+        }
         self.free = FreePool::with_range(0, 0);
         self.frontiers.fill(None);
         self.clock = 0;
@@ -112,9 +141,11 @@ impl PageStore {
         self.frontiers[frontier] = Some((pbn, next));
     }
 
-    /// Mount: `pbn` holds data and is not open; GC may take it.
-    pub fn add_candidate(&mut self, pbn: Pbn) {
-        self.candidates.insert(pbn.0, self.valid[pbn.index()]);
+    /// Mount: `pbn`, written by frontier `kind`, is full or no longer open; GC may take it.
+    pub fn add_candidate(&mut self, pbn: Pbn, kind: usize) {
+        self.kind[pbn.index()] = kind as u8;
+        let class = self.class(pbn.0);
+        self.candidates[class].insert(pbn.0, self.valid[pbn.index()]);
     }
 
     pub fn free_blocks(&self) -> usize {
@@ -123,6 +154,11 @@ impl PageStore {
 
     pub fn pages_per_block(&self) -> u32 {
         self.ppb
+    }
+
+    /// Erased pages left in `frontier`'s open block (0 when it has none): what it takes without a free block.
+    pub fn room(&self, frontier: usize) -> u32 {
+        self.frontiers[frontier].map_or(0, |(_, next)| self.ppb - next)
     }
 
     /// The key physical page `ppn` holds, if it is valid.
@@ -141,7 +177,8 @@ impl PageStore {
                 self.frontiers[frontier] = Some((pbn, next + 1));
                 return Ok(dev.ppn(pbn, next));
             }
-            self.candidates.insert(pbn.0, self.valid[pbn.index()]);
+            let class = self.class(pbn.0);
+            self.candidates[class].insert(pbn.0, self.valid[pbn.index()]);
             if let Some(t) = self.filled_at.get_mut(pbn.index()) {
                 *t = self.clock;
             }
@@ -166,34 +203,57 @@ impl PageStore {
         self.owner.set(ppn.index(), NONE);
         let block = ppn.0 / self.ppb;
         self.valid[block as usize] -= 1;
-        if self.candidates.contains(block) {
-            self.candidates.decrement(block);
+        let class = self.class(block);
+        if self.candidates[class].contains(block) {
+            self.candidates[class].decrement(block);
         }
     }
 
     /// Takes the next victim by the store's policy: (block, its valid pages, its kind). An error when no full
     /// block holds an invalid page (the device is full of valid data).
     pub fn take_victim(&mut self, dev: &Device) -> Result<(Pbn, u32, usize)> {
-        let picked = match self.victim {
-            Victim::Greedy => self.candidates.pop_min(),
-            Victim::CostBenefit => self.best_cost_benefit().map(|b| {
-                let valid = self.candidates.remove(b);
-                (b, valid)
-            }),
-        };
-        let (block, valid) = picked.ok_or_else(|| dev.out_of_space("no block to collect"))?;
+        let (block, valid) = self
+            .peek_victim(None)
+            .ok_or_else(|| dev.out_of_space("no block to collect"))?;
         if valid == self.ppb {
             return Err(dev.out_of_space(
                 "every full block is fully valid; give more spare capacity (over_provisioning or extra_blocks)",
             ));
         }
-        Ok((Pbn(block), valid, self.kind[block as usize] as usize))
+        Ok(self.take(block))
     }
 
-    fn best_cost_benefit(&self) -> Option<u32> {
+    /// The block the policy would take next, and its valid pages, among the candidates of `class` (None: of
+    /// every class), without taking it.
+    pub fn peek_victim(&self, class: Option<usize>) -> Option<(Pbn, u32)> {
+        let picked = match self.victim {
+            Victim::Greedy => match class {
+                Some(c) => self.candidates[c].min(),
+                // The earlier class wins a tie.
+                None => self
+                    .candidates
+                    .iter()
+                    .filter_map(|c| c.min())
+                    .reduce(|best, m| if best.1 > m.1 { m } else { best }),
+            },
+            Victim::CostBenefit => self
+                .best_cost_benefit(class)
+                .map(|b| (b, self.valid[b as usize])),
+        };
+        picked.map(|(b, valid)| (Pbn(b), valid))
+    }
+
+    /// Takes `block` out of the candidates: (block, its valid pages, its kind).
+    pub fn take(&mut self, block: Pbn) -> (Pbn, u32, usize) {
+        let class = self.class(block.0);
+        let valid = self.candidates[class].remove(block.0);
+        (block, valid, self.kind[block.index()] as usize)
+    }
+
+    fn best_cost_benefit(&self, class: Option<usize>) -> Option<u32> {
         let mut best: Option<(f64, u32)> = None;
         for b in 0..self.valid.len() as u32 {
-            if !self.candidates.contains(b) {
+            if !self.is_candidate(b) || class.is_some_and(|c| c != self.class(b)) {
                 continue;
             }
             let u = self.valid[b as usize] as f64 / self.ppb as f64;
@@ -216,14 +276,13 @@ impl PageStore {
         for b in 0..self.valid.len() as u32 {
             let count = dev.erase_count(Pbn(b));
             max = max.max(count);
-            if self.candidates.contains(b) && count < min {
+            if self.is_candidate(b) && count < min {
                 min = count;
                 coldest = Some(b);
             }
         }
         let b = coldest.filter(|_| max - min > threshold)?;
-        self.candidates.remove(b);
-        Some(Pbn(b))
+        Some(self.take(Pbn(b)).0)
     }
 
     /// Copies every valid page of `victim` to `frontier` (in `class`), telling `moved(key, to)` where each went,

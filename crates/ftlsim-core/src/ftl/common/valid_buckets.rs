@@ -66,6 +66,12 @@ impl ValidBuckets {
         self.insert(block, valid - 1);
     }
 
+    /// The candidate `pop_min` would take, left in place.
+    pub fn min(&self) -> Option<(u32, u32)> {
+        let count = (self.lowest..self.heads.len()).find(|&c| self.heads[c] != NONE)?;
+        Some((self.heads[count], count as u32))
+    }
+
     /// Takes the candidate with the fewest valid pages: (block, valid pages).
     pub fn pop_min(&mut self) -> Option<(u32, u32)> {
         while self.lowest < self.heads.len() {
