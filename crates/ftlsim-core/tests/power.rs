@@ -31,6 +31,10 @@ fn mounting() -> Vec<(&'static str, serde_json::Value)> {
         ("nftl", json!({"spare_blocks": 4})),
         ("replacement", json!({"replacement_blocks": 2})),
         ("replacement", json!({"replacement_blocks": 6})),
+        ("fast", json!({})),
+        ("fast", json!({"log_blocks": 2})),
+        ("ofast", json!({})),
+        ("ofast", json!({"log_blocks": 3})),
     ]
 }
 
@@ -89,8 +93,10 @@ fn cuts_land_inside_garbage_collection_and_are_survived() {
         .collect();
     for (scheme, params) in mounting() {
         let r = run_requests(&crash_test(scheme, params, None, 300, 9), reqs.clone()).unwrap();
+        // A cut drops the rest of its request (a merge's remaining copies too), so the run does fewer
+        // operations than the dry run that planned the 300 points, and the last ones may fall past its end.
         assert!(
-            r.count("power.cuts") >= 250,
+            r.count("power.cuts") >= 240,
             "{scheme}: {}",
             r.count("power.cuts")
         );
@@ -136,14 +142,42 @@ fn mount_cost_is_the_spare_reads_of_the_scan() {
     assert_eq!(r.count("mount.spare_reads"), 36);
 }
 
+/// A scheme with the trait's default mount: it cannot rebuild itself.
+struct Unmountable;
+
+impl Ftl for Unmountable {
+    fn read(&mut self, _lpn: Lpn, _dev: &mut Device) -> ftlsim_core::error::Result<Option<Token>> {
+        Ok(None)
+    }
+    fn write(
+        &mut self,
+        lpn: Lpn,
+        token: Token,
+        dev: &mut Device,
+    ) -> ftlsim_core::error::Result<()> {
+        dev.program(Ppn(lpn.0), token, lpn)
+    }
+    fn ram(&self) -> Vec<RamItem> {
+        Vec::new()
+    }
+}
+
 #[test]
 fn a_scheme_without_mount_says_so() {
     let reqs = vec![Request::new(0.0, Op::Write, 0, 512)];
-    let e = run_requests(&crash_test("fast", json!({}), None, 1, 1), reqs)
-        .unwrap_err()
-        .to_string();
+    let cfg = SimConfig {
+        ftl: "unmountable".into(),
+        ..crash_test("page", json!({}), None, 1, 1)
+    };
+    let make = |_: &ftlsim_core::config::Geometry| {
+        Ok(Built {
+            ftl: Box::new(Unmountable),
+            extra_blocks: 1,
+        })
+    };
+    let e = run_custom(&cfg, make, reqs).unwrap_err().to_string();
     assert!(
-        e.contains("`fast` cannot yet rebuild itself from flash"),
+        e.contains("`unmountable` cannot yet rebuild itself from flash"),
         "{e}"
     );
 }

@@ -161,6 +161,14 @@ impl Ftl for FastFtl {
         }
     }
 
+    /// FAST §3.2: the sector map rebuilt from the spare areas ([`HybridBlocks::mount`]); the RW blocks go
+    /// back in the ring in the order they were opened, the newest at the tail.
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let found = self.blocks.mount(dev, self.physical_blocks)?;
+        self.tail = (found.len() as u32).checked_sub(1);
+        Ok(())
+    }
+
     fn ram(&self) -> Vec<RamItem> {
         let slots = self.blocks.log.slots() as u64;
         let entry = address_bytes(self.physical_blocks as u64);
@@ -196,9 +204,7 @@ impl FastFtl {
                 self.open_rw(victim, dev)?
             }
         };
-        dev.program(self.blocks.log.next_ppn(slot), token, lpn)?;
-        self.blocks.log.append(slot, lpn.0);
-        Ok(())
+        self.blocks.append_random(slot, lpn.0, token, 0, dev)
     }
 
     fn open_rw(&mut self, slot: u32, dev: &Device) -> Result<u32> {
