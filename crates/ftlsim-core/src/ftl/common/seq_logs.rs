@@ -35,7 +35,7 @@
 //! block was first programmed (older log pages of it are "-1"), and the sequential log block's pages
 //! superseding older log copies.
 
-use super::boot_scan::{resolve, scan_block, Extent, InPlace};
+use super::boot_scan::{finish_merge, mount_bug, resolve, scan_block, Extent, InPlace};
 use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
 use super::log_blocks::LogBlocks;
@@ -47,8 +47,8 @@ use crate::error::{Result, SimError};
 use crate::nand::AUX_ERASED;
 use crate::stats::MergeKind;
 
-/// The scheme word of a page programmed into a sequential log block: a mount tells the block from a data
-/// block or a merge's target by it.
+/// The scheme word of a page programmed into a log block that serves one logical block (a sequential log
+/// block; BAST's log blocks): a mount tells the block from a data block or a merge's target by it.
 pub const SEQ_LOG_AUX: u32 = 1;
 /// The scheme word of a page appended to a random log block, plus the block's kind (LAST's partition, MAST's
 /// area; 0 for FAST).
@@ -83,14 +83,6 @@ enum Replay {
     Merged(u32),
     /// A sequential log block took the logical page: its older random log copy is stale.
     Supersede(u32),
-}
-
-/// The error of a mount that finds a state the write path never leaves, at block `pbn`.
-fn mount_bug(dev: &Device, pbn: Pbn, what: &str) -> SimError {
-    SimError::Mount {
-        scheme: dev.scheme().to_string(),
-        what: format!("{what} (block {})", pbn.0),
-    }
 }
 
 /// What [`HybridBlocks::write_seq`] did with a write.
@@ -338,7 +330,7 @@ impl HybridBlocks {
                 ));
                 continue;
             }
-            match InPlace::from_pages(pbn, &pages, ppb, SEQ_LOG_AUX) {
+            match InPlace::from_pages(pbn, &pages, ppb, SEQ_LOG_AUX, false) {
                 Some(b) => in_place.push(b),
                 None => {
                     return Err(mount_bug(
@@ -352,21 +344,13 @@ impl HybridBlocks {
         // Random log pages by logical page, for the newest copy of a page a merge's target misses.
         let mut by_lpn = log_pages.clone();
         by_lpn.sort_unstable();
-        in_place.sort_by_key(|b| (b.lbn, b.min_seq()));
+        in_place.sort_by_key(|b| (b.lbn, b.min_seq));
         // (sequence number, event) of the sector map's replay; (first sequence number, block) of the
         // sequential log blocks.
         let mut replay: Vec<(u32, Replay)> = Vec::new();
         let mut seq_blocks: Vec<(u32, SeqBlock)> = Vec::new();
-        let mut start = 0;
-        while start < in_place.len() {
-            let lbn = in_place[start].lbn;
-            let end = start
-                + in_place[start..]
-                    .iter()
-                    .take_while(|b| b.lbn == lbn)
-                    .count();
-            let group = &in_place[start..end];
-            start = end;
+        for group in in_place.chunk_by(|a, b| a.lbn == b.lbn) {
+            let lbn = group[0].lbn;
             let Some(roles) = resolve(group) else {
                 return Err(mount_bug(
                     dev,
@@ -375,48 +359,32 @@ impl HybridBlocks {
                 ));
             };
             let data = &group[roles.data];
-            let mut programmed: Vec<bool> = data.seqs.iter().map(|&s| s != 0).collect();
-            if !roles.old.is_empty() {
-                // Finish the interrupted merge into the data block, page by page in offset order.
-                let sources: Vec<usize> =
-                    roles.old.iter().chain(roles.log.iter()).copied().collect();
-                for o in 0..ppb {
-                    if programmed[o as usize] {
-                        continue;
-                    }
-                    let lpn = lbn * ppb + o;
-                    let in_blocks = sources
-                        .iter()
-                        .map(|&i| (group[i].seqs[o as usize], dev.ppn(group[i].pbn, o)));
-                    let first = by_lpn.partition_point(|e| e.0 < lpn);
-                    let in_logs = by_lpn[first..]
-                        .iter()
-                        .take_while(|e| e.0 == lpn)
-                        .map(|e| (e.1, e.2));
-                    if let Some((seq, from)) = in_blocks.chain(in_logs).max_by_key(|e| e.0) {
-                        if seq != 0 {
-                            dev.copy(from, dev.ppn(data.pbn, o))?;
-                            programmed[o as usize] = true;
-                        }
-                    }
-                }
-                for &i in &roles.old {
-                    dev.erase(group[i].pbn)?;
-                    erased.push(group[i].pbn);
-                }
-            }
+            let programmed = finish_merge(dev, group, &roles, &mut erased, |lpn| {
+                let first = by_lpn.partition_point(|e| e.0 < lpn);
+                by_lpn[first..]
+                    .iter()
+                    .take_while(|e| e.0 == lpn)
+                    .max_by_key(|e| e.1)
+                    .map(|e| (e.1, e.2))
+            })?;
             self.data.assign(lbn, data.pbn, 0);
             for o in (0..ppb).filter(|&o| programmed[o as usize]) {
                 self.data.mark_programmed(lbn * ppb + o);
             }
-            replay.push((data.min_seq(), Replay::Merged(lbn)));
+            replay.push((data.min_seq, Replay::Merged(lbn)));
             if let Some(log) = roles.log.map(|i| &group[i]) {
-                let (first, pages) = log.run().expect("resolve gives a run");
+                let Some((first, pages)) = log.run() else {
+                    return Err(mount_bug(
+                        dev,
+                        log.pbn,
+                        "a sequential log block out of place",
+                    ));
+                };
                 for o in first..pages {
                     replay.push((log.seqs[o as usize], Replay::Supersede(lbn * ppb + o)));
                 }
                 seq_blocks.push((
-                    log.min_seq(),
+                    log.min_seq,
                     SeqBlock {
                         pbn: log.pbn,
                         lbn,
