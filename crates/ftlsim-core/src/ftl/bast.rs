@@ -23,7 +23,17 @@
 //! [`logblock_ram`]. Not counted, to match that figure: the written bit per logical page and the in-order
 //! frontier the collision test uses (a controller would read the page's spare area instead; the simulator
 //! charges nothing for that check, as the FAST paper does not).
-//! Spare area: the logical page number. Extra physical blocks: `log_blocks` + 1 (the free block a full merge
+//! Spare area: the logical page number and the chip's sequence number; log pages also carry the scheme word
+//! `SEQ_LOG_AUX` (written with the page, no extra operation), so that a mount tells a log block from a data
+//! block or a merge target. Mount (in the manner of FAST §3.2's rebuild from spare areas): one spare read per
+//! page of the data and log blocks (`(physical blocks - map blocks) x pages per block`; 7 x 4 = 28 for 4
+//! logical blocks and 2 log blocks), then each logical block's blocks get their roles
+//! (`common/boot_scan.rs`): a full or partial merge the cut interrupted is finished (the target's missing
+//! pages copied from their newest copies, the replaced blocks erased), log blocks take slots in the order
+//! they were opened, the round-robin cursor restarts at the oldest. `logblock-zoned` then finds its map
+//! blocks by their spare areas (up to the first erased page), erases those holding pages and writes every
+//! zone's map pages afresh from the rebuilt map (map-class operations; the map pages hold nothing the
+//! spare areas do not). Extra physical blocks: `log_blocks` + 1 (the free block a full merge
 //! copies into), and at least the TinyFTL paper's 24 in every 1,024 so that BAST, TinyFTL and the Superblock
 //! FTL run on the same chip; blocks beyond those BAST uses stay in the free pool.
 //!
