@@ -38,6 +38,13 @@ fn mounting() -> Vec<(&'static str, serde_json::Value)> {
         ("bast", json!({})),
         ("bast", json!({"log_blocks": 2, "partial_merge": true})),
         ("logblock-zoned", json!({"zone_blocks": 4, "log_blocks": 3})),
+        ("last", json!({})),
+        (
+            "last",
+            json!({"log_blocks": 6, "seq_threshold_bytes": 1024}),
+        ),
+        ("mast", json!({})),
+        ("mast", json!({"log_blocks": 5, "idle_merges": 1})),
     ]
 }
 

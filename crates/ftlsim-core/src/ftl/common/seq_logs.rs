@@ -33,7 +33,7 @@
 //! pages), then the replaced blocks are erased; these copies and erases are the only flash writes of a
 //! mount. The sector map is replayed in sequence order: appends, a merge of each logical block when its data
 //! block was first programmed (older log pages of it are "-1"), and the sequential log block's pages
-//! superseding older log copies.
+//! superseding older log copies, as do the data block's pages.
 
 use super::boot_scan::{finish_merge, mount_bug, resolve, scan_block, Extent, InPlace};
 use super::data_blocks::DataBlocks;
@@ -370,6 +370,14 @@ impl HybridBlocks {
             self.data.assign(lbn, data.pbn, 0);
             for o in (0..ppb).filter(|&o| programmed[o as usize]) {
                 self.data.mark_programmed(lbn * ppb + o);
+                // A random log copy older than the data block's page is not the newest (MAST copies a
+                // live page to CA while the logical block's SW block is open; the SW block's partial merge
+                // then fills that offset). A page the mount copied is newer than every other.
+                let seq = match data.seqs[o as usize] {
+                    0 => u32::MAX,
+                    seq => seq,
+                };
+                replay.push((seq, Replay::Supersede(lbn * ppb + o)));
             }
             replay.push((data.min_seq, Replay::Merged(lbn)));
             if let Some(log) = roles.log.map(|i| &group[i]) {
