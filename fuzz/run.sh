@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for $1 seconds (default 60), one after another, each corpus seeded from the fixtures.
+# Runs fuzz targets for $1 seconds each (default 60), one after another, each corpus seeded from the fixtures:
+# the targets named after $1, or every target. A summary line per target goes to corpus/summary.txt.
 set -euo pipefail
 cd "$(dirname "$0")"
 secs=${1:-60}
+shift || true
+targets=${*:-$(cargo fuzz list)}
 fixtures=../crates/ftlsim-core/tests/fixtures
 export RUSTC_BOOTSTRAP=1
-for target in $(cargo fuzz list); do
+for target in $targets; do
     corpus=corpus/$target
     mkdir -p "$corpus"
     case $target in
         read_*) fmt=${target#read_}; cp "$fixtures/tiny.$fmt" "$corpus/seed-file"
                 n=0; while IFS= read -r line; do n=$((n + 1)); printf '%s\n' "$line" > "$corpus/seed-line-$n"; done < "$fixtures/tiny.$fmt" ;;
+        parse_config) for scheme in fast bast page tiny dftl; do
+                          printf '{"ftl": "%s", "params": {}, "capacity": "8MiB", "nvram": "64KiB"}' "$scheme" > "$corpus/seed-$scheme"
+                      done
+                      printf '{"ftl": "fast", "params": {"log_blocks": 8}, "preset": "lee2007", "device": {"page_bytes": 2048}}' > "$corpus/seed-device" ;;
         parse_size) for s in 34MiB "16 GB" 1.5KiB 18446744073709551615 16777216TiB; do printf '%s' "$s" > "$corpus/seed-$s"; done ;;
     esac
     cargo fuzz run "$target" "$corpus" -- -max_total_time="$secs" -max_len=4096 -rss_limit_mb=1024 2>&1 | tee "corpus/$target.log" | grep -E '^(Done|==|INFO: seed)|panicked|SUMMARY' || true
+    echo "$target $secs s: $(grep -E '^Done' "corpus/$target.log" | tail -1) $(grep -c 'SUMMARY' "corpus/$target.log") crashes" >> corpus/summary.txt
 done

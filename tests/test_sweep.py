@@ -35,11 +35,25 @@ def test_grid_gives_each_scheme_only_the_parameters_it_takes():
 
 
 def test_sweep_resumes_computing_only_the_missing_points(tmp_path, monkeypatch):
+    import threading
+
     store = tmp_path / "results.parquet"
     computed = counting(monkeypatch)
+    interrupted = threading.Event()
+    counted = ftlsim.sim._run_point
+
+    def gated(kwargs):
+        # The third point waits for the Ctrl-C, so that a slow main thread (a loaded machine) cannot let the
+        # worker finish it and start the fourth before the sweep cancels the queue.
+        if len(computed) == 2:
+            interrupted.wait(timeout=30)
+        return counted(kwargs)
+
+    monkeypatch.setattr(ftlsim.sim, "_run_point", gated)
 
     def interrupt(done, total):
         if done == 2:
+            interrupted.set()
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):

@@ -6,23 +6,29 @@
     True
 """
 
-from . import config, plot
-from ._core import FtlsimError, RunFailedError
-from .ftl import ram, schemes
-from .report import Report, report_schema
-from .sim import simulate, sweep
-from .trace import formats, generate, info, presets, workloads
+import importlib
 
 __version__ = "0.1.0"
 
+# Names load on first use (PEP 562), so that `import ftlsim` and the `ftlsim` command start fast and the
+# command can catch Ctrl-C from its first line; `ftlsim.reproduce` pulls in pandas and matplotlib.
+_LAZY = {
+    "FtlsimError": "._core", "RunFailedError": "._core", "ram": ".ftl", "schemes": ".ftl",
+    "Report": ".report", "report_schema": ".report", "simulate": ".sim", "sweep": ".sim",
+    "formats": ".trace", "generate": ".trace", "info": ".trace", "presets": ".trace", "workloads": ".trace",
+}
+_SUBMODULES = {"config", "plot", "reproduce", "sim", "report", "trace", "ftl", "output", "cli"}
+
 
 def __getattr__(name):
-    # `ftlsim.reproduce` (the papers' experiments) loads on first use: it pulls in pandas and matplotlib.
-    if name == "reproduce":
-        import importlib
-
-        return importlib.import_module(".reproduce", __name__)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'ftlsim' has no attribute {name!r}")
+
 
 __all__ = [
     "FtlsimError",

@@ -5,10 +5,26 @@ no free blocks) exits 1, Ctrl-C exits 130."""
 
 from __future__ import annotations
 
-import json
-import re
+import os
+import signal
 import sys
-import time
+import threading
+
+
+def _interrupted_while_starting(signum, frame):
+    # Ctrl-C while the command's modules load: the same one line and exit code as anywhere else, rather than
+    # a traceback from deep inside an import (and no half-held import lock).
+    sys.stderr.write("interrupted\n")
+    os._exit(130)
+
+
+_starting = threading.current_thread() is threading.main_thread()
+if _starting:
+    _previous_handler = signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import json  # noqa: E402
+import re  # noqa: E402
+import time  # noqa: E402
 
 import click
 from click.core import ParameterSource
@@ -22,6 +38,9 @@ from .output import check_output
 from .report import Report
 from .sim import simulate
 
+if _starting:
+    signal.signal(signal.SIGINT, _previous_handler)
+
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
 # Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -30,7 +49,7 @@ err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 # The engine's suggestions are written as config keys (capacity="269MiB", wrap=true); on the command line
 # they are these options, and any other key is `-p key=value`.
 FLAGS = {"wrap": "--wrap", "writes_only": "--writes-only", "skip_bad_lines": "--skip-bad-lines",
-         "compact": "--compact", "mount_at_end": "--mount-at-end"}
+         "compact": "--compact", "mount_at_end": "--mount-at-end", "torn_pages": "--torn-pages"}
 VALUED = {"capacity": "--capacity", "preset": "--preset", "precondition": "--precondition", "format": "--format",
           "device": "--device", "nvram": "--nvram", "nvram_policy": "--nvram-policy", "ftl": "--ftl",
           "power_cuts": "--power-cuts", "power_cut_seed": "--power-cut-seed"}
@@ -274,12 +293,16 @@ def load_config(path) -> dict:
                    "check every logical page (schemes that can mount: ftlsim list).")
 @click.option("--power-cut-seed", type=int, default=1, show_default=True, help="Seed of the cut points.")
 @click.option("--mount-at-end", is_flag=True, help="Mount the scheme from flash after the trace: its boot cost.")
+@click.option("--torn-pages", is_flag=True,
+              help="A power cut that lands on a page program tears it: the page reads back uncorrectable and the "
+                   "scheme must ignore it when it mounts.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the report as JSON (with the complete configuration: `ftlsim run -c` repeats it).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
 @click.pass_context
 def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fmt_name, device, writes_only,
-        skip_bad_lines, wrap, compact, nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, json_path, csv_path):
+        skip_bad_lines, wrap, compact, nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, torn_pages,
+        json_path, csv_path):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
 
     With no TRACE, runs the built-in default uniform:writes=150000,seed=1 (the FAST paper's pattern E)."""
@@ -314,6 +337,8 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         kwargs.update(power_cuts=power_cuts, power_cut_seed=power_cut_seed)
     if mount_at_end:
         kwargs["mount_at_end"] = True
+    if torn_pages:
+        kwargs["torn_pages"] = True
     bar = LazyProgress(kwargs.get("ftl", "page"))
     try:
         report = simulate(trace, progress=bar, **kwargs)
@@ -351,8 +376,8 @@ def check_plot_path(path: str, what: str = "--plot", inputs=()) -> None:
         raise _core.FtlsimError(f"--plot {path}: unknown image format `.{ext}`; valid: {', '.join(sorted(valid))}")
 
 
-def grid_table(df, title: str, swept: list[str]) -> Table:
-    figures = [c for c in COMPARE_COLUMNS if c in df and (df[c].fillna(0) != 0).any()]
+def grid_table(df, title: str, swept: list[str], columns: list[str] = COMPARE_COLUMNS) -> Table:
+    figures = [c for c in columns if c in df and (df[c].fillna(0) != 0).any()]
     columns = [c for c in ("trace", "ftl") if c in df and (c == "ftl" or df[c].nunique() > 1)] + swept + figures
     table = Table(title=title, title_justify="left")
     for col in columns:
@@ -367,7 +392,8 @@ def grid_table(df, title: str, swept: list[str]) -> Table:
     return table
 
 
-def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: dict, inputs=()):
+def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: dict, inputs=(),
+             columns: list[str] = COMPARE_COLUMNS):
     """Runs a sweep with a progress bar, prints its table and failures, writes its outputs; exits 1 when a
     point failed (the others are kept, and in the store)."""
     from .sim import sweep
@@ -386,7 +412,7 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     from rich.markup import escape
 
     swept = [k for k in grid_columns(schemes, grid) if k in df]
-    console.print(grid_table(df, label, swept))
+    console.print(grid_table(df, label, swept, columns))
     failed = df[df["status"] == "failed"]
     for _, row in failed.iterrows():
         err_console.print(f"[bold red]failed:[/] {row['ftl']} on {row['trace']} "
@@ -443,6 +469,32 @@ def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, 
     common = option_kwargs(ctx)
     run_grid(trace, trace, ftls, grid, common, {"csv": csv_path, "plot": plot_path, "jobs": jobs},
              inputs=(trace,))
+
+
+MOUNT_COLUMNS = ["mount.spare_reads", "mount.page_reads", "mount.time_us.max", "ram.total_bytes",
+                 "bad_blocks.factory", "flash.erases"]
+
+
+@main.command("mount-cost")
+@click.argument("trace", required=False, shell_complete=complete_trace)
+@click.option("--ftl", "ftls", default=None, shell_complete=complete_names("schemes", comma=True),
+              help="Comma-separated schemes (default: every scheme).")
+@common_options
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per scheme as CSV.")
+@click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel runs (default: all cores).")
+@click.pass_context
+def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only,
+               skip_bad_lines, wrap, compact, nvram, nvram_policy, csv_path, jobs):
+    """Boot time of each scheme on a device filled by TRACE: the trace runs, then the scheme rebuilds its
+    RAM from flash alone (spare areas, map blocks) and the table gives what that mount read and how long it
+    took with the preset's timings (e.g. --preset tinyftl-16g). A scheme that cannot mount yet is listed as
+    failed."""
+    trace = trace or DEFAULT_TRACE
+    ftls = ftls or ",".join(names("schemes"))
+    grid = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
+    common = {**option_kwargs(ctx), "mount_at_end": True}
+    run_grid(f"mount cost after {trace}", trace, ftls, grid, common, {"csv": csv_path, "jobs": jobs},
+             inputs=(trace,), columns=MOUNT_COLUMNS)
 
 
 @main.command()

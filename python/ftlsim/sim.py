@@ -297,6 +297,15 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     return df
 
 
+def _leave_ctrl_c_to_the_parent():
+    """A worker process ignores Ctrl-C (a terminal sends it to the whole process group): the parent cancels
+    the sweep and terminates its workers. A KeyboardInterrupt inside a worker's own start-up could otherwise
+    leave it holding an import lock while the parent waits for it (a hang the Ctrl-C test found under load)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
     if client is not None or scheduler is not None or backend == "dask":
         return _execute_dask(todo, kwargs_of, finish, client, scheduler)
@@ -312,7 +321,8 @@ def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
         # fork where the platform has it: workers start in milliseconds and do not re-run the caller's
         # __main__ (a notebook, stdin or an unguarded script); elsewhere the platform's default.
         method = "fork" if sys.platform.startswith("linux") else None
-        pool = Pool(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context(method))
+        pool = Pool(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context(method),
+                    initializer=_leave_ctrl_c_to_the_parent)
     else:
         raise _core.FtlsimError(f"unknown backend `{backend}`; valid: processes, threads, dask")
     from concurrent.futures import as_completed

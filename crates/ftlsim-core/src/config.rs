@@ -3,6 +3,7 @@
 //! A preset sets geometry and timing together; every field can be overridden per run ([`DeviceOverrides`]),
 //! so that a test can build the papers' toy devices (4 pages a block, a handful of blocks).
 
+use crate::bad_blocks::BadBlockOptions;
 use crate::error::{Result, SimError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -167,6 +168,14 @@ pub struct DeviceOverrides {
     pub program_us: Option<f64>,
     pub spare_program_us: Option<f64>,
     pub erase_us: Option<f64>,
+    /// Fraction of the chip's blocks bad from the factory (`bad_blocks.rs`), 0 to 0.5.
+    pub bad_block_ratio: Option<f64>,
+    /// Erases a block survives before an erase fails and it goes bad (e.g. 10,000 MLC, 100,000 SLC).
+    pub endurance: Option<u32>,
+    /// Chip blocks kept to replace bad blocks; default: the factory share plus 2% when `endurance` is set.
+    pub bad_block_reserve: Option<u32>,
+    /// Seed of the factory bad blocks' positions (default 1).
+    pub bad_block_seed: Option<u64>,
 }
 
 /// A preset with its overrides applied: everything but the logical capacity.
@@ -179,6 +188,10 @@ pub struct DeviceSpec {
     pub sequential_program: bool,
     pub preset_capacity_bytes: Option<u64>,
     pub timing: Timing,
+    pub bad_block_ratio: f64,
+    pub endurance: Option<u32>,
+    pub bad_block_reserve: Option<u32>,
+    pub bad_block_seed: u64,
 }
 
 impl DeviceSpec {
@@ -199,6 +212,10 @@ impl DeviceSpec {
                 spare_program_us: o.spare_program_us.unwrap_or(p.timing.spare_program_us),
                 erase_us: o.erase_us.unwrap_or(p.timing.erase_us),
             },
+            bad_block_ratio: o.bad_block_ratio.unwrap_or(0.0),
+            endurance: o.endurance,
+            bad_block_reserve: o.bad_block_reserve,
+            bad_block_seed: o.bad_block_seed.unwrap_or(1),
         };
         let mut problems = Vec::new();
         if !(512..=MAX_PAGE_BYTES).contains(&spec.page_bytes) || !spec.page_bytes.is_power_of_two()
@@ -234,11 +251,52 @@ impl DeviceSpec {
                 problems.push(e);
             }
         }
+        if !(0.0..=0.5).contains(&spec.bad_block_ratio) {
+            problems.push(format!(
+                "bad_block_ratio={} must be a fraction from 0 to 0.5; e.g. bad_block_ratio=0.02",
+                spec.bad_block_ratio
+            ));
+        }
+        if spec.endurance == Some(0) {
+            problems.push("endurance=0 would fail the first erase; give erases per block, e.g. endurance=10000".into());
+        }
+        if let Some(reserve) = spec.bad_block_reserve {
+            let limit = u32::MAX / 2 / spec.pages_per_block.max(1);
+            if reserve > limit {
+                problems.push(format!(
+                    "bad_block_reserve={reserve} is more than the {limit} blocks this geometry can address; \
+                     e.g. bad_block_reserve=32"
+                ));
+            }
+        }
         if problems.is_empty() {
             Ok(spec)
         } else {
             Err(SimError::Param(format!("device: {}", problems.join("; "))))
         }
+    }
+
+    /// The chip's bad-block options for a scheme of `physical_blocks` blocks; None for a chip without bad
+    /// blocks (no ratio, endurance or reserve given), which then has no bad-block layer at all.
+    pub fn bad_block_options(&self, physical_blocks: u32) -> Option<BadBlockOptions> {
+        if self.bad_block_ratio == 0.0
+            && self.endurance.is_none()
+            && self.bad_block_reserve.is_none()
+        {
+            return None;
+        }
+        Some(BadBlockOptions {
+            ratio: self.bad_block_ratio,
+            endurance: self.endurance,
+            reserve: self.bad_block_reserve.unwrap_or_else(|| {
+                BadBlockOptions::default_reserve(
+                    physical_blocks,
+                    self.bad_block_ratio,
+                    self.endurance,
+                )
+            }),
+            seed: self.bad_block_seed,
+        })
     }
 
     pub fn block_bytes(&self) -> u64 {

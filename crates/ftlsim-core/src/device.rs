@@ -3,9 +3,10 @@
 //! here to the chip, which counts it; a scheme never counts its own operations.
 
 use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::bad_blocks::{factory_positions, BadBlockMap, BadBlockOptions};
 use crate::config::{Geometry, Timing};
 use crate::error::{Result, SimError};
-use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, AUX_ERASED};
+use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, AUX_ERASED, FACTORY_BAD};
 use crate::request::{Op, Tag};
 use crate::stats::{CacheKind, Cause, FlashCounts, MergeKind, Stats};
 
@@ -53,6 +54,8 @@ struct PowerSwitch {
     cut_before: Option<u64>,
     /// Merges and GC runs open now (a cut inside one leaves it half done).
     open_marks: u32,
+    /// A cut that lands on a page program leaves the page torn ([`Nand::tear`]).
+    tear: bool,
 }
 
 /// Where a power cut landed, for the durability report.
@@ -65,6 +68,8 @@ pub struct CutPoint {
     pub phase: Cause,
     /// Merges or garbage collections that were open.
     pub open_marks: u32,
+    /// The cut tore the page program it landed on (`torn_pages`).
+    pub torn: bool,
 }
 
 impl CutPoint {
@@ -94,6 +99,10 @@ struct CauseLedger {
 
 pub struct Device {
     chip: Nand,
+    /// The blocks the scheme sees; the chip has more when it has bad blocks and a reserve for them.
+    blocks: u32,
+    /// Where the scheme's blocks live on the chip, when the chip has bad blocks (`bad_blocks.rs`).
+    bad_blocks: Option<Box<BadBlockMap>>,
     geometry: Geometry,
     timing: Timing,
     scheme: String,
@@ -115,6 +124,8 @@ impl Device {
                 geometry.pages_per_block,
                 geometry.sequential_program,
             ),
+            blocks: physical_blocks,
+            bad_blocks: None,
             geometry,
             timing,
             scheme: scheme.to_string(),
@@ -126,6 +137,99 @@ impl Device {
         }
     }
 
+    /// A device of `physical_blocks` good blocks for the scheme over a chip with bad blocks: `opts.reserve`
+    /// more chip blocks, factory bad blocks marked at seeded positions, and an endurance if given.
+    pub fn with_bad_blocks(
+        scheme: &str,
+        geometry: Geometry,
+        physical_blocks: u32,
+        timing: Timing,
+        opts: BadBlockOptions,
+    ) -> Result<Device> {
+        let most = physical_blocks.max(1024);
+        if opts.reserve > most {
+            return Err(SimError::Param(format!(
+                "bad_block_reserve={} is more than the scheme's {physical_blocks} blocks (or 1,024 on a small \
+                 device); a reserve is a small share of the chip, e.g. bad_block_reserve={}",
+                opts.reserve,
+                physical_blocks.div_ceil(50)
+            )));
+        }
+        let chip_blocks = physical_blocks
+            .checked_add(opts.reserve)
+            .filter(|&b| b as u64 * geometry.pages_per_block as u64 <= u32::MAX as u64)
+            .ok_or_else(|| {
+                SimError::Param(format!(
+                    "bad_block_reserve={} beside the scheme's {physical_blocks} blocks is more pages than a chip \
+                     address holds; give a smaller reserve",
+                    opts.reserve
+                ))
+            })?;
+        let mut dev = Device::new(scheme, geometry, chip_blocks, timing);
+        dev.blocks = physical_blocks;
+        let mut markers = vec![0; chip_blocks as usize];
+        for b in factory_positions(chip_blocks, opts.factory_count(chip_blocks), opts.seed) {
+            dev.chip.mark_bad(Pbn(b), FACTORY_BAD, None);
+            markers[b as usize] = FACTORY_BAD;
+        }
+        if let Some(endurance) = opts.endurance {
+            dev.chip.set_endurance(endurance);
+        }
+        dev.bad_blocks = Some(Box::new(BadBlockMap::from_markers(
+            physical_blocks,
+            &markers,
+        )?));
+        Ok(dev)
+    }
+
+    /// Rebuilds the bad-block map from the chip's markers after a power cut (one spare read per chip block).
+    pub fn mount_bad_blocks(&mut self) -> Result<()> {
+        if self.bad_blocks.is_none() {
+            return Ok(());
+        }
+        let mut markers = Vec::with_capacity(self.chip.blocks() as usize);
+        for b in 0..self.chip.blocks() {
+            self.step(OpClass::Data)?;
+            markers.push(self.chip.bad_marker(Pbn(b), OpClass::Data));
+        }
+        self.bad_blocks = Some(Box::new(BadBlockMap::from_markers(self.blocks, &markers)?));
+        Ok(())
+    }
+
+    /// Factory bad blocks, grown bad blocks and the reserve's size, when the chip has bad blocks.
+    pub fn bad_block_counts(&self) -> Option<(u32, u32, u32)> {
+        self.bad_blocks
+            .as_ref()
+            .map(|m| (m.factory, m.grown, m.reserve_blocks))
+    }
+
+    /// The chip block behind the scheme's block `pbn` (past the chip for a block beyond the scheme's).
+    #[inline]
+    fn block_on_chip(&self, pbn: Pbn) -> Pbn {
+        match &self.bad_blocks {
+            None => pbn,
+            Some(_) if pbn.0 >= self.blocks => Pbn(self.chip.blocks().max(pbn.0)),
+            Some(map) => map.chip_block(pbn),
+        }
+    }
+
+    /// The chip page behind the scheme's page `ppn`.
+    #[inline]
+    fn on_chip(&self, ppn: Ppn) -> Ppn {
+        if self.bad_blocks.is_none() {
+            return ppn;
+        }
+        let ppb = self.geometry.pages_per_block;
+        let block = self.block_on_chip(Pbn(ppn.0 / ppb));
+        Ppn(block.0.saturating_mul(ppb).saturating_add(ppn.0 % ppb))
+    }
+
+    /// How many times the scheme's block `pbn` has been erased (reported erases: zeroed after
+    /// preconditioning).
+    pub fn erase_count(&self, pbn: Pbn) -> u32 {
+        self.chip.erase_count(self.block_on_chip(pbn))
+    }
+
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
     }
@@ -134,8 +238,9 @@ impl Device {
         &self.timing
     }
 
+    /// The blocks the scheme may use.
     pub fn physical_blocks(&self) -> u32 {
-        self.chip.blocks()
+        self.blocks
     }
 
     pub fn chip(&self) -> &Nand {
@@ -186,7 +291,9 @@ impl Device {
     #[inline]
     pub fn read_in(&mut self, class: OpClass, ppn: Ppn) -> Result<PageRead> {
         self.step(class)?;
-        self.chip.read(ppn, class).map_err(|v| self.rule(v))
+        self.chip
+            .read(self.on_chip(ppn), class)
+            .map_err(|v| self.rule(v))
     }
 
     /// Reads the spare area of a host data page (one spare read).
@@ -199,15 +306,17 @@ impl Device {
     #[inline]
     pub fn read_spare_in(&mut self, class: OpClass, ppn: Ppn) -> Result<Spare> {
         self.step(class)?;
-        self.chip.read_spare(ppn, class).map_err(|v| self.rule(v))
+        self.chip
+            .read_spare(self.on_chip(ppn), class)
+            .map_err(|v| self.rule(v))
     }
 
     /// Programs a page holding `token` for logical page `lpn`.
     #[inline]
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {
-        self.step(OpClass::Data)?;
+        self.step_program(OpClass::Data, ppn)?;
         self.chip
-            .program(ppn, token, lpn.0, AUX_ERASED, OpClass::Data)
+            .program(self.on_chip(ppn), token, lpn.0, AUX_ERASED, OpClass::Data)
             .map_err(|v| self.rule(v))
     }
 
@@ -221,9 +330,9 @@ impl Device {
         lpn: u32,
         aux: u32,
     ) -> Result<()> {
-        self.step(class)?;
+        self.step_program(class, ppn)?;
         self.chip
-            .program(ppn, token, lpn, aux, class)
+            .program(self.on_chip(ppn), token, lpn, aux, class)
             .map_err(|v| self.rule(v))
     }
 
@@ -236,7 +345,7 @@ impl Device {
     pub fn program_spare(&mut self, ppn: Ppn, aux: Option<u32>, clear_flags: u8) -> Result<()> {
         self.step(OpClass::Data)?;
         self.chip
-            .program_spare(ppn, aux, clear_flags, OpClass::Data)
+            .program_spare(self.on_chip(ppn), aux, clear_flags, OpClass::Data)
             .map_err(|v| self.rule(v))
     }
 
@@ -248,7 +357,32 @@ impl Device {
     /// Erases a block, counted in `class`.
     pub fn erase_in(&mut self, class: OpClass, pbn: Pbn) -> Result<()> {
         self.step(class)?;
-        self.chip.erase(pbn, class).map_err(|v| self.rule(v))
+        let on_chip = self.block_on_chip(pbn);
+        if !self.chip.erase(on_chip, class).map_err(|v| self.rule(v))? {
+            self.replace_worn_out(pbn, on_chip, class)?;
+        }
+        Ok(())
+    }
+
+    /// The erase of the scheme's block `pbn` (chip block `failed`) failed: mark the chip block bad and give the
+    /// scheme an erased reserve block in its place (`bad_blocks.rs`).
+    fn replace_worn_out(&mut self, pbn: Pbn, failed: Pbn, class: OpClass) -> Result<()> {
+        let map = self
+            .bad_blocks
+            .as_mut()
+            .expect("only a chip with an endurance fails an erase, and it has a bad-block map");
+        self.chip.mark_bad(failed, map.grown + 1, Some(class));
+        if map.replace(pbn).is_none() {
+            return Err(SimError::WornOut {
+                went_bad: map.factory + map.grown + 1,
+                factory: map.factory,
+                grown: map.grown + 1,
+                reserve: map.reserve_blocks,
+                at_erase: self.chip.total_counts().erases,
+                block: failed.0,
+            });
+        }
+        Ok(())
     }
 
     /// Copies a page: one page read and one program, the data and logical page carried over. Schemes move
@@ -263,9 +397,9 @@ impl Device {
         let page = self.read_in(class, from)?;
         match page.token {
             Some(token) => {
-                self.step(class)?;
+                self.step_program(class, to)?;
                 self.chip
-                    .program(to, token, page.spare.lpn, AUX_ERASED, class)
+                    .program(self.on_chip(to), token, page.spare.lpn, AUX_ERASED, class)
                     .map_err(|v| self.rule(v))?;
                 self.copies += 1;
                 Ok(page.spare.lpn())
@@ -296,9 +430,30 @@ impl Device {
                 class,
                 phase: self.causes.phase.unwrap_or(Cause::Host),
                 open_marks: self.power.open_marks,
+                torn: false,
             }));
         }
         Ok(())
+    }
+
+    /// [`Device::step`] for a program of `ppn`: a cut that lands on it tears the page when torn pages are on.
+    #[inline]
+    fn step_program(&mut self, class: OpClass, ppn: Ppn) -> Result<()> {
+        match self.step(class) {
+            Err(SimError::PowerCut(mut at)) if self.power.tear => {
+                let on_chip = self.on_chip(ppn);
+                self.chip.tear(on_chip);
+                at.torn = true;
+                Err(SimError::PowerCut(at))
+            }
+            other => other,
+        }
+    }
+
+    /// Whether a power cut tears the page program it lands on (the scheme must then detect the page, which
+    /// reads back as uncorrectable, and ignore it at mount).
+    pub fn set_torn_pages(&mut self, tear: bool) {
+        self.power.tear = tear;
     }
 
     /// Opens a merge or a garbage collection: close it with [`Device::end_merge`] or [`Device::end_gc`].

@@ -64,6 +64,20 @@ pub enum SimError {
     Durability(Box<DurabilityBroken>),
 
     #[error(
+        "the chip ran out of good blocks: {went_bad} blocks went bad ({factory} from the factory, {grown} worn \
+         out, the last at chip erase #{at_erase} of block {block}) and the reserve of {reserve} replacement \
+         blocks is used up; raise bad_block_reserve, endurance, or lower bad_block_ratio"
+    )]
+    WornOut {
+        went_bad: u32,
+        factory: u32,
+        grown: u32,
+        reserve: u32,
+        at_erase: u64,
+        block: u32,
+    },
+
+    #[error(
         "scheme `{scheme}` cannot yet rebuild itself from flash after a power cut (no mount); \
          run it without power_cuts / mount_at_end"
     )]

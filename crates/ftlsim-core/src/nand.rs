@@ -23,6 +23,14 @@ pub const FLAGS_ERASED: u8 = 0xFF;
 
 const NO_SLOT: u32 = u32::MAX;
 
+/// The data of a torn page (a program cut by a power loss): the chip's ECC cannot correct it, so a read gives
+/// no data and no logical page. Host tokens count up from 1 and never reach it.
+const TORN: Token = Token::MAX;
+
+/// The bad-block marker of a factory bad block, as [`Nand::bad_marker`] reads it; a grown bad block's marker is
+/// the number of its failure (1 for the first block that went bad, 2 for the next, ...); 0 is a good block.
+pub const FACTORY_BAD: u32 = u32::MAX;
+
 /// The spare (out-of-band) area of a page as the chip stores it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Spare {
@@ -78,7 +86,7 @@ impl Page {
     #[inline]
     fn read(&self) -> PageRead {
         PageRead {
-            token: self.programmed().then_some(self.token),
+            token: (self.programmed() && self.token != TORN).then_some(self.token),
             spare: Spare {
                 lpn: self.lpn,
                 seq: self.seq,
@@ -131,6 +139,13 @@ pub struct Nand {
     free_slots: Vec<u32>,
     seq: u32,
     counts: [FlashCounts; 2],
+    /// Bad-block markers per block ([`FACTORY_BAD`], a grown failure's number, 0 for good); empty while no
+    /// block is bad, so a chip without bad blocks pays nothing.
+    bad: Vec<u32>,
+    /// Erases a block survives ([`Nand::set_endurance`]); the erase after them fails. None: unlimited.
+    endurance: Option<u32>,
+    /// Lifetime erases per block while an endurance is set (never reset, unlike the reported erase counts).
+    wear: Vec<u32>,
 }
 
 impl Nand {
@@ -151,7 +166,40 @@ impl Nand {
             free_slots: Vec::new(),
             seq: 0,
             counts: [FlashCounts::default(); 2],
+            bad: Vec::new(),
+            endurance: None,
+            wear: Vec::new(),
         }
+    }
+
+    /// From now on an erase of a block that has been erased `endurance` times fails (the block goes bad).
+    pub fn set_endurance(&mut self, endurance: u32) {
+        self.endurance = Some(endurance);
+        self.wear = vec![0; self.blocks.len()];
+    }
+
+    /// Writes a bad-block marker into block `pbn`'s spare area (one spare program in `class`; a factory
+    /// marker is the manufacturer's, written before the chip is counted, so pass None).
+    pub fn mark_bad(&mut self, pbn: Pbn, marker: u32, class: Option<OpClass>) {
+        if self.bad.is_empty() {
+            self.bad = vec![0; self.blocks.len()];
+        }
+        self.bad[pbn.index()] = marker;
+        if let Some(class) = class {
+            self.counts[class as usize].spare_writes += 1;
+        }
+    }
+
+    /// Reads block `pbn`'s bad-block marker from its first page's spare area (one spare read): 0 for a good
+    /// block, [`FACTORY_BAD`], or the number of the grown failure.
+    pub fn bad_marker(&mut self, pbn: Pbn, class: OpClass) -> u32 {
+        self.counts[class as usize].spare_reads += 1;
+        self.bad.get(pbn.index()).copied().unwrap_or(0)
+    }
+
+    #[inline]
+    fn is_bad(&self, block: usize) -> bool {
+        !self.bad.is_empty() && self.bad[block] != 0
     }
 
     pub fn blocks(&self) -> u32 {
@@ -265,6 +313,13 @@ impl Nand {
         class: OpClass,
     ) -> Result<(), Violation> {
         let (b, p) = self.locate(ppn, "program beyond the chip")?;
+        if self.is_bad(b) {
+            return Err(Violation {
+                what: "program of a bad block",
+                block: b as u32,
+                page: p as u32,
+            });
+        }
         let block = self.blocks.get(b);
         if self.page(b, p).programmed() {
             return Err(Violation {
@@ -299,6 +354,32 @@ impl Nand {
         Ok(())
     }
 
+    /// A program of `ppn` cut by a power loss halfway: the page is programmed (it cannot be programmed again
+    /// until its block is erased, and it takes a sequence number) but reads back as uncorrectable: no data,
+    /// no logical page, no scheme word. Not counted: the operation never completed. Nothing happens where the
+    /// program would have broken a NAND rule.
+    pub fn tear(&mut self, ppn: Ppn) {
+        let Ok((b, p)) = self.locate(ppn, "") else {
+            return;
+        };
+        let block = self.blocks.get(b);
+        if self.is_bad(b)
+            || self.page(b, p).programmed()
+            || (self.sequential_program && (p as u32) < block.next_page)
+        {
+            return;
+        }
+        self.seq = self.seq.checked_add(1).unwrap_or(1);
+        let seq = self.seq;
+        let page = self.page_mut(b, p);
+        page.token = TORN;
+        page.lpn = NO_LPN;
+        page.seq = seq;
+        let block = self.blocks.get_mut(b);
+        block.next_page = block.next_page.max(p as u32 + 1);
+        block.programmed += 1;
+    }
+
     /// Programs part of a spare area on its own (one spare program): sets the scheme word if it is still
     /// erased, and clears flag bits. Setting a programmed scheme word again is a violation.
     pub fn program_spare(
@@ -327,13 +408,27 @@ impl Nand {
     }
 
     /// Erases a block: every page returns to the erased state and the block's erase count goes up by one.
-    pub fn erase(&mut self, pbn: Pbn, class: OpClass) -> Result<(), Violation> {
-        if pbn.index() >= self.blocks.len() {
+    /// Returns false when the erase failed because the block is worn out ([`Nand::set_endurance`]): it took
+    /// the erase's time, its pages keep what they held, and the caller must mark it bad.
+    pub fn erase(&mut self, pbn: Pbn, class: OpClass) -> Result<bool, Violation> {
+        if pbn.index() >= self.blocks.len() || self.is_bad(pbn.index()) {
             return Err(Violation {
-                what: "erase beyond the chip",
+                what: if self.is_bad(pbn.index()) {
+                    "erase of a bad block"
+                } else {
+                    "erase beyond the chip"
+                },
                 block: pbn.0,
                 page: 0,
             });
+        }
+        if let Some(endurance) = self.endurance {
+            let wear = &mut self.wear[pbn.index()];
+            if *wear >= endurance {
+                self.counts[class as usize].erases += 1;
+                return Ok(false);
+            }
+            *wear += 1;
         }
         let block = self.blocks.get_mut(pbn.index());
         block.erase_count += 1;
@@ -344,7 +439,7 @@ impl Nand {
             self.free_slots.push(slot);
         }
         self.counts[class as usize].erases += 1;
-        Ok(())
+        Ok(true)
     }
 
     /// Pages programmed in a block since its last erase, without a flash operation (for checks and tests;
@@ -368,6 +463,25 @@ mod tests {
     use super::*;
 
     const D: OpClass = OpClass::Data;
+
+    #[test]
+    fn a_torn_page_reads_uncorrectable_and_cannot_be_programmed_again() {
+        let mut chip = Nand::new(2, 4, true);
+        chip.program(Ppn(0), 7, 3, AUX_ERASED, D).unwrap();
+        chip.tear(Ppn(1));
+        let torn = chip.read(Ppn(1), D).unwrap();
+        assert_eq!(
+            (torn.token, torn.spare.lpn, torn.spare.aux),
+            (None, NO_LPN, AUX_ERASED)
+        );
+        assert_ne!(torn.spare.seq, 0);
+        assert!(chip.program(Ppn(1), 8, 4, AUX_ERASED, D).is_err());
+        // The in-order rule goes on from the torn page; a program that would break a rule is not torn.
+        chip.tear(Ppn(0));
+        assert_eq!(chip.read(Ppn(0), D).unwrap().token, Some(7));
+        chip.program(Ppn(2), 9, 5, AUX_ERASED, D).unwrap();
+        assert_eq!(chip.total_counts().page_writes, 2);
+    }
 
     #[test]
     fn a_page_is_21_bytes() {

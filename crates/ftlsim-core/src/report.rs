@@ -89,12 +89,22 @@ pub struct PowerFigures {
     pub cuts_survived: u64,
     pub cuts_in_merge_or_gc: u64,
     pub cuts_in_map_io: u64,
+    /// Cuts that tore the page program they landed on (`torn_pages`).
+    pub torn_pages: u64,
     pub pages_checked: u64,
     pub mounts: u64,
     pub mount_spare_reads: u64,
     pub mount_page_reads: u64,
     pub mount_time_us_sum: f64,
     pub mount_time_us_max: f64,
+}
+
+/// Bad blocks of a chip that has them (`bad_block_ratio`, `endurance`; `bad_blocks.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BadBlockFigures {
+    pub factory: u32,
+    pub grown: u32,
+    pub reserve: u32,
 }
 
 /// The wall-clock figures of the simulator itself.
@@ -131,6 +141,11 @@ pub struct Report {
     pub erase_count_min: u32,
     pub erase_count_max: u32,
     pub erase_count_mean: f64,
+    /// Chip blocks by erase count, in 10 buckets of `erase_histogram_width` counts each (the last one open).
+    pub erase_histogram: Vec<u64>,
+    pub erase_histogram_width: u32,
+    /// Factory and grown bad blocks and the reserve for them, when the chip has bad blocks.
+    pub bad_blocks: Option<BadBlockFigures>,
     pub time_us: Times,
     pub latency_read: LatencySummary,
     pub latency_write: LatencySummary,
@@ -732,6 +747,41 @@ impl Report {
             "mean erase count over every physical block",
             num(self.erase_count_mean),
         );
+        k.shown(false).put(
+            "erase_count.histogram",
+            Unit::Histogram,
+            "chip blocks by erase count in 10 buckets of erase_count.histogram_width counts (the last open)",
+            serde_json::to_value(&self.erase_histogram).unwrap_or(Value::Null),
+        );
+        k.put(
+            "erase_count.histogram_width",
+            Unit::Count,
+            "erase counts per bucket of erase_count.histogram",
+            self.erase_histogram_width,
+        );
+        if let Some(b) = self
+            .bad_blocks
+            .or(k.schema().then(BadBlockFigures::default))
+        {
+            k.shown(true).put(
+                "bad_blocks.factory",
+                Unit::Count,
+                "blocks bad from the factory (bad_block_ratio), skipped by every scheme",
+                b.factory,
+            );
+            k.put(
+                "bad_blocks.grown",
+                Unit::Count,
+                "blocks that wore out (an erase past endurance failed) and were replaced from the reserve",
+                b.grown,
+            );
+            k.shown(false).put(
+                "bad_blocks.reserve",
+                Unit::Count,
+                "chip blocks set aside to replace bad blocks (bad_block_reserve)",
+                b.reserve,
+            );
+        }
 
         k.shown(true).put(
             "ram.total_bytes",
@@ -791,6 +841,12 @@ impl Report {
                 Unit::Count,
                 "cuts that landed on an operation of the scheme's mapping pages",
                 p.cuts_in_map_io,
+            );
+            k.put(
+                "power.torn_pages",
+                Unit::Count,
+                "cuts that tore the page program they landed on (torn_pages)",
+                p.torn_pages,
             );
             k.put(
                 "power.pages_checked",

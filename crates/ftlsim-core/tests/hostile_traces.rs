@@ -151,6 +151,17 @@ fn a_long_field_is_quoted_to_80_characters() {
 }
 
 #[test]
+fn backquotes_inside_a_field_do_not_unclip_the_message() {
+    // Found by the read_disksim fuzz target: a line of backquotes broke the pairing of quoted pieces, and the
+    // error quoted 2,104 bytes of it.
+    let path = Path::new(FIXTURES).join("fuzz-disksim-backquotes.disksim");
+    let message = read(&path, &opts("disksim")).unwrap_err().to_string();
+    // The path, 400 characters of message, and the hint to skip bad lines.
+    assert!(message.len() < 800, "{} bytes: {message}", message.len());
+    assert!(message.contains("fuzz-disksim-backquotes.disksim:1:"), "{message}");
+}
+
+#[test]
 fn sniffing_skips_a_byte_order_mark_and_names_the_line_that_broke_the_best_candidate() {
     let path = temp(
         "bom.csv",

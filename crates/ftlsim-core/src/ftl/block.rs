@@ -19,7 +19,9 @@
 //! block can have holes): a block holding pages of logical block `lbn` is its data block. An overwrite
 //! interrupted before it erased the old block leaves two blocks for one `lbn`; the old one (lower sequence
 //! numbers) is complete and kept, the new one is erased at mount, so the write in flight is lost, as it may
-//! be. Cost: pages-per-block spare reads per physical block, and one erase per interrupted overwrite.
+//! be. A torn page (`torn_pages`: it reads uncorrectable, with no logical page) counts as programmed, so its
+//! offset is rewritten by an overwrite; a block holding nothing but a torn page is erased at mount. Cost:
+//! pages-per-block spare reads per physical block, and one erase per interrupted overwrite or torn block.
 
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::data_blocks::DataBlocks;
@@ -122,15 +124,22 @@ impl Ftl for BlockFtl {
         for pbn in (0..self.physical_blocks).map(Pbn) {
             let (mut lbn, mut seq, mut offsets) = (None, 0, Vec::new());
             scan_block(dev, pbn, Extent::EveryPage, |offset, _, spare| {
-                lbn = spare.lpn().map(|l| l.0 / self.ppb);
+                if let Some(lpn) = spare.lpn() {
+                    lbn = Some(lpn.0 / self.ppb);
+                }
                 seq = seq.max(spare.seq);
                 offsets.push(offset);
             })?;
-            pages.push(offsets);
             let Some(lbn) = lbn else {
+                // Only a torn page (a program cut by the power loss; it reads uncorrectable): garbage.
+                if !offsets.is_empty() {
+                    dev.erase(pbn)?;
+                }
+                pages.push(Vec::new());
                 self.free.put(pbn);
                 continue;
             };
+            pages.push(offsets);
             let slot = &mut owner[lbn as usize];
             match *slot {
                 // An interrupted overwrite: keep the older, complete block; erase the newer.

@@ -59,7 +59,10 @@
 //!   two blocks of `vb` mean a fold that erased the primary but not the replacement: the target (the newer
 //!   block) is complete and primary, the old replacement block is erased. The replacement block's free page
 //!   pointer is its programmed page count; the page bitmap (lookup table) is rebuilt from the pages found;
-//!   the page cache starts empty. Cost: one spare read per page of the scheme's blocks.
+//!   the page cache starts empty. A torn page (`torn_pages`: programmed but uncorrectable, no logical page)
+//!   counts as programmed (it takes a page of the replacement block's pointer, and a torn primary page is
+//!   valid, so its update goes to the replacement block) but holds no data; a block of nothing but torn
+//!   pages is erased. Cost: one spare read per page of the scheme's blocks.
 //! - `spare_blocks` (default 2): the paper's 34 MB flash is also its sector space (69,632 sectors; a block map
 //!   of 4,352 entries), so its free blocks are the virtual blocks the trace never touches (6% for the combo
 //!   trace). Two extra blocks are the least that lets a full device fold: one fold target and one
@@ -358,6 +361,8 @@ impl Ftl for NftlFtl {
             pages: u32,
             end: u32,
             header: u32,
+            /// Torn pages (`torn_pages`): programmed, but uncorrectable.
+            torn: Vec<u32>,
         }
         let mut found: Vec<Found> = Vec::with_capacity(self.blocks as usize);
         let mut claims: Vec<Vec<u32>> = vec![Vec::new(); lb];
@@ -368,6 +373,7 @@ impl Ftl for NftlFtl {
                 pages: 0,
                 end: 0,
                 header: AUX_ERASED,
+                torn: Vec::new(),
             };
             let mut flagged = Vec::new();
             for o in 0..ppb {
@@ -375,14 +381,18 @@ impl Ftl for NftlFtl {
                 if o == 0 {
                     f.header = spare.aux;
                 }
+                if spare.seq != 0 {
+                    f.pages += 1;
+                    f.end = o + 1;
+                }
                 if spare.lpn != NO_LPN {
                     f.vb = spare.lpn / ppb;
                     f.seq = f.seq.max(spare.seq);
-                    f.pages += 1;
-                    f.end = o + 1;
                     if self.lookup_table {
                         self.set_written(spare.lpn);
                     }
+                } else if spare.seq != 0 {
+                    f.torn.push(o);
                 } else if spare.flags & WRITTEN == 0 {
                     // A first write that went to the replacement block (sequential_program).
                     flagged.push(o);
@@ -419,6 +429,12 @@ impl Ftl for NftlFtl {
             }
             self.primary[vb] = primary;
             self.frontier[vb] = found[primary as usize].end;
+            if self.lookup_table {
+                // A torn page of the primary cannot be programmed in place again: its page counts as written.
+                for &o in &found[primary as usize].torn {
+                    self.set_written(vb as u32 * ppb + o);
+                }
+            }
             in_use[primary as usize] = true;
             if rep != AUX_ERASED {
                 self.rep[vb] = rep;
@@ -466,7 +482,8 @@ impl NftlFtl {
     /// The validity check of §3.1 (t3): one spare read of the primary's page.
     fn valid_on_flash(&self, pbn: Pbn, o: u32, dev: &mut Device) -> Result<bool> {
         let spare = dev.read_spare(dev.ppn(pbn, o))?;
-        Ok(spare.lpn != NO_LPN || spare.flags & WRITTEN == 0)
+        // Programmed (a torn page too: it cannot be programmed again), or flagged as written elsewhere.
+        Ok(spare.seq != 0 || spare.flags & WRITTEN == 0)
     }
 
     /// The replacement block of `vb`: the rep-block table, or the primary's header (one spare read).

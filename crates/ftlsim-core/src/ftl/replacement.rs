@@ -37,7 +37,9 @@
 //!   others are erased. If more replacement blocks are then in use than `replacement_blocks`, the cut stopped
 //!   the copy: the target is erased (the chain still holds every page). A partial target must not stay in the
 //!   chain: a later write of an offset it lacks would go to an earlier block, and the target's stale copy,
-//!   later in the chain, would win the reads (the crash test found this). Cost: one spare read per page of the scheme's blocks, plus the erases that finish or undo
+//!   later in the chain, would win the reads (the crash test found this). A torn page (`torn_pages`:
+//!   programmed, uncorrectable, no logical page) is skipped by reads and is not free for writes; a block of
+//!   nothing but torn pages is erased. Cost: one spare read per page of the scheme's blocks, plus the erases that finish or undo
 //!   an interrupted merge.
 
 use super::common::bounds::Checks;
@@ -156,7 +158,8 @@ impl Ftl for ReplacementFtl {
         let mut b = self.data[vb];
         let last = loop {
             let programmable = !self.sequential_program || o >= self.frontier[b as usize];
-            if programmable && dev.read_spare(dev.ppn(Pbn(b), o))?.lpn == NO_LPN {
+            // Free means erased: a torn page (`torn_pages`) holds no data but cannot be programmed again.
+            if programmable && dev.read_spare(dev.ppn(Pbn(b), o))?.seq == 0 {
                 return self.program(Pbn(b), o, lpn, token, dev);
             }
             match self.next[b as usize] {
@@ -224,17 +227,25 @@ impl Ftl for ReplacementFtl {
         let mut offsets: Vec<Vec<u32>> = vec![Vec::new(); self.physical_blocks as usize];
         let mut newest_block = (0, NONE);
         for b in 0..self.physical_blocks {
-            let (mut vb, mut first_seq) = (NONE, u32::MAX);
+            let (mut vb, mut first_seq, mut torn) = (NONE, u32::MAX, false);
             for o in 0..ppb {
                 let spare = dev.read_spare(dev.ppn(Pbn(b), o))?;
+                if spare.seq != 0 {
+                    self.frontier[b as usize] = o + 1;
+                }
                 if spare.lpn != NO_LPN {
                     vb = spare.lpn / ppb;
                     first_seq = first_seq.min(spare.seq);
                     offsets[b as usize].push(o);
-                    self.frontier[b as usize] = o + 1;
+                } else {
+                    torn |= spare.seq != 0;
                 }
             }
             if vb == NONE {
+                if torn {
+                    dev.erase(Pbn(b))?;
+                    self.frontier[b as usize] = 0;
+                }
                 self.free.put(Pbn(b));
                 continue;
             }

@@ -83,6 +83,9 @@ pub struct SimConfig {
     pub power_cut_seed: u64,
     /// Mount the scheme from flash once after the trace, to measure its boot cost (`mount.*` keys).
     pub mount_at_end: bool,
+    /// A power cut that lands on a page program tears it: the page reads back uncorrectable and the scheme
+    /// must ignore it when it mounts.
+    pub torn_pages: bool,
 }
 
 impl Default for SimConfig {
@@ -110,6 +113,7 @@ impl Default for SimConfig {
             power_cuts: 0,
             power_cut_seed: 1,
             mount_at_end: false,
+            torn_pages: false,
         }
     }
 }

@@ -19,7 +19,9 @@ use crate::error::{DurabilityBroken, Result, SimError};
 use crate::ftl::nvram::Nvram;
 use crate::ftl::{self, Ftl};
 use crate::nand::OpClass;
-use crate::report::{ConfigEcho, HostCounts, PowerFigures, Report, SimFigures, Times};
+use crate::report::{
+    BadBlockFigures, ConfigEcho, HostCounts, PowerFigures, Report, SimFigures, Times,
+};
 use crate::request::{Op, Request};
 use crate::sparse::SparseVec;
 use crate::stats::Cause;
@@ -200,9 +202,15 @@ fn drive(
         Some(m) => m.time_us()?,
         None => None,
     };
+    let timing = resolved.spec.timing;
+    let mut dev = match resolved.spec.bad_block_options(physical_blocks) {
+        None => Device::new(&cfg.ftl, g, physical_blocks, timing),
+        Some(opts) => Device::with_bad_blocks(&cfg.ftl, g, physical_blocks, timing, opts)?,
+    };
+    dev.set_torn_pages(cfg.torn_pages);
     let mut run = Run {
         ftl: built.ftl,
-        dev: Device::new(&cfg.ftl, g, physical_blocks, resolved.spec.timing),
+        dev,
         shadow: SparseVec::new(g.logical_pages() as usize, 0),
         next_token: 0,
         page_bytes: g.page_bytes as u64,
@@ -423,6 +431,7 @@ impl Run<'_> {
     fn mount(&mut self) -> Result<()> {
         self.dev.enter_phase(Cause::Mount);
         let (before, before_us) = (self.dev.counts(), self.dev.elapsed_us());
+        self.dev.mount_bad_blocks()?;
         self.ftl.mount(&mut self.dev)?;
         let cost = self.dev.counts().minus(&before);
         let us = self.dev.elapsed_us() - before_us;
@@ -443,6 +452,7 @@ impl Run<'_> {
         self.power.cuts += 1;
         self.power.cuts_in_merge_or_gc += (at.open_marks > 0) as u64;
         self.power.cuts_in_map_io += (at.class == OpClass::Map) as u64;
+        self.power.torn_pages += at.torn as u64;
         self.mount()?;
         self.dev.enter_phase(Cause::Check);
         let mut inflight = std::mem::take(&mut self.inflight);
@@ -629,6 +639,11 @@ impl Run<'_> {
         for e in dev.chip().erase_counts() {
             (min, max, sum, blocks) = (min.min(e), max.max(e), sum + e as u64, blocks + 1);
         }
+        let histogram_width = (max / 10 + 1).max(1);
+        let mut erase_histogram = vec![0u64; 10];
+        for e in dev.chip().erase_counts() {
+            erase_histogram[((e / histogram_width) as usize).min(9)] += 1;
+        }
         let mut extra = Vec::new();
         self.ftl.extra(&mut extra);
         Report {
@@ -673,6 +688,15 @@ impl Run<'_> {
             erase_count_min: if blocks == 0 { 0 } else { min },
             erase_count_max: max,
             erase_count_mean: sum as f64 / blocks.max(1) as f64,
+            erase_histogram,
+            erase_histogram_width: histogram_width,
+            bad_blocks: dev
+                .bad_block_counts()
+                .map(|(factory, grown, reserve)| BadBlockFigures {
+                    factory,
+                    grown,
+                    reserve,
+                }),
             time_us: Times {
                 total: dev.elapsed_us(),
                 requests: self.request_us,

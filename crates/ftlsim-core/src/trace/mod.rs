@@ -444,9 +444,14 @@ pub fn clip(text: &str) -> String {
     }
 }
 
-/// Clips every backquoted piece of a reader's message to [`MAX_QUOTE_CHARS`], whatever the reader quoted.
+/// The longest reader message, in characters: a reader's own words are far shorter, so only quoted input
+/// (backquotes inside the input itself defeat [`clip_quoted`]'s pairing: the fuzzer found it) reaches it.
+const MAX_MESSAGE_CHARS: usize = 400;
+
+/// Clips every backquoted piece of a reader's message to [`MAX_QUOTE_CHARS`], whatever the reader quoted, and
+/// the whole message to [`MAX_MESSAGE_CHARS`].
 fn clip_quoted(message: &str) -> String {
-    message
+    let clipped = message
         .split('`')
         .enumerate()
         .map(|(i, part)| {
@@ -457,7 +462,11 @@ fn clip_quoted(message: &str) -> String {
             }
         })
         .collect::<Vec<_>>()
-        .join("`")
+        .join("`");
+    match clipped.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => clipped,
+        Some((cut, _)) => format!("{}... (message clipped)", &clipped[..cut]),
+    }
 }
 
 /// How one bounded line read ended.

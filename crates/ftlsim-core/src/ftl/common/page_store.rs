@@ -212,10 +212,9 @@ impl PageStore {
     /// Static wear levelling: when the erase counts of the chip's blocks spread by more than `threshold`, the
     /// full block with the lowest erase count (the coldest data), taken out of the candidates.
     pub fn coldest(&mut self, threshold: u32, dev: &Device) -> Option<Pbn> {
-        let chip = dev.chip();
         let (mut min, mut max, mut coldest) = (u32::MAX, 0, None);
         for b in 0..self.valid.len() as u32 {
-            let count = chip.erase_count(Pbn(b));
+            let count = dev.erase_count(Pbn(b));
             max = max.max(count);
             if self.candidates.contains(b) && count < min {
                 min = count;
