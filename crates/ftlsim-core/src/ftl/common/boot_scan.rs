@@ -86,7 +86,7 @@ impl InPlace {
         let tagged = pages.iter().all(|&(_, s)| s.aux == tag);
         let in_place = pages.iter().all(|&(o, s)| s.lpn % ppb == o);
         let from_first = pages.iter().enumerate().all(|(i, &(o, _))| o == i as u32);
-        if !in_place && !(appended && tagged && from_first) {
+        if !(in_place || appended && tagged && from_first) {
             return None;
         }
         let (mut seqs, mut at) = (vec![0; ppb as usize], vec![0; ppb as usize]);
