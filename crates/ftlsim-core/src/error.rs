@@ -82,6 +82,12 @@ pub enum SimError {
          run it without power_cuts / mount_at_end"
     )]
     NoMount { scheme: String },
+
+    #[error(
+        "scheme `{scheme}` cannot mount: the chip holds {what}, which its writes never leave behind; this is \
+         a bug in the scheme: report it with the trace and the power_cut_seed"
+    )]
+    Mount { scheme: String, what: String },
 }
 
 pub type Result<T> = std::result::Result<T, SimError>;

@@ -158,7 +158,10 @@ fn backquotes_inside_a_field_do_not_unclip_the_message() {
     let message = read(&path, &opts("disksim")).unwrap_err().to_string();
     // The path, 400 characters of message, and the hint to skip bad lines.
     assert!(message.len() < 800, "{} bytes: {message}", message.len());
-    assert!(message.contains("fuzz-disksim-backquotes.disksim:1:"), "{message}");
+    assert!(
+        message.contains("fuzz-disksim-backquotes.disksim:1:"),
+        "{message}"
+    );
 }
 
 #[test]

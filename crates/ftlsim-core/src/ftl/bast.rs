@@ -23,7 +23,17 @@
 //! [`logblock_ram`]. Not counted, to match that figure: the written bit per logical page and the in-order
 //! frontier the collision test uses (a controller would read the page's spare area instead; the simulator
 //! charges nothing for that check, as the FAST paper does not).
-//! Spare area: the logical page number. Extra physical blocks: `log_blocks` + 1 (the free block a full merge
+//! Spare area: the logical page number and the chip's sequence number; log pages also carry the scheme word
+//! `SEQ_LOG_AUX` (written with the page, no extra operation), so that a mount tells a log block from a data
+//! block or a merge target. Mount (in the manner of FAST §3.2's rebuild from spare areas): one spare read per
+//! page of the data and log blocks (`(physical blocks - map blocks) x pages per block`; 7 x 4 = 28 for 4
+//! logical blocks and 2 log blocks), then each logical block's blocks get their roles
+//! (`common/boot_scan.rs`): a full or partial merge the cut interrupted is finished (the target's missing
+//! pages copied from their newest copies, the replaced blocks erased), log blocks take slots in the order
+//! they were opened, the round-robin cursor restarts at the oldest. `logblock-zoned` then finds its map
+//! blocks by their spare areas (up to the first erased page), erases those holding pages and writes every
+//! zone's map pages afresh from the rebuilt map (map-class operations; the map pages hold nothing the
+//! spare areas do not). Extra physical blocks: `log_blocks` + 1 (the free block a full merge
 //! copies into), and at least the TinyFTL paper's 24 in every 1,024 so that BAST, TinyFTL and the Superblock
 //! FTL run on the same chip; blocks beyond those BAST uses stay in the free pool.
 //!
@@ -41,12 +51,14 @@
 //! reclaimed the write is retried from the start (on a partly written device it may now fit in place); a
 //! replaced log block's utilization is recorded at every reclaim (Fig. 4).
 
+use super::common::boot_scan::{finish_merge, mount_bug, resolve, scan_block, Extent, InPlace};
 use super::common::bounds::Checks;
 use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
 use super::common::log_blocks::LogBlocks;
 use super::common::logblock_ram::{logblock_ram, paper_chip_blocks, zoned_ram};
 use super::common::merge::{self, NO_PAGE};
+use super::common::seq_logs::SEQ_LOG_AUX;
 use super::common::zone_map::ZoneMap;
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Pbn, Token};
@@ -113,6 +125,8 @@ pub struct BastFtl {
     slot_of: SparseVec<u32>,
     cursor: u32,
     pool: FreePool,
+    /// Data and log blocks are `0..data_and_log_blocks`; map blocks follow.
+    data_and_log_blocks: u32,
     sources: Vec<u32>,
     /// The zoned block map (`logblock-zoned`), None when the whole map is in RAM.
     zones: Option<ZoneMap>,
@@ -201,6 +215,7 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
         slot_of: SparseVec::new(g.logical_blocks as usize, NONE),
         cursor: 0,
         pool: FreePool::with_range(0, data_and_log_blocks),
+        data_and_log_blocks,
         sources: vec![NO_PAGE; g.pages_per_block as usize],
         zones,
         zone_blocks,
@@ -267,10 +282,76 @@ impl Ftl for BastFtl {
                 }
                 slot => slot,
             };
-            dev.program(self.log.next_ppn(slot), token, lpn)?;
+            dev.program_with_aux(self.log.next_ppn(slot), token, lpn.0, SEQ_LOG_AUX)?;
             self.log.append(slot, lpn.0);
             return Ok(());
         }
+    }
+
+    /// Rebuilds the block map and the log blocks from the spare areas (module doc, "Mount").
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let ppb = self.ppb;
+        self.data.clear();
+        self.log.clear();
+        self.owner.fill(NONE);
+        self.slot_of = SparseVec::new(self.slot_of.len(), NONE);
+        self.cursor = 0;
+        let mut pages = Vec::with_capacity(ppb as usize);
+        let (mut found, mut freed) = (Vec::new(), Vec::new());
+        for pbn in (0..self.data_and_log_blocks).map(Pbn) {
+            pages.clear();
+            scan_block(dev, pbn, Extent::EveryPage, |o, _, s| pages.push((o, s)))?;
+            if pages.is_empty() {
+                freed.push(pbn);
+                continue;
+            }
+            match InPlace::from_pages(pbn, &pages, ppb, SEQ_LOG_AUX, true) {
+                Some(b) => found.push(b),
+                None => return Err(mount_bug(dev, pbn, "pages of several logical blocks")),
+            }
+        }
+        found.sort_by_key(|b| (b.lbn, b.min_seq));
+        // (first sequence number, logical block, index in `found`) of each log block.
+        let mut logs = Vec::new();
+        for group in found.chunk_by(|a, b| a.lbn == b.lbn) {
+            let lbn = group[0].lbn;
+            let Some(roles) = resolve(group) else {
+                return Err(mount_bug(
+                    dev,
+                    group[0].pbn,
+                    "more blocks of one logical block than a merge leaves",
+                ));
+            };
+            let programmed = finish_merge(dev, group, &roles, &mut freed, |_| None)?;
+            self.data.assign(lbn, group[roles.data].pbn, 0);
+            for o in (0..ppb).filter(|&o| programmed[o as usize]) {
+                self.data.mark_programmed(lbn * ppb + o);
+            }
+            if let Some(log) = roles.log.map(|i| &group[i]) {
+                logs.push((log.min_seq, log.pbn, log.lpns.clone()));
+            }
+        }
+        if logs.len() > self.log.slots() as usize {
+            return Err(mount_bug(dev, logs[0].1, "more log blocks than log slots"));
+        }
+        logs.sort_unstable_by_key(|l| l.0);
+        for (slot, (_, pbn, lpns)) in logs.into_iter().enumerate() {
+            let (slot, lbn) = (slot as u32, lpns[0] / ppb);
+            self.log.open(slot, pbn);
+            for lpn in lpns {
+                self.log.append(slot, lpn);
+            }
+            self.owner[slot as usize] = lbn;
+            self.slot_of.set(lbn as usize, slot);
+        }
+        self.pool = FreePool::with_range(0, 0);
+        for pbn in freed {
+            self.pool.put(pbn);
+        }
+        if let Some(zones) = &mut self.zones {
+            zones.mount(dev)?;
+        }
+        Ok(())
     }
 
     fn finish(&mut self, dev: &mut Device) -> Result<()> {

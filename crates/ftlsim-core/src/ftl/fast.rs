@@ -22,10 +22,18 @@
 //! ```
 //! RAM: the block map (as `bast`), the SW block's physical block, logical block and page count, the RW blocks'
 //! physical blocks, and the sector map of the RW blocks: one 4-byte entry per log page (FAST §3.2: "each entry
-//! in sector-level mapping table can be stored in 4 bytes"). Spare area: the logical page number; a merge
-//! reads the spare area of each data-block page it may copy (no log copy), to learn whether it holds data (FAST
-//! §3.4; `common/seq_logs.rs`), counted in `flash.spare_reads`. Extra physical
-//! blocks: `log_blocks` + 1 (the free block a merge copies into).
+//! in sector-level mapping table can be stored in 4 bytes"). Spare area: the logical page number and the
+//! chip's sequence number; the scheme word `SEQ_LOG_AUX` on SW pages and `RANDOM_LOG_AUX` on RW pages (data
+//! pages and merge copies carry none), written with the page at no cost, so that a mount can tell the blocks
+//! apart. A merge reads the spare area of each data-block page it may copy (no log copy), to learn whether it
+//! holds data (FAST §3.4; `common/seq_logs.rs`), counted in `flash.spare_reads`. Extra physical blocks:
+//! `log_blocks` + 1 (the free block a merge copies into).
+//!
+//! Mount (FAST §3.2, end: the sector map "can be rebuilt at boot from the spare areas", as M-Systems' FTL
+//! does): one spare read per page of the chip (`physical blocks x pages per block`; 8 x 4 = 32 on the §2.4
+//! device); a merge the cut interrupted is finished (its target's missing pages copied from their newest
+//! copies, the replaced blocks erased: the only page reads, programs and erases of a mount); the RW blocks
+//! return to the ring in the order they were opened ([`HybridBlocks::mount`]).
 //!
 //! The write cases 1-2.3 and the merges are the FAST family's one write path (`common/seq_logs.rs`), shared
 //! with LAST and MAST. A page written to the SW block makes its older RW copy stale (§3.6: a newer version in
@@ -161,6 +169,14 @@ impl Ftl for FastFtl {
         }
     }
 
+    /// FAST §3.2: the sector map rebuilt from the spare areas ([`HybridBlocks::mount`]); the RW blocks go
+    /// back in the ring in the order they were opened, the newest at the tail.
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let found = self.blocks.mount(dev, self.physical_blocks)?;
+        self.tail = (found.len() as u32).checked_sub(1);
+        Ok(())
+    }
+
     fn ram(&self) -> Vec<RamItem> {
         let slots = self.blocks.log.slots() as u64;
         let entry = address_bytes(self.physical_blocks as u64);
@@ -196,9 +212,7 @@ impl FastFtl {
                 self.open_rw(victim, dev)?
             }
         };
-        dev.program(self.blocks.log.next_ppn(slot), token, lpn)?;
-        self.blocks.log.append(slot, lpn.0);
-        Ok(())
+        self.blocks.append_random(slot, lpn.0, token, 0, dev)
     }
 
     fn open_rw(&mut self, slot: u32, dev: &Device) -> Result<u32> {

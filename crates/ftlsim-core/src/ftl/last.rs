@@ -54,11 +54,12 @@
 //! - a dead block is taken first in the cold partition too (it is free to reclaim);
 //! - a merged logical block is merged fully (every page from its newest copy), as FAST §3.4 does.
 
+use super::common::boot_scan::mount_bug;
 use super::common::bounds::Checks;
 use super::common::log_blocks::sector_map_ram;
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Token};
+use crate::addr::{Lpn, Pbn, Token};
 use crate::config::Geometry;
 use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
@@ -234,9 +235,42 @@ impl Ftl for LastFtl {
         self.last_write.set(lpn.0 as usize, self.writes);
         let hot = previous != 0 && self.writes - previous <= self.hot_window;
         self.hot_writes += hot as u64;
-        let slot = self.random_slot(if hot { HOT } else { COLD }, dev)?;
-        dev.program(self.blocks.log.next_ppn(slot), token, lpn)?;
-        self.blocks.log.append(slot, lpn.0);
+        let part = if hot { HOT } else { COLD };
+        let slot = self.random_slot(part, dev)?;
+        self.blocks
+            .append_random(slot, lpn.0, token, part as u32, dev)
+    }
+
+    /// The blocks and both buffers from the spare areas ([`HybridBlocks::mount`]); each random log block's
+    /// partition from its pages' scheme word; each partition appends to its newest block; the split is the
+    /// blocks found (each partition at least one); the recency table and the reclaim costs, which no flash
+    /// page holds, start afresh.
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let found = self.blocks.mount(dev, self.physical_blocks)?;
+        let random = self.partition.len() as u32;
+        self.partition.fill(FREE);
+        self.opened.fill(0);
+        self.open = [None, None];
+        self.count = [0, 0];
+        for (slot, &part) in found.iter().enumerate() {
+            if part as usize > COLD {
+                return Err(mount_bug(
+                    dev,
+                    self.blocks.log.pbn(slot as u32).unwrap_or(Pbn(0)),
+                    "a random log block of no partition",
+                ));
+            }
+            self.partition[slot] = part as u8;
+            self.opened[slot] = slot as u64 + 1;
+            self.open[part as usize] = Some(slot as u32);
+            self.count[part as usize] += 1;
+        }
+        self.clock = found.len() as u64;
+        let hot = self.count[HOT].clamp(1, random - 1);
+        self.size = [hot, random - hot];
+        self.cost_us = [None, None];
+        self.last_write = SparseVec::new(self.last_write.len(), 0);
+        self.writes = 0;
         Ok(())
     }
 

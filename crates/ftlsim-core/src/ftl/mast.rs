@@ -58,11 +58,12 @@
 //! - utilization (Fig. 2) = live pages / written pages of an area's blocks, sampled at every replacement in
 //!   any area and averaged over the run (`mast.utilization.*`); the dynamic sizing uses the current values.
 
+use super::common::boot_scan::mount_bug;
 use super::common::bounds::{extra_blocks_limit, Checks};
 use super::common::log_blocks::{sector_map_ram, PageState};
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Token};
+use crate::addr::{Lpn, Pbn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
@@ -196,6 +197,7 @@ fn build_mast(params: &Value, g: &Geometry) -> Result<Built> {
         area: vec![FREE; random as usize],
         queue: [VecDeque::new(), VecDeque::new(), VecDeque::new()],
         size: [la, ha, random - la - ha],
+        first_size: [la, ha, random - la - ha],
         prev_ca_util: None,
         ca_falling: 0,
         prev_ha_util: None,
@@ -231,8 +233,9 @@ pub struct MastFtl {
     area: Vec<u8>,
     /// Each area's blocks, oldest first; the last one is the block being appended to.
     queue: [VecDeque<u32>; 3],
-    /// Each area's size in blocks (LA's random blocks, HA, CA).
+    /// Each area's size in blocks (LA's random blocks, HA, CA), and the configured one it starts from.
     size: [u32; 3],
+    first_size: [u32; 3],
     prev_ca_util: Option<f64>,
     ca_falling: u32,
     prev_ha_util: Option<f64>,
@@ -274,8 +277,33 @@ impl Ftl for MastFtl {
         let area = if hot { HA } else { LA };
         self.writes[area] += 1;
         let slot = self.slot_for(area, dev)?;
-        dev.program(self.blocks.log.next_ppn(slot), token, lpn)?;
-        self.blocks.log.append(slot, lpn.0);
+        self.blocks
+            .append_random(slot, lpn.0, token, area as u32, dev)
+    }
+
+    /// The blocks, the SW block and the log blocks from the spare areas ([`HybridBlocks::mount`]); each
+    /// log block's area from its pages' scheme word (a block that migrated whole from LA to CA, which no
+    /// flash operation records, comes back in LA); each area's queue in the order its blocks were opened. The
+    /// dynamic sizing, which no flash page holds, restarts from the configured sizes.
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let found = self.blocks.mount(dev, self.physical_blocks)?;
+        self.area.fill(FREE);
+        self.queue.iter_mut().for_each(VecDeque::clear);
+        for (slot, &area) in found.iter().enumerate() {
+            if area as usize > CA {
+                return Err(mount_bug(
+                    dev,
+                    self.blocks.log.pbn(slot as u32).unwrap_or(Pbn(0)),
+                    "a log block of no area",
+                ));
+            }
+            self.area[slot] = area as u8;
+            self.queue[area as usize].push_back(slot as u32);
+        }
+        self.size = self.first_size;
+        self.prev_ca_util = None;
+        self.ca_falling = 0;
+        self.prev_ha_util = None;
         Ok(())
     }
 
@@ -458,8 +486,8 @@ impl MastFtl {
             if self.blocks.log.state(victim, o) != PageState::Live {
                 continue;
             }
-            dev.copy(self.blocks.log.ppn(victim, o), self.blocks.log.next_ppn(ca))?;
-            self.blocks.log.append(ca, lpn);
+            debug_assert_eq!(self.blocks.log.lpn_at(victim, o), Some(lpn));
+            self.blocks.move_random(victim, o, ca, CA as u32, dev)?;
             moved += 1;
         }
         self.moved[if area == LA { 0 } else { 1 }] += moved;

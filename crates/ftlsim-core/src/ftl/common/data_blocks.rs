@@ -34,6 +34,13 @@ impl DataBlocks {
         }
     }
 
+    /// Forgets the map before a mount rebuilds it from the chip.
+    pub fn clear(&mut self) {
+        self.map.fill(UNMAPPED);
+        self.frontier.fill(0);
+        self.written.fill(0);
+    }
+
     pub fn pbn(&self, lbn: u32) -> Option<Pbn> {
         let pbn = self.map[lbn as usize];
         (pbn != UNMAPPED).then_some(Pbn(pbn))

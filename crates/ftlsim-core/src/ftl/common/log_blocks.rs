@@ -66,6 +66,11 @@ impl LogBlocks {
         }
     }
 
+    /// Forgets every slot and page before a mount rebuilds them from the chip.
+    pub fn clear(&mut self) {
+        *self = LogBlocks::new(self.slots(), self.ppb, self.newest.len() as u32);
+    }
+
     pub fn slots(&self) -> u32 {
         self.pbn.len() as u32
     }

@@ -20,16 +20,39 @@
 //!
 //! The newest copy of a page is looked up in one order: sequential log block, newest random log page, data
 //! block ([`HybridBlocks::newest`]), by reads and by merges alike.
+//!
+//! Mount (FAST §3.2, end: the sector map "can be rebuilt at boot from the spare areas"). Each page's spare area
+//! holds its logical page, the chip's sequence number and a scheme word written with the page at no cost:
+//! [`SEQ_LOG_AUX`] on a sequential log block's pages, [`RANDOM_LOG_AUX`] (+ the block's kind) on a random
+//! log block's, nothing on a data block's (host writes in place, merge copies). [`HybridBlocks::mount`] reads
+//! the spare area of every page of every block (in-place blocks have holes): `physical blocks x pages per
+//! block` spare reads. Tagged random blocks are the random log blocks, in the order of their first page;
+//! every other programmed block holds one logical block's pages in place, and [`resolve`] gives each its
+//! role. A merge the cut interrupted is finished at mount: its target's missing pages are copied from the
+//! newest copy of each (the highest sequence number among the blocks it was replacing and the random log
+//! pages), then the replaced blocks are erased; these copies and erases are the only flash writes of a
+//! mount. The sector map is replayed in sequence order: appends, a merge of each logical block when its data
+//! block was first programmed (older log pages of it are "-1"), and the sequential log block's pages
+//! superseding older log copies, as do the data block's pages.
 
+use super::boot_scan::{finish_merge, mount_bug, resolve, scan_block, Extent, InPlace};
 use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
 use super::log_blocks::LogBlocks;
 use super::merge::{self, NO_PAGE};
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
+use crate::error::{Result, SimError};
+use crate::nand::AUX_ERASED;
 use crate::stats::MergeKind;
+
+/// The scheme word of a page programmed into a log block that serves one logical block (a sequential log
+/// block; BAST's log blocks): a mount tells the block from a data block or a merge's target by it.
+pub const SEQ_LOG_AUX: u32 = 1;
+/// The scheme word of a page appended to a random log block, plus the block's kind (LAST's partition, MAST's
+/// area; 0 for FAST).
+pub const RANDOM_LOG_AUX: u32 = 2;
 
 /// A sequential log block: offsets `first..pages` of `lbn`, in place (`first` is 0 for FAST's SW block and
 /// MAST's; LAST starts a run wherever a large request starts).
@@ -49,6 +72,17 @@ impl SeqBlock {
         (self.lbn == lbn && (self.first..self.pages).contains(&offset))
             .then(|| dev.ppn(self.pbn, offset))
     }
+}
+
+/// An event of the sector map's replay at mount, at a page's sequence number.
+#[derive(Clone, Copy, Debug)]
+enum Replay {
+    /// A random log page was appended to a slot.
+    Append(u32, u32),
+    /// The logical block's data block was first programmed: its older log pages are merged.
+    Merged(u32),
+    /// A sequential log block took the logical page: its older random log copy is stale.
+    Supersede(u32),
 }
 
 /// What [`HybridBlocks::write_seq`] did with a write.
@@ -185,7 +219,7 @@ impl HybridBlocks {
                 .pool
                 .take()
                 .ok_or_else(|| dev.out_of_space("no free block for a sequential log block"))?;
-            dev.program(dev.ppn(pbn, offset), token, Lpn(lpn))?;
+            dev.program_with_aux(dev.ppn(pbn, offset), token, lpn, SEQ_LOG_AUX)?;
             self.log.supersede(lpn);
             self.clock += 1;
             self.seq_opened[i] = self.clock;
@@ -203,7 +237,7 @@ impl HybridBlocks {
         let mut s = self.seq[i].expect("seq_index finds a block");
         if continues {
             // Case 2.1.
-            dev.program(dev.ppn(s.pbn, offset), token, Lpn(lpn))?;
+            dev.program_with_aux(dev.ppn(s.pbn, offset), token, lpn, SEQ_LOG_AUX)?;
             self.log.supersede(lpn);
             s.pages += 1;
             self.seq[i] = Some(s);
@@ -215,6 +249,205 @@ impl HybridBlocks {
             Some((offset, token)),
             dev,
         )?))
+    }
+
+    /// Appends `lpn` to random log slot `slot`, its spare area tagged with the block's `kind`.
+    pub fn append_random(
+        &mut self,
+        slot: u32,
+        lpn: u32,
+        token: Token,
+        kind: u32,
+        dev: &mut Device,
+    ) -> Result<()> {
+        let ppn = self.log.next_ppn(slot);
+        dev.program_with_aux(ppn, token, lpn, RANDOM_LOG_AUX + kind)?;
+        self.log.append(slot, lpn);
+        Ok(())
+    }
+
+    /// Copies the live page at `offset` of random log slot `from` to the end of slot `to` (MAST's migration
+    /// to its cold area), tagged with `to`'s `kind`: a page read and a program, as [`Device::copy`].
+    pub fn move_random(
+        &mut self,
+        from: u32,
+        offset: u32,
+        to: u32,
+        kind: u32,
+        dev: &mut Device,
+    ) -> Result<()> {
+        let page = dev.read(self.log.ppn(from, offset))?;
+        let (Some(token), Some(lpn)) = (page.token, page.spare.lpn()) else {
+            return Ok(());
+        };
+        self.append_random(to, lpn.0, token, kind, dev)
+    }
+
+    /// Rebuilds the blocks' tables from the chip alone after a power cut (module doc, "Mount") and returns
+    /// the kind of each random log block found: slot `i` holds the `i`-th oldest.
+    pub fn mount(&mut self, dev: &mut Device, physical_blocks: u32) -> Result<Vec<u32>> {
+        let ppb = self.ppb;
+        self.data.clear();
+        self.log.clear();
+        self.pool = FreePool::with_range(0, 0);
+        self.seq.fill(None);
+        self.seq_opened.fill(0);
+        self.clock = 0;
+        let mut pages = Vec::with_capacity(ppb as usize);
+        let mut in_place: Vec<InPlace> = Vec::new();
+        // Random log blocks: (first page's sequence number, block, kind, range of their pages in `log_pages`).
+        let mut logs: Vec<(u32, Pbn, u32, usize, usize)> = Vec::new();
+        // (logical page, sequence number, physical page) of every random log page, by block.
+        let mut log_pages: Vec<(u32, u32, Ppn)> = Vec::new();
+        let mut erased = Vec::new();
+        for pbn in (0..physical_blocks).map(Pbn) {
+            pages.clear();
+            scan_block(dev, pbn, Extent::EveryPage, |o, _, s| pages.push((o, s)))?;
+            let Some(&(_, first)) = pages.first() else {
+                erased.push(pbn);
+                continue;
+            };
+            if first.aux >= RANDOM_LOG_AUX && first.aux != AUX_ERASED {
+                let appended = pages
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &(o, s))| o == i as u32 && s.aux == first.aux);
+                if !appended {
+                    return Err(mount_bug(
+                        dev,
+                        pbn,
+                        "a random log block not appended in page order",
+                    ));
+                }
+                let start = log_pages.len();
+                log_pages.extend(pages.iter().map(|&(o, s)| (s.lpn, s.seq, dev.ppn(pbn, o))));
+                logs.push((
+                    first.seq,
+                    pbn,
+                    first.aux - RANDOM_LOG_AUX,
+                    start,
+                    log_pages.len(),
+                ));
+                continue;
+            }
+            match InPlace::from_pages(pbn, &pages, ppb, SEQ_LOG_AUX, false) {
+                Some(b) => in_place.push(b),
+                None => {
+                    return Err(mount_bug(
+                        dev,
+                        pbn,
+                        "pages of several logical blocks or out of place",
+                    ))
+                }
+            }
+        }
+        // Random log pages by logical page, for the newest copy of a page a merge's target misses.
+        let mut by_lpn = log_pages.clone();
+        by_lpn.sort_unstable();
+        in_place.sort_by_key(|b| (b.lbn, b.min_seq));
+        // (sequence number, event) of the sector map's replay; (first sequence number, block) of the
+        // sequential log blocks.
+        let mut replay: Vec<(u32, Replay)> = Vec::new();
+        let mut seq_blocks: Vec<(u32, SeqBlock)> = Vec::new();
+        for group in in_place.chunk_by(|a, b| a.lbn == b.lbn) {
+            let lbn = group[0].lbn;
+            let Some(roles) = resolve(group) else {
+                return Err(mount_bug(
+                    dev,
+                    group[0].pbn,
+                    "more blocks of one logical block than a merge leaves",
+                ));
+            };
+            let data = &group[roles.data];
+            let programmed = finish_merge(dev, group, &roles, &mut erased, |lpn| {
+                let first = by_lpn.partition_point(|e| e.0 < lpn);
+                by_lpn[first..]
+                    .iter()
+                    .take_while(|e| e.0 == lpn)
+                    .max_by_key(|e| e.1)
+                    .map(|e| (e.1, e.2))
+            })?;
+            self.data.assign(lbn, data.pbn, 0);
+            for o in (0..ppb).filter(|&o| programmed[o as usize]) {
+                self.data.mark_programmed(lbn * ppb + o);
+                // A random log copy older than the data block's page is not the newest (MAST copies a
+                // live page to CA while the logical block's SW block is open; the SW block's partial merge
+                // then fills that offset). A page the mount copied is newer than every other.
+                let seq = match data.seqs[o as usize] {
+                    0 => u32::MAX,
+                    seq => seq,
+                };
+                replay.push((seq, Replay::Supersede(lbn * ppb + o)));
+            }
+            replay.push((data.min_seq, Replay::Merged(lbn)));
+            if let Some(log) = roles.log.map(|i| &group[i]) {
+                let Some((first, pages)) = log.run() else {
+                    return Err(mount_bug(
+                        dev,
+                        log.pbn,
+                        "a sequential log block out of place",
+                    ));
+                };
+                for o in first..pages {
+                    replay.push((log.seqs[o as usize], Replay::Supersede(lbn * ppb + o)));
+                }
+                seq_blocks.push((
+                    log.min_seq,
+                    SeqBlock {
+                        pbn: log.pbn,
+                        lbn,
+                        first,
+                        pages,
+                    },
+                ));
+            }
+        }
+        if seq_blocks.len() > self.seq.len() || logs.len() > self.log.slots() as usize {
+            return Err(SimError::Mount {
+                scheme: dev.scheme().to_string(),
+                what: format!(
+                    "{} sequential and {} random log blocks for {} and {} slots",
+                    seq_blocks.len(),
+                    logs.len(),
+                    self.seq.len(),
+                    self.log.slots()
+                ),
+            });
+        }
+        seq_blocks.sort_unstable_by_key(|&(seq, _)| seq);
+        for (i, (_, block)) in seq_blocks.into_iter().enumerate() {
+            self.clock += 1;
+            self.seq[i] = Some(block);
+            self.seq_opened[i] = self.clock;
+        }
+        logs.sort_unstable_by_key(|l| l.0);
+        let mut kinds = Vec::with_capacity(logs.len());
+        for (slot, &(_, pbn, kind, from, to)) in logs.iter().enumerate() {
+            self.log.open(slot as u32, pbn);
+            kinds.push(kind);
+            for &(lpn, seq, _) in &log_pages[from..to] {
+                if self.data.pbn(lpn / ppb).is_none() {
+                    return Err(mount_bug(
+                        dev,
+                        pbn,
+                        "a log page of a logical block with no data block",
+                    ));
+                }
+                replay.push((seq, Replay::Append(slot as u32, lpn)));
+            }
+        }
+        replay.sort_unstable_by_key(|&(seq, _)| seq);
+        for (_, event) in replay {
+            match event {
+                Replay::Append(slot, lpn) => self.log.append(slot, lpn),
+                Replay::Merged(lbn) => self.log.merged(lbn),
+                Replay::Supersede(lpn) => self.log.supersede(lpn),
+            }
+        }
+        for pbn in erased {
+            self.pool.put(pbn);
+        }
+        Ok(kinds)
     }
 
     /// Switches every full sequential log block into its data block (LAST at once, MAST when idle); returns

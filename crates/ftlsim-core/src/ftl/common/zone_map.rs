@@ -9,6 +9,7 @@ use super::map_area::MapArea;
 use crate::addr::Pbn;
 use crate::device::Device;
 use crate::error::Result;
+use crate::nand::OpClass;
 use crate::stats::CacheKind;
 
 pub struct ZoneMap {
@@ -19,6 +20,10 @@ pub struct ZoneMap {
     current: Option<u32>,
     dirty: bool,
     area: MapArea,
+    /// The map blocks: `first..first + blocks`.
+    first: Pbn,
+    blocks: u32,
+    zones: u32,
 }
 
 impl ZoneMap {
@@ -63,6 +68,9 @@ impl ZoneMap {
             current: None,
             dirty: false,
             area: MapArea::new(first, blocks, zones * pages_per_zone, ppb),
+            first,
+            blocks,
+            zones,
         }
     }
 
@@ -102,6 +110,34 @@ impl ZoneMap {
                 self.area.write(dev, page)?;
             }
         }
+        self.dirty = false;
+        Ok(())
+    }
+
+    /// Mount: the block map was rebuilt from the data and log blocks' spare areas (the map pages hold no
+    /// more than those); the map blocks are found by their spare areas (read up to the first erased page),
+    /// those holding pages erased, and every zone's map pages written afresh, so that the map area's RAM
+    /// (where each map page lives) is rebuilt from the chip. No zone is loaded.
+    pub fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        let ppb = dev.geometry().pages_per_block;
+        for pbn in (self.first.0..self.first.0 + self.blocks).map(Pbn) {
+            let mut programmed = false;
+            for o in 0..ppb {
+                if dev.read_spare_in(OpClass::Map, dev.ppn(pbn, o))?.seq == 0 {
+                    break;
+                }
+                programmed = true;
+            }
+            if programmed {
+                dev.erase_in(OpClass::Map, pbn)?;
+            }
+        }
+        let pages = self.zones * self.pages_per_zone;
+        self.area = MapArea::new(self.first, self.blocks, pages, ppb);
+        for page in 0..pages {
+            self.area.write(dev, page)?;
+        }
+        self.current = None;
         self.dirty = false;
         Ok(())
     }
