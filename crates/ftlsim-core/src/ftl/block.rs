@@ -115,6 +115,10 @@ impl Ftl for BlockFtl {
         Ok(())
     }
 
+    fn detects_torn_pages(&self) -> bool {
+        true
+    }
+
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         self.data = DataBlocks::new(self.logical_blocks, self.ppb, self.sequential_program);
         self.free = FreePool::with_range(0, 0);

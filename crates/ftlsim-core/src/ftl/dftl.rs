@@ -352,6 +352,10 @@ impl Ftl for DftlFtl {
         Ok(())
     }
 
+    fn detects_torn_pages(&self) -> bool {
+        true
+    }
+
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let (blocks, lp, tps) = (
             self.physical_blocks,

@@ -86,6 +86,12 @@ pub trait Ftl: Send {
         })
     }
 
+    /// Whether the mount detects and ignores a torn page (`torn_pages`: a program cut by the power loss, which
+    /// reads back uncorrectable). A run with torn pages refuses a scheme that does not (the default).
+    fn detects_torn_pages(&self) -> bool {
+        false
+    }
+
     /// The RAM the scheme's tables need on a controller, structure by structure.
     fn ram(&self) -> Vec<RamItem>;
 

@@ -341,6 +341,10 @@ impl Ftl for NftlFtl {
         self.avoided_by_cache = 0;
     }
 
+    fn detects_torn_pages(&self) -> bool {
+        true
+    }
+
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let (lb, ppb) = (self.logical_blocks as usize, self.ppb);
         self.primary.fill(NONE);

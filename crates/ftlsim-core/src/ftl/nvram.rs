@@ -414,6 +414,10 @@ impl Ftl for Nvram {
         self.inner.mount(dev)
     }
 
+    fn detects_torn_pages(&self) -> bool {
+        self.inner.detects_torn_pages()
+    }
+
     fn finish(&mut self, dev: &mut Device) -> Result<()> {
         if self.opts.flush_at_end {
             while !self.lru.is_empty() {

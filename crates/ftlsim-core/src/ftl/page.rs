@@ -175,6 +175,10 @@ impl Ftl for PageFtl {
         Ok(())
     }
 
+    fn detects_torn_pages(&self) -> bool {
+        true
+    }
+
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let blocks = self.physical_blocks;
         self.map = SparseVec::new(self.logical_pages as usize, UNMAPPED);

@@ -213,6 +213,10 @@ impl Ftl for ReplacementFtl {
         items
     }
 
+    fn detects_torn_pages(&self) -> bool {
+        true
+    }
+
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let ppb = self.ppb;
         self.data.fill(NONE);

@@ -206,6 +206,10 @@ impl Ftl for SuperblockFtl {
         Ok(())
     }
 
+    fn detects_torn_pages(&self) -> bool {
+        true
+    }
+
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let (ppb, n) = (self.ppb, self.n);
         let pages = self.loc.len();

@@ -298,6 +298,10 @@ impl Ftl for TinyFtl {
         Ok(())
     }
 
+    fn detects_torn_pages(&self) -> bool {
+        true
+    }
+
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let (ppb, lbns) = (self.ppb, self.data.len() as u32);
         let pool = self.chip_blocks - self.map_blocks;

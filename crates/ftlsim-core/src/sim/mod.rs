@@ -221,6 +221,12 @@ fn drive(
         None => Device::new(&cfg.ftl, g, physical_blocks, timing),
         Some(opts) => Device::with_bad_blocks(&cfg.ftl, g, physical_blocks, timing, opts)?,
     };
+    if cfg.torn_pages && !built.ftl.detects_torn_pages() {
+        return Err(SimError::Param(format!(
+            "scheme `{}` does not yet detect torn pages when it mounts; run it without torn_pages / --torn-pages",
+            cfg.ftl
+        )));
+    }
     dev.set_torn_pages(cfg.torn_pages);
     let mut run = Run {
         ftl: built.ftl,
