@@ -357,15 +357,24 @@ pub fn parse_size(text: &str) -> Result<u64> {
     Ok(bytes as u64)
 }
 
+/// At most 400 characters of a parser's message (it quotes the offending key or value whole).
+fn clip_message(message: &str) -> String {
+    match message.char_indices().nth(400) {
+        None => message.to_string(),
+        Some((cut, _)) => format!("{}... (message clipped)", &message[..cut]),
+    }
+}
+
 /// Parses a JSON configuration (`what`: "run configuration", "trace options") into `T`. An error names the
 /// key (`device.page_bytes`, `params.log_blocks`) and what was expected; a NaN or an infinity (which Python's
 /// `json` writes) is named as such, not as a bad character.
 pub fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T> {
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        // A key can be any length: quote at most 80 characters of it (the fuzzer sent a 2 KB key).
         let key = match e.path().to_string().as_str() {
             "." => String::new(),
-            path => format!("{path}: "),
+            path => format!("{}: ", crate::trace::clip(path)),
         };
         let inner = e.into_inner();
         // serde_json stops at the token's first letter (after a minus sign).
@@ -384,7 +393,7 @@ pub fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T> {
             Some(token) => SimError::Param(format!(
                 "bad {what}: {key}{token} is not a finite number; give a finite number"
             )),
-            None => SimError::Param(format!("bad {what}: {key}{inner}")),
+            None => SimError::Param(format!("bad {what}: {key}{}", clip_message(&inner.to_string()))),
         }
     })?;
     de.end()

@@ -305,3 +305,23 @@ fn parse_size_never_panics_on_hostile_values() {
             .unwrap_or_else(|_| panic!("parse_size({value}) panicked"));
     }
 }
+
+#[test]
+fn a_long_key_is_quoted_to_80_characters() {
+    // Found by the parse_config fuzz target: a 2 KB key was quoted whole, twice (a 2,262-byte error).
+    let long = format!("{{\"ftl\": \"page\", \"{}\": 1}}", "k".repeat(5000));
+    let message = from_json::<SimConfig>("run configuration", &long)
+        .unwrap_err()
+        .to_string();
+    assert!(message.len() < 600, "{} bytes: {message}", message.len());
+    assert!(message.contains("unknown field"), "{message}");
+    let crash = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/fuzz-config-long-key.json"
+    ))
+    .unwrap();
+    let message = from_json::<SimConfig>("run configuration", &crash)
+        .unwrap_err()
+        .to_string();
+    assert!(message.len() < 600, "{} bytes: {message}", message.len());
+}
