@@ -393,7 +393,10 @@ pub fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T> {
             Some(token) => SimError::Param(format!(
                 "bad {what}: {key}{token} is not a finite number; give a finite number"
             )),
-            None => SimError::Param(format!("bad {what}: {key}{}", clip_message(&inner.to_string()))),
+            None => SimError::Param(format!(
+                "bad {what}: {key}{}",
+                clip_message(&inner.to_string())
+            )),
         }
     })?;
     de.end()

@@ -438,8 +438,16 @@ impl Ftl for DftlFtl {
         // Recovered entries go back into the CMT as dirty (evicting, and so writing back, when it is full).
         for (lpn, ppn) in recovered {
             let reuse = self.make_room(dev)?;
-            // GC while making room may have moved the page and written its new place through its translation page.
-            if self.store.owner(Ppn(ppn)) == Some(lpn) {
+            // GC while making room may have moved the page and written its new place through its translation
+            // page, with the trimmed flag of the older entry there (the crash test found a newer write read as
+            // trimmed): the entry is then the new place, untrimmed.
+            let current = if self.store.owner(Ppn(ppn)) == Some(lpn) {
+                Some(ppn)
+            } else {
+                let moved = self.flash_map.get(lpn as usize) & !TRIMMED;
+                (self.store.owner(Ppn(moved)) == Some(lpn)).then_some(moved)
+            };
+            if let Some(ppn) = current {
                 let slot = self.cmt.insert(lpn, ppn, reuse);
                 self.mark_dirty(slot);
             }
