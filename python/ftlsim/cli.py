@@ -487,7 +487,7 @@ MOUNT_COLUMNS = ["mount.spare_reads", "mount.page_reads", "mount.time_us.max", "
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per scheme as CSV.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel runs (default: all cores).")
 @click.pass_context
-def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, device, writes_only,
+def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
                skip_bad_lines, wrap, compact, nvram, nvram_policy, csv_path, jobs):
     """Boot time of each scheme on a device filled by TRACE: the trace runs, then the scheme rebuilds its
     RAM from flash alone (spare areas, map blocks) and the table gives what that mount read and how long it
