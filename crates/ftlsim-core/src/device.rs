@@ -230,6 +230,27 @@ impl Device {
         self.chip.erase_count(self.block_on_chip(pbn))
     }
 
+    /// A toy device for unit tests: `blocks` blocks of 4 pages of 512 B (in-order programming), every
+    /// operation 1 us.
+    #[cfg(test)]
+    pub(crate) fn toy(blocks: u32) -> Device {
+        let g = Geometry {
+            page_bytes: 512,
+            spare_bytes: 16,
+            pages_per_block: 4,
+            logical_blocks: 1,
+            sequential_program: true,
+        };
+        let t = Timing {
+            read_us: 1.0,
+            spare_read_us: 1.0,
+            program_us: 1.0,
+            spare_program_us: 1.0,
+            erase_us: 1.0,
+        };
+        Device::new("test", g, blocks, t)
+    }
+
     pub fn geometry(&self) -> &Geometry {
         &self.geometry
     }

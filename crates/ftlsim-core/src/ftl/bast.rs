@@ -51,7 +51,9 @@
 //! reclaimed the write is retried from the start (on a partly written device it may now fit in place); a
 //! replaced log block's utilization is recorded at every reclaim (Fig. 4).
 
-use super::common::boot_scan::{finish_merge, mount_bug, resolve, scan_block, Extent, InPlace};
+use super::common::boot_scan::{
+    finish_merge, mount_bug, resolve_or_bug, scan_block, Extent, InPlace,
+};
 use super::common::bounds::Checks;
 use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
@@ -315,13 +317,7 @@ impl Ftl for BastFtl {
         let mut logs = Vec::new();
         for group in found.chunk_by(|a, b| a.lbn == b.lbn) {
             let lbn = group[0].lbn;
-            let Some(roles) = resolve(group) else {
-                return Err(mount_bug(
-                    dev,
-                    group[0].pbn,
-                    "more blocks of one logical block than a merge leaves",
-                ));
-            };
+            let roles = resolve_or_bug(dev, group)?;
             let programmed = finish_merge(dev, group, &roles, &mut freed, |_| None)?;
             self.data.assign(lbn, group[roles.data].pbn, 0);
             for o in (0..ppb).filter(|&o| programmed[o as usize]) {

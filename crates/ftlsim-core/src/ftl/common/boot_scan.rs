@@ -253,6 +253,17 @@ pub fn finish_merge(
     Ok(programmed)
 }
 
+/// [`resolve`] for a mount: the roles of `group`'s blocks, or the mount error naming its first block.
+pub fn resolve_or_bug(dev: &Device, group: &[InPlace]) -> Result<Roles> {
+    resolve(group).ok_or_else(|| {
+        mount_bug(
+            dev,
+            group[0].pbn,
+            "more blocks of one logical block than a merge leaves",
+        )
+    })
+}
+
 /// The error of a mount that finds, at block `pbn`, a state the scheme's writes never leave.
 pub fn mount_bug(dev: &Device, pbn: Pbn, what: &str) -> SimError {
     SimError::Mount {

@@ -263,25 +263,10 @@ impl MapArea {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Geometry, Timing};
 
     #[test]
     fn rewrites_go_to_new_pages_and_full_area_is_collected() {
-        let g = Geometry {
-            page_bytes: 512,
-            spare_bytes: 16,
-            pages_per_block: 4,
-            logical_blocks: 1,
-            sequential_program: true,
-        };
-        let t = Timing {
-            read_us: 1.0,
-            spare_read_us: 1.0,
-            program_us: 1.0,
-            spare_program_us: 1.0,
-            erase_us: 1.0,
-        };
-        let mut dev = Device::new("test", g, 4, t);
+        let mut dev = Device::toy(4);
         // Two live map pages in three map blocks of 4 pages.
         let mut area = MapArea::new(Pbn(1), 3, 2, 4);
         assert!(!area.read(&mut dev, 0).unwrap());

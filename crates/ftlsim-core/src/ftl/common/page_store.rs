@@ -323,25 +323,6 @@ pub fn too_little_spare(scheme: &str, extra: u32, need: u32, why: &str) -> SimEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Geometry, Timing};
-
-    fn device(blocks: u32) -> Device {
-        let g = Geometry {
-            page_bytes: 512,
-            spare_bytes: 16,
-            pages_per_block: 4,
-            logical_blocks: 1,
-            sequential_program: true,
-        };
-        let t = Timing {
-            read_us: 1.0,
-            spare_read_us: 1.0,
-            program_us: 1.0,
-            spare_program_us: 1.0,
-            erase_us: 1.0,
-        };
-        Device::new("test", g, blocks, t)
-    }
 
     fn write(s: &mut PageStore, dev: &mut Device, frontier: usize, key: u32) -> Ppn {
         let ppn = s.next_page(frontier, dev).unwrap();
@@ -352,7 +333,7 @@ mod tests {
 
     #[test]
     fn frontiers_fill_their_own_blocks_and_victims_follow_the_policy() {
-        let mut dev = device(4);
+        let mut dev = Device::toy(4);
         let mut s = PageStore::new(4, 4, 2, Victim::Greedy);
         // Frontier 0 takes block 0, frontier 1 block 1.
         let a: Vec<Ppn> = (0..4).map(|k| write(&mut s, &mut dev, 0, k)).collect();
@@ -376,7 +357,7 @@ mod tests {
     #[test]
     fn cost_benefit_prefers_an_old_half_valid_block_to_a_young_emptier_one() {
         for (victim, expected) in [(Victim::CostBenefit, Pbn(0)), (Victim::Greedy, Pbn(3))] {
-            let mut dev = device(5);
+            let mut dev = Device::toy(5);
             let mut s = PageStore::new(5, 4, 1, victim);
             let pages: Vec<Ppn> = (0..20).map(|k| write(&mut s, &mut dev, 0, k)).collect();
             // Blocks 0..3 were filled when the 5th, 9th, 13th and 17th pages were placed; the clock is 20.

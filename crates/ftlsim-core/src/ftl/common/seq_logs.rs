@@ -35,7 +35,7 @@
 //! block was first programmed (older log pages of it are "-1"), and the sequential log block's pages
 //! superseding older log copies, as do the data block's pages.
 
-use super::boot_scan::{finish_merge, mount_bug, resolve, scan_block, Extent, InPlace};
+use super::boot_scan::{finish_merge, mount_bug, resolve_or_bug, scan_block, Extent, InPlace};
 use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
 use super::log_blocks::LogBlocks;
@@ -351,13 +351,7 @@ impl HybridBlocks {
         let mut seq_blocks: Vec<(u32, SeqBlock)> = Vec::new();
         for group in in_place.chunk_by(|a, b| a.lbn == b.lbn) {
             let lbn = group[0].lbn;
-            let Some(roles) = resolve(group) else {
-                return Err(mount_bug(
-                    dev,
-                    group[0].pbn,
-                    "more blocks of one logical block than a merge leaves",
-                ));
-            };
+            let roles = resolve_or_bug(dev, group)?;
             let data = &group[roles.data];
             let programmed = finish_merge(dev, group, &roles, &mut erased, |lpn| {
                 let first = by_lpn.partition_point(|e| e.0 < lpn);
