@@ -79,7 +79,8 @@ fn gc_copies_lazily_into_the_cmt_and_batches_translation_updates() {
     // 12 W0  hit; B6 closes, W0 -> p28 in B7 (2 blocks free).
     // 13 W0  GC 3: B5 {1} (1 valid, B1 {T3} too: data first): copy p21 -> p29, 1 is not cached: write back T0
     //        (map read 10, write 6 at p0 in the recycled B0), folding the dirty cached 0 as well; erase B5.
-    //        Still 2 free: GC 4: translation block B1 (1 valid, T3): copy p7 -> p1 (map read 11, write 7),
+    //        Still 2 free: GC 4: translation block B1 (1 valid, T3). The CMT holds 6 dirty (since W6), so T3
+    //        is written back rather than copied: read p7 (map read 11), write 7 at p1 folding 6 (clean now),
     //        GTD[T3] := p1; erase B1 (map erase 1). Hit, W0 -> p30.
     assert_eq!(r.count("cache.cmt.misses"), 5);
     assert_eq!(r.count("cache.cmt.hits"), 8);
@@ -89,13 +90,13 @@ fn gc_copies_lazily_into_the_cmt_and_batches_translation_updates() {
     assert_eq!((r.count("gc.runs"), r.count("flash.erases")), (4, 4));
     assert_eq!(
         r.count("gc.copied_pages"),
-        3 + 1 + 1,
-        "data copies 1 + 2 + 1, translation 1"
+        1 + 2 + 1,
+        "data copies; T3 was written back, not copied"
     );
     assert_eq!(
         r.count("flash.page_writes"),
         11 + 4 + 7,
-        "11 host writes, 4 data copies, 7 translation pages (6 write backs, 1 copy)"
+        "11 host writes, 4 data copies, 7 translation write backs"
     );
     assert_eq!(
         r.count("flash.page_reads"),
@@ -163,4 +164,50 @@ fn power_cuts_inside_translation_write_backs_and_gc_are_survived() {
         );
         assert!(r.count("power.cuts_in_merge_or_gc") > 100, "{params}");
     }
+}
+
+#[test]
+fn a_trimmed_entry_on_flash_does_not_hide_a_newer_copy_at_the_same_address() {
+    // The bug the random-workload crash test found (cmt_entries=2, entry_bytes=128: a page written after a trim
+    // read as never written after a cut), worked by hand on the first ledger's device (8 blocks, 2 entries a
+    // translation page: T0 = {0, 1}, CMT of 2).
+    //   12 W0    B0..B2 (p0..p11), logical page 0 ends at p11.
+    //   T0       hit: the cached entry is p11, trimmed, dirty (0 moves to the protected segment).
+    //   W1       -> p12 (B3). R5: miss, evicts 1 (dirty): write back T0 at p16 (B4 opens as the translation
+    //            frontier), folding 1 -> p12 and 0 -> p11 trimmed. T0 on flash: 0 -> p11, trimmed.
+    //   19 W0    hits: 0 stays dirty in the CMT. p13..p15, p20; each time 2 blocks are free GC erases the
+    //            block last emptied of valid pages: B2 (its p11 just overwritten), then B5, B6, B7; with no fresh
+    //            block left the frontier takes B2 again: the last four W0 land at p8..p11.
+    // Logical page 0 is at p11 again, newer than T0, which still names p11, trimmed (for the erased copy).
+    // 200 reads of 0 follow, and seed 2 puts the one cut before flash operation 106 (request #103, a read).
+    // The mount must recover 0 at p11, untrimmed: the copy is newer than its translation page. The mount that
+    // trusted any entry naming the newest copy read 0 as trimmed: "logical page 0 should read 32 but read
+    // nothing (never written)".
+    let mut reqs = writes(&[0; 12]);
+    reqs.push(page(Op::Trim, 0));
+    reqs.extend(writes(&[1]));
+    reqs.push(page(Op::Read, 5));
+    reqs.extend(writes(&[0; 19]));
+    reqs.extend((0..200).map(|_| page(Op::Read, 0)));
+    let cfg = SimConfig {
+        power_cuts: 1,
+        power_cut_seed: 2,
+        ..toy("dftl", json!({"cmt_entries": 2, "entry_bytes": 256}), 4, 2)
+    };
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert_eq!(
+        (r.count("power.cuts"), r.count("power.cuts_survived")),
+        (1, 1)
+    );
+    // The ledger: one translation write (T0), 4 GC runs that copy nothing. After the mount 0 is dirty in the
+    // CMT again, and the check's reads of every logical page evict only clean entries: no write back.
+    assert_eq!(
+        (
+            r.count("map.page_writes"),
+            r.count("gc.runs"),
+            r.count("gc.copied_pages"),
+            r.count("flash.erases")
+        ),
+        (1, 4, 0, 4)
+    );
 }

@@ -114,11 +114,7 @@ proptest! {
     fn every_cut_is_survived(ops in prop::collection::vec((any::<u8>(), any::<u16>(), any::<u8>()), 200..600),
                              seed in any::<u64>()) {
         let reqs = workload(&ops);
-        // DFTL is left out here for now: on these random workloads (reads, writes and trims of 1-3 pages)
-        // its mount loses an acknowledged write after some cuts in translation-page I/O (e.g. cmt_entries=2,
-        // entry_bytes=128: logical page 4 read as never written after a cut before flash operation 171 of
-        // request #170). An open bug; golden_dftl.rs and the tests below crash-test DFTL on write loops.
-        for (scheme, params) in mounting().into_iter().filter(|(s, _)| *s != "dftl") {
+        for (scheme, params) in mounting() {
             for nvram in [None, Some("lru"), Some("bplru")] {
                 let cfg = crash_test(scheme, params.clone(), nvram, 40, seed);
                 let r = run_requests(&cfg, reqs.clone())

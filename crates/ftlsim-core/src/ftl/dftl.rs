@@ -13,13 +13,14 @@
 //! read(lpn):       translate(lpn); read the page
 //! gc:              victim := the full block with the most invalid pages, data or translation (§3.3; `victim`
 //!                  may be cost-benefit)
-//!                  translation block: copy its valid translation pages to the translation frontier; GTD updated
+//!                  translation block: its valid translation pages go to the translation frontier, written back
+//!                  (dirty entries folded in) if the CMT holds dirty entries of them, else copied; GTD updated
 //!                  data block: copy its valid pages to the data frontier; an entry cached in the CMT is
 //!                  updated there (dirty, lazy copying §3.3); the others through their translation pages, one
 //!                  write back per translation page however many of its entries moved (batch update §3.3)
 //! mount:           scan every block's spare areas; GTD[tp] := newest copy of tp; read each translation page
-//!                  once; a logical page whose newest data copy is not what its translation page names goes
-//!                  back into the CMT, dirty
+//!                  once; a logical page whose newest data copy is not what its translation page names, or is
+//!                  newer than that translation page, goes back into the CMT, dirty and untrimmed
 //! ```
 //! E = page_bytes / entry_bytes entries per translation page (512 for 2 KiB pages and 4-byte entries, §3.1).
 //! The CMT is a segmented LRU (§3.1): a hit in the probationary segment promotes the entry to the protected
@@ -39,11 +40,21 @@
 //! Mount after a power cut (the paper leaves recovery open): every block's spare areas are read in page order
 //! up to its first erased page, one spare read a programmed page plus one a block not full. The newest copy of
 //! each translation page by sequence number is the GTD's; each is read once (a map page read) to learn which
-//! data page its entries name. A logical page's newest data copy is always its current one (GC copies are
-//! newer than their source, and a trimmed page stays live until overwritten), so where the translation page
-//! names another copy, or none, the entry was dirty in the CMT at the cut (or in GC's batch not yet written):
-//! it goes back into the CMT, dirty, evicting (and so writing back) as a miss would when the CMT is full.
-//! Valid counts, frontiers (the newest partly written block of each kind) and the free pool follow.
+//! data page its entries name. The rule, where a translation page and the data pages' spare areas disagree:
+//! - A logical page's newest data copy is always its current one (GC copies are newer than their source, and a
+//!   trimmed page stays live until overwritten), so the data copy wins over the translation page.
+//! - A translation page on flash is current as of its program: every write back folds in all dirty entries of
+//!   it, and GC writes back (rather than copies) a translation page with dirty entries.
+//! - So an entry is trusted, trimmed flag included, only if it names the newest copy and that copy is older
+//!   than the translation page. Otherwise the entry was dirty in the CMT at the cut (or in a GC batch not yet
+//!   written, or its write back was cut): it goes back into the CMT, dirty, as the newest copy, untrimmed. An
+//!   entry can name the newest copy and still be stale: the copy it meant was erased and the address reused for
+//!   a newer copy of the same page (its trimmed flag then hid that write: the bug the random-workload crash
+//!   test found). A trim whose write back was cut is lost: the page reads its last write, which the
+//!   durability contract allows for a trimmed page.
+//! Recovered entries wait in a mount-time list, counted as dirty: an eviction's write back folds them in, and
+//! a GC run while making room in the CMT moves them in place, as lazy copying does in the CMT. Valid counts,
+//! frontiers (the newest partly written block of each kind) and the free pool follow.
 //!
 //! Flash I/O of translation pages (reads, writes, copies and erases of translation blocks) is in the map class,
 //! reported as `map.*`; CMT lookups as `cache.cmt.*`.
@@ -53,7 +64,9 @@
 //! - A translation page never written (a fresh device) costs no read: the GTD knows it is empty.
 //! - Eviction writes back before the missing entry is read, even when both lie in the same translation page
 //!   (two map operations, as the paper's Algorithm 1 does them in that order).
-//! - Every translation-page write back, for any reason, folds in all dirty cached entries of that page.
+//! - Every translation-page write back, for any reason, folds in all dirty cached entries of that page; GC of a
+//!   translation block writes back a page with dirty entries instead of copying it (same flash operations, but
+//!   not counted in `gc.copied_pages`), so that the mount can trust a translation page as of its program.
 //! - Trim translates the page (as a write would) and marks the cached entry trimmed (the top bit of the entry,
 //!   so devices of 2^31 pages or more are refused): the page reads as nothing, but stays live for GC until it
 //!   is overwritten, so that no older copy can win at a mount.
@@ -248,6 +261,10 @@ pub struct DftlFtl {
     cmt: Cmt,
     /// GC's (lpn, new page) of moved pages not cached, batched by translation page; capacity one block.
     moved: Vec<(u32, u32)>,
+    /// Mount only (empty otherwise): recovered entries (lpn, page) not yet back in the CMT, sorted by lpn;
+    /// NONE for the page once written back. Like dirty CMT entries they count in `dirty_in`, a write back of
+    /// their translation page folds them in, and GC moves them in place (lazy copying).
+    pending: Vec<(u32, u32)>,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
@@ -300,6 +317,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         dirty_in: vec![0; translation_pages as usize],
         cmt: Cmt::new(p.cmt_entries.min(g.logical_pages()), g.logical_pages()),
         moved: Vec::with_capacity(g.pages_per_block as usize),
+        pending: Vec::new(),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -408,19 +426,24 @@ impl Ftl for DftlFtl {
                 self.store.place(Ppn(at), tp);
             }
         }
-        // Every logical page's newest data copy is its current one (GC and trim keep the newest copy live);
-        // where the translation page names another (or none), the entry was dirty in the CMT at the cut.
-        let mut recovered = Vec::new();
+        // Every logical page's newest data copy is its current one (GC and trim keep the newest copy live), and
+        // a translation page on flash is current as of its program (every write back and every GC move of it
+        // folds in the dirty entries). So the entry stands if the copy it names is the newest and older than the
+        // translation page; else the entry was dirty at the cut (a newer copy may even sit at the address it
+        // names, with its trimmed flag meant for an older one): it is recovered, untrimmed.
+        self.pending.clear();
         for lpn in 0..lp {
             let n = newest.get(lpn as usize);
             if n == 0 {
                 continue;
             }
-            let ppn = n as u32;
+            let (seq, ppn) = ((n >> 32) as u32, n as u32);
             self.store.place(Ppn(ppn), lpn);
             let entry = self.flash_map.get(lpn as usize);
-            if entry == NONE || entry & !TRIMMED != ppn {
-                recovered.push((lpn, ppn));
+            let tp = lpn / self.epp;
+            if entry == NONE || entry & !TRIMMED != ppn || seq > tp_seq[tp as usize] {
+                self.pending.push((lpn, ppn));
+                self.dirty_in[tp as usize] += 1;
             }
         }
         // The newest partly written block of each kind is its frontier again; the others wait for GC (with the
@@ -435,21 +458,17 @@ impl Ftl for DftlFtl {
         for (pbn, kind) in full {
             self.store.add_candidate(pbn, kind);
         }
-        // Recovered entries go back into the CMT as dirty (evicting, and so writing back, when it is full).
-        for (lpn, ppn) in recovered {
-            let reuse = self.make_room(dev)?;
-            // GC while making room may have moved the page and written its new place through its translation
-            // page, with the trimmed flag of the older entry there (the crash test found a newer write read as
-            // trimmed): the entry is then the new place, untrimmed.
-            let current = if self.store.owner(Ppn(ppn)) == Some(lpn) {
-                Some(ppn)
-            } else {
-                let moved = self.flash_map.get(lpn as usize) & !TRIMMED;
-                (self.store.owner(Ppn(moved)) == Some(lpn)).then_some(moved)
+        // Recovered entries go back into the CMT as dirty, evicting (and so writing back) when it is full; an
+        // eviction's write back or GC's may write one back first.
+        while let Some(&(_, ppn)) = self.pending.last() {
+            let reuse = match ppn {
+                NONE => None,
+                _ => self.make_room(dev)?,
             };
-            if let Some(ppn) = current {
+            let (lpn, ppn) = self.pending.pop().expect("the loop saw a last entry");
+            if ppn != NONE {
                 let slot = self.cmt.insert(lpn, ppn, reuse);
-                self.mark_dirty(slot);
+                self.cmt.dirty[slot as usize] = true;
             }
         }
         Ok(())
@@ -556,6 +575,14 @@ impl DftlFtl {
                     }
                 }
             }
+            let lo = self.pending.partition_point(|e| e.0 < first);
+            let hi = self.pending.partition_point(|e| e.0 < end);
+            for (lpn, page) in &mut self.pending[lo..hi] {
+                if *page != NONE {
+                    self.flash_map.set(*lpn as usize, *page);
+                    *page = NONE;
+                }
+            }
             self.dirty_in[tp as usize] = 0;
         }
         if old != NONE {
@@ -607,6 +634,15 @@ impl DftlFtl {
             let (victim, kind) = self.pick_victim(dev)?;
             let mark = dev.begin();
             if kind == TRANSLATION {
+                // A translation page with dirty entries is written back (they are folded in, §3.3 batch
+                // update) rather than copied, so that every translation page is current as of its program.
+                for offset in 0..self.ppb {
+                    if let Some(tp) = self.store.owner(dev.ppn(victim, offset)) {
+                        if self.dirty_in[tp as usize] > 0 {
+                            self.write_back(tp, 0..0, dev)?;
+                        }
+                    }
+                }
                 let gtd = &mut self.gtd;
                 self.store
                     .collect(victim, TRANSLATION, OpClass::Map, dev, |tp, to| {
@@ -614,8 +650,13 @@ impl DftlFtl {
                     })?;
             } else {
                 self.moved.clear();
-                let (cmt, moved, dirty_in, epp) =
-                    (&mut self.cmt, &mut self.moved, &mut self.dirty_in, self.epp);
+                let (cmt, moved, pending, dirty_in, epp) = (
+                    &mut self.cmt,
+                    &mut self.moved,
+                    &mut self.pending,
+                    &mut self.dirty_in,
+                    self.epp,
+                );
                 self.store
                     .collect(victim, DATA, OpClass::Data, dev, |lpn, to| {
                         match cmt.slot(lpn) {
@@ -628,7 +669,11 @@ impl DftlFtl {
                                     dirty_in[(lpn / epp) as usize] += 1;
                                 }
                             }
-                            None => moved.push((lpn, to.0)),
+                            None => match pending.binary_search_by_key(&lpn, |e| e.0) {
+                                // A mount's recovered entry, not yet in the CMT: moved in place too.
+                                Ok(k) if pending[k].1 != NONE => pending[k].1 = to.0,
+                                _ => moved.push((lpn, to.0)),
+                            },
                         }
                     })?;
                 self.apply_moves(dev)?;
