@@ -1,6 +1,6 @@
-//! The regression fixture: 50 recorded reports over every registered scheme and four workloads (uniform random
+//! The regression fixture: 57 recorded reports over every registered scheme and four workloads (uniform random
 //! with reads on full data blocks, hot/cold with sequential runs and idle gaps, a FAT camera, and the Financial1
-//! excerpt), plus two NVRAM runs. Every key recorded must come back with the same value; new keys may appear.
+//! excerpt), plus two NVRAM runs and three DFTL runs with a small CMT (one with cost-benefit victims). Every key recorded must come back with the same value; new keys may appear.
 //! A refactor or a speed-up changes no count. A change made on purpose is re-recorded with
 //! `FTLSIM_BLESS=1 cargo test --release -p ftlsim-core --test regression` and listed in its commit message.
 
@@ -39,11 +39,11 @@ fn cases() -> Vec<(String, String, SimConfig)> {
         ("financial1", financial1(), "64MiB", false),
     ];
     let mut out = Vec::new();
-    // dftl joins the fixture once its counts are settled (issue 12); the 50 recorded reports predate it.
-    for scheme in SCHEMES.iter().filter(|s| s.name != "dftl") {
-        for (name, trace, capacity, full) in &workloads {
+    let on =
+        |scheme: &str, params: Value, (_, trace, capacity, full): &(&str, String, &str, bool)| {
             let cfg = SimConfig {
-                ftl: scheme.name.into(),
+                ftl: scheme.into(),
+                params,
                 capacity: Some(capacity.to_string()),
                 precondition: if *full {
                     Precondition::Full
@@ -53,8 +53,27 @@ fn cases() -> Vec<(String, String, SimConfig)> {
                 wrap: true,
                 ..Default::default()
             };
-            out.push((format!("{}/{name}", scheme.name), trace.clone(), cfg));
+            (trace.clone(), cfg)
+        };
+    for scheme in SCHEMES {
+        for w in &workloads {
+            let (trace, cfg) = on(scheme.name, json!({}), w);
+            out.push((format!("{}/{}", scheme.name, w.0), trace, cfg));
         }
+    }
+    // DFTL with a CMT of 256 entries (1/64 of the 8 MiB devices' pages, 1/256 of Financial1's 64 MiB):
+    // misses, dirty evictions and translation-block GC all show.
+    for (label, params, w) in [
+        ("dftl-cmt256", json!({"cmt_entries": 256}), &workloads[0]),
+        ("dftl-cmt256", json!({"cmt_entries": 256}), &workloads[3]),
+        (
+            "dftl-cmt256-cost-benefit",
+            json!({"cmt_entries": 256, "victim": "cost-benefit"}),
+            &workloads[1],
+        ),
+    ] {
+        let (trace, cfg) = on("dftl", params, w);
+        out.push((format!("{label}/{}", w.0), trace, cfg));
     }
     for (scheme, policy) in [("bast", "metadata"), ("fast", "lru")] {
         let cfg = SimConfig {
@@ -100,7 +119,7 @@ fn same(a: &Value, b: &Value) -> bool {
 #[test]
 fn reports_match_the_recorded_fixture() {
     let cases = cases();
-    assert_eq!(cases.len(), 50);
+    assert_eq!(cases.len(), 57);
     let now: Map<String, Value> = cases
         .iter()
         .map(|(name, trace, cfg)| (name.clone(), recorded(trace, cfg)))
