@@ -9,8 +9,10 @@ use ftlsim_core::trace::{self, LineReader, RequestSource, TraceError, TraceOptio
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::trace_files::{fixture, opts, read_all, temp};
+
 const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
 
 /// A real trace from the shared folder (CI has it beside the clone). A missing one fails the test: a test that
 /// passes without its data proves nothing. `FTLSIM_TRACES` names the folder when the repository is not cloned
@@ -24,35 +26,6 @@ fn real(name: &str) -> PathBuf {
         path.display()
     );
     path
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(FIXTURES).join(name)
-}
-
-/// A file under the temp dir, unique to this process and test.
-fn temp(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ftlsim-traces-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
-}
-
-fn opts(format: &str) -> TraceOptions {
-    TraceOptions {
-        format: format.into(),
-        ..TraceOptions::default()
-    }
-}
-
-fn read_all(path: &Path, opts: &TraceOptions) -> Vec<Request> {
-    let mut reader = LineReader::open(path, opts).unwrap();
-    let mut out = Vec::new();
-    while let Some(r) = reader.next_request() {
-        out.push(r.unwrap_or_else(|e| panic!("{e}")));
-    }
-    out
 }
 
 /// (requests, reads, writes, trims)
