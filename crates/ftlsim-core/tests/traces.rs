@@ -938,3 +938,20 @@ fn info_and_a_run_see_the_concatenated_ranges() {
     assert_eq!(flat["config.devices"], "concat");
     assert_eq!(flat["host.write_requests"], 3);
 }
+
+#[test]
+fn a_trace_rewritten_in_place_is_measured_again() {
+    // The capacity pre-pass is remembered per file; a file rewritten at the same path must not reuse it.
+    let capacity = |path: &Path| {
+        let report =
+            ftlsim_core::sim::run(&Default::default(), path.to_str().unwrap(), &mut |_| true)
+                .unwrap();
+        report.flatten()["config.capacity_bytes"].clone()
+    };
+    // lee2007: 16 KiB blocks; the furthest byte rounds up to a block.
+    let path = temp("rewritten.csv", b"op,offset,length\nW,0,512\nW,20480,512\n");
+    assert_eq!(capacity(&path), 32_768);
+    assert_eq!(capacity(&path), 32_768, "remembered: the same answer");
+    std::fs::write(&path, b"op,offset,length\nW,0,512\nW,65536,512\n").unwrap();
+    assert_eq!(capacity(&path), 81_920, "a longer file is a new trace");
+}
