@@ -130,6 +130,31 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(2)))]
+
+    /// The log-block schemes on random workloads with torn pages, on SLC and under the in-order (MLC) rule:
+    /// in release builds 32 workloads x 40 cuts per variant and rule.
+    #[test]
+    fn log_block_schemes_survive_torn_cuts_on_random_workloads(
+        ops in prop::collection::vec((any::<u8>(), any::<u16>(), any::<u8>()), 200..600),
+        seed in any::<u64>(),
+    ) {
+        let reqs = workload(&ops);
+        for (scheme, params) in mounting().into_iter().filter(|(s, _)| LOG_BLOCK.contains(s)) {
+            for in_order in [false, true] {
+                let mut cfg = crash_test(scheme, params.clone(), None, 40, seed);
+                cfg.torn_pages = true;
+                cfg.device.sequential_program = Some(in_order);
+                let r = run_requests(&cfg, reqs.clone())
+                    .unwrap_or_else(|e| panic!("{scheme} {params} in order {in_order}: {e}"));
+                prop_assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
+                prop_assert_eq!(r.count("power.pages_checked"), r.count("power.cuts") * 64);
+            }
+        }
+    }
+}
+
 #[test]
 fn cuts_land_inside_garbage_collection_and_are_survived() {
     // A hot rewrite loop keeps the page scheme's GC and the block scheme's copy-on-overwrite busy.
