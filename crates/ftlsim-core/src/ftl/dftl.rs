@@ -52,6 +52,7 @@
 //!   a newer copy of the same page (its trimmed flag then hid that write: the bug the random-workload crash
 //!   test found). A trim whose write back was cut is lost: the page reads its last write, which the
 //!   durability contract allows for a trimmed page.
+//!
 //! Recovered entries wait in a mount-time list, counted as dirty: an eviction's write back folds them in, and
 //! a GC run while making room in the CMT moves them in place, as lazy copying does in the CMT. Valid counts,
 //! frontiers (the newest partly written block of each kind) and the free pool follow.
