@@ -68,6 +68,7 @@
 //!   trace). Two extra blocks are the least that lets a full device fold: one fold target and one
 //!   replacement block.
 
+use super::common::bitmap::Bitmap;
 use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::location_cache::{LocationCache, Policy};
@@ -134,7 +135,7 @@ pub struct NftlFtl {
     /// One past the highest programmed page of each primary (the in-order rule's frontier).
     frontier: Vec<u32>,
     /// Page-status bitmap (lookup table only).
-    written: Vec<u64>,
+    written: Bitmap,
     free: FreePool,
     cache: LocationCache,
     cache_policy: Policy,
@@ -179,9 +180,9 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         rep_fill: vec![0; lb],
         frontier: vec![0; lb],
         written: if p.lookup_table {
-            vec![0; (g.logical_pages() as usize).div_ceil(64)]
+            Bitmap::new(g.logical_pages() as usize)
         } else {
-            Vec::new()
+            Bitmap::new(0)
         },
         free: FreePool::with_range(0, g.logical_blocks + p.spare_blocks),
         cache: LocationCache::new(p.page_cache, g.logical_pages(), policy),
@@ -351,7 +352,7 @@ impl Ftl for NftlFtl {
         self.rep.fill(NONE);
         self.rep_fill.fill(0);
         self.frontier.fill(0);
-        self.written.fill(0);
+        self.written.clear_all();
         self.cache = LocationCache::new(
             self.cache.capacity(),
             self.logical_blocks * ppb,
@@ -412,7 +413,7 @@ impl Ftl for NftlFtl {
             }
             found.push(f);
         }
-        let mut in_use = vec![false; self.blocks as usize];
+        let mut in_use = Bitmap::new(self.blocks as usize);
         for (vb, blocks) in claims.iter().enumerate() {
             let primary = blocks
                 .iter()
@@ -439,16 +440,16 @@ impl Ftl for NftlFtl {
                     self.set_written(vb as u32 * ppb + o);
                 }
             }
-            in_use[primary as usize] = true;
+            in_use.set(primary as usize);
             if rep != AUX_ERASED {
                 self.rep[vb] = rep;
                 self.rep_fill[vb] = found[rep as usize].pages;
-                in_use[rep as usize] = true;
+                in_use.set(rep as usize);
             }
         }
         self.free = FreePool::with_range(0, 0);
         for pbn in 0..self.blocks {
-            if !in_use[pbn as usize] {
+            if !in_use.get(pbn as usize) {
                 if found[pbn as usize].pages > 0 && found[pbn as usize].vb == NONE {
                     dev.erase(Pbn(pbn))?;
                 }
@@ -474,12 +475,12 @@ impl Ftl for NftlFtl {
 
 impl NftlFtl {
     fn is_written(&self, lpn: u32) -> bool {
-        self.written.is_empty() || self.written[(lpn / 64) as usize] & (1 << (lpn % 64)) != 0
+        self.written.is_empty() || self.written.get(lpn as usize)
     }
 
     fn set_written(&mut self, lpn: u32) {
-        if let Some(word) = self.written.get_mut((lpn / 64) as usize) {
-            *word |= 1 << (lpn % 64);
+        if !self.written.is_empty() {
+            self.written.set(lpn as usize);
         }
     }
 

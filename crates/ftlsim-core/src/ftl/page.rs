@@ -31,6 +31,7 @@
 //! newest becomes the host frontier again (the next newest the GC frontier, if any), the others wait for GC
 //! like full ones.
 
+use super::common::bitmap::Bitmap;
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
@@ -96,7 +97,7 @@ pub struct PageFtl {
     victim: Victim,
     wear_threshold: u32,
     /// One bit per logical page: trimmed since its last write.
-    trimmed: Vec<u64>,
+    trimmed: Bitmap,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
@@ -138,7 +139,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         gc: frontiers as usize - 1,
         victim: p.victim,
         wear_threshold: p.wear_leveling_threshold,
-        trimmed: vec![0; (g.logical_pages() as usize).div_ceil(64)],
+        trimmed: Bitmap::new(g.logical_pages() as usize),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -148,7 +149,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 
 impl Ftl for PageFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        if self.trimmed[lpn.index() / 64] & (1 << (lpn.0 % 64)) != 0 {
+        if self.trimmed.get(lpn.index()) {
             return Ok(None);
         }
         match self.map.get(lpn.index()) {
@@ -164,13 +165,13 @@ impl Ftl for PageFtl {
         self.invalidate(lpn);
         self.map.set(lpn.index(), ppn.0);
         self.store.place(ppn, lpn.0);
-        self.trimmed[lpn.index() / 64] &= !(1 << (lpn.0 % 64));
+        self.trimmed.clear(lpn.index());
         Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn, _dev: &mut Device) -> Result<()> {
         if self.map.get(lpn.index()) != UNMAPPED {
-            self.trimmed[lpn.index() / 64] |= 1 << (lpn.0 % 64);
+            self.trimmed.set(lpn.index());
         }
         Ok(())
     }
@@ -183,11 +184,11 @@ impl Ftl for PageFtl {
         let blocks = self.physical_blocks;
         self.map = SparseVec::new(self.logical_pages as usize, UNMAPPED);
         self.store.clear();
-        self.trimmed.fill(0);
+        self.trimmed.clear_all();
         // Mount-time RAM: the sequence number of each logical page's newest copy found so far.
         let mut newest = SparseVec::new(self.logical_pages as usize, 0u32);
         let mut open: Vec<(u32, Pbn, u32)> = Vec::new();
-        let mut erased = vec![false; blocks as usize];
+        let mut erased = Bitmap::new(blocks as usize);
         for pbn in (0..blocks).map(Pbn) {
             let mut block_seq = 0;
             let programmed = scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
@@ -202,7 +203,7 @@ impl Ftl for PageFtl {
             })?;
             match programmed {
                 0 => {
-                    erased[pbn.index()] = true;
+                    erased.set(pbn.index());
                     self.store.put_erased(pbn);
                 }
                 n if n == self.ppb => {}
@@ -225,7 +226,7 @@ impl Ftl for PageFtl {
                 pbn.0
             });
         for pbn in 0..blocks {
-            if !erased[pbn as usize] && host != Some(pbn) && gc != Some(pbn) {
+            if !erased.get(pbn as usize) && host != Some(pbn) && gc != Some(pbn) {
                 self.store.add_candidate(Pbn(pbn), HOST);
             }
         }
@@ -243,7 +244,7 @@ impl Ftl for PageFtl {
         items.extend(self.store.ram());
         items.push(RamItem::new(
             "trimmed_bitmap",
-            (self.logical_pages as u64).div_ceil(8),
+            self.trimmed.ram_bytes(),
             format!("{} logical pages x 1 bit", self.logical_pages),
         ));
         if self.victim == Victim::CostBenefit {

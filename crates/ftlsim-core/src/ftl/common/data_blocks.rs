@@ -6,6 +6,7 @@
 //! scheme can tell a collision without a flash read. Under `sequential_program` (MLC) a free page below the
 //! frontier cannot be programmed either, and [`DataBlocks::fits_in_place`] calls it a collision.
 
+use super::bitmap::Bitmap;
 use super::free_pool::FreePool;
 use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::device::Device;
@@ -19,7 +20,7 @@ pub struct DataBlocks {
     sequential_program: bool,
     map: Vec<u32>,
     frontier: Vec<u32>,
-    written: Vec<u64>,
+    written: Bitmap,
 }
 
 impl DataBlocks {
@@ -30,7 +31,7 @@ impl DataBlocks {
             sequential_program,
             map: vec![UNMAPPED; logical_blocks as usize],
             frontier: vec![0; logical_blocks as usize],
-            written: vec![0; pages.div_ceil(64)],
+            written: Bitmap::new(pages),
         }
     }
 
@@ -38,7 +39,7 @@ impl DataBlocks {
     pub fn clear(&mut self) {
         self.map.fill(UNMAPPED);
         self.frontier.fill(0);
-        self.written.fill(0);
+        self.written.clear_all();
     }
 
     pub fn pbn(&self, lbn: u32) -> Option<Pbn> {
@@ -47,16 +48,7 @@ impl DataBlocks {
     }
 
     pub fn is_written(&self, lpn: u32) -> bool {
-        self.written[(lpn / 64) as usize] & (1 << (lpn % 64)) != 0
-    }
-
-    fn set_written(&mut self, lpn: u32, on: bool) {
-        let word = &mut self.written[(lpn / 64) as usize];
-        if on {
-            *word |= 1 << (lpn % 64);
-        } else {
-            *word &= !(1 << (lpn % 64));
-        }
+        self.written.get(lpn as usize)
     }
 
     /// The data block's page of `lpn`, if it was programmed.
@@ -113,7 +105,7 @@ impl DataBlocks {
         self.map[lbn as usize] = pbn.0;
         let first = lbn * self.ppb;
         for o in 0..self.ppb {
-            self.set_written(first + o, o < programmed_prefix);
+            self.written.assign((first + o) as usize, o < programmed_prefix);
         }
         self.frontier[lbn as usize] = programmed_prefix;
         old
@@ -129,7 +121,7 @@ impl DataBlocks {
 
     /// Notes that the data block's page of `lpn` was programmed.
     pub fn mark_programmed(&mut self, lpn: u32) {
-        self.set_written(lpn, true);
+        self.written.set(lpn as usize);
         let lbn = (lpn / self.ppb) as usize;
         self.frontier[lbn] = self.frontier[lbn].max(lpn % self.ppb + 1);
     }
@@ -149,7 +141,7 @@ impl DataBlocks {
             ),
             RamItem::new(
                 "written_bitmap",
-                pages.div_ceil(8),
+                self.written.ram_bytes(),
                 format!("{pages} logical pages x 1 bit"),
             ),
             RamItem::new(
