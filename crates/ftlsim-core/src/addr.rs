@@ -107,7 +107,10 @@ impl Ppn {
     /// The page at `offset` of block `pbn`.
     #[inline]
     pub fn new(pbn: Pbn, offset: u32, ppb: u32) -> Ppn {
-        debug_assert!(offset < ppb, "offset {offset} outside a block of {ppb} pages");
+        debug_assert!(
+            offset < ppb,
+            "offset {offset} outside a block of {ppb} pages"
+        );
         Ppn(pbn.0 * ppb + offset)
     }
 
@@ -150,7 +153,10 @@ impl<T: Niche> Opt<T> {
     #[inline]
     pub fn some(x: T) -> Opt<T> {
         let raw = x.to_raw();
-        debug_assert!(raw != NONE_RAW, "an address equal to the none niche (u32::MAX)");
+        debug_assert!(
+            raw != NONE_RAW,
+            "an address equal to the none niche (u32::MAX)"
+        );
         Opt(raw, PhantomData)
     }
 

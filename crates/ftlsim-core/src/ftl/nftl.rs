@@ -77,7 +77,6 @@ use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
-use crate::nand::AUX_ERASED;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -362,7 +361,7 @@ impl Ftl for NftlFtl {
             seq: u32,
             pages: u32,
             end: u32,
-            header: u32,
+            header: Option<u32>,
             /// Torn pages (`torn_pages`): programmed, but uncorrectable.
             torn: Vec<u32>,
         }
@@ -374,14 +373,14 @@ impl Ftl for NftlFtl {
                 seq: 0,
                 pages: 0,
                 end: 0,
-                header: AUX_ERASED,
+                header: None,
                 torn: Vec::new(),
             };
             let mut flagged = Vec::new();
             for o in 0..ppb {
                 let spare = dev.read_spare(dev.ppn(Pbn(pbn), o))?;
                 if o == 0 {
-                    f.header = spare.aux;
+                    f.header = spare.aux();
                 }
                 if spare.seq != 0 {
                     f.pages += 1;
@@ -415,7 +414,7 @@ impl Ftl for NftlFtl {
             let primary = blocks
                 .iter()
                 .copied()
-                .find(|&b| found[b as usize].header != AUX_ERASED)
+                .find(|&b| found[b as usize].header.is_some())
                 .or_else(|| {
                     blocks
                         .iter()
@@ -425,7 +424,7 @@ impl Ftl for NftlFtl {
             let Some(primary) = primary else { continue };
             let rep = found[primary as usize].header;
             for &b in blocks {
-                if b != primary && b != rep {
+                if b != primary && Some(b) != rep {
                     dev.erase(Pbn(b))?;
                 }
             }
@@ -438,7 +437,7 @@ impl Ftl for NftlFtl {
                 }
             }
             in_use.set(primary as usize);
-            if rep != AUX_ERASED {
+            if let Some(rep) = rep {
                 self.rep[vb] = Opt::some(Pbn(rep));
                 self.rep_fill[vb] = found[rep as usize].pages;
                 in_use.set(rep as usize);
@@ -494,10 +493,12 @@ impl NftlFtl {
             self.avoided_by_table += 1;
             return Ok(self.rep[vb].get());
         }
-        let primary = self.primary[vb].get().expect("a virtual block with a primary");
-        let header = dev.read_spare(dev.ppn(primary, 0))?.aux;
-        debug_assert_eq!(header == AUX_ERASED, self.rep[vb].is_none());
-        Ok((header != AUX_ERASED).then_some(Pbn(header)))
+        let primary = self.primary[vb]
+            .get()
+            .expect("a virtual block with a primary");
+        let header = dev.read_spare(dev.ppn(primary, 0))?.aux().map(Pbn);
+        debug_assert_eq!(header.is_none(), self.rep[vb].is_none());
+        Ok(header)
     }
 
     /// Spare reads a backwards search of `vb`'s replacement block spends before it settles on `found`.
@@ -558,8 +559,12 @@ impl NftlFtl {
     /// erases the primary and its replacement block.
     fn fold(&mut self, vb: usize, new: Option<(u32, Token)>, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
-        let old = self.primary[vb].get().expect("a folded virtual block has a primary");
-        let rep = self.rep[vb].get().expect("a folded virtual block has a replacement block");
+        let old = self.primary[vb]
+            .get()
+            .expect("a folded virtual block has a primary");
+        let rep = self.rep[vb]
+            .get()
+            .expect("a folded virtual block has a replacement block");
         let target = self
             .free
             .take()

@@ -167,7 +167,6 @@ impl NvramOptions {
     }
 }
 
-
 pub struct Nvram {
     inner: Box<dyn Ftl>,
     opts: NvramOptions,
@@ -248,7 +247,8 @@ impl Nvram {
     }
 
     fn free_slot(&mut self, slot: u32) {
-        self.slot_of.set(self.slot_lpn[slot as usize].index(), Opt::NONE);
+        self.slot_of
+            .set(self.slot_lpn[slot as usize].index(), Opt::NONE);
         self.free_slots.push(slot);
     }
 

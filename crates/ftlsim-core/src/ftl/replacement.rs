@@ -343,7 +343,9 @@ impl ReplacementFtl {
     fn merge(&mut self, vb: usize, new: Option<(u32, Lpn, Token)>, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
         let target = self.take_free(dev)?;
-        let first = self.data[vb].get().expect("a merged logical block has a data block");
+        let first = self.data[vb]
+            .get()
+            .expect("a merged logical block has a data block");
         let mut frontier = 0;
         for o in 0..self.ppb {
             let to = dev.ppn(target, o);

@@ -224,17 +224,16 @@ impl Ftl for SuperblockFtl {
         let mut written_last = (0, None);
         for pbn in (0..self.chip_blocks).map(Pbn) {
             let (mut sb, mut last) = (None, 0);
-            let programmed =
-                scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
-                    last = spare.seq;
-                    // A torn program (no logical page) holds nothing: it only occupies its page.
-                    let Some(lpn) = spare.lpn() else { return };
-                    sb = Some(lpn.lbn(ppb).0 / n);
-                    if spare.seq > newest.get(lpn.index()) {
-                        newest.set(lpn.index(), spare.seq);
-                        self.place(lpn, ppn);
-                    }
-                })?;
+            let programmed = scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
+                last = spare.seq;
+                // A torn program (no logical page) holds nothing: it only occupies its page.
+                let Some(lpn) = spare.lpn() else { return };
+                sb = Some(lpn.lbn(ppb).0 / n);
+                if spare.seq > newest.get(lpn.index()) {
+                    newest.set(lpn.index(), spare.seq);
+                    self.place(lpn, ppn);
+                }
+            })?;
             match (programmed, sb) {
                 (0, _) => free.put(pbn),
                 // Nothing but a torn program (the first one into a fresh block): erased at mount.
@@ -433,7 +432,8 @@ impl SuperblockFtl {
     /// A copied page carries the newest directory and its table in its spare area.
     fn retarget_map_copies(&mut self, sb: u32, lpn: Lpn, to: Ppn) {
         self.dir_loc[sb as usize] = Opt::some(to);
-        self.table_loc.set((lpn.0 / self.pte) as usize, Opt::some(to));
+        self.table_loc
+            .set((lpn.0 / self.pte) as usize, Opt::some(to));
     }
 
     /// A superblock other than `sb` holding more blocks than logical ones, in round-robin order.

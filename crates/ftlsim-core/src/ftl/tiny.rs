@@ -567,8 +567,12 @@ impl TinyFtl {
     /// block directory (§V.B).
     fn compact(&mut self, lbn: Lbn, dev: &mut Device) -> Result<()> {
         let b = lbn.index();
-        let data = self.data[b].get().expect("a compacted logical block has a data block");
-        let log = self.log[b].get().expect("a compacted logical block has a log block");
+        let data = self.data[b]
+            .get()
+            .expect("a compacted logical block has a data block");
+        let log = self.log[b]
+            .get()
+            .expect("a compacted logical block has a log block");
         dev.record_log_utilization(self.log_next[b]);
         let (mut valid, mut in_log) = (0, 0);
         for off in 0..self.ppb {
@@ -599,7 +603,8 @@ impl TinyFtl {
                 }
                 if (off + 1) % self.pt_entries == 0 || off + 1 == self.ppb {
                     let unit = lbn.0 * self.tables_per_block + off / self.pt_entries;
-                    self.table_loc.set(unit as usize, std::mem::take(&mut last_in_table));
+                    self.table_loc
+                        .set(unit as usize, std::mem::take(&mut last_in_table));
                 }
             }
             self.dir_loc[b] = Opt::from(next.checked_sub(1).map(|last| dev.ppn(to, last)));

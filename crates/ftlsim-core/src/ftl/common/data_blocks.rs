@@ -8,17 +8,15 @@
 
 use super::bitmap::Bitmap;
 use super::free_pool::FreePool;
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
 use crate::error::Result;
 use crate::ftl::{address_bytes, RamItem};
 
-const UNMAPPED: u32 = u32::MAX;
-
 pub struct DataBlocks {
     ppb: u32,
     sequential_program: bool,
-    map: Vec<u32>,
+    map: Vec<Opt<Pbn>>,
     frontier: Vec<u32>,
     written: Bitmap,
 }
@@ -29,7 +27,7 @@ impl DataBlocks {
         DataBlocks {
             ppb: pages_per_block,
             sequential_program,
-            map: vec![UNMAPPED; logical_blocks as usize],
+            map: vec![Opt::NONE; logical_blocks as usize],
             frontier: vec![0; logical_blocks as usize],
             written: Bitmap::new(pages),
         }
@@ -37,14 +35,13 @@ impl DataBlocks {
 
     /// Forgets the map before a mount rebuilds it from the chip.
     pub fn clear(&mut self) {
-        self.map.fill(UNMAPPED);
+        self.map.fill(Opt::NONE);
         self.frontier.fill(0);
         self.written.clear_all();
     }
 
     pub fn pbn(&self, lbn: u32) -> Option<Pbn> {
-        let pbn = self.map[lbn as usize];
-        (pbn != UNMAPPED).then_some(Pbn(pbn))
+        self.map[lbn as usize].get()
     }
 
     pub fn is_written(&self, lpn: u32) -> bool {
@@ -89,7 +86,7 @@ impl DataBlocks {
                 let pbn = pool
                     .take()
                     .ok_or_else(|| dev.out_of_space("no free block for a new data block"))?;
-                self.map[lbn as usize] = pbn.0;
+                self.map[lbn as usize] = Opt::some(pbn);
                 pbn
             }
         };
@@ -102,10 +99,11 @@ impl DataBlocks {
     /// the block it replaces.
     pub fn assign(&mut self, lbn: u32, pbn: Pbn, programmed_prefix: u32) -> Option<Pbn> {
         let old = self.pbn(lbn);
-        self.map[lbn as usize] = pbn.0;
+        self.map[lbn as usize] = Opt::some(pbn);
         let first = lbn * self.ppb;
         for o in 0..self.ppb {
-            self.written.assign((first + o) as usize, o < programmed_prefix);
+            self.written
+                .assign((first + o) as usize, o < programmed_prefix);
         }
         self.frontier[lbn as usize] = programmed_prefix;
         old
@@ -115,7 +113,7 @@ impl DataBlocks {
     /// block); returns the replaced block.
     pub fn relocate(&mut self, lbn: u32, pbn: Pbn) -> Option<Pbn> {
         let old = self.pbn(lbn);
-        self.map[lbn as usize] = pbn.0;
+        self.map[lbn as usize] = Opt::some(pbn);
         old
     }
 

@@ -75,7 +75,8 @@ impl LocationCache {
         } else {
             let victim = self.order.back().expect("a full cache has an oldest slot");
             self.order.unlink(victim);
-            self.slot_of.set(self.lpn[victim as usize].index(), Opt::NONE);
+            self.slot_of
+                .set(self.lpn[victim as usize].index(), Opt::NONE);
             victim
         };
         self.lpn[slot as usize] = lpn;

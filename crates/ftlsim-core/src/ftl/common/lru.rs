@@ -111,7 +111,9 @@ impl Lru {
     }
 
     pub fn set_dirty(&mut self, key: u32) {
-        let slot = self.slot_of[key as usize].get().expect("set_dirty of a key not in the set");
+        let slot = self.slot_of[key as usize]
+            .get()
+            .expect("set_dirty of a key not in the set");
         self.dirty[slot as usize] = true;
     }
 

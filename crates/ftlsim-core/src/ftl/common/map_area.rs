@@ -15,7 +15,7 @@ use super::lru::Lru;
 use crate::addr::{Lpn, Opt, Pbn, Ppn};
 use crate::device::Device;
 use crate::error::Result;
-use crate::nand::{OpClass, NO_LPN};
+use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
 
@@ -137,10 +137,12 @@ impl MapArea {
                     break;
                 }
                 programmed += 1;
-                let page = spare.aux as usize;
-                if page < newest.len() && spare.seq > newest[page] {
-                    newest[page] = spare.seq;
-                    self.place(spare.aux, ppn);
+                // A page with no map page number (a torn program) holds nothing.
+                if let Some(page) = spare.aux().filter(|&p| (p as usize) < newest.len()) {
+                    if spare.seq > newest[page as usize] {
+                        newest[page as usize] = spare.seq;
+                        self.place(page, ppn);
+                    }
                 }
                 if spare.seq > top {
                     (top, active) = (spare.seq, Some(i));
@@ -182,7 +184,7 @@ impl MapArea {
     /// Programs a new copy of map page `page` (one page program, plus garbage collection when needed).
     pub fn write(&mut self, dev: &mut Device, page: u32) -> Result<()> {
         let to = self.next_page(dev)?;
-        dev.program_with_aux_in(OpClass::Map, to, 0, NO_LPN, page)?;
+        dev.program_with_aux_in(OpClass::Map, to, 0, None, Some(page))?;
         self.place(page, to);
         Ok(())
     }

@@ -45,7 +45,9 @@ impl ValidBuckets {
     /// Stops considering `block`; returns the count it had.
     pub fn remove(&mut self, block: u32) -> u32 {
         let b = block as usize;
-        let valid = self.bucket[b].take().expect("remove of a block that is not a candidate");
+        let valid = self.bucket[b]
+            .take()
+            .expect("remove of a block that is not a candidate");
         let (n, p) = (self.next[b], self.prev[b]);
         match p.get() {
             Some(p) => self.next[p as usize] = n,
@@ -65,8 +67,7 @@ impl ValidBuckets {
 
     /// The candidate `pop_min` would take, left in place.
     pub fn min(&self) -> Option<(u32, u32)> {
-        (self.lowest..self.heads.len())
-            .find_map(|c| self.heads[c].get().map(|b| (b, c as u32)))
+        (self.lowest..self.heads.len()).find_map(|c| self.heads[c].get().map(|b| (b, c as u32)))
     }
 
     /// Takes the candidate with the fewest valid pages: (block, valid pages).
