@@ -127,14 +127,6 @@ impl Ppn {
     }
 }
 
-impl Pbn {
-    /// The block's page at `offset`.
-    #[inline]
-    pub fn page(self, offset: u32, ppb: u32) -> Ppn {
-        Ppn::new(self, offset, ppb)
-    }
-}
-
 /// An optional address (or index) in 4 bytes: `Option<T>` with `u32::MAX` as `None`, for tables with one
 /// entry per page or block where an `Option<u32>` would double the memory.
 #[repr(transparent)]
@@ -251,7 +243,7 @@ mod tests {
         assert_eq!(Ppn::new(Pbn(2), 2, 64), Ppn(130));
         assert_eq!(Ppn(130).block(64), Pbn(2));
         assert_eq!(Ppn(130).offset(64), 2);
-        assert_eq!(Pbn(3).page(63, 64), Ppn(255));
+        assert_eq!(Ppn::new(Pbn(3), 63, 64), Ppn(255));
         assert_eq!(Lpn(200).lbn(64), Lbn(3));
         assert_eq!(Lpn(200).offset(64), 8);
         assert_eq!(Lbn(3).first_lpn(64), Lpn(192));
