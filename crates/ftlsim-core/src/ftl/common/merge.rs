@@ -35,8 +35,11 @@ fn fill(
         match (incoming, sources[offset as usize].get()) {
             (Some((o, token)), _) if o == offset => dev.program(to, token, Lpn(lpn))?,
             (_, None) => continue,
+            // A torn source (a host write in place cut by a power loss) holds nothing: no copy.
             (_, Some(from)) => {
-                dev.copy(from, to)?;
+                if dev.copy(from, to)?.is_none() {
+                    continue;
+                }
             }
         }
         data.mark_programmed(lpn);
