@@ -6,7 +6,7 @@ use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::bad_blocks::{factory_positions, BadBlockMap, BadBlockOptions};
 use crate::config::{Geometry, Timing};
 use crate::error::{Result, SimError};
-use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, AUX_ERASED, FACTORY_BAD};
+use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, AUX_ERASED, FACTORY_BAD, NO_LPN};
 use crate::request::{Op, Tag};
 use crate::stats::{CacheKind, Cause, FlashCounts, MergeKind, Stats};
 
@@ -341,25 +341,32 @@ impl Device {
             .map_err(|v| self.rule(v))
     }
 
-    /// Programs a page with a scheme word in its spare area as well (NFTL's replacement pointer, map pages),
-    /// counted in `class`.
+    /// Programs a page for logical page `lpn` (none: a page the scheme writes for itself, as a map page)
+    /// with a scheme word `aux` in its spare area as well (none: left erased), counted in `class`.
     pub fn program_with_aux_in(
         &mut self,
         class: OpClass,
         ppn: Ppn,
         token: Token,
-        lpn: u32,
-        aux: u32,
+        lpn: Option<Lpn>,
+        aux: Option<u32>,
     ) -> Result<()> {
         self.step_program(class, ppn)?;
+        let lpn = lpn.map_or(NO_LPN, |l| l.0);
         self.chip
-            .program(self.on_chip(ppn), token, lpn, aux, class)
+            .program(
+                self.on_chip(ppn),
+                token,
+                lpn,
+                aux.unwrap_or(AUX_ERASED),
+                class,
+            )
             .map_err(|v| self.rule(v))
     }
 
-    /// Programs a host data page with a scheme word in its spare area as well (NFTL's replacement pointer).
-    pub fn program_with_aux(&mut self, ppn: Ppn, token: Token, lpn: u32, aux: u32) -> Result<()> {
-        self.program_with_aux_in(OpClass::Data, ppn, token, lpn, aux)
+    /// Programs a host data page with a scheme word in its spare area as well (a log block's kind).
+    pub fn program_with_aux(&mut self, ppn: Ppn, token: Token, lpn: Lpn, aux: u32) -> Result<()> {
+        self.program_with_aux_in(OpClass::Data, ppn, token, Some(lpn), Some(aux))
     }
 
     /// Programs only the spare area: set the scheme word once, clear flags.

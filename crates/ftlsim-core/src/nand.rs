@@ -56,6 +56,11 @@ impl Spare {
     pub fn lpn(&self) -> Option<Lpn> {
         (self.lpn != NO_LPN).then_some(Lpn(self.lpn))
     }
+
+    /// The scheme word, if it was programmed.
+    pub fn aux(&self) -> Option<u32> {
+        (self.aux != AUX_ERASED).then_some(self.aux)
+    }
 }
 
 /// What a page read returns: the data token (None if the page is erased) and the spare area.

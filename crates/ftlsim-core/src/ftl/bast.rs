@@ -65,11 +65,11 @@ use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
 use super::common::log_blocks::LogBlocks;
 use super::common::logblock_ram::{logblock_ram, paper_chip_blocks, zoned_ram};
-use super::common::merge::{self, NO_PAGE};
+use super::common::merge;
 use super::common::seq_logs::SEQ_LOG_AUX;
 use super::common::zone_map::ZoneMap;
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
@@ -135,7 +135,7 @@ pub struct BastFtl {
     pool: FreePool,
     /// Data and log blocks are `0..data_and_log_blocks`; map blocks follow.
     data_and_log_blocks: u32,
-    sources: Vec<u32>,
+    sources: Vec<Opt<Ppn>>,
     /// The zoned block map (`logblock-zoned`), None when the whole map is in RAM.
     zones: Option<ZoneMap>,
     zone_blocks: u32,
@@ -224,7 +224,7 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
         cursor: 0,
         pool: FreePool::with_range(0, data_and_log_blocks),
         data_and_log_blocks,
-        sources: vec![NO_PAGE; g.pages_per_block as usize],
+        sources: vec![Opt::NONE; g.pages_per_block as usize],
         zones,
         zone_blocks,
     };
@@ -290,7 +290,7 @@ impl Ftl for BastFtl {
                 }
                 slot => slot,
             };
-            dev.program_with_aux(self.log.next_ppn(slot), token, lpn.0, SEQ_LOG_AUX)?;
+            dev.program_with_aux(self.log.next_ppn(slot), token, lpn, SEQ_LOG_AUX)?;
             self.log.append(slot, lpn.0);
             return Ok(());
         }
@@ -421,10 +421,8 @@ impl BastFtl {
         } else {
             for o in 0..self.ppb {
                 let lpn = lbn * self.ppb + o;
-                self.sources[o as usize] = match self.log.newest(lpn) {
-                    Some(ppn) => ppn.0,
-                    None => self.data.page(lpn, dev).map_or(NO_PAGE, |p| p.0),
-                };
+                self.sources[o as usize] =
+                    Opt::from(self.log.newest(lpn).or_else(|| self.data.page(lpn, dev)));
             }
             if in_place && self.partial_merge {
                 let log = self.log.close(slot);

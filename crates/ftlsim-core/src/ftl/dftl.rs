@@ -98,7 +98,7 @@ use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::{OpClass, AUX_ERASED, NO_LPN};
+use crate::nand::{OpClass, NO_LPN};
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
 use serde::{Deserialize, Serialize};
@@ -559,7 +559,8 @@ impl DftlFtl {
             dev.read_in(OpClass::Map, Ppn(old))?;
         }
         let to = self.store.next_page(TRANSLATION, dev)?;
-        dev.program_with_aux_in(OpClass::Map, to, 0, self.logical_pages + tp, AUX_ERASED)?;
+        let tag = Lpn(self.logical_pages + tp);
+        dev.program_with_aux_in(OpClass::Map, to, 0, Some(tag), None)?;
         for &(lpn, page) in &self.moved[moves] {
             let before = self.flash_map.get(lpn as usize);
             self.flash_map.set(lpn as usize, moved_entry(before, page));

@@ -68,15 +68,15 @@
 //!   trace). Two extra blocks are the least that lets a full device fold: one fold target and one
 //!   replacement block.
 
+use super::common::bitmap::Bitmap;
 use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::location_cache::{LocationCache, Policy};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
-use crate::nand::{AUX_ERASED, NO_LPN};
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -114,7 +114,6 @@ impl Default for NftlParams {
     }
 }
 
-const NONE: u32 = u32::MAX;
 /// Flag bit of a primary's page: written at least once although its data went to the replacement block.
 const WRITTEN: u8 = 0x01;
 
@@ -125,21 +124,21 @@ pub struct NftlFtl {
     blocks: u32,
     sequential_program: bool,
     lookup_table: bool,
-    primary: Vec<u32>,
+    primary: Vec<Opt<Pbn>>,
     /// Replacement block of each virtual block. With the lookup table this is the rep-block table; without it
     /// decisions read the primary's header from flash, and this copy only prices the reads a hit avoided.
-    rep: Vec<u32>,
+    rep: Vec<Opt<Pbn>>,
     /// Free page pointer of each virtual block's replacement block.
     rep_fill: Vec<u32>,
     /// One past the highest programmed page of each primary (the in-order rule's frontier).
     frontier: Vec<u32>,
     /// Page-status bitmap (lookup table only).
-    written: Vec<u64>,
+    written: Bitmap,
     free: FreePool,
     cache: LocationCache,
     cache_policy: Policy,
     /// Fold scratch: newest replacement page of each offset.
-    newest: Vec<u32>,
+    newest: Vec<Opt<u32>>,
     avoided_by_table: u64,
     avoided_by_cache: u64,
 }
@@ -174,19 +173,19 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         blocks: g.logical_blocks + p.spare_blocks,
         sequential_program: g.sequential_program,
         lookup_table: p.lookup_table,
-        primary: vec![NONE; lb],
-        rep: vec![NONE; lb],
+        primary: vec![Opt::NONE; lb],
+        rep: vec![Opt::NONE; lb],
         rep_fill: vec![0; lb],
         frontier: vec![0; lb],
         written: if p.lookup_table {
-            vec![0; (g.logical_pages() as usize).div_ceil(64)]
+            Bitmap::new(g.logical_pages() as usize)
         } else {
-            Vec::new()
+            Bitmap::new(0)
         },
         free: FreePool::with_range(0, g.logical_blocks + p.spare_blocks),
         cache: LocationCache::new(p.page_cache, g.logical_pages(), policy),
         cache_policy: policy,
-        newest: vec![NONE; g.pages_per_block as usize],
+        newest: vec![Opt::NONE; g.pages_per_block as usize],
         avoided_by_table: 0,
         avoided_by_cache: 0,
     };
@@ -198,20 +197,19 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 
 impl Ftl for NftlFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let (vb, o) = ((lpn.0 / self.ppb) as usize, lpn.0 % self.ppb);
-        let pbn = self.primary[vb];
-        if pbn == NONE {
+        let (vb, o) = (lpn.lbn(self.ppb).index(), lpn.offset(self.ppb));
+        let Some(pbn) = self.primary[vb].get() else {
             return Ok(None);
-        }
+        };
         if self.lookup_table {
             // The validity check (Table 2, page bitmap, Read).
             self.avoided_by_table += 1;
-            if !self.is_written(lpn.0) {
+            if !self.is_written(lpn) {
                 return Ok(None);
             }
         }
         if self.cache.enabled() {
-            let hit = self.cache.get(lpn.0);
+            let hit = self.cache.get(lpn);
             dev.record_cache(CacheKind::PageCache, hit.is_some());
             if let Some(ppn) = hit {
                 if self.lookup_table {
@@ -224,31 +222,30 @@ impl Ftl for NftlFtl {
                 return Ok(dev.read(ppn)?.token);
             }
         }
-        if !self.lookup_table && !self.valid_on_flash(Pbn(pbn), o, dev)? {
+        if !self.lookup_table && !self.valid_on_flash(pbn, o, dev)? {
             return Ok(None);
         }
         if let Some(rep) = self.replacement_of(vb, dev)? {
             for p in (0..self.rep_fill[vb]).rev() {
                 let at = dev.ppn(rep, p);
-                if dev.read_spare(at)?.lpn == lpn.0 {
+                if dev.read_spare(at)?.lpn() == Some(lpn) {
                     return Ok(dev.read(at)?.token);
                 }
             }
         }
-        Ok(dev.read(dev.ppn(Pbn(pbn), o))?.token)
+        Ok(dev.read(dev.ppn(pbn, o))?.token)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        let (vb, o) = ((lpn.0 / self.ppb) as usize, lpn.0 % self.ppb);
-        if self.primary[vb] == NONE {
+        let (vb, o) = (lpn.lbn(self.ppb).index(), lpn.offset(self.ppb));
+        let Some(pbn) = self.primary[vb].get() else {
             let pbn = self.take_block(dev)?;
-            self.primary[vb] = pbn.0;
+            self.primary[vb] = Opt::some(pbn);
             return self.program_primary(vb, pbn, o, lpn, token, dev);
-        }
-        let pbn = Pbn(self.primary[vb]);
+        };
         let valid = if self.lookup_table {
             self.avoided_by_table += 1;
-            self.is_written(lpn.0)
+            self.is_written(lpn)
         } else {
             self.valid_on_flash(pbn, o, dev)?
         };
@@ -261,13 +258,13 @@ impl Ftl for NftlFtl {
             // the primary's spare area still records that the page is written.
             dev.program_spare(dev.ppn(pbn, o), None, WRITTEN)?;
         }
-        self.set_written(lpn.0);
+        self.set_written(lpn);
         let rep = match self.replacement_of(vb, dev)? {
             Some(rep) => rep,
             None => {
                 let rep = self.take_block(dev)?;
                 dev.program_spare(dev.ppn(pbn, 0), Some(rep.0), 0)?;
-                self.rep[vb] = rep.0;
+                self.rep[vb] = Opt::some(rep);
                 self.rep_fill[vb] = 0;
                 rep
             }
@@ -278,7 +275,7 @@ impl Ftl for NftlFtl {
         let at = dev.ppn(rep, self.rep_fill[vb]);
         dev.program(at, token, lpn)?;
         self.rep_fill[vb] += 1;
-        self.cache.put(lpn.0, at);
+        self.cache.put(lpn, at);
         Ok(())
     }
 
@@ -347,11 +344,11 @@ impl Ftl for NftlFtl {
 
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let (lb, ppb) = (self.logical_blocks as usize, self.ppb);
-        self.primary.fill(NONE);
-        self.rep.fill(NONE);
+        self.primary.fill(Opt::NONE);
+        self.rep.fill(Opt::NONE);
         self.rep_fill.fill(0);
         self.frontier.fill(0);
-        self.written.fill(0);
+        self.written.clear_all();
         self.cache = LocationCache::new(
             self.cache.capacity(),
             self.logical_blocks * ppb,
@@ -360,11 +357,11 @@ impl Ftl for NftlFtl {
         // What the scan finds of each block: its virtual block, newest sequence number, programmed pages,
         // highest programmed offset + 1, and the replacement block its page-0 header names.
         struct Found {
-            vb: u32,
+            vb: Option<usize>,
             seq: u32,
             pages: u32,
             end: u32,
-            header: u32,
+            header: Option<u32>,
             /// Torn pages (`torn_pages`): programmed, but uncorrectable.
             torn: Vec<u32>,
         }
@@ -372,28 +369,28 @@ impl Ftl for NftlFtl {
         let mut claims: Vec<Vec<u32>> = vec![Vec::new(); lb];
         for pbn in 0..self.blocks {
             let mut f = Found {
-                vb: NONE,
+                vb: None,
                 seq: 0,
                 pages: 0,
                 end: 0,
-                header: AUX_ERASED,
+                header: None,
                 torn: Vec::new(),
             };
             let mut flagged = Vec::new();
             for o in 0..ppb {
                 let spare = dev.read_spare(dev.ppn(Pbn(pbn), o))?;
                 if o == 0 {
-                    f.header = spare.aux;
+                    f.header = spare.aux();
                 }
                 if spare.seq != 0 {
                     f.pages += 1;
                     f.end = o + 1;
                 }
-                if spare.lpn != NO_LPN {
-                    f.vb = spare.lpn / ppb;
+                if let Some(lpn) = spare.lpn() {
+                    f.vb = Some(lpn.lbn(ppb).index());
                     f.seq = f.seq.max(spare.seq);
                     if self.lookup_table {
-                        self.set_written(spare.lpn);
+                        self.set_written(lpn);
                     }
                 } else if spare.seq != 0 {
                     f.torn.push(o);
@@ -402,22 +399,22 @@ impl Ftl for NftlFtl {
                     flagged.push(o);
                 }
             }
-            if f.vb != NONE {
-                claims[f.vb as usize].push(pbn);
+            if let Some(vb) = f.vb {
+                claims[vb].push(pbn);
                 if self.lookup_table {
                     for o in flagged {
-                        self.set_written(f.vb * ppb + o);
+                        self.set_written(Lbn(vb as u32).lpn(o, ppb));
                     }
                 }
             }
             found.push(f);
         }
-        let mut in_use = vec![false; self.blocks as usize];
+        let mut in_use = Bitmap::new(self.blocks as usize);
         for (vb, blocks) in claims.iter().enumerate() {
             let primary = blocks
                 .iter()
                 .copied()
-                .find(|&b| found[b as usize].header != AUX_ERASED)
+                .find(|&b| found[b as usize].header.is_some())
                 .or_else(|| {
                     blocks
                         .iter()
@@ -427,29 +424,29 @@ impl Ftl for NftlFtl {
             let Some(primary) = primary else { continue };
             let rep = found[primary as usize].header;
             for &b in blocks {
-                if b != primary && b != rep {
+                if b != primary && Some(b) != rep {
                     dev.erase(Pbn(b))?;
                 }
             }
-            self.primary[vb] = primary;
+            self.primary[vb] = Opt::some(Pbn(primary));
             self.frontier[vb] = found[primary as usize].end;
             if self.lookup_table {
                 // A torn page of the primary cannot be programmed in place again: its page counts as written.
                 for &o in &found[primary as usize].torn {
-                    self.set_written(vb as u32 * ppb + o);
+                    self.set_written(Lbn(vb as u32).lpn(o, ppb));
                 }
             }
-            in_use[primary as usize] = true;
-            if rep != AUX_ERASED {
-                self.rep[vb] = rep;
+            in_use.set(primary as usize);
+            if let Some(rep) = rep {
+                self.rep[vb] = Opt::some(Pbn(rep));
                 self.rep_fill[vb] = found[rep as usize].pages;
-                in_use[rep as usize] = true;
+                in_use.set(rep as usize);
             }
         }
         self.free = FreePool::with_range(0, 0);
         for pbn in 0..self.blocks {
-            if !in_use[pbn as usize] {
-                if found[pbn as usize].pages > 0 && found[pbn as usize].vb == NONE {
+            if !in_use.get(pbn as usize) {
+                if found[pbn as usize].pages > 0 && found[pbn as usize].vb.is_none() {
                     dev.erase(Pbn(pbn))?;
                 }
                 self.free.put(Pbn(pbn));
@@ -473,13 +470,13 @@ impl Ftl for NftlFtl {
 }
 
 impl NftlFtl {
-    fn is_written(&self, lpn: u32) -> bool {
-        self.written.is_empty() || self.written[(lpn / 64) as usize] & (1 << (lpn % 64)) != 0
+    fn is_written(&self, lpn: Lpn) -> bool {
+        self.written.is_empty() || self.written.get(lpn.index())
     }
 
-    fn set_written(&mut self, lpn: u32) {
-        if let Some(word) = self.written.get_mut((lpn / 64) as usize) {
-            *word |= 1 << (lpn % 64);
+    fn set_written(&mut self, lpn: Lpn) {
+        if !self.written.is_empty() {
+            self.written.set(lpn.index());
         }
     }
 
@@ -494,22 +491,24 @@ impl NftlFtl {
     fn replacement_of(&mut self, vb: usize, dev: &mut Device) -> Result<Option<Pbn>> {
         if self.lookup_table {
             self.avoided_by_table += 1;
-            return Ok((self.rep[vb] != NONE).then_some(Pbn(self.rep[vb])));
+            return Ok(self.rep[vb].get());
         }
-        let header = dev.read_spare(dev.ppn(Pbn(self.primary[vb]), 0))?.aux;
-        debug_assert_eq!(header == AUX_ERASED, self.rep[vb] == NONE);
-        Ok((header != AUX_ERASED).then_some(Pbn(header)))
+        let primary = self.primary[vb]
+            .get()
+            .expect("a virtual block with a primary");
+        let header = dev.read_spare(dev.ppn(primary, 0))?.aux().map(Pbn);
+        debug_assert_eq!(header.is_none(), self.rep[vb].is_none());
+        Ok(header)
     }
 
     /// Spare reads a backwards search of `vb`'s replacement block spends before it settles on `found`.
     fn search_cost(&self, vb: usize, found: Ppn) -> u64 {
-        let rep = self.rep[vb];
-        if rep == NONE {
+        let Some(rep) = self.rep[vb].get() else {
             return 0;
-        }
+        };
         let fill = self.rep_fill[vb] as u64;
-        if found.0 / self.ppb == rep {
-            fill - (found.0 % self.ppb) as u64
+        if found.block(self.ppb) == rep {
+            fill - found.offset(self.ppb) as u64
         } else {
             fill
         }
@@ -527,8 +526,8 @@ impl NftlFtl {
         let at = dev.ppn(pbn, o);
         dev.program(at, token, lpn)?;
         self.frontier[vb] = self.frontier[vb].max(o + 1);
-        self.set_written(lpn.0);
-        self.cache.put(lpn.0, at);
+        self.set_written(lpn);
+        self.cache.put(lpn, at);
         Ok(())
     }
 
@@ -548,7 +547,7 @@ impl NftlFtl {
     fn collect_garbage(&mut self, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
         for vb in 0..self.logical_blocks as usize {
-            if self.primary[vb] != NONE && self.replacement_of(vb, dev)?.is_some() {
+            if self.primary[vb].is_some() && self.replacement_of(vb, dev)?.is_some() {
                 self.fold(vb, None, dev)?;
             }
         }
@@ -560,22 +559,27 @@ impl NftlFtl {
     /// erases the primary and its replacement block.
     fn fold(&mut self, vb: usize, new: Option<(u32, Token)>, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
-        let (old, rep) = (Pbn(self.primary[vb]), Pbn(self.rep[vb]));
+        let old = self.primary[vb]
+            .get()
+            .expect("a folded virtual block has a primary");
+        let rep = self.rep[vb]
+            .get()
+            .expect("a folded virtual block has a replacement block");
         let target = self
             .free
             .take()
             .ok_or_else(|| dev.out_of_space("no free block to fold into"))?;
         let fill = self.rep_fill[vb];
-        self.newest.fill(NONE);
+        self.newest.fill(Opt::NONE);
         let mut cursor = fill;
         let mut cached_depth = 0u64;
         let mut frontier = 0;
         for o in 0..self.ppb {
-            let lpn = vb as u32 * self.ppb + o;
+            let lpn = Lbn(vb as u32).lpn(o, self.ppb);
             let to = dev.ppn(target, o);
             if let Some((new_o, token)) = new {
                 if new_o == o {
-                    dev.program(to, token, Lpn(lpn))?;
+                    dev.program(to, token, lpn)?;
                     self.cache.put(lpn, to);
                     frontier = o + 1;
                     continue;
@@ -594,19 +598,19 @@ impl NftlFtl {
                     ppn
                 }
                 None => {
-                    while self.newest[o as usize] == NONE && cursor > 0 {
+                    while self.newest[o as usize].is_none() && cursor > 0 {
                         cursor -= 1;
                         let spare = dev.read_spare(dev.ppn(rep, cursor))?;
-                        if spare.lpn != NO_LPN {
-                            let at = (spare.lpn % self.ppb) as usize;
-                            if self.newest[at] == NONE {
-                                self.newest[at] = cursor;
+                        if let Some(at) = spare.lpn() {
+                            let at = at.offset(self.ppb) as usize;
+                            if self.newest[at].is_none() {
+                                self.newest[at] = Opt::some(cursor);
                             }
                         }
                     }
-                    match self.newest[o as usize] {
-                        NONE => dev.ppn(old, o),
-                        p => dev.ppn(rep, p),
+                    match self.newest[o as usize].get() {
+                        None => dev.ppn(old, o),
+                        Some(p) => dev.ppn(rep, p),
                     }
                 }
             };
@@ -621,8 +625,8 @@ impl NftlFtl {
             dev.erase(pbn)?;
             self.free.put(pbn);
         }
-        self.primary[vb] = target.0;
-        self.rep[vb] = NONE;
+        self.primary[vb] = Opt::some(target);
+        self.rep[vb] = Opt::NONE;
         self.rep_fill[vb] = 0;
         self.frontier[vb] = frontier;
         dev.end_merge(mark, MergeKind::Fold);

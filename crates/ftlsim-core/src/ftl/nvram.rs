@@ -37,7 +37,7 @@
 
 use super::common::slot_list::SlotList;
 use super::{address_bytes, Extra, Ftl, RamItem};
-use crate::addr::{Lpn, Token};
+use crate::addr::{Lbn, Lpn, Opt, Token};
 use crate::config::{check_op_us, parse_size_of, Geometry};
 use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
@@ -167,8 +167,6 @@ impl NvramOptions {
     }
 }
 
-const NIL: u32 = u32::MAX;
-
 pub struct Nvram {
     inner: Box<dyn Ftl>,
     opts: NvramOptions,
@@ -176,14 +174,14 @@ pub struct Nvram {
     logical_pages: u32,
     /// Cached token per slot and the logical page it holds.
     slot_token: Vec<Token>,
-    slot_lpn: Vec<u32>,
-    slot_of: SparseVec<u32>,
+    slot_lpn: Vec<Lpn>,
+    slot_of: SparseVec<Opt<u32>>,
     free_slots: Vec<u32>,
     /// Page policies: LRU over slots. BPLRU: LRU over block nodes. Most recent at the front, victim at the back.
     lru: SlotList,
     /// BPLRU: the node of each cached logical block, the block of each node and its cached page count.
-    node_of: SparseVec<u32>,
-    node_lbn: Vec<u32>,
+    node_of: SparseVec<Opt<u32>>,
+    node_lbn: Vec<Lbn>,
     node_pages: Vec<u32>,
     free_nodes: Vec<u32>,
     host_writes: u64,
@@ -207,12 +205,12 @@ impl Nvram {
             ppb: g.pages_per_block,
             logical_pages: g.logical_pages(),
             slot_token: vec![0; slots],
-            slot_lpn: vec![NIL; slots],
-            slot_of: SparseVec::new(g.logical_pages() as usize, NIL),
+            slot_lpn: vec![Lpn(0); slots],
+            slot_of: SparseVec::new(g.logical_pages() as usize, Opt::NONE),
             free_slots: (0..slots as u32).rev().collect(),
             lru: SlotList::new(slots),
-            node_of: SparseVec::new(if bplru { logical_blocks } else { 0 }, NIL),
-            node_lbn: vec![NIL; if bplru { slots } else { 0 }],
+            node_of: SparseVec::new(if bplru { logical_blocks } else { 0 }, Opt::NONE),
+            node_lbn: vec![Lbn(0); if bplru { slots } else { 0 }],
             node_pages: vec![0; if bplru { slots } else { 0 }],
             free_nodes: if bplru {
                 (0..slots as u32).rev().collect()
@@ -249,14 +247,14 @@ impl Nvram {
     }
 
     fn free_slot(&mut self, slot: u32) {
-        self.slot_of.set(self.slot_lpn[slot as usize] as usize, NIL);
-        self.slot_lpn[slot as usize] = NIL;
+        self.slot_of
+            .set(self.slot_lpn[slot as usize].index(), Opt::NONE);
         self.free_slots.push(slot);
     }
 
     /// Writes a cached page out to the inner scheme and frees its slot.
     fn write_out(&mut self, slot: u32, dev: &mut Device) -> Result<()> {
-        let lpn = Lpn(self.slot_lpn[slot as usize]);
+        let lpn = self.slot_lpn[slot as usize];
         let token = self.slot_token[slot as usize];
         self.charge(self.opts.read_us, dev);
         self.inner.write(lpn, token, dev)?;
@@ -279,22 +277,21 @@ impl Nvram {
     fn evict_block(&mut self, dev: &mut Device) -> Result<u64> {
         let node = self.lru.back().expect("evicting with blocks cached");
         let lbn = self.node_lbn[node as usize];
-        let first = lbn * self.ppb;
+        let first = lbn.first_lpn(self.ppb).0;
         let end = (first + self.ppb).min(self.logical_pages);
         let mut written = 0;
-        for lpn in first..end {
-            let slot = self.slot_of.get(lpn as usize);
-            if slot != NIL {
+        for lpn in (first..end).map(Lpn) {
+            if let Some(slot) = self.slot_of.get(lpn.index()).get() {
                 self.write_out(slot, dev)?;
                 written += 1;
-            } else if let Some(token) = self.inner.read(Lpn(lpn), dev)? {
-                self.inner.write(Lpn(lpn), token, dev)?;
+            } else if let Some(token) = self.inner.read(lpn, dev)? {
+                self.inner.write(lpn, token, dev)?;
                 self.padding_writes += 1;
             }
         }
         // Unlinked only once written out: a power cut in between leaves the rest cached and the block the victim.
         self.lru.unlink(node);
-        self.node_of.set(lbn as usize, NIL);
+        self.node_of.set(lbn.index(), Opt::NONE);
         self.node_pages[node as usize] = 0;
         self.free_nodes.push(node);
         Ok(written)
@@ -318,21 +315,25 @@ impl Nvram {
             self.evict(dev)?;
         }
         let slot = self.free_slots.pop().expect("a slot was freed");
-        self.slot_lpn[slot as usize] = lpn.0;
+        self.slot_lpn[slot as usize] = lpn;
         self.slot_token[slot as usize] = token;
-        self.slot_of.set(lpn.index(), slot);
+        self.slot_of.set(lpn.index(), Opt::some(slot));
         if self.opts.policy == Policy::Bplru {
-            let lbn = lpn.0 / self.ppb;
-            let mut node = self.node_of.get(lbn as usize);
-            if node == NIL {
-                // Fewer blocks than pages are cached, so a node is free whenever a slot is.
-                node = self.free_nodes.pop().expect("a node per cached page");
-                self.node_of.set(lbn as usize, node);
-                self.node_lbn[node as usize] = lbn;
-                self.lru.push_front(node);
-            } else {
-                self.lru.move_to_front(node);
-            }
+            let lbn = lpn.lbn(self.ppb);
+            let node = match self.node_of.get(lbn.index()).get() {
+                Some(node) => {
+                    self.lru.move_to_front(node);
+                    node
+                }
+                None => {
+                    // Fewer blocks than pages are cached, so a node is free whenever a slot is.
+                    let node = self.free_nodes.pop().expect("a node per cached page");
+                    self.node_of.set(lbn.index(), Opt::some(node));
+                    self.node_lbn[node as usize] = lbn;
+                    self.lru.push_front(node);
+                    node
+                }
+            };
             self.node_pages[node as usize] += 1;
         } else {
             self.lru.push_front(slot);
@@ -360,9 +361,9 @@ impl Ftl for Nvram {
     }
 
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let slot = self.slot_of.get(lpn.index());
-        dev.record_cache(CacheKind::Nvram, slot != NIL);
-        if slot != NIL {
+        let slot = self.slot_of.get(lpn.index()).get();
+        dev.record_cache(CacheKind::Nvram, slot.is_some());
+        if let Some(slot) = slot {
             self.charge(self.opts.read_us, dev);
             return Ok(Some(self.slot_token[slot as usize]));
         }
@@ -371,9 +372,9 @@ impl Ftl for Nvram {
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         self.host_writes += 1;
-        let slot = self.slot_of.get(lpn.index());
+        let slot = self.slot_of.get(lpn.index()).get();
         if !self.admits(lpn) {
-            if slot != NIL {
+            if let Some(slot) = slot {
                 // Not in BPLRU (it admits all): the stale cached copy must not shadow the flash one.
                 self.lru.unlink(slot);
                 self.free_slot(slot);
@@ -383,11 +384,14 @@ impl Ftl for Nvram {
         }
         self.absorbed += 1;
         self.charge(self.opts.write_us, dev);
-        dev.record_cache(CacheKind::Nvram, slot != NIL);
-        if slot != NIL {
+        dev.record_cache(CacheKind::Nvram, slot.is_some());
+        if let Some(slot) = slot {
             self.slot_token[slot as usize] = token;
             let entry = if self.opts.policy == Policy::Bplru {
-                self.node_of.get((lpn.0 / self.ppb) as usize)
+                self.node_of
+                    .get(lpn.lbn(self.ppb).index())
+                    .get()
+                    .expect("a cached page's block has a node")
             } else {
                 slot
             };
@@ -398,7 +402,7 @@ impl Ftl for Nvram {
     }
 
     fn trim(&mut self, lpn: Lpn, dev: &mut Device) -> Result<()> {
-        if self.slot_of.get(lpn.index()) != NIL {
+        if self.slot_of.get(lpn.index()).is_some() {
             return Ok(());
         }
         self.inner.trim(lpn, dev)

@@ -31,11 +31,12 @@
 //! newest becomes the host frontier again (the next newest the GC frontier, if any), the others wait for GC
 //! like full ones.
 
+use super::common::bitmap::Bitmap;
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
@@ -82,7 +83,6 @@ impl Default for PageParams {
 /// The most over-provisioning: the chip at most twice the logical capacity (`common/bounds.rs`).
 const MAX_OVER_PROVISIONING: f64 = 1.0;
 
-const UNMAPPED: u32 = u32::MAX;
 const HOST: usize = 0;
 
 pub struct PageFtl {
@@ -90,13 +90,13 @@ pub struct PageFtl {
     logical_pages: u32,
     physical_blocks: u32,
     reserve: usize,
-    map: SparseVec<u32>,
+    map: SparseVec<Opt<Ppn>>,
     store: PageStore,
     gc: usize,
     victim: Victim,
     wear_threshold: u32,
     /// One bit per logical page: trimmed since its last write.
-    trimmed: Vec<u64>,
+    trimmed: Bitmap,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
@@ -133,12 +133,12 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         logical_pages: g.logical_pages(),
         physical_blocks: blocks,
         reserve: p.gc_reserve_blocks as usize,
-        map: SparseVec::new(g.logical_pages() as usize, UNMAPPED),
+        map: SparseVec::new(g.logical_pages() as usize, Opt::NONE),
         store: PageStore::new(blocks, g.pages_per_block, frontiers as usize, p.victim),
         gc: frontiers as usize - 1,
         victim: p.victim,
         wear_threshold: p.wear_leveling_threshold,
-        trimmed: vec![0; (g.logical_pages() as usize).div_ceil(64)],
+        trimmed: Bitmap::new(g.logical_pages() as usize),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -148,12 +148,12 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 
 impl Ftl for PageFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        if self.trimmed[lpn.index() / 64] & (1 << (lpn.0 % 64)) != 0 {
+        if self.trimmed.get(lpn.index()) {
             return Ok(None);
         }
-        match self.map.get(lpn.index()) {
-            UNMAPPED => Ok(None),
-            ppn => Ok(dev.read(Ppn(ppn))?.token),
+        match self.map.get(lpn.index()).get() {
+            None => Ok(None),
+            Some(ppn) => Ok(dev.read(ppn)?.token),
         }
     }
 
@@ -162,15 +162,15 @@ impl Ftl for PageFtl {
         let ppn = self.store.next_page(HOST, dev)?;
         dev.program(ppn, token, lpn)?;
         self.invalidate(lpn);
-        self.map.set(lpn.index(), ppn.0);
+        self.map.set(lpn.index(), Opt::some(ppn));
         self.store.place(ppn, lpn.0);
-        self.trimmed[lpn.index() / 64] &= !(1 << (lpn.0 % 64));
+        self.trimmed.clear(lpn.index());
         Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn, _dev: &mut Device) -> Result<()> {
-        if self.map.get(lpn.index()) != UNMAPPED {
-            self.trimmed[lpn.index() / 64] |= 1 << (lpn.0 % 64);
+        if self.map.get(lpn.index()).is_some() {
+            self.trimmed.set(lpn.index());
         }
         Ok(())
     }
@@ -181,13 +181,13 @@ impl Ftl for PageFtl {
 
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let blocks = self.physical_blocks;
-        self.map = SparseVec::new(self.logical_pages as usize, UNMAPPED);
+        self.map = SparseVec::new(self.logical_pages as usize, Opt::NONE);
         self.store.clear();
-        self.trimmed.fill(0);
+        self.trimmed.clear_all();
         // Mount-time RAM: the sequence number of each logical page's newest copy found so far.
         let mut newest = SparseVec::new(self.logical_pages as usize, 0u32);
         let mut open: Vec<(u32, Pbn, u32)> = Vec::new();
-        let mut erased = vec![false; blocks as usize];
+        let mut erased = Bitmap::new(blocks as usize);
         for pbn in (0..blocks).map(Pbn) {
             let mut block_seq = 0;
             let programmed = scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
@@ -196,13 +196,13 @@ impl Ftl for PageFtl {
                 if spare.seq > newest.get(lpn.index()) {
                     newest.set(lpn.index(), spare.seq);
                     self.invalidate(lpn);
-                    self.map.set(lpn.index(), ppn.0);
+                    self.map.set(lpn.index(), Opt::some(ppn));
                     self.store.place(ppn, lpn.0);
                 }
             })?;
             match programmed {
                 0 => {
-                    erased[pbn.index()] = true;
+                    erased.set(pbn.index());
                     self.store.put_erased(pbn);
                 }
                 n if n == self.ppb => {}
@@ -213,7 +213,7 @@ impl Ftl for PageFtl {
         open.sort_unstable();
         let host = open.pop().map(|(_, pbn, next)| {
             self.store.open_frontier(HOST, pbn, next);
-            pbn.0
+            pbn
         });
         // With a GC frontier, the next newest partly written block is reopened as it (the spare area does not
         // say which frontier wrote a block; either choice is safe, this one wastes no erased page).
@@ -222,11 +222,11 @@ impl Ftl for PageFtl {
             .flatten()
             .map(|(_, pbn, next)| {
                 self.store.open_frontier(self.gc, pbn, next);
-                pbn.0
+                pbn
             });
-        for pbn in 0..blocks {
-            if !erased[pbn as usize] && host != Some(pbn) && gc != Some(pbn) {
-                self.store.add_candidate(Pbn(pbn), HOST);
+        for pbn in (0..blocks).map(Pbn) {
+            if !erased.get(pbn.index()) && host != Some(pbn) && gc != Some(pbn) {
+                self.store.add_candidate(pbn, HOST);
             }
         }
         Ok(())
@@ -243,7 +243,7 @@ impl Ftl for PageFtl {
         items.extend(self.store.ram());
         items.push(RamItem::new(
             "trimmed_bitmap",
-            (self.logical_pages as u64).div_ceil(8),
+            self.trimmed.ram_bytes(),
             format!("{} logical pages x 1 bit", self.logical_pages),
         ));
         if self.victim == Victim::CostBenefit {
@@ -266,9 +266,8 @@ impl Ftl for PageFtl {
 
 impl PageFtl {
     fn invalidate(&mut self, lpn: Lpn) {
-        let old = self.map.get(lpn.index());
-        if old != UNMAPPED {
-            self.store.invalidate(Ppn(old));
+        if let Some(old) = self.map.get(lpn.index()).get() {
+            self.store.invalidate(old);
         }
     }
 
@@ -294,7 +293,7 @@ impl PageFtl {
         let map = &mut self.map;
         self.store
             .collect(victim, self.gc, OpClass::Data, dev, |lpn, to| {
-                map.set(lpn as usize, to.0)
+                map.set(lpn as usize, Opt::some(to))
             })?;
         dev.end_gc(mark);
         Ok(())

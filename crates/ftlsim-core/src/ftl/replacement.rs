@@ -46,11 +46,10 @@ use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::valid_buckets::ValidBuckets;
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
-use crate::nand::NO_LPN;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -78,8 +77,6 @@ impl Default for ReplacementParams {
     }
 }
 
-const NONE: u32 = u32::MAX;
-
 pub struct ReplacementFtl {
     ppb: u32,
     logical_blocks: u32,
@@ -87,9 +84,9 @@ pub struct ReplacementFtl {
     sequential_program: bool,
     limit: u32,
     in_use: u32,
-    data: Vec<u32>,
+    data: Vec<Opt<Pbn>>,
     /// Next block of the chain each physical block belongs to.
-    next: Vec<u32>,
+    next: Vec<Opt<Pbn>>,
     /// One past the highest programmed page of each physical block.
     frontier: Vec<u32>,
     /// Replacement blocks of each logical block.
@@ -119,8 +116,8 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         sequential_program: g.sequential_program,
         limit: p.replacement_blocks,
         in_use: 0,
-        data: vec![NONE; g.logical_blocks as usize],
-        next: vec![NONE; physical as usize],
+        data: vec![Opt::NONE; g.logical_blocks as usize],
+        next: vec![Opt::NONE; physical as usize],
         frontier: vec![0; physical as usize],
         chain_len: vec![0; g.logical_blocks as usize],
         chains: ValidBuckets::new(g.logical_blocks, p.replacement_blocks),
@@ -134,13 +131,12 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 
 impl Ftl for ReplacementFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let (vb, o) = ((lpn.0 / self.ppb) as usize, lpn.0 % self.ppb);
-        let first = self.data[vb];
-        if first == NONE {
+        let (vb, o) = (lpn.lbn(self.ppb).index(), lpn.offset(self.ppb));
+        let Some(first) = self.data[vb].get() else {
             return Ok(None);
-        }
-        if self.next[first as usize] == NONE {
-            return Ok(dev.read(dev.ppn(Pbn(first), o))?.token);
+        };
+        if self.next[first.index()].is_none() {
+            return Ok(dev.read(dev.ppn(first, o))?.token);
         }
         match self.newest(first, o, dev)? {
             Some(b) => Ok(dev.read(dev.ppn(b, o))?.token),
@@ -149,22 +145,21 @@ impl Ftl for ReplacementFtl {
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        let (vb, o) = ((lpn.0 / self.ppb) as usize, lpn.0 % self.ppb);
-        if self.data[vb] == NONE {
+        let (vb, o) = (lpn.lbn(self.ppb).index(), lpn.offset(self.ppb));
+        let Some(mut b) = self.data[vb].get() else {
             let b = self.take_free(dev)?;
-            self.data[vb] = b.0;
+            self.data[vb] = Opt::some(b);
             return self.program(b, o, lpn, token, dev);
-        }
-        let mut b = self.data[vb];
+        };
         let last = loop {
-            let programmable = !self.sequential_program || o >= self.frontier[b as usize];
+            let programmable = !self.sequential_program || o >= self.frontier[b.index()];
             // Free means erased: a torn page (`torn_pages`) holds no data but cannot be programmed again.
-            if programmable && dev.read_spare(dev.ppn(Pbn(b), o))?.seq == 0 {
-                return self.program(Pbn(b), o, lpn, token, dev);
+            if programmable && dev.read_spare(dev.ppn(b, o))?.seq == 0 {
+                return self.program(b, o, lpn, token, dev);
             }
-            match self.next[b as usize] {
-                NONE => break b,
-                n => b = n,
+            match self.next[b.index()].get() {
+                None => break b,
+                Some(n) => b = n,
             }
         };
         if self.in_use == self.limit {
@@ -178,7 +173,7 @@ impl Ftl for ReplacementFtl {
             self.merge(victim as usize, None, dev)?;
         }
         let rep = self.take_free(dev)?;
-        self.next[last as usize] = rep.0;
+        self.next[last.index()] = Opt::some(rep);
         self.in_use += 1;
         let len = self.chain_len[vb];
         self.chain_len[vb] = len + 1;
@@ -219,43 +214,44 @@ impl Ftl for ReplacementFtl {
 
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let ppb = self.ppb;
-        self.data.fill(NONE);
-        self.next.fill(NONE);
+        self.data.fill(Opt::NONE);
+        self.next.fill(Opt::NONE);
         self.frontier.fill(0);
         self.chain_len.fill(0);
         self.chains = ValidBuckets::new(self.logical_blocks, self.limit);
         self.in_use = 0;
         self.free = FreePool::with_range(0, 0);
         // Each block's logical block, first and last sequence numbers, and programmed offsets.
-        let mut chains: Vec<Vec<(u32, u32)>> = vec![Vec::new(); self.logical_blocks as usize];
+        let mut chains: Vec<Vec<(u32, Pbn)>> = vec![Vec::new(); self.logical_blocks as usize];
         let mut offsets: Vec<Vec<u32>> = vec![Vec::new(); self.physical_blocks as usize];
-        let mut newest_block = (0, NONE);
-        for b in 0..self.physical_blocks {
-            let (mut vb, mut first_seq, mut torn) = (NONE, u32::MAX, false);
+        let mut newest_block: (u32, Option<Pbn>) = (0, None);
+        for b in (0..self.physical_blocks).map(Pbn) {
+            // The block's logical block and its first sequence number.
+            let (mut first, mut torn) = (None, false);
             for o in 0..ppb {
-                let spare = dev.read_spare(dev.ppn(Pbn(b), o))?;
+                let spare = dev.read_spare(dev.ppn(b, o))?;
                 if spare.seq != 0 {
-                    self.frontier[b as usize] = o + 1;
+                    self.frontier[b.index()] = o + 1;
                 }
-                if spare.lpn != NO_LPN {
-                    vb = spare.lpn / ppb;
-                    first_seq = first_seq.min(spare.seq);
-                    offsets[b as usize].push(o);
+                if let Some(lpn) = spare.lpn() {
+                    let seq = first.map_or(spare.seq, |(_, s): (usize, u32)| s.min(spare.seq));
+                    first = Some((lpn.lbn(ppb).index(), seq));
+                    offsets[b.index()].push(o);
                 } else {
                     torn |= spare.seq != 0;
                 }
             }
-            if vb == NONE {
+            let Some((vb, first_seq)) = first else {
                 if torn {
-                    dev.erase(Pbn(b))?;
-                    self.frontier[b as usize] = 0;
+                    dev.erase(b)?;
+                    self.frontier[b.index()] = 0;
                 }
-                self.free.put(Pbn(b));
+                self.free.put(b);
                 continue;
-            }
-            chains[vb as usize].push((first_seq, b));
+            };
+            chains[vb].push((first_seq, b));
             if first_seq > newest_block.0 {
-                newest_block = (first_seq, b);
+                newest_block = (first_seq, Some(b));
             }
         }
         for chain in &mut chains {
@@ -263,22 +259,24 @@ impl Ftl for ReplacementFtl {
         }
         // Only the newest block of all can be a merge's target, and only while a merge was under way: then
         // it ends the chain it copies.
-        let (_, target) = newest_block;
+        let Some(target) = newest_block.1 else {
+            return Ok(());
+        };
         if let Some(chain) = chains
             .iter_mut()
             .find(|c| c.last().map(|e| e.1) == Some(target))
         {
             let holds_all = chain.iter().all(|&(_, b)| {
-                offsets[b as usize]
+                offsets[b.index()]
                     .iter()
-                    .all(|o| offsets[target as usize].contains(o))
+                    .all(|o| offsets[target.index()].contains(o))
             });
             if chain.len() > 1 && holds_all {
                 // A finished copy with its erases cut short: the target alone holds everything.
                 for &(_, b) in &chain[..chain.len() - 1] {
-                    dev.erase(Pbn(b))?;
-                    self.free.put(Pbn(b));
-                    self.frontier[b as usize] = 0;
+                    dev.erase(b)?;
+                    self.free.put(b);
+                    self.frontier[b.index()] = 0;
                 }
                 chain.drain(..chain.len() - 1);
             }
@@ -291,17 +289,17 @@ impl Ftl for ReplacementFtl {
                 .find(|c| c.last().map(|e| e.1) == Some(target))
                 .expect("the newest block ends its chain");
             chain.pop();
-            dev.erase(Pbn(target))?;
-            self.free.put(Pbn(target));
-            self.frontier[target as usize] = 0;
+            dev.erase(target)?;
+            self.free.put(target);
+            self.frontier[target.index()] = 0;
         }
         for (vb, chain) in chains.iter().enumerate() {
             let Some(&(_, first)) = chain.first() else {
                 continue;
             };
-            self.data[vb] = first;
+            self.data[vb] = Opt::some(first);
             for pair in chain.windows(2) {
-                self.next[pair[0].1 as usize] = pair[1].1;
+                self.next[pair[0].1.index()] = Opt::some(pair[1].1);
             }
             let len = chain.len() as u32 - 1;
             if len > 0 {
@@ -329,14 +327,14 @@ impl ReplacementFtl {
     }
 
     /// The last block of the chain starting at `first` whose page `o` holds data: one spare read a block.
-    fn newest(&self, first: u32, o: u32, dev: &mut Device) -> Result<Option<Pbn>> {
+    fn newest(&self, first: Pbn, o: u32, dev: &mut Device) -> Result<Option<Pbn>> {
         let mut found = None;
-        let mut b = first;
-        while b != NONE {
-            if dev.read_spare(dev.ppn(Pbn(b), o))?.lpn != NO_LPN {
-                found = Some(Pbn(b));
+        let mut b = Some(first);
+        while let Some(block) = b {
+            if dev.read_spare(dev.ppn(block, o))?.lpn().is_some() {
+                found = Some(block);
             }
-            b = self.next[b as usize];
+            b = self.next[block.index()].get();
         }
         Ok(found)
     }
@@ -345,7 +343,9 @@ impl ReplacementFtl {
     fn merge(&mut self, vb: usize, new: Option<(u32, Lpn, Token)>, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
         let target = self.take_free(dev)?;
-        let first = self.data[vb];
+        let first = self.data[vb]
+            .get()
+            .expect("a merged logical block has a data block");
         let mut frontier = 0;
         for o in 0..self.ppb {
             let to = dev.ppn(target, o);
@@ -361,19 +361,19 @@ impl ReplacementFtl {
                 frontier = o + 1;
             }
         }
-        let mut b = first;
-        while b != NONE {
-            dev.erase(Pbn(b))?;
-            self.free.put(Pbn(b));
-            self.frontier[b as usize] = 0;
-            b = std::mem::replace(&mut self.next[b as usize], NONE);
+        let mut b = Some(first);
+        while let Some(block) = b {
+            dev.erase(block)?;
+            self.free.put(block);
+            self.frontier[block.index()] = 0;
+            b = self.next[block.index()].take();
         }
         if self.chains.contains(vb as u32) {
             self.chains.remove(vb as u32);
         }
         self.in_use -= self.chain_len[vb];
         self.chain_len[vb] = 0;
-        self.data[vb] = target.0;
+        self.data[vb] = Opt::some(target);
         self.frontier[target.index()] = frontier;
         dev.end_merge(mark, MergeKind::Full);
         Ok(())

@@ -57,7 +57,7 @@ use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
 use super::common::map_area::{load_page_table, rebuild_spare_tables};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
@@ -102,7 +102,6 @@ impl Default for SuperblockParams {
     }
 }
 
-const NONE: u32 = u32::MAX;
 /// Free blocks kept for collection.
 const RESERVE: usize = 1;
 
@@ -115,15 +114,15 @@ pub struct SuperblockFtl {
     max_extra: u32,
     pte: u32,
     /// Physical blocks each superblock holds; the active one (being written) is last.
-    owned: Vec<Vec<u32>>,
+    owned: Vec<Vec<Pbn>>,
     /// Next erased page of each superblock's active block (`ppb` when full or none).
     next: Vec<u32>,
     valid: Vec<u32>,
-    loc: SparseVec<u32>,
+    loc: SparseVec<Opt<Ppn>>,
     /// Logical page held by each physical page while it is the newest copy.
-    owner: SparseVec<u32>,
-    dir_loc: Vec<u32>,
-    table_loc: SparseVec<u32>,
+    owner: SparseVec<Opt<Lpn>>,
+    dir_loc: Vec<Opt<Ppn>>,
+    table_loc: SparseVec<Opt<Ppn>>,
     cache: Lru,
     free: FreePool,
     /// Round-robin position of the reclaim search.
@@ -172,10 +171,10 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         owned: (0..superblocks).map(|_| Vec::with_capacity(cap)).collect(),
         next: vec![g.pages_per_block; superblocks as usize],
         valid: vec![0; chip_blocks as usize],
-        loc: SparseVec::new(g.logical_pages() as usize, NONE),
-        owner: SparseVec::new(chip_blocks as usize * g.pages_per_block as usize, NONE),
-        dir_loc: vec![NONE; superblocks as usize],
-        table_loc: SparseVec::new(units as usize, NONE),
+        loc: SparseVec::new(g.logical_pages() as usize, Opt::NONE),
+        owner: SparseVec::new(chip_blocks as usize * g.pages_per_block as usize, Opt::NONE),
+        dir_loc: vec![Opt::NONE; superblocks as usize],
+        table_loc: SparseVec::new(units as usize, Opt::NONE),
         cache: Lru::new(p.cache_entries, units),
         free: FreePool::with_range(0, chip_blocks),
         cursor: 0,
@@ -189,9 +188,9 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 impl Ftl for SuperblockFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         self.lookup_page_table(lpn, dev)?;
-        match self.loc.get(lpn.index()) {
-            NONE => Ok(None),
-            ppn => Ok(dev.read(Ppn(ppn))?.token),
+        match self.loc.get(lpn.index()).get() {
+            None => Ok(None),
+            Some(ppn) => Ok(dev.read(ppn)?.token),
         }
     }
 
@@ -200,9 +199,9 @@ impl Ftl for SuperblockFtl {
         let sb = self.superblock_of(lpn);
         let ppn = self.host_page(sb, dev)?;
         dev.program(ppn, token, lpn)?;
-        self.place(lpn.0, ppn);
-        self.dir_loc[sb as usize] = ppn.0;
-        self.table_loc.set(unit as usize, ppn.0);
+        self.place(lpn, ppn);
+        self.dir_loc[sb as usize] = Opt::some(ppn);
+        self.table_loc.set(unit as usize, Opt::some(ppn));
         Ok(())
     }
 
@@ -216,36 +215,35 @@ impl Ftl for SuperblockFtl {
         self.owned.iter_mut().for_each(Vec::clear);
         self.next.fill(ppb);
         self.valid.fill(0);
-        self.loc = SparseVec::new(pages, NONE);
-        self.owner = SparseVec::new(self.owner.len(), NONE);
+        self.loc = SparseVec::new(pages, Opt::NONE);
+        self.owner = SparseVec::new(self.owner.len(), Opt::NONE);
         let mut newest = SparseVec::new(pages, 0u32);
         let mut free = FreePool::default();
         // Each block with a page: (superblock, sequence number of its newest page, block, pages programmed).
-        let mut claims: Vec<(u32, u32, u32, u32)> = Vec::new();
-        let mut written_last = (0, NONE);
-        for pbn in 0..self.chip_blocks {
-            let (mut sb, mut last) = (NONE, 0);
-            let programmed =
-                scan_block(dev, Pbn(pbn), Extent::UpToFirstErased, |_, ppn, spare| {
-                    last = spare.seq;
-                    // A torn program (no logical page) holds nothing: it only occupies its page.
-                    let Some(lpn) = spare.lpn() else { return };
-                    sb = lpn.0 / ppb / n;
-                    if spare.seq > newest.get(lpn.index()) {
-                        newest.set(lpn.index(), spare.seq);
-                        self.place(lpn.0, ppn);
-                    }
-                })?;
-            match programmed {
-                0 => free.put(Pbn(pbn)),
-                // Nothing but a torn program (the first one into a fresh block): erased at mount.
-                _ if sb == NONE => {
-                    dev.erase(Pbn(pbn))?;
-                    free.put(Pbn(pbn));
+        let mut claims: Vec<(u32, u32, Pbn, u32)> = Vec::new();
+        let mut written_last = (0, None);
+        for pbn in (0..self.chip_blocks).map(Pbn) {
+            let (mut sb, mut last) = (None, 0);
+            let programmed = scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
+                last = spare.seq;
+                // A torn program (no logical page) holds nothing: it only occupies its page.
+                let Some(lpn) = spare.lpn() else { return };
+                sb = Some(lpn.lbn(ppb).0 / n);
+                if spare.seq > newest.get(lpn.index()) {
+                    newest.set(lpn.index(), spare.seq);
+                    self.place(lpn, ppn);
                 }
-                k => {
+            })?;
+            match (programmed, sb) {
+                (0, _) => free.put(pbn),
+                // Nothing but a torn program (the first one into a fresh block): erased at mount.
+                (_, None) => {
+                    dev.erase(pbn)?;
+                    free.put(pbn);
+                }
+                (k, Some(sb)) => {
                     claims.push((sb, last, pbn, k));
-                    written_last = written_last.max((last, sb));
+                    written_last = written_last.max((last, Some(sb)));
                 }
             }
         }
@@ -261,9 +259,9 @@ impl Ftl for SuperblockFtl {
         rebuild_spare_tables(
             &self.loc,
             &newest,
-            |lpn| (lpn / ppb / n) as usize,
+            |lpn| (lpn.lbn(ppb).0 / n) as usize,
             &mut self.dir_loc,
-            |lpn| (lpn / pte) as usize,
+            |lpn| (lpn.0 / pte) as usize,
             &mut self.table_loc,
         );
         self.free = free;
@@ -272,10 +270,9 @@ impl Ftl for SuperblockFtl {
         // A cut inside a collection can leave the superblock written last with its victim partly copied and
         // no free block (the copies took the last one): the collection is finished here, into the active
         // block, which has room for the victim's remaining valid pages.
-        let sb = written_last.1;
-        if self.free.is_empty() && sb != NONE {
+        if let (true, Some(sb)) = (self.free.is_empty(), written_last.1) {
             if let Some(victim) = self.victim(sb) {
-                if self.valid[victim as usize] <= ppb - self.next[sb as usize] {
+                if self.valid[victim.index()] <= ppb - self.next[sb as usize] {
                     self.collect(sb, victim, dev)?;
                 }
             }
@@ -318,7 +315,7 @@ impl Ftl for SuperblockFtl {
 
 impl SuperblockFtl {
     fn superblock_of(&self, lpn: Lpn) -> u32 {
-        lpn.0 / self.ppb / self.n
+        lpn.lbn(self.ppb).0 / self.n
     }
 
     /// Logical blocks of superblock `sb` (the last one may be short).
@@ -337,15 +334,14 @@ impl SuperblockFtl {
     }
 
     /// Records `lpn` at `ppn`, invalidating its old copy.
-    fn place(&mut self, lpn: u32, ppn: Ppn) {
-        let old = self.loc.get(lpn as usize);
-        if old != NONE {
-            self.valid[(old / self.ppb) as usize] -= 1;
-            self.owner.set(old as usize, NONE);
+    fn place(&mut self, lpn: Lpn, ppn: Ppn) {
+        if let Some(old) = self.loc.get(lpn.index()).get() {
+            self.valid[old.block(self.ppb).index()] -= 1;
+            self.owner.set(old.index(), Opt::NONE);
         }
-        self.loc.set(lpn as usize, ppn.0);
-        self.owner.set(ppn.index(), lpn);
-        self.valid[(ppn.0 / self.ppb) as usize] += 1;
+        self.loc.set(lpn.index(), Opt::some(ppn));
+        self.owner.set(ppn.index(), Opt::some(lpn));
+        self.valid[ppn.block(self.ppb).index()] += 1;
     }
 
     /// The page a host write to `sb` goes to, collecting or reclaiming blocks as needed.
@@ -379,16 +375,16 @@ impl SuperblockFtl {
                 .free
                 .take()
                 .ok_or_else(|| dev.out_of_space("no free block"))?;
-            self.owned[s].push(pbn.0);
+            self.owned[s].push(pbn);
             self.next[s] = 0;
         }
         let active = *self.owned[s].last().expect("an active block");
         self.next[s] += 1;
-        Ok(dev.ppn(Pbn(active), self.next[s] - 1))
+        Ok(dev.ppn(active, self.next[s] - 1))
     }
 
     /// The full block of `sb` with the fewest valid pages, if it holds a stale page.
-    fn victim(&self, sb: u32) -> Option<u32> {
+    fn victim(&self, sb: u32) -> Option<Pbn> {
         let s = sb as usize;
         let blocks = &self.owned[s];
         let full = if self.next[s] == self.ppb {
@@ -399,19 +395,19 @@ impl SuperblockFtl {
         blocks[..full]
             .iter()
             .copied()
-            .min_by_key(|&b| self.valid[b as usize])
-            .filter(|&b| self.valid[b as usize] < self.ppb)
+            .min_by_key(|&b| self.valid[b.index()])
+            .filter(|&b| self.valid[b.index()] < self.ppb)
     }
 
     /// Moves the valid pages of `victim` to `sb`'s write frontier and erases it (one GC run).
-    fn collect(&mut self, sb: u32, victim: u32, dev: &mut Device) -> Result<()> {
+    fn collect(&mut self, sb: u32, victim: Pbn, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
         self.evacuate(sb, victim, dev)?;
         dev.end_gc(mark);
         Ok(())
     }
 
-    fn evacuate(&mut self, sb: u32, victim: u32, dev: &mut Device) -> Result<()> {
+    fn evacuate(&mut self, sb: u32, victim: Pbn, dev: &mut Device) -> Result<()> {
         let s = sb as usize;
         let pos = self.owned[s]
             .iter()
@@ -419,25 +415,25 @@ impl SuperblockFtl {
             .expect("owned");
         self.owned[s].remove(pos);
         for offset in 0..self.ppb {
-            let from = dev.ppn(Pbn(victim), offset);
-            let lpn = self.owner.get(from.index());
-            if lpn == NONE {
+            let from = dev.ppn(victim, offset);
+            let Some(lpn) = self.owner.get(from.index()).get() else {
                 continue;
-            }
+            };
             let to = self.next_page(sb, dev)?;
             dev.copy(from, to)?;
             self.place(lpn, to);
             self.retarget_map_copies(sb, lpn, to);
         }
-        dev.erase(Pbn(victim))?;
-        self.free.put(Pbn(victim));
+        dev.erase(victim)?;
+        self.free.put(victim);
         Ok(())
     }
 
     /// A copied page carries the newest directory and its table in its spare area.
-    fn retarget_map_copies(&mut self, sb: u32, lpn: u32, to: Ppn) {
-        self.dir_loc[sb as usize] = to.0;
-        self.table_loc.set((lpn / self.pte) as usize, to.0);
+    fn retarget_map_copies(&mut self, sb: u32, lpn: Lpn, to: Ppn) {
+        self.dir_loc[sb as usize] = Opt::some(to);
+        self.table_loc
+            .set((lpn.0 / self.pte) as usize, Opt::some(to));
     }
 
     /// A superblock other than `sb` holding more blocks than logical ones, in round-robin order.
@@ -461,11 +457,11 @@ impl SuperblockFtl {
         let s = sb as usize;
         let ppb = self.ppb;
         let valid = &self.valid;
-        let (mut old, kept): (Vec<u32>, Vec<u32>) = std::mem::take(&mut self.owned[s])
+        let (mut old, kept): (Vec<Pbn>, Vec<Pbn>) = std::mem::take(&mut self.owned[s])
             .into_iter()
-            .partition(|&b| valid[b as usize] < ppb);
+            .partition(|&b| valid[b.index()] < ppb);
         self.owned[s] = kept;
-        old.sort_by_key(|&b| self.valid[b as usize]);
+        old.sort_by_key(|&b| self.valid[b.index()]);
         self.next[s] = self.ppb;
         for &victim in &old {
             // `evacuate` takes the victim out of the owned blocks; the active one stays last.

@@ -93,7 +93,7 @@ use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
 use super::common::map_area::{load_page_table, rebuild_spare_tables, MapArea};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
@@ -143,7 +143,6 @@ impl Default for TinyParams {
     }
 }
 
-const NONE: u32 = u32::MAX;
 const BT_RANGE: &str = "the paper's range of block table cache units is 1 to 64, §VI.D";
 const PT_RANGE: &str = "the paper's range of page mapping cache entries is 8 to 512, §VI.E";
 
@@ -158,15 +157,15 @@ pub struct TinyFtl {
     /// Page tables per logical block (the page directory's entries).
     tables_per_block: u32,
     directory_page: u32,
-    data: Vec<u32>,
+    data: Vec<Opt<Pbn>>,
     data_next: Vec<u32>,
-    log: Vec<u32>,
+    log: Vec<Opt<Pbn>>,
     log_next: Vec<u32>,
     /// Newest location of each logical page (what the spare-area page tables say).
-    loc: SparseVec<u32>,
+    loc: SparseVec<Opt<Ppn>>,
     /// Where the newest copy of each logical block's page directory, and of each page table, was programmed.
-    dir_loc: Vec<u32>,
-    table_loc: SparseVec<u32>,
+    dir_loc: Vec<Opt<Ppn>>,
+    table_loc: SparseVec<Opt<Ppn>>,
     block_tables: Lru,
     page_tables: Lru,
     log_list: Lru,
@@ -247,13 +246,13 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         pt_entries,
         tables_per_block,
         directory_page: tables,
-        data: vec![NONE; l as usize],
+        data: vec![Opt::NONE; l as usize],
         data_next: vec![0; l as usize],
-        log: vec![NONE; l as usize],
+        log: vec![Opt::NONE; l as usize],
         log_next: vec![0; l as usize],
-        loc: SparseVec::new(g.logical_pages() as usize, NONE),
-        dir_loc: vec![NONE; l as usize],
-        table_loc: SparseVec::new((l * tables_per_block) as usize, NONE),
+        loc: SparseVec::new(g.logical_pages() as usize, Opt::NONE),
+        dir_loc: vec![Opt::NONE; l as usize],
+        table_loc: SparseVec::new((l * tables_per_block) as usize, Opt::NONE),
         block_tables: Lru::new(p.block_table_cache_units, tables),
         page_tables: Lru::new(p.page_table_cache_entries, l * tables_per_block),
         log_list: Lru::new(log_blocks, l),
@@ -269,24 +268,23 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
 
 impl Ftl for TinyFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let lbn = lpn.0 / self.ppb;
-        self.lookup_block_table(lbn, dev)?;
+        self.lookup_block_table(lpn.lbn(self.ppb), dev)?;
         self.lookup_page_table(lpn, dev)?;
-        match self.loc.get(lpn.index()) {
-            NONE => Ok(None),
-            ppn => Ok(dev.read(Ppn(ppn))?.token),
+        match self.loc.get(lpn.index()).get() {
+            None => Ok(None),
+            Some(ppn) => Ok(dev.read(ppn)?.token),
         }
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        let lbn = lpn.0 / self.ppb;
+        let lbn = lpn.lbn(self.ppb);
         self.lookup_block_table(lbn, dev)?;
         let unit = self.lookup_page_table(lpn, dev)?;
         let ppn = self.free_page(lbn, dev)?;
         dev.program(ppn, token, lpn)?;
-        self.loc.set(lpn.index(), ppn.0);
-        self.dir_loc[lbn as usize] = ppn.0;
-        self.table_loc.set(unit as usize, ppn.0);
+        self.loc.set(lpn.index(), Opt::some(ppn));
+        self.dir_loc[lbn.index()] = Opt::some(ppn);
+        self.table_loc.set(unit as usize, Opt::some(ppn));
         Ok(())
     }
 
@@ -308,29 +306,29 @@ impl Ftl for TinyFtl {
         self.map.mount(dev)?;
         // Block `pbn` of the pool: its logical block, the sequence numbers of its first and last pages
         // (pages are programmed in order), and how many are programmed; every page found as (ppn, lpn, seq).
-        let mut claims: Vec<(u32, u32, u32, u32, u32)> = Vec::new();
-        let mut pages: Vec<(u32, u32, u32)> = Vec::new();
+        let mut claims: Vec<(Lbn, u32, Pbn, u32, u32)> = Vec::new();
+        let mut pages: Vec<(Ppn, Lpn, u32)> = Vec::new();
         let mut free = FreePool::default();
-        for pbn in 0..pool {
-            let (mut lbn, mut first, mut last) = (NONE, 0, 0);
-            let n = scan_block(dev, Pbn(pbn), Extent::UpToFirstErased, |off, ppn, spare| {
+        for pbn in (0..pool).map(Pbn) {
+            let (mut lbn, mut first, mut last) = (None, 0, 0);
+            let n = scan_block(dev, pbn, Extent::UpToFirstErased, |off, ppn, spare| {
                 if off == 0 {
                     first = spare.seq;
                 }
                 last = spare.seq;
                 // A torn program (no logical page) holds nothing: it only occupies its page.
                 let Some(lpn) = spare.lpn() else { return };
-                lbn = lpn.0 / ppb;
-                pages.push((ppn.0, lpn.0, spare.seq));
+                lbn = Some(lpn.lbn(ppb));
+                pages.push((ppn, lpn, spare.seq));
             })?;
-            match n {
-                0 => free.put(Pbn(pbn)),
+            match (n, lbn) {
+                (0, _) => free.put(pbn),
                 // Nothing but a torn program (the first one into a fresh block): erased at mount.
-                _ if lbn == NONE => {
-                    dev.erase(Pbn(pbn))?;
-                    free.put(Pbn(pbn));
+                (_, None) => {
+                    dev.erase(pbn)?;
+                    free.put(pbn);
                 }
-                n => claims.push((lbn, first, pbn, n, last)),
+                (n, Some(lbn)) => claims.push((lbn, first, pbn, n, last)),
             }
         }
         // A logical block's blocks by age: its data block, its log block (taken when the data block was
@@ -339,14 +337,14 @@ impl Ftl for TinyFtl {
         // A cut after the data block's erase leaves (old log, target): the old log serves as the data
         // block, the complete target as the log, and the next compaction reclaims the stale pages.
         claims.sort_unstable();
-        self.data.fill(NONE);
+        self.data.fill(Opt::NONE);
         self.data_next.fill(0);
-        self.log.fill(NONE);
+        self.log.fill(Opt::NONE);
         self.log_next.fill(0);
         let mut dropped = Vec::new();
         let mut logs = Vec::new();
         for group in claims.chunk_by(|a, b| a.0 == b.0) {
-            let b = group[0].0 as usize;
+            let b = group[0].0.index();
             if let Some(&(_, _, extra, _, _)) = group.get(3) {
                 return Err(SimError::NandRule {
                     scheme: dev.scheme().to_string(),
@@ -354,18 +352,18 @@ impl Ftl for TinyFtl {
                         "mount found a fourth block of logical block {b} (tiny holds at most a data block, a \
                          log block and a compaction target); the chip was not written by tiny"
                     ),
-                    block: extra,
+                    block: extra.0,
                     page: 0,
                 });
             }
-            (self.data[b], self.data_next[b]) = (group[0].2, group[0].3);
+            (self.data[b], self.data_next[b]) = (Opt::some(group[0].2), group[0].3);
             if let Some(&(_, _, pbn, n, last)) = group.get(1) {
-                (self.log[b], self.log_next[b]) = (pbn, n);
+                (self.log[b], self.log_next[b]) = (Opt::some(pbn), n);
                 logs.push((last, b as u32));
             }
             if let Some(&(_, _, target, _, _)) = group.get(2) {
-                dev.erase(Pbn(target))?;
-                free.put(Pbn(target));
+                dev.erase(target)?;
+                free.put(target);
                 dropped.push(target);
             }
         }
@@ -383,21 +381,21 @@ impl Ftl for TinyFtl {
         }
         // The newest copy of each logical page, and of each page directory and page table (§V.B).
         dropped.sort_unstable();
-        self.loc = SparseVec::new(self.loc.len(), NONE);
+        self.loc = SparseVec::new(self.loc.len(), Opt::NONE);
         let mut newest = SparseVec::new(self.loc.len(), 0u32);
         for &(ppn, lpn, seq) in &pages {
-            if seq > newest.get(lpn as usize) && dropped.binary_search(&(ppn / ppb)).is_err() {
-                newest.set(lpn as usize, seq);
-                self.loc.set(lpn as usize, ppn);
+            if seq > newest.get(lpn.index()) && dropped.binary_search(&ppn.block(ppb)).is_err() {
+                newest.set(lpn.index(), seq);
+                self.loc.set(lpn.index(), Opt::some(ppn));
             }
         }
         let (pte, tables) = (self.pt_entries, self.tables_per_block);
         rebuild_spare_tables(
             &self.loc,
             &newest,
-            |lpn| (lpn / ppb) as usize,
+            |lpn| lpn.lbn(ppb).index(),
             &mut self.dir_loc,
-            |lpn| ((lpn / ppb) * tables + (lpn % ppb) / pte) as usize,
+            |lpn| (lpn.lbn(ppb).0 * tables + lpn.offset(ppb) / pte) as usize,
             &mut self.table_loc,
         );
         self.free = free;
@@ -487,8 +485,8 @@ impl Ftl for TinyFtl {
 impl TinyFtl {
     /// Makes the block table of `lbn` resident (§V.C): a miss reads its map page, after writing back a
     /// dirty victim.
-    fn lookup_block_table(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
-        let table = lbn / self.bt_entries;
+    fn lookup_block_table(&mut self, lbn: Lbn, dev: &mut Device) -> Result<()> {
+        let table = lbn.0 / self.bt_entries;
         let hit = self.block_tables.touch(table);
         dev.record_cache(CacheKind::BlockTableCache, hit);
         if !hit {
@@ -501,8 +499,8 @@ impl TinyFtl {
     }
 
     /// The block table entry of `lbn` changed (new data block): it must be resident, and is now dirty.
-    fn block_table_changed(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
-        let table = lbn / self.bt_entries;
+    fn block_table_changed(&mut self, lbn: Lbn, dev: &mut Device) -> Result<()> {
+        let table = lbn.0 / self.bt_entries;
         if !self.block_tables.contains(table) {
             self.lookup_block_table(lbn, dev)?;
         }
@@ -513,9 +511,9 @@ impl TinyFtl {
     /// Makes the page table holding `lpn` resident (§V.C); a miss reads the spare areas holding the newest
     /// page directory and page table of the block. Returns the page table's number.
     fn lookup_page_table(&mut self, lpn: Lpn, dev: &mut Device) -> Result<u32> {
-        let lbn = lpn.0 / self.ppb;
-        let unit = lbn * self.tables_per_block + (lpn.0 % self.ppb) / self.pt_entries;
-        let dir = self.dir_loc[lbn as usize];
+        let lbn = lpn.lbn(self.ppb);
+        let unit = lbn.0 * self.tables_per_block + lpn.offset(self.ppb) / self.pt_entries;
+        let dir = self.dir_loc[lbn.index()];
         let table = self.table_loc.get(unit as usize);
         load_page_table(&mut self.page_tables, unit, dir, table, dev)?;
         Ok(unit)
@@ -523,32 +521,43 @@ impl TinyFtl {
 
     /// The page the next write to `lbn` goes to: the data block's next erased page, else the log block's,
     /// taking or compacting blocks as needed.
-    fn free_page(&mut self, lbn: u32, dev: &mut Device) -> Result<Ppn> {
-        let b = lbn as usize;
+    fn free_page(&mut self, lbn: Lbn, dev: &mut Device) -> Result<Ppn> {
+        let b = lbn.index();
         loop {
-            if self.data[b] == NONE {
-                self.data[b] = self.take_free(dev)?.0;
-                self.data_next[b] = 0;
-                self.block_table_changed(lbn, dev)?;
-            }
+            let data = match self.data[b].get() {
+                Some(data) => data,
+                None => {
+                    let data = self.take_free(dev)?;
+                    self.data[b] = Opt::some(data);
+                    self.data_next[b] = 0;
+                    self.block_table_changed(lbn, dev)?;
+                    data
+                }
+            };
             if self.data_next[b] < self.ppb {
                 self.data_next[b] += 1;
-                return Ok(dev.ppn(Pbn(self.data[b]), self.data_next[b] - 1));
+                return Ok(dev.ppn(data, self.data_next[b] - 1));
             }
-            if self.log[b] == NONE {
-                if self.log_list.is_full() {
-                    let victim = self.log_list.lru().expect("a full list has an LRU entry");
-                    self.compact(victim, dev)?;
+            let log = match self.log[b].get() {
+                Some(log) => {
+                    self.log_list.touch(lbn.0);
+                    log
                 }
-                self.log[b] = self.take_free(dev)?.0;
-                self.log_next[b] = 0;
-                self.log_list.insert(lbn);
-            } else {
-                self.log_list.touch(lbn);
-            }
+                None => {
+                    if self.log_list.is_full() {
+                        let victim = self.log_list.lru().expect("a full list has an LRU entry");
+                        self.compact(Lbn(victim), dev)?;
+                    }
+                    let log = self.take_free(dev)?;
+                    self.log[b] = Opt::some(log);
+                    self.log_next[b] = 0;
+                    self.log_list.insert(lbn.0);
+                    log
+                }
+            };
             if self.log_next[b] < self.ppb {
                 self.log_next[b] += 1;
-                return Ok(dev.ppn(Pbn(self.log[b]), self.log_next[b] - 1));
+                return Ok(dev.ppn(log, self.log_next[b] - 1));
             }
             self.compact(lbn, dev)?;
         }
@@ -556,56 +565,54 @@ impl TinyFtl {
 
     /// Merges the log block of `lbn` with its data block (§V.A), then flushes the block tables and the
     /// block directory (§V.B).
-    fn compact(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
-        let b = lbn as usize;
-        let (data, log) = (self.data[b], self.log[b]);
+    fn compact(&mut self, lbn: Lbn, dev: &mut Device) -> Result<()> {
+        let b = lbn.index();
+        let data = self.data[b]
+            .get()
+            .expect("a compacted logical block has a data block");
+        let log = self.log[b]
+            .get()
+            .expect("a compacted logical block has a log block");
         dev.record_log_utilization(self.log_next[b]);
-        let first = lbn * self.ppb;
         let (mut valid, mut in_log) = (0, 0);
-        for lpn in first..first + self.ppb {
-            let at = self.loc.get(lpn as usize);
-            if at != NONE {
+        for off in 0..self.ppb {
+            if let Some(at) = self.loc.get(lbn.lpn(off, self.ppb).index()).get() {
                 valid += 1;
-                in_log += (at / self.ppb == log) as u32;
+                in_log += (at.block(self.ppb) == log) as u32;
             }
         }
         let mark = dev.begin();
         let kind = if valid == self.ppb && in_log == valid {
-            dev.erase(Pbn(data))?;
-            self.free.put(Pbn(data));
-            self.data[b] = log;
+            dev.erase(data)?;
+            self.free.put(data);
+            self.data[b] = Opt::some(log);
             self.data_next[b] = self.ppb;
             MergeKind::Switch
         } else {
             let to = self.take_free(dev)?;
             let mut next = 0;
-            let mut last_in_table = NONE;
+            let mut last_in_table = Opt::NONE;
             for off in 0..self.ppb {
-                let lpn = first + off;
-                let at = self.loc.get(lpn as usize);
-                if at != NONE {
+                let lpn = lbn.lpn(off, self.ppb);
+                if let Some(at) = self.loc.get(lpn.index()).get() {
                     let ppn = dev.ppn(to, next);
-                    dev.copy(Ppn(at), ppn)?;
-                    self.loc.set(lpn as usize, ppn.0);
-                    last_in_table = ppn.0;
+                    dev.copy(at, ppn)?;
+                    self.loc.set(lpn.index(), Opt::some(ppn));
+                    last_in_table = Opt::some(ppn);
                     next += 1;
                 }
                 if (off + 1) % self.pt_entries == 0 || off + 1 == self.ppb {
-                    let unit = lbn * self.tables_per_block + off / self.pt_entries;
-                    self.table_loc.set(unit as usize, last_in_table);
-                    last_in_table = NONE;
+                    let unit = lbn.0 * self.tables_per_block + off / self.pt_entries;
+                    self.table_loc
+                        .set(unit as usize, std::mem::take(&mut last_in_table));
                 }
             }
-            self.dir_loc[b] = if next == 0 {
-                NONE
-            } else {
-                dev.ppn(to, next - 1).0
-            };
+            self.dir_loc[b] = Opt::from(next.checked_sub(1).map(|last| dev.ppn(to, last)));
             for old in [data, log] {
-                dev.erase(Pbn(old))?;
-                self.free.put(Pbn(old));
+                dev.erase(old)?;
+                self.free.put(old);
             }
-            self.data[b] = to.0;
+            self.data[b] = Opt::some(to);
             self.data_next[b] = next;
             if valid == 0 {
                 MergeKind::Dead
@@ -614,8 +621,8 @@ impl TinyFtl {
             }
         };
         dev.end_merge(mark, kind);
-        self.log[b] = NONE;
-        self.log_list.remove(lbn);
+        self.log[b] = Opt::NONE;
+        self.log_list.remove(lbn.0);
         self.block_table_changed(lbn, dev)?;
         self.flush_block_tables(dev)
     }

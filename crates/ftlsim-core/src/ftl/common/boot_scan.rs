@@ -376,7 +376,7 @@ mod tests {
     /// Programs `lpn` (token `100 + 10 x pbn + lpn`) at `offset` of `pbn` with scheme word `aux`.
     fn put(dev: &mut Device, pbn: u32, offset: u32, lpn: u32, aux: u32) {
         let ppn = dev.ppn(Pbn(pbn), offset);
-        dev.program_with_aux(ppn, (100 + 10 * pbn + lpn) as u64, lpn, aux)
+        dev.program_with_aux(ppn, (100 + 10 * pbn + lpn) as u64, Lpn(lpn), aux)
             .unwrap();
     }
 

@@ -6,20 +6,19 @@
 //! scheme can tell a collision without a flash read. Under `sequential_program` (MLC) a free page below the
 //! frontier cannot be programmed either, and [`DataBlocks::fits_in_place`] calls it a collision.
 
+use super::bitmap::Bitmap;
 use super::free_pool::FreePool;
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
 use crate::error::Result;
 use crate::ftl::{address_bytes, RamItem};
 
-const UNMAPPED: u32 = u32::MAX;
-
 pub struct DataBlocks {
     ppb: u32,
     sequential_program: bool,
-    map: Vec<u32>,
+    map: Vec<Opt<Pbn>>,
     frontier: Vec<u32>,
-    written: Vec<u64>,
+    written: Bitmap,
 }
 
 impl DataBlocks {
@@ -28,35 +27,25 @@ impl DataBlocks {
         DataBlocks {
             ppb: pages_per_block,
             sequential_program,
-            map: vec![UNMAPPED; logical_blocks as usize],
+            map: vec![Opt::NONE; logical_blocks as usize],
             frontier: vec![0; logical_blocks as usize],
-            written: vec![0; pages.div_ceil(64)],
+            written: Bitmap::new(pages),
         }
     }
 
     /// Forgets the map before a mount rebuilds it from the chip.
     pub fn clear(&mut self) {
-        self.map.fill(UNMAPPED);
+        self.map.fill(Opt::NONE);
         self.frontier.fill(0);
-        self.written.fill(0);
+        self.written.clear_all();
     }
 
     pub fn pbn(&self, lbn: u32) -> Option<Pbn> {
-        let pbn = self.map[lbn as usize];
-        (pbn != UNMAPPED).then_some(Pbn(pbn))
+        self.map[lbn as usize].get()
     }
 
     pub fn is_written(&self, lpn: u32) -> bool {
-        self.written[(lpn / 64) as usize] & (1 << (lpn % 64)) != 0
-    }
-
-    fn set_written(&mut self, lpn: u32, on: bool) {
-        let word = &mut self.written[(lpn / 64) as usize];
-        if on {
-            *word |= 1 << (lpn % 64);
-        } else {
-            *word &= !(1 << (lpn % 64));
-        }
+        self.written.get(lpn as usize)
     }
 
     /// The data block's page of `lpn`, if it was programmed.
@@ -97,7 +86,7 @@ impl DataBlocks {
                 let pbn = pool
                     .take()
                     .ok_or_else(|| dev.out_of_space("no free block for a new data block"))?;
-                self.map[lbn as usize] = pbn.0;
+                self.map[lbn as usize] = Opt::some(pbn);
                 pbn
             }
         };
@@ -110,10 +99,11 @@ impl DataBlocks {
     /// the block it replaces.
     pub fn assign(&mut self, lbn: u32, pbn: Pbn, programmed_prefix: u32) -> Option<Pbn> {
         let old = self.pbn(lbn);
-        self.map[lbn as usize] = pbn.0;
+        self.map[lbn as usize] = Opt::some(pbn);
         let first = lbn * self.ppb;
         for o in 0..self.ppb {
-            self.set_written(first + o, o < programmed_prefix);
+            self.written
+                .assign((first + o) as usize, o < programmed_prefix);
         }
         self.frontier[lbn as usize] = programmed_prefix;
         old
@@ -123,13 +113,13 @@ impl DataBlocks {
     /// block); returns the replaced block.
     pub fn relocate(&mut self, lbn: u32, pbn: Pbn) -> Option<Pbn> {
         let old = self.pbn(lbn);
-        self.map[lbn as usize] = pbn.0;
+        self.map[lbn as usize] = Opt::some(pbn);
         old
     }
 
     /// Notes that the data block's page of `lpn` was programmed.
     pub fn mark_programmed(&mut self, lpn: u32) {
-        self.set_written(lpn, true);
+        self.written.set(lpn as usize);
         let lbn = (lpn / self.ppb) as usize;
         self.frontier[lbn] = self.frontier[lbn].max(lpn % self.ppb + 1);
     }
@@ -149,7 +139,7 @@ impl DataBlocks {
             ),
             RamItem::new(
                 "written_bitmap",
-                pages.div_ceil(8),
+                self.written.ram_bytes(),
                 format!("{pages} logical pages x 1 bit"),
             ),
             RamItem::new(

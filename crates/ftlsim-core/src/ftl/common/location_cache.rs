@@ -4,10 +4,8 @@
 //! moves an entry to the front when it is written again or hit.
 
 use super::slot_list::SlotList;
-use crate::addr::Ppn;
+use crate::addr::{Lpn, Opt, Ppn};
 use crate::sparse::SparseVec;
-
-const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {
@@ -17,12 +15,13 @@ pub enum Policy {
 
 pub struct LocationCache {
     policy: Policy,
-    lpn: Vec<u32>,
-    ppn: Vec<u32>,
+    /// What each slot `0..used` holds.
+    lpn: Vec<Lpn>,
+    ppn: Vec<Ppn>,
     /// Slots from newest to oldest.
     order: SlotList,
     used: u32,
-    slot_of: SparseVec<u32>,
+    slot_of: SparseVec<Opt<u32>>,
 }
 
 impl LocationCache {
@@ -30,11 +29,11 @@ impl LocationCache {
         let n = entries as usize;
         LocationCache {
             policy,
-            lpn: vec![NONE; n],
-            ppn: vec![NONE; n],
+            lpn: vec![Lpn(0); n],
+            ppn: vec![Ppn(0); n],
             order: SlotList::new(n),
             used: 0,
-            slot_of: SparseVec::new(if n == 0 { 0 } else { logical_pages as usize }, NONE),
+            slot_of: SparseVec::new(if n == 0 { 0 } else { logical_pages as usize }, Opt::NONE),
         }
     }
 
@@ -47,28 +46,24 @@ impl LocationCache {
     }
 
     /// The location of `lpn` if cached (an LRU hit becomes the newest entry).
-    pub fn get(&mut self, lpn: u32) -> Option<Ppn> {
+    pub fn get(&mut self, lpn: Lpn) -> Option<Ppn> {
         if !self.enabled() {
             return None;
         }
-        let slot = self.slot_of.get(lpn as usize);
-        if slot == NONE {
-            return None;
-        }
+        let slot = self.slot_of.get(lpn.index()).get()?;
         if self.policy == Policy::Lru {
             self.order.move_to_front(slot);
         }
-        Some(Ppn(self.ppn[slot as usize]))
+        Some(self.ppn[slot as usize])
     }
 
     /// `lpn` was just written at `ppn`.
-    pub fn put(&mut self, lpn: u32, ppn: Ppn) {
+    pub fn put(&mut self, lpn: Lpn, ppn: Ppn) {
         if !self.enabled() {
             return;
         }
-        let slot = self.slot_of.get(lpn as usize);
-        if slot != NONE {
-            self.ppn[slot as usize] = ppn.0;
+        if let Some(slot) = self.slot_of.get(lpn.index()).get() {
+            self.ppn[slot as usize] = ppn;
             if self.policy == Policy::Lru {
                 self.order.move_to_front(slot);
             }
@@ -80,23 +75,23 @@ impl LocationCache {
         } else {
             let victim = self.order.back().expect("a full cache has an oldest slot");
             self.order.unlink(victim);
-            self.slot_of.set(self.lpn[victim as usize] as usize, NONE);
+            self.slot_of
+                .set(self.lpn[victim as usize].index(), Opt::NONE);
             victim
         };
         self.lpn[slot as usize] = lpn;
-        self.ppn[slot as usize] = ppn.0;
-        self.slot_of.set(lpn as usize, slot);
+        self.ppn[slot as usize] = ppn;
+        self.slot_of.set(lpn.index(), Opt::some(slot));
         self.order.push_front(slot);
     }
 
     /// A fold moved `lpn` to `ppn`: the entry follows it without becoming newer.
-    pub fn relocate(&mut self, lpn: u32, ppn: Ppn) {
+    pub fn relocate(&mut self, lpn: Lpn, ppn: Ppn) {
         if !self.enabled() {
             return;
         }
-        let slot = self.slot_of.get(lpn as usize);
-        if slot != NONE {
-            self.ppn[slot as usize] = ppn.0;
+        if let Some(slot) = self.slot_of.get(lpn.index()).get() {
+            self.ppn[slot as usize] = ppn;
         }
     }
 }
@@ -108,13 +103,13 @@ mod tests {
     #[test]
     fn fifo_evicts_the_first_inserted_even_if_hit_or_rewritten() {
         let mut c = LocationCache::new(2, 100, Policy::Fifo);
-        c.put(1, Ppn(10));
-        c.put(2, Ppn(20));
-        assert_eq!(c.get(1), Some(Ppn(10)));
-        c.put(1, Ppn(11));
-        c.put(3, Ppn(30));
+        c.put(Lpn(1), Ppn(10));
+        c.put(Lpn(2), Ppn(20));
+        assert_eq!(c.get(Lpn(1)), Some(Ppn(10)));
+        c.put(Lpn(1), Ppn(11));
+        c.put(Lpn(3), Ppn(30));
         assert_eq!(
-            (c.get(1), c.get(2), c.get(3)),
+            (c.get(Lpn(1)), c.get(Lpn(2)), c.get(Lpn(3))),
             (None, Some(Ppn(20)), Some(Ppn(30)))
         );
     }
@@ -122,23 +117,23 @@ mod tests {
     #[test]
     fn lru_evicts_the_least_recently_used() {
         let mut c = LocationCache::new(2, 100, Policy::Lru);
-        c.put(1, Ppn(10));
-        c.put(2, Ppn(20));
-        assert_eq!(c.get(1), Some(Ppn(10)));
-        c.put(3, Ppn(30));
+        c.put(Lpn(1), Ppn(10));
+        c.put(Lpn(2), Ppn(20));
+        assert_eq!(c.get(Lpn(1)), Some(Ppn(10)));
+        c.put(Lpn(3), Ppn(30));
         assert_eq!(
-            (c.get(1), c.get(2), c.get(3)),
+            (c.get(Lpn(1)), c.get(Lpn(2)), c.get(Lpn(3))),
             (Some(Ppn(10)), None, Some(Ppn(30)))
         );
-        c.relocate(3, Ppn(31));
-        c.relocate(2, Ppn(99));
-        assert_eq!((c.get(3), c.get(2)), (Some(Ppn(31)), None));
+        c.relocate(Lpn(3), Ppn(31));
+        c.relocate(Lpn(2), Ppn(99));
+        assert_eq!((c.get(Lpn(3)), c.get(Lpn(2))), (Some(Ppn(31)), None));
     }
 
     #[test]
     fn a_disabled_cache_holds_nothing() {
         let mut c = LocationCache::new(0, 100, Policy::Fifo);
-        c.put(1, Ppn(1));
-        assert_eq!(c.get(1), None);
+        c.put(Lpn(1), Ppn(1));
+        assert_eq!(c.get(Lpn(1)), None);
     }
 }

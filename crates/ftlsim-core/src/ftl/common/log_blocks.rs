@@ -13,12 +13,10 @@
 //! index from logical page to its newest log page, a write stamp per log page and a merge stamp per logical
 //! block. These indices are simulator aids, not controller RAM.
 
-use crate::addr::{Pbn, Ppn};
+use crate::addr::{Opt, Pbn, Ppn};
 use crate::ftl::RamItem;
 use crate::nand::NO_LPN;
 use crate::sparse::SparseVec;
-
-const NONE: u32 = u32::MAX;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageState {
@@ -30,17 +28,17 @@ pub enum PageState {
 
 pub struct LogBlocks {
     ppb: u32,
-    /// Physical block of each slot, NONE while the slot holds no block.
-    pbn: Vec<u32>,
+    /// Physical block of each slot, none while the slot holds no block.
+    pbn: Vec<Opt<Pbn>>,
     /// Pages written in each slot's block.
     written: Vec<u32>,
     /// `Live` pages of each slot (LAST/MAST pick victims and measure area utilization by it).
     live: Vec<u32>,
-    /// Logical page of each log page, indexed `slot * ppb + offset`.
+    /// Logical page of each written log page, indexed `slot * ppb + offset`.
     lpn_at: Vec<u32>,
     stamp_at: Vec<u64>,
-    /// Newest log page (`slot * ppb + offset`) of each logical page, NONE if it has none.
-    newest: SparseVec<u32>,
+    /// Newest log page (`slot * ppb + offset`) of each logical page, none if it has none.
+    newest: SparseVec<Opt<u32>>,
     /// Stamp of each logical block's last merge: pages written before it are `Merged`.
     merged_at: SparseVec<u64>,
     clock: u64,
@@ -54,12 +52,12 @@ impl LogBlocks {
         let pages = slots as usize * pages_per_block as usize;
         LogBlocks {
             ppb: pages_per_block,
-            pbn: vec![NONE; slots as usize],
+            pbn: vec![Opt::NONE; slots as usize],
             written: vec![0; slots as usize],
             live: vec![0; slots as usize],
-            lpn_at: vec![NONE; pages],
+            lpn_at: vec![0; pages],
             stamp_at: vec![0; pages],
-            newest: SparseVec::new(logical_pages as usize, NONE),
+            newest: SparseVec::new(logical_pages as usize, Opt::NONE),
             merged_at: SparseVec::new(logical_pages.div_ceil(pages_per_block) as usize, 0),
             clock: 1,
             seen: SparseVec::new(logical_pages.div_ceil(pages_per_block) as usize, 0),
@@ -77,8 +75,7 @@ impl LogBlocks {
     }
 
     pub fn pbn(&self, slot: u32) -> Option<Pbn> {
-        let pbn = self.pbn[slot as usize];
-        (pbn != NONE).then_some(Pbn(pbn))
+        self.pbn[slot as usize].get()
     }
 
     pub fn written(&self, slot: u32) -> u32 {
@@ -96,14 +93,14 @@ impl LogBlocks {
 
     /// Puts an erased block into an empty slot.
     pub fn open(&mut self, slot: u32, pbn: Pbn) {
-        debug_assert!(self.pbn[slot as usize] == NONE);
-        self.pbn[slot as usize] = pbn.0;
+        debug_assert!(self.pbn[slot as usize].is_none());
+        self.pbn[slot as usize] = Opt::some(pbn);
         self.written[slot as usize] = 0;
     }
 
     /// The physical page the next append to `slot` goes to.
     pub fn next_ppn(&self, slot: u32) -> Ppn {
-        Ppn(self.pbn[slot as usize] * self.ppb + self.written[slot as usize])
+        self.ppn(slot, self.written[slot as usize])
     }
 
     /// Records that `lpn` was programmed at [`LogBlocks::next_ppn`] of `slot`; [`NO_LPN`] records a torn
@@ -117,11 +114,10 @@ impl LogBlocks {
             self.written[slot as usize] += 1;
             return;
         }
-        let previous = self.newest.get(lpn as usize);
-        if previous != NONE {
+        if let Some(previous) = self.newest.get(lpn as usize).get() {
             self.live[(previous / self.ppb) as usize] -= 1;
         }
-        self.newest.set(lpn as usize, index);
+        self.newest.set(lpn as usize, Opt::some(index));
         self.live[slot as usize] += 1;
         self.written[slot as usize] += 1;
     }
@@ -129,19 +125,19 @@ impl LogBlocks {
     /// The newest log copy of `lpn` that is not merged.
     #[inline]
     pub fn newest(&self, lpn: u32) -> Option<Ppn> {
-        match self.newest.get(lpn as usize) {
-            NONE => None,
-            index => Some(self.ppn_of(index)),
-        }
+        self.newest
+            .get(lpn as usize)
+            .get()
+            .map(|index| self.ppn_of(index))
     }
 
     /// The slot holding the newest log copy of `lpn` that is not merged.
     #[inline]
     pub fn newest_slot(&self, lpn: u32) -> Option<u32> {
-        match self.newest.get(lpn as usize) {
-            NONE => None,
-            index => Some(index / self.ppb),
-        }
+        self.newest
+            .get(lpn as usize)
+            .get()
+            .map(|index| index / self.ppb)
     }
 
     /// The physical page at `offset` of `slot`.
@@ -151,7 +147,10 @@ impl LogBlocks {
 
     fn ppn_of(&self, index: u32) -> Ppn {
         let (slot, offset) = (index / self.ppb, index % self.ppb);
-        Ppn(self.pbn[slot as usize] * self.ppb + offset)
+        let pbn = self.pbn[slot as usize]
+            .get()
+            .expect("a log page of an open slot");
+        Ppn::new(pbn, offset, self.ppb)
     }
 
     /// Logical page held at `offset` of `slot`, if written (a torn page holds none).
@@ -168,7 +167,7 @@ impl LogBlocks {
         let index = slot * self.ppb + offset;
         if self.stamp_at[index as usize] < self.merged_at.get((lpn / self.ppb) as usize) {
             PageState::Merged
-        } else if self.newest.get(lpn as usize) == index {
+        } else if self.newest.get(lpn as usize) == Opt::some(index) {
             PageState::Live
         } else {
             PageState::Stale
@@ -180,10 +179,9 @@ impl LogBlocks {
         self.merged_at.set(lbn as usize, self.clock);
         let first = lbn * self.ppb;
         for lpn in first..first + self.ppb {
-            let index = self.newest.get(lpn as usize);
-            if index != NONE {
+            if let Some(index) = self.newest.get(lpn as usize).get() {
                 self.live[(index / self.ppb) as usize] -= 1;
-                self.newest.set(lpn as usize, NONE);
+                self.newest.set(lpn as usize, Opt::NONE);
             }
         }
     }
@@ -191,10 +189,9 @@ impl LogBlocks {
     /// A newer copy of `lpn` was written outside these log blocks (a sequential log block): its newest log
     /// page, if any, becomes `Stale`.
     pub fn supersede(&mut self, lpn: u32) {
-        let index = self.newest.get(lpn as usize);
-        if index != NONE {
+        if let Some(index) = self.newest.get(lpn as usize).get() {
             self.live[(index / self.ppb) as usize] -= 1;
-            self.newest.set(lpn as usize, NONE);
+            self.newest.set(lpn as usize, Opt::NONE);
         }
     }
 
@@ -204,12 +201,13 @@ impl LogBlocks {
         for offset in 0..self.written[slot as usize] {
             let index = slot * self.ppb + offset;
             let lpn = self.lpn_at[index as usize];
-            if lpn != NO_LPN && self.newest.get(lpn as usize) == index {
-                self.newest.set(lpn as usize, NONE);
+            if lpn != NO_LPN && self.newest.get(lpn as usize) == Opt::some(index) {
+                self.newest.set(lpn as usize, Opt::NONE);
             }
         }
-        let pbn = Pbn(self.pbn[slot as usize]);
-        self.pbn[slot as usize] = NONE;
+        let pbn = self.pbn[slot as usize]
+            .take()
+            .expect("close of an open slot");
         self.written[slot as usize] = 0;
         self.live[slot as usize] = 0;
         pbn

@@ -5,12 +5,12 @@
 //! cache.
 
 use super::slot_list::SlotList;
-
-const NONE: u32 = u32::MAX;
+use crate::addr::Opt;
 
 #[derive(Clone, Debug)]
 pub struct Lru {
-    slot_of: Vec<u32>,
+    slot_of: Vec<Opt<u32>>,
+    /// Key of each slot `0..len` (slots past `len` hold stale keys, never read).
     key_of: Vec<u32>,
     dirty: Vec<bool>,
     /// Slots from the most to the least recently used.
@@ -23,8 +23,8 @@ impl Lru {
     pub fn new(capacity: u32, keys: u32) -> Lru {
         let c = capacity.max(1) as usize;
         Lru {
-            slot_of: vec![NONE; keys as usize],
-            key_of: vec![NONE; c],
+            slot_of: vec![Opt::NONE; keys as usize],
+            key_of: vec![0; c],
             dirty: vec![false; c],
             order: SlotList::new(c),
             len: 0,
@@ -48,7 +48,7 @@ impl Lru {
     }
 
     pub fn contains(&self, key: u32) -> bool {
-        self.slot_of[key as usize] != NONE
+        self.slot_of[key as usize].is_some()
     }
 
     /// The least recently used key.
@@ -58,10 +58,9 @@ impl Lru {
 
     /// A hit makes `key` the most recently used and returns true; a miss changes nothing.
     pub fn touch(&mut self, key: u32) -> bool {
-        let slot = self.slot_of[key as usize];
-        if slot == NONE {
+        let Some(slot) = self.slot_of[key as usize].get() else {
             return false;
-        }
+        };
         self.order.move_to_front(slot);
         true
     }
@@ -79,7 +78,7 @@ impl Lru {
             let old = self.key_of[slot as usize];
             evicted = Some((old, self.dirty[slot as usize]));
             self.order.unlink(slot);
-            self.slot_of[old as usize] = NONE;
+            self.slot_of[old as usize] = Opt::NONE;
             self.len -= 1;
             slot
         } else {
@@ -87,7 +86,7 @@ impl Lru {
         };
         self.key_of[slot as usize] = key;
         self.dirty[slot as usize] = false;
-        self.slot_of[key as usize] = slot;
+        self.slot_of[key as usize] = Opt::some(slot);
         self.order.push_front(slot);
         self.len += 1;
         evicted
@@ -95,13 +94,9 @@ impl Lru {
 
     /// Removes `key` if present; returns whether it was dirty. The freed slot is reused by the next insert.
     pub fn remove(&mut self, key: u32) -> Option<bool> {
-        let slot = self.slot_of[key as usize];
-        if slot == NONE {
-            return None;
-        }
+        let slot = self.slot_of[key as usize].take()?;
         let dirty = self.dirty[slot as usize];
         self.order.unlink(slot);
-        self.slot_of[key as usize] = NONE;
         self.len -= 1;
         // Keep slots 0..len in use: move the last used slot into the hole.
         let last = self.len;
@@ -110,14 +105,15 @@ impl Lru {
             self.key_of[slot as usize] = moved;
             self.dirty[slot as usize] = self.dirty[last as usize];
             self.order.replace(last, slot);
-            self.slot_of[moved as usize] = slot;
+            self.slot_of[moved as usize] = Opt::some(slot);
         }
         Some(dirty)
     }
 
     pub fn set_dirty(&mut self, key: u32) {
-        let slot = self.slot_of[key as usize];
-        debug_assert!(slot != NONE);
+        let slot = self.slot_of[key as usize]
+            .get()
+            .expect("set_dirty of a key not in the set");
         self.dirty[slot as usize] = true;
     }
 

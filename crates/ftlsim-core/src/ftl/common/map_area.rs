@@ -12,62 +12,60 @@
 //! newest. Cost: one spare read per programmed map page plus one per map block not full.
 
 use super::lru::Lru;
-use crate::addr::{Pbn, Ppn};
+use crate::addr::{Lpn, Opt, Pbn, Ppn};
 use crate::device::Device;
 use crate::error::Result;
-use crate::nand::{OpClass, NO_LPN};
+use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
 
-const NONE: u32 = u32::MAX;
-
 /// Makes page table `unit` resident in the page-map cache (Superblock §3.2, TinyFTL §V.C, both keeping their
 /// page tables in spare areas): a miss reads the spare areas of the newest page directory (`dir`) and of the
-/// table (`table`, when it is not on the directory's page); NONE where there is no copy yet.
+/// table (`table`, when it is not on the directory's page); none where there is no copy yet.
 pub fn load_page_table(
     cache: &mut Lru,
     unit: u32,
-    dir: u32,
-    table: u32,
+    dir: Opt<Ppn>,
+    table: Opt<Ppn>,
     dev: &mut Device,
 ) -> Result<()> {
     let hit = cache.touch(unit);
     dev.record_cache(CacheKind::PageMapCache, hit);
     if !hit {
         cache.insert(unit);
-        if dir != NONE {
-            dev.read_spare_in(OpClass::Map, Ppn(dir))?;
+        if let Some(dir) = dir.get() {
+            dev.read_spare_in(OpClass::Map, dir)?;
         }
-        if table != NONE && table != dir {
-            dev.read_spare_in(OpClass::Map, Ppn(table))?;
+        if let Some(table) = table.get().filter(|&t| Some(t) != dir.get()) {
+            dev.read_spare_in(OpClass::Map, table)?;
         }
     }
     Ok(())
 }
 
-/// After a mount found the newest copy of every logical page (`loc`, chip page, NONE if none) and its
+/// After a mount found the newest copy of every logical page (`loc`, chip page, none if none) and its
 /// sequence number (`seq`): where the newest page directory of each group (`dir_loc`, indexed by `group_of`)
 /// and the newest copy of each page table (`table_loc`, indexed by `table_of`) sit. Every program carries
 /// its group's directory and its table in its spare area (TinyFTL §V.B, Superblock §3.2), so the newest copy
 /// of each is on the newest page written in its range, which is the newest copy of its logical page.
 pub fn rebuild_spare_tables(
-    loc: &SparseVec<u32>,
+    loc: &SparseVec<Opt<Ppn>>,
     seq: &SparseVec<u32>,
-    group_of: impl Fn(u32) -> usize,
-    dir_loc: &mut [u32],
-    table_of: impl Fn(u32) -> usize,
-    table_loc: &mut SparseVec<u32>,
+    group_of: impl Fn(Lpn) -> usize,
+    dir_loc: &mut [Opt<Ppn>],
+    table_of: impl Fn(Lpn) -> usize,
+    table_loc: &mut SparseVec<Opt<Ppn>>,
 ) {
     let mut dir_seq = vec![0u32; dir_loc.len()];
     let mut table_seq = SparseVec::new(table_loc.len(), 0u32);
-    dir_loc.fill(NONE);
-    *table_loc = SparseVec::new(table_loc.len(), NONE);
-    for lpn in 0..loc.len() as u32 {
-        let at = loc.get(lpn as usize);
-        if at == NONE {
+    dir_loc.fill(Opt::NONE);
+    *table_loc = SparseVec::new(table_loc.len(), Opt::NONE);
+    for lpn in (0..loc.len() as u32).map(Lpn) {
+        let at = loc.get(lpn.index());
+        if at.is_none() {
             continue;
         }
-        let s = seq.get(lpn as usize);
+        let s = seq.get(lpn.index());
         let (g, t) = (group_of(lpn), table_of(lpn));
         if s > dir_seq[g] {
             dir_seq[g] = s;
@@ -83,12 +81,12 @@ pub fn rebuild_spare_tables(
 #[derive(Clone, Debug)]
 pub struct MapArea {
     ppb: u32,
-    first: u32,
+    first: Pbn,
     blocks: usize,
-    /// Where the newest copy of each map page lives (chip page), NONE if never written.
-    loc: Vec<u32>,
+    /// Where the newest copy of each map page lives (chip page), none if never written.
+    loc: Vec<Opt<Ppn>>,
     /// The map page each page of each map block holds while it is the newest copy.
-    owner: Vec<u32>,
+    owner: Vec<Opt<u32>>,
     valid: Vec<u32>,
     /// Erased map blocks (indices into `blocks`).
     erased: Vec<usize>,
@@ -102,12 +100,12 @@ impl MapArea {
         let n = blocks as usize;
         MapArea {
             ppb,
-            first: first.0,
+            first,
             blocks: n,
-            owner: vec![NONE; n * ppb as usize],
+            owner: vec![Opt::NONE; n * ppb as usize],
             valid: vec![0; n],
             erased: (1..n).rev().collect(),
-            loc: vec![NONE; pages as usize],
+            loc: vec![Opt::NONE; pages as usize],
             active: 0,
             next: 0,
         }
@@ -124,8 +122,8 @@ impl MapArea {
     /// copy written, continued at its first erased page. A cut inside garbage collection (the last erased
     /// block opened, its victim not yet erased) leaves no erased block: the collection is run again here.
     pub fn mount(&mut self, dev: &mut Device) -> Result<()> {
-        self.loc.fill(NONE);
-        self.owner.fill(NONE);
+        self.loc.fill(Opt::NONE);
+        self.owner.fill(Opt::NONE);
         self.valid.fill(0);
         self.erased.clear();
         let mut newest = vec![0u32; self.loc.len()];
@@ -139,10 +137,12 @@ impl MapArea {
                     break;
                 }
                 programmed += 1;
-                let page = spare.aux as usize;
-                if page < newest.len() && spare.seq > newest[page] {
-                    newest[page] = spare.seq;
-                    self.place(spare.aux, ppn);
+                // A page with no map page number (a torn program) holds nothing.
+                if let Some(page) = spare.aux().filter(|&p| (p as usize) < newest.len()) {
+                    if spare.seq > newest[page as usize] {
+                        newest[page as usize] = spare.seq;
+                        self.place(page, ppn);
+                    }
                 }
                 if spare.seq > top {
                     (top, active) = (spare.seq, Some(i));
@@ -170,45 +170,43 @@ impl MapArea {
     }
 
     pub fn is_written(&self, page: u32) -> bool {
-        self.loc[page as usize] != NONE
+        self.loc[page as usize].is_some()
     }
 
     /// Reads map page `page` from flash (one page read) if it was ever written; returns whether it was.
     pub fn read(&self, dev: &mut Device, page: u32) -> Result<bool> {
-        let loc = self.loc[page as usize];
-        if loc == NONE {
+        let Some(loc) = self.loc[page as usize].get() else {
             return Ok(false);
-        }
-        dev.read_in(OpClass::Map, Ppn(loc)).map(|_| true)
+        };
+        dev.read_in(OpClass::Map, loc).map(|_| true)
     }
 
     /// Programs a new copy of map page `page` (one page program, plus garbage collection when needed).
     pub fn write(&mut self, dev: &mut Device, page: u32) -> Result<()> {
         let to = self.next_page(dev)?;
-        dev.program_with_aux_in(OpClass::Map, to, 0, NO_LPN, page)?;
+        dev.program_with_aux_in(OpClass::Map, to, 0, None, Some(page))?;
         self.place(page, to);
         Ok(())
     }
 
     fn place(&mut self, page: u32, to: Ppn) {
-        let old = self.loc[page as usize];
-        if old != NONE {
-            let i = self.index_of(old / self.ppb);
+        if let Some(old) = self.loc[page as usize].get() {
+            let i = self.index_of(old.block(self.ppb));
             self.valid[i] -= 1;
-            self.owner[i * self.ppb as usize + (old % self.ppb) as usize] = NONE;
+            self.owner[i * self.ppb as usize + old.offset(self.ppb) as usize] = Opt::NONE;
         }
-        let i = self.index_of(to.0 / self.ppb);
+        let i = self.index_of(to.block(self.ppb));
         self.valid[i] += 1;
-        self.owner[i * self.ppb as usize + (to.0 % self.ppb) as usize] = page;
-        self.loc[page as usize] = to.0;
+        self.owner[i * self.ppb as usize + to.offset(self.ppb) as usize] = Opt::some(page);
+        self.loc[page as usize] = Opt::some(to);
     }
 
-    fn index_of(&self, pbn: u32) -> usize {
-        (pbn - self.first) as usize
+    fn index_of(&self, pbn: Pbn) -> usize {
+        (pbn.0 - self.first.0) as usize
     }
 
     fn pbn(&self, i: usize) -> Pbn {
-        Pbn(self.first + i as u32)
+        Pbn(self.first.0 + i as u32)
     }
 
     /// The next erased page of the active map block; collects garbage when the area is full.
@@ -244,10 +242,9 @@ impl MapArea {
         }
         let mark = dev.begin();
         for offset in 0..self.ppb {
-            let page = self.owner[victim * self.ppb as usize + offset as usize];
-            if page == NONE {
+            let Some(page) = self.owner[victim * self.ppb as usize + offset as usize].get() else {
                 continue;
-            }
+            };
             let to = dev.ppn(self.pbn(self.active), self.next);
             self.next += 1;
             dev.copy_in(OpClass::Map, dev.ppn(self.pbn(victim), offset), to)?;

@@ -6,19 +6,16 @@
 //!   into it and it becomes the data block; only the old data block is erased;
 //! - switch: a partial merge with nothing missing: the log block becomes the data block, one erase.
 //!
-//! The newest copy of each page is given by the caller as `sources[offset]`: a physical page, or
-//! [`NO_PAGE`] for a page never written. A host write may be folded into the merge (`incoming`: its offset
+//! The newest copy of each page is given by the caller as `sources[offset]`: a physical page, or none for
+//! a page never written. A host write may be folded into the merge (`incoming`: its offset
 //! and token), as FAST's SW merges do (Fig. 6, lines 15-17). Pages are programmed in increasing offset
 //! order, so the merges keep the in-order (MLC) rule.
 
 use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
 use crate::error::Result;
-
-/// `sources[offset]` of a page that has no copy anywhere.
-pub const NO_PAGE: u32 = u32::MAX;
 
 /// Programs the offsets of `target` outside `held` (the offsets it already holds) for `lbn` from `sources`,
 /// or `incoming` at its offset.
@@ -28,19 +25,19 @@ fn fill(
     lbn: u32,
     target: Pbn,
     held: std::ops::Range<u32>,
-    sources: &[u32],
+    sources: &[Opt<Ppn>],
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
     let ppb = sources.len() as u32;
     for offset in (0..ppb).filter(|o| !held.contains(o)) {
         let lpn = lbn * ppb + offset;
         let to = dev.ppn(target, offset);
-        match incoming {
-            Some((o, token)) if o == offset => dev.program(to, token, Lpn(lpn))?,
-            _ if sources[offset as usize] == NO_PAGE => continue,
+        match (incoming, sources[offset as usize].get()) {
+            (Some((o, token)), _) if o == offset => dev.program(to, token, Lpn(lpn))?,
+            (_, None) => continue,
             // A torn source (a host write in place cut by a power loss) holds nothing: no copy.
-            _ => {
-                if dev.copy(Ppn(sources[offset as usize]), to)?.is_none() {
+            (_, Some(from)) => {
+                if dev.copy(from, to)?.is_none() {
                     continue;
                 }
             }
@@ -64,7 +61,7 @@ pub fn full_merge(
     pool: &mut FreePool,
     data: &mut DataBlocks,
     lbn: u32,
-    sources: &[u32],
+    sources: &[Opt<Ppn>],
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
     let target = pool
@@ -85,7 +82,7 @@ pub fn partial_merge(
     lbn: u32,
     log: Pbn,
     log_pages: u32,
-    sources: &[u32],
+    sources: &[Opt<Ppn>],
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
     partial_merge_around(dev, pool, data, lbn, log, 0..log_pages, sources, incoming)
@@ -102,7 +99,7 @@ pub fn partial_merge_around(
     lbn: u32,
     log: Pbn,
     held: std::ops::Range<u32>,
-    sources: &[u32],
+    sources: &[Opt<Ppn>],
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
     let ppb = sources.len() as u32;

@@ -16,15 +16,13 @@
 
 use super::free_pool::FreePool;
 use super::valid_buckets::ValidBuckets;
-use crate::addr::{Pbn, Ppn};
+use crate::addr::{Opt, Pbn, Ppn};
 use crate::device::Device;
 use crate::error::{Result, SimError};
 use crate::ftl::RamItem;
 use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
-
-const NONE: u32 = u32::MAX;
 
 /// How a garbage-collection victim is chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,8 +35,8 @@ pub enum Victim {
 #[derive(Clone, Debug)]
 pub struct PageStore {
     ppb: u32,
-    /// Key held by each physical page while it is valid, NONE otherwise.
-    owner: SparseVec<u32>,
+    /// Key held by each physical page while it is valid.
+    owner: SparseVec<Opt<u32>>,
     valid: Vec<u32>,
     /// Full blocks GC may take, one bucket set per victim class.
     candidates: Vec<ValidBuckets>,
@@ -79,7 +77,7 @@ impl PageStore {
     pub fn new(blocks: u32, ppb: u32, frontiers: usize, victim: Victim) -> PageStore {
         PageStore {
             ppb,
-            owner: SparseVec::new(blocks as usize * ppb as usize, NONE),
+            owner: SparseVec::new(blocks as usize * ppb as usize, Opt::NONE),
             valid: vec![0; blocks as usize],
             candidates: vec![ValidBuckets::new(blocks, ppb)],
             separate: false,
@@ -119,7 +117,7 @@ impl PageStore {
     /// Forgets everything before a mount rebuilds the store from the chip: no block free, none written.
     pub fn clear(&mut self) {
         let blocks = self.valid.len() as u32;
-        self.owner = SparseVec::new(blocks as usize * self.ppb as usize, NONE);
+        self.owner = SparseVec::new(blocks as usize * self.ppb as usize, Opt::NONE);
         self.valid.fill(0);
         for c in &mut self.candidates {
             *c = ValidBuckets::new(blocks, self.ppb);
@@ -163,10 +161,7 @@ impl PageStore {
 
     /// The key physical page `ppn` holds, if it is valid.
     pub fn owner(&self, ppn: Ppn) -> Option<u32> {
-        match self.owner.get(ppn.index()) {
-            NONE => None,
-            key => Some(key),
-        }
+        self.owner.get(ppn.index()).get()
     }
 
     /// The next page of `frontier`, opening a free block when its block is full.
@@ -194,14 +189,14 @@ impl PageStore {
 
     /// Page `ppn`, just programmed, holds `key`.
     pub fn place(&mut self, ppn: Ppn, key: u32) {
-        self.owner.set(ppn.index(), key);
-        self.valid[(ppn.0 / self.ppb) as usize] += 1;
+        self.owner.set(ppn.index(), Opt::some(key));
+        self.valid[ppn.block(self.ppb).index()] += 1;
     }
 
     /// Page `ppn` no longer holds the newest copy of its key.
     pub fn invalidate(&mut self, ppn: Ppn) {
-        self.owner.set(ppn.index(), NONE);
-        let block = ppn.0 / self.ppb;
+        self.owner.set(ppn.index(), Opt::NONE);
+        let block = ppn.block(self.ppb).0;
         self.valid[block as usize] -= 1;
         let class = self.class(block);
         if self.candidates[class].contains(block) {
@@ -272,17 +267,14 @@ impl PageStore {
     /// Static wear levelling: when the erase counts of the chip's blocks spread by more than `threshold`, the
     /// full block with the lowest erase count (the coldest data), taken out of the candidates.
     pub fn coldest(&mut self, threshold: u32, dev: &Device) -> Option<Pbn> {
-        let (mut min, mut max, mut coldest) = (u32::MAX, 0, None);
-        for b in 0..self.valid.len() as u32 {
-            let count = dev.erase_count(Pbn(b));
-            max = max.max(count);
-            if self.is_candidate(b) && count < min {
-                min = count;
-                coldest = Some(b);
-            }
-        }
-        let b = coldest.filter(|_| max - min > threshold)?;
-        Some(self.take(Pbn(b)).0)
+        let blocks = 0..self.valid.len() as u32;
+        let max = blocks.clone().map(|b| dev.erase_count(Pbn(b))).max()?;
+        // The first candidate with the lowest count.
+        let (b, min) = blocks
+            .filter(|&b| self.is_candidate(b))
+            .map(|b| (b, dev.erase_count(Pbn(b))))
+            .min_by_key(|&(_, count)| count)?;
+        (max - min > threshold).then(|| self.take(Pbn(b)).0)
     }
 
     /// Copies every valid page of `victim` to `frontier` (in `class`), telling `moved(key, to)` where each went,

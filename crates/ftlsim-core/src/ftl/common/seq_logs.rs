@@ -50,8 +50,8 @@ use super::boot_scan::{
 use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
 use super::log_blocks::LogBlocks;
-use super::merge::{self, NO_PAGE};
-use crate::addr::{Pbn, Ppn, Token};
+use super::merge;
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
@@ -139,7 +139,7 @@ pub struct HybridBlocks {
     /// When each sequential log block was opened (oldest-first reclaim in case 1).
     seq_opened: Vec<u64>,
     clock: u64,
-    sources: Vec<u32>,
+    sources: Vec<Opt<Ppn>>,
     lbns: Vec<u32>,
 }
 
@@ -157,7 +157,7 @@ impl HybridBlocks {
             seq: vec![None; seq_slots as usize],
             seq_opened: vec![0; seq_slots as usize],
             clock: 0,
-            sources: vec![NO_PAGE; ppb as usize],
+            sources: vec![Opt::NONE; ppb as usize],
             lbns: Vec::with_capacity(ppb as usize),
         }
     }
@@ -230,7 +230,7 @@ impl HybridBlocks {
                 .pool
                 .take()
                 .ok_or_else(|| dev.out_of_space("no free block for a sequential log block"))?;
-            dev.program_with_aux(dev.ppn(pbn, offset), token, lpn, SEQ_LOG_AUX)?;
+            dev.program_with_aux(dev.ppn(pbn, offset), token, Lpn(lpn), SEQ_LOG_AUX)?;
             self.log.supersede(lpn);
             self.clock += 1;
             self.seq_opened[i] = self.clock;
@@ -248,7 +248,7 @@ impl HybridBlocks {
         let mut s = self.seq[i].expect("seq_index finds a block");
         if continues {
             // Case 2.1.
-            dev.program_with_aux(dev.ppn(s.pbn, offset), token, lpn, SEQ_LOG_AUX)?;
+            dev.program_with_aux(dev.ppn(s.pbn, offset), token, Lpn(lpn), SEQ_LOG_AUX)?;
             self.log.supersede(lpn);
             s.pages += 1;
             self.seq[i] = Some(s);
@@ -272,7 +272,7 @@ impl HybridBlocks {
         dev: &mut Device,
     ) -> Result<()> {
         let ppn = self.log.next_ppn(slot);
-        dev.program_with_aux(ppn, token, lpn, RANDOM_LOG_AUX + kind)?;
+        dev.program_with_aux(ppn, token, Lpn(lpn), RANDOM_LOG_AUX + kind)?;
         self.log.append(slot, lpn);
         Ok(())
     }
@@ -568,20 +568,16 @@ impl HybridBlocks {
                 .and_then(|s| s.page(lpn, ppb, dev))
                 .or_else(|| self.log.newest(lpn));
             self.sources[o as usize] = match (log_copy, data) {
-                _ if skip == Some(o) => NO_PAGE,
-                (Some(ppn), _) => ppn.0,
+                _ if skip == Some(o) => Opt::NONE,
+                (Some(ppn), _) => Opt::some(ppn),
                 (None, Some(pbn)) => {
                     let ppn = dev.ppn(pbn, o);
                     let spare = dev.read_spare(ppn)?;
-                    let holds = spare.lpn == lpn;
+                    let holds = spare.lpn() == Some(Lpn(lpn));
                     debug_assert_eq!(holds || is_torn(&spare), self.data.page(lpn, dev).is_some());
-                    if holds {
-                        ppn.0
-                    } else {
-                        NO_PAGE
-                    }
+                    Opt::from(holds.then_some(ppn))
                 }
-                (None, None) => NO_PAGE,
+                (None, None) => Opt::NONE,
             };
         }
         Ok(())

@@ -2,71 +2,68 @@
 //! allocation after construction. The owner keeps what a slot holds; the list only orders slots, front
 //! (newest) to back (oldest). The recency order of `Lru`, `LocationCache` and the NVRAM write cache.
 
-const NONE: u32 = u32::MAX;
+use crate::addr::Opt;
 
 #[derive(Clone, Debug)]
 pub struct SlotList {
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    head: u32,
-    tail: u32,
+    prev: Vec<Opt<u32>>,
+    next: Vec<Opt<u32>>,
+    head: Opt<u32>,
+    tail: Opt<u32>,
 }
 
 impl SlotList {
     /// An empty list for the slots `0..capacity`.
     pub fn new(capacity: usize) -> SlotList {
         SlotList {
-            prev: vec![NONE; capacity],
-            next: vec![NONE; capacity],
-            head: NONE,
-            tail: NONE,
+            prev: vec![Opt::NONE; capacity],
+            next: vec![Opt::NONE; capacity],
+            head: Opt::NONE,
+            tail: Opt::NONE,
         }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.head == NONE
+        self.head.is_none()
     }
 
     /// The newest slot.
     pub fn front(&self) -> Option<u32> {
-        (self.head != NONE).then_some(self.head)
+        self.head.get()
     }
 
     /// The oldest slot.
     pub fn back(&self) -> Option<u32> {
-        (self.tail != NONE).then_some(self.tail)
+        self.tail.get()
     }
 
     /// Links an unlinked `slot` in as the newest.
     pub fn push_front(&mut self, slot: u32) {
-        self.prev[slot as usize] = NONE;
+        self.prev[slot as usize] = Opt::NONE;
         self.next[slot as usize] = self.head;
-        if self.head != NONE {
-            self.prev[self.head as usize] = slot;
-        } else {
-            self.tail = slot;
+        match self.head.get() {
+            Some(h) => self.prev[h as usize] = Opt::some(slot),
+            None => self.tail = Opt::some(slot),
         }
-        self.head = slot;
+        self.head = Opt::some(slot);
     }
 
     /// Takes a linked `slot` out of the list.
     pub fn unlink(&mut self, slot: u32) {
         let (p, n) = (self.prev[slot as usize], self.next[slot as usize]);
-        if p != NONE {
-            self.next[p as usize] = n;
-        } else {
-            self.head = n;
+        match p.get() {
+            Some(p) => self.next[p as usize] = n,
+            None => self.head = n,
         }
-        if n != NONE {
-            self.prev[n as usize] = p;
-        } else {
-            self.tail = p;
+        match n.get() {
+            Some(n) => self.prev[n as usize] = p,
+            None => self.tail = p,
         }
     }
 
     /// Makes a linked `slot` the newest.
     pub fn move_to_front(&mut self, slot: u32) {
-        if self.head != slot {
+        if self.head != Opt::some(slot) {
             self.unlink(slot);
             self.push_front(slot);
         }
@@ -78,15 +75,13 @@ impl SlotList {
         let (p, n) = (self.prev[from as usize], self.next[from as usize]);
         self.prev[to as usize] = p;
         self.next[to as usize] = n;
-        if p != NONE {
-            self.next[p as usize] = to;
-        } else {
-            self.head = to;
+        match p.get() {
+            Some(p) => self.next[p as usize] = Opt::some(to),
+            None => self.head = Opt::some(to),
         }
-        if n != NONE {
-            self.prev[n as usize] = to;
-        } else {
-            self.tail = to;
+        match n.get() {
+            Some(n) => self.prev[n as usize] = Opt::some(to),
+            None => self.tail = Opt::some(to),
         }
     }
 }
@@ -97,10 +92,10 @@ mod tests {
 
     fn order(l: &SlotList) -> Vec<u32> {
         let mut out = Vec::new();
-        let mut s = l.head;
-        while s != NONE {
-            out.push(s);
-            s = l.next[s as usize];
+        let mut s = l.head.get();
+        while let Some(slot) = s {
+            out.push(slot);
+            s = l.next[slot as usize].get();
         }
         out
     }

@@ -1,31 +1,31 @@
 //! Blocks bucketed by their count of valid pages, so that a greedy victim (fewest valid pages) is found in
 //! O(1) and a page invalidation costs O(1): intrusive doubly linked lists, one per count.
 
-const NONE: u32 = u32::MAX;
+use crate::addr::Opt;
 
 #[derive(Clone, Debug)]
 pub struct ValidBuckets {
-    heads: Vec<u32>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
-    /// Bucket of each block, NONE when the block is not a candidate (free or being written).
-    bucket: Vec<u32>,
+    heads: Vec<Opt<u32>>,
+    next: Vec<Opt<u32>>,
+    prev: Vec<Opt<u32>>,
+    /// Bucket of each block, none when the block is not a candidate (free or being written).
+    bucket: Vec<Opt<u32>>,
     lowest: usize,
 }
 
 impl ValidBuckets {
     pub fn new(blocks: u32, pages_per_block: u32) -> ValidBuckets {
         ValidBuckets {
-            heads: vec![NONE; pages_per_block as usize + 1],
-            next: vec![NONE; blocks as usize],
-            prev: vec![NONE; blocks as usize],
-            bucket: vec![NONE; blocks as usize],
+            heads: vec![Opt::NONE; pages_per_block as usize + 1],
+            next: vec![Opt::NONE; blocks as usize],
+            prev: vec![Opt::NONE; blocks as usize],
+            bucket: vec![Opt::NONE; blocks as usize],
             lowest: 0,
         }
     }
 
     pub fn contains(&self, block: u32) -> bool {
-        self.bucket[block as usize] != NONE
+        self.bucket[block as usize].is_some()
     }
 
     /// Makes `block` a candidate with `valid` valid pages.
@@ -33,30 +33,29 @@ impl ValidBuckets {
         debug_assert!(!self.contains(block));
         let head = self.heads[valid as usize];
         self.next[block as usize] = head;
-        self.prev[block as usize] = NONE;
-        if head != NONE {
-            self.prev[head as usize] = block;
+        self.prev[block as usize] = Opt::NONE;
+        if let Some(h) = head.get() {
+            self.prev[h as usize] = Opt::some(block);
         }
-        self.heads[valid as usize] = block;
-        self.bucket[block as usize] = valid;
+        self.heads[valid as usize] = Opt::some(block);
+        self.bucket[block as usize] = Opt::some(valid);
         self.lowest = self.lowest.min(valid as usize);
     }
 
     /// Stops considering `block`; returns the count it had.
     pub fn remove(&mut self, block: u32) -> u32 {
         let b = block as usize;
-        let valid = self.bucket[b];
-        debug_assert!(valid != NONE);
+        let valid = self.bucket[b]
+            .take()
+            .expect("remove of a block that is not a candidate");
         let (n, p) = (self.next[b], self.prev[b]);
-        if p != NONE {
-            self.next[p as usize] = n;
-        } else {
-            self.heads[valid as usize] = n;
+        match p.get() {
+            Some(p) => self.next[p as usize] = n,
+            None => self.heads[valid as usize] = n,
         }
-        if n != NONE {
+        if let Some(n) = n.get() {
             self.prev[n as usize] = p;
         }
-        self.bucket[b] = NONE;
         valid
     }
 
@@ -68,15 +67,13 @@ impl ValidBuckets {
 
     /// The candidate `pop_min` would take, left in place.
     pub fn min(&self) -> Option<(u32, u32)> {
-        let count = (self.lowest..self.heads.len()).find(|&c| self.heads[c] != NONE)?;
-        Some((self.heads[count], count as u32))
+        (self.lowest..self.heads.len()).find_map(|c| self.heads[c].get().map(|b| (b, c as u32)))
     }
 
     /// Takes the candidate with the fewest valid pages: (block, valid pages).
     pub fn pop_min(&mut self) -> Option<(u32, u32)> {
         while self.lowest < self.heads.len() {
-            let head = self.heads[self.lowest];
-            if head != NONE {
+            if let Some(head) = self.heads[self.lowest].get() {
                 let valid = self.remove(head);
                 return Some((head, valid));
             }
