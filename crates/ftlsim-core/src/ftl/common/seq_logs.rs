@@ -187,13 +187,18 @@ impl HybridBlocks {
         }
     }
 
-    /// Programs `lpn` in its data block if it fits there without a collision; returns whether it did.
+    /// Programs `lpn` in its data block if it fits there without a collision; returns whether it did. The
+    /// page is then the newest copy, so an older random log copy becomes `Stale` (the one rule of the module
+    /// doc). One is left when a write found its offset taken by a torn page and went to the random log blocks
+    /// after the merge that made room dropped that page (issue 13: the merge's target leaves the offset
+    /// free); a mount replays the same rule (the data block's pages supersede older log copies).
     pub fn write_in_place(&mut self, lpn: u32, token: Token, dev: &mut Device) -> Result<bool> {
         if !self.data.fits_in_place(lpn) {
             return Ok(false);
         }
         self.data
             .program_in_place(lpn, token, &mut self.pool, dev)?;
+        self.log.supersede(lpn);
         Ok(true)
     }
 
