@@ -640,3 +640,43 @@ impl HybridBlocks {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_in_place_supersedes_a_log_copy_left_by_a_merge_that_dropped_a_torn_page() {
+        // Issue 13 (ofast, power.rs seed 8107793247754640076): logical block 0's data block holds pages 0
+        // and 1 and a torn write of page 2 (taken, empty). The next write of page 2 finds its offset taken;
+        // the RW merge that makes room copies pages 0 and 1 only, then the write lands in the RW block
+        // (token 20). The write after it (token 21) fits in place in the new data block and is the newest:
+        // reads and the next merge must take it, not the log copy.
+        let mut dev = Device::toy(6);
+        let g = dev.geometry().clone();
+        let mut hb = HybridBlocks::new(&g, 1, 1, 6);
+        for lpn in 0..2 {
+            assert!(hb.write_in_place(lpn, 10 + lpn as u64, &mut dev).unwrap());
+        }
+        dev.set_torn_pages(true);
+        dev.arm_power_cut(Some(1));
+        assert!(hb.write_in_place(2, 12, &mut dev).is_err());
+        hb.mount(&mut dev, 6).unwrap();
+        assert!(!hb.write_in_place(2, 20, &mut dev).unwrap());
+        let pbn = hb.pool.take().unwrap();
+        hb.log.open(0, pbn);
+        hb.append_random(0, 1, 11, 0, &mut dev).unwrap();
+        assert_eq!(hb.merge_victim(&mut dev, 0, true).unwrap(), 1);
+        let pbn = hb.pool.take().unwrap();
+        hb.log.open(0, pbn);
+        hb.append_random(0, 2, 20, 0, &mut dev).unwrap();
+        assert!(hb.write_in_place(2, 21, &mut dev).unwrap());
+        assert_eq!(hb.read(2, &mut dev).unwrap(), Some(21));
+        // O-FAST's lazy merge has nothing live to merge in the RW block; FAST merges the block and copies 21.
+        assert_eq!(hb.merge_victim(&mut dev, 0, false).unwrap(), 0);
+        assert_eq!(hb.read(2, &mut dev).unwrap(), Some(21));
+        hb.mount(&mut dev, 6).unwrap();
+        let tokens: Vec<_> = (0..4).map(|l| hb.read(l, &mut dev).unwrap()).collect();
+        assert_eq!(tokens, vec![Some(10), Some(11), Some(21), None]);
+    }
+}
