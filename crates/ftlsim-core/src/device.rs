@@ -299,6 +299,8 @@ impl Device {
         self.nvram_us += us;
     }
 
+    #[cold]
+    #[inline(never)]
     fn rule(&self, v: Violation) -> SimError {
         SimError::NandRule {
             scheme: self.scheme.clone(),
