@@ -29,7 +29,6 @@ import time  # noqa: E402
 import click
 from click.core import ParameterSource
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from . import _core
@@ -127,22 +126,14 @@ class LazyProgress:
     def __init__(self, label: str):
         self.label = label
         self.started = time.monotonic()
-        self.bar: Progress | None = None
+        self.bar = None
         self.task = None
 
     def __call__(self, requests: int, done: int, total: int):
         if self.bar is None:
             if time.monotonic() - self.started < 1.0 or not err_console.is_terminal:
                 return True
-            self.bar = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                TextColumn("{task.percentage:>5.1f}%  {task.fields[requests]:,} requests"),
-                TimeElapsedColumn(),
-                TimeRemainingColumn(),
-                console=err_console,
-                transient=True,
-            )
+            self.bar = progress_bar("{task.percentage:>5.1f}%  {task.fields[requests]:,} requests", err_console)
             self.bar.start()
             self.task = self.bar.add_task(self.label, total=max(total, 1), requests=0)
         self.bar.update(self.task, completed=done, total=max(total, 1), requests=requests)
@@ -153,10 +144,13 @@ class LazyProgress:
             self.bar.stop()
 
 
-def runs_progress(label: str) -> Progress:
-    """Progress of a grid of runs (every backend): done / total, elapsed and ETA, on stderr."""
-    return Progress(TextColumn(f"[bold]{label}"), BarColumn(), TextColumn("{task.completed}/{task.total} runs"),
-                    TimeElapsedColumn(), TimeRemainingColumn(), console=err_console, transient=True)
+def progress_bar(counter: str, on, *, eta: bool = True):
+    """A transient rich progress bar: label, bar, COUNTER, elapsed (and ETA). rich.progress is imported here,
+    not at the top: it is a tenth of the start-up of a short `ftlsim run`, which never shows a bar."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn(counter), TimeElapsedColumn()]
+    return Progress(*columns, *([TimeRemainingColumn()] if eta else []), console=on, transient=True)
 
 
 def table_sections() -> list[tuple[str, list[str]]]:
@@ -406,7 +400,7 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         for key, what in (("csv", "--csv"), ("plot", "--plot")):
             if settings.get(key):
                 (check_plot_path if key == "plot" else check_output)(settings[key], what, inputs=inputs)
-        with runs_progress(label) as bar:
+        with progress_bar("{task.completed}/{task.total} runs", err_console) as bar:  # every backend
             task = bar.add_task(label, total=None)
             df = sweep(traces, schemes, grid, jobs=settings.get("jobs"), store=settings.get("store"),
                        scheduler=settings.get("scheduler"), backend=settings.get("backend"),
@@ -711,8 +705,7 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
     names = [name] if name else list(rp.EXPERIMENTS)
     results = []
     started = time.perf_counter()
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+    with progress_bar("{task.completed}/{task.total}", console, eta=False) as bar:
         task = bar.add_task("experiments", total=len(names))
         cache = rp.RunCache()
         for n in names:

@@ -10,37 +10,17 @@ use ftlsim_core::trace::{
     self, LineReader, RequestSource, TraceError, TraceOptions, VecSource, FORMATS,
 };
 use rand::{Rng, SeedableRng};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
-
-fn temp(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ftlsim-hostile-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
-}
-
-fn opts(format: &str) -> TraceOptions {
-    TraceOptions {
-        format: format.into(),
-        ..TraceOptions::default()
-    }
-}
+mod common;
+use common::trace_files::{fixture, opts, read, temp};
 
 fn skipping(format: &str) -> TraceOptions {
     TraceOptions {
         skip_bad_lines: true,
         ..opts(format)
     }
-}
-
-/// Every request of a file, or the first error.
-fn read(path: &Path, opts: &TraceOptions) -> Result<Vec<Request>, TraceError> {
-    let mut reader = LineReader::open(path, opts)?;
-    std::iter::from_fn(|| reader.next_request()).collect()
 }
 
 fn no_progress() -> impl FnMut(u64, u64) -> bool {
@@ -154,7 +134,7 @@ fn a_long_field_is_quoted_to_80_characters() {
 fn backquotes_inside_a_field_do_not_unclip_the_message() {
     // Found by the read_disksim fuzz target: a line of backquotes broke the pairing of quoted pieces, and the
     // error quoted 2,104 bytes of it.
-    let path = Path::new(FIXTURES).join("fuzz-disksim-backquotes.disksim");
+    let path = fixture("fuzz-disksim-backquotes.disksim");
     let message = read(&path, &opts("disksim")).unwrap_err().to_string();
     // The path, 400 characters of message, and the hint to skip bad lines.
     assert!(message.len() < 800, "{} bytes: {message}", message.len());
@@ -272,7 +252,7 @@ fn info_is_cancelled_by_its_progress_callback() {
 
 #[test]
 fn info_names_the_format_and_the_devices() {
-    let path = Path::new(FIXTURES).join("tiny.msr");
+    let path = fixture("tiny.msr");
     let got = info(
         path.to_str().unwrap(),
         &opts("auto"),
@@ -528,7 +508,7 @@ fn mutated_real_lines_give_a_placed_error_or_the_reference_request() {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(15);
     let (mut errors, mut requests, mut checked) = (0u64, 0u64, 0u64);
     for info in FORMATS {
-        let fixture = Path::new(FIXTURES).join(format!("tiny.{}", info.name));
+        let fixture = fixture(&format!("tiny.{}", info.name));
         let text = std::fs::read(&fixture).unwrap();
         let lines: Vec<&[u8]> = text
             .split(|&b| b == b'\n')

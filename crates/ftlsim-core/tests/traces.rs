@@ -9,8 +9,10 @@ use ftlsim_core::trace::{self, LineReader, RequestSource, TraceError, TraceOptio
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::trace_files::{fixture, opts, read_all, temp};
+
 const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
 
 /// A real trace from the shared folder (CI has it beside the clone). A missing one fails the test: a test that
 /// passes without its data proves nothing. `FTLSIM_TRACES` names the folder when the repository is not cloned
@@ -24,35 +26,6 @@ fn real(name: &str) -> PathBuf {
         path.display()
     );
     path
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(FIXTURES).join(name)
-}
-
-/// A file under the temp dir, unique to this process and test.
-fn temp(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ftlsim-traces-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, contents).unwrap();
-    path
-}
-
-fn opts(format: &str) -> TraceOptions {
-    TraceOptions {
-        format: format.into(),
-        ..TraceOptions::default()
-    }
-}
-
-fn read_all(path: &Path, opts: &TraceOptions) -> Vec<Request> {
-    let mut reader = LineReader::open(path, opts).unwrap();
-    let mut out = Vec::new();
-    while let Some(r) = reader.next_request() {
-        out.push(r.unwrap_or_else(|e| panic!("{e}")));
-    }
-    out
 }
 
 /// (requests, reads, writes, trims)
@@ -964,4 +937,21 @@ fn info_and_a_run_see_the_concatenated_ranges() {
     assert_eq!(flat["config.capacity_bytes"], 114_688);
     assert_eq!(flat["config.devices"], "concat");
     assert_eq!(flat["host.write_requests"], 3);
+}
+
+#[test]
+fn a_trace_rewritten_in_place_is_measured_again() {
+    // The capacity pre-pass is remembered per file; a file rewritten at the same path must not reuse it.
+    let capacity = |path: &Path| {
+        let report =
+            ftlsim_core::sim::run(&Default::default(), path.to_str().unwrap(), &mut |_| true)
+                .unwrap();
+        report.flatten()["config.capacity_bytes"].clone()
+    };
+    // lee2007: 16 KiB blocks; the furthest byte rounds up to a block.
+    let path = temp("rewritten.csv", b"op,offset,length\nW,0,512\nW,20480,512\n");
+    assert_eq!(capacity(&path), 32_768);
+    assert_eq!(capacity(&path), 32_768, "remembered: the same answer");
+    std::fs::write(&path, b"op,offset,length\nW,0,512\nW,65536,512\n").unwrap();
+    assert_eq!(capacity(&path), 81_920, "a longer file is a new trace");
 }

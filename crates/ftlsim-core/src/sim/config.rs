@@ -9,6 +9,7 @@ use crate::trace::devices::{self, Layout};
 use crate::trace::{self, TraceError, TraceOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::sync::Mutex;
 
 /// Logical capacity for a built-in workload when neither the run nor the preset gives one.
 pub const DEFAULT_WORKLOAD_CAPACITY: u64 = 64 << 20;
@@ -156,7 +157,7 @@ pub fn resolve_device_with(
         (None, Some(bytes), _) => bytes,
         (None, None, Some(t)) if !trace::is_workload(t) => match &layout {
             Some(l) if !cfg.trace.compact => l.total_bytes(),
-            _ => highest_address(t, &cfg.trace, layout.as_ref(), &spec, progress)?,
+            _ => remembered_highest_address(t, &cfg.trace, layout.as_ref(), &spec, progress)?,
         },
         _ => DEFAULT_WORKLOAD_CAPACITY,
     };
@@ -181,6 +182,61 @@ pub(crate) fn cancelled(e: TraceError) -> SimError {
 
 /// The end of the furthest request in a trace file, in bytes (one streaming pass after `compact`'s, both
 /// cancellable).
+/// `highest_address`, remembered per process for an unchanged file (path, length and modification time) read
+/// with the same options: a sweep's runs on one trace pay for one capacity pre-pass per worker, not one each.
+fn remembered_highest_address(
+    path: &str,
+    opts: &TraceOptions,
+    layout: Option<&Layout>,
+    spec: &DeviceSpec,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<u64> {
+    type Key = (
+        std::path::PathBuf,
+        u64,
+        std::time::SystemTime,
+        String,
+        u32,
+        u64,
+    );
+    static SEEN: Mutex<Vec<(Key, u64)>> = Mutex::new(Vec::new());
+    const REMEMBERED: usize = 64;
+    let key = std::fs::canonicalize(path).and_then(|p| {
+        let meta = std::fs::metadata(&p)?;
+        Ok((p, meta.len(), meta.modified()?))
+    });
+    let Ok((file, len, modified)) = key else {
+        return highest_address(path, opts, layout, spec, progress);
+    };
+    let options = serde_json::to_string(opts).expect("plain data");
+    let key: Key = (
+        file,
+        len,
+        modified,
+        options,
+        spec.page_bytes,
+        spec.block_bytes(),
+    );
+    let seen = |key: &Key| {
+        SEEN.lock()
+            .ok()?
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|&(_, end)| end)
+    };
+    if let Some(end) = seen(&key) {
+        return Ok(end);
+    }
+    let end = highest_address(path, opts, layout, spec, progress)?;
+    if let Ok(mut seen) = SEEN.lock() {
+        if seen.len() == REMEMBERED {
+            seen.remove(0);
+        }
+        seen.push((key, end));
+    }
+    Ok(end)
+}
+
 fn highest_address(
     path: &str,
     opts: &TraceOptions,

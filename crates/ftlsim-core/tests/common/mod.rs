@@ -1,10 +1,11 @@
-//! Helpers shared by the integration tests: toy devices and request builders.
+//! Helpers shared by the integration tests: toy devices and request builders; trace files in `trace_files`.
 #![allow(dead_code)]
 
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::{Precondition, SimConfig};
 use serde_json::Value;
+pub mod trace_files;
 
 /// A toy device of `logical_blocks` blocks of `pages_per_block` 512 B pages, lee2007 timing.
 pub fn toy(ftl: &str, params: Value, pages_per_block: u32, logical_blocks: u32) -> SimConfig {
