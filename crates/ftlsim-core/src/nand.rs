@@ -555,6 +555,22 @@ mod tests {
     }
 
     #[test]
+    fn prefetch_hints_count_nothing_and_accept_any_address() {
+        let mut chip = Nand::new(2, 4, true);
+        chip.program(Ppn(5), 1, 0, AUX_ERASED, D).unwrap();
+        // A programmed page, an erased block, the last page of the chip, and addresses past the chip.
+        for ppn in [5, 0, 7, 8, u32::MAX] {
+            chip.prefetch(Ppn(ppn));
+        }
+        for pbn in [1, 0, 2, u32::MAX] {
+            chip.prefetch_block(Pbn(pbn));
+        }
+        let c = chip.total_counts();
+        assert_eq!((c.page_reads, c.spare_reads, c.page_writes), (0, 0, 1));
+        assert_eq!(chip.read(Ppn(5), D).unwrap().token, Some(1));
+    }
+
+    #[test]
     fn a_page_is_21_bytes() {
         assert_eq!(std::mem::size_of::<Page>(), 21);
     }

@@ -98,6 +98,11 @@ mod tests {
         v.set(5, 9);
         assert_eq!(v.get(5), 9);
         assert_eq!(v.get(6), 7);
+        // A prefetch is only a hint: untouched chunks and indices past the end are ignored.
+        for i in [5, 123_456_789, usize::MAX] {
+            v.prefetch(i);
+        }
+        assert_eq!(v.get(5), 9);
         assert!(
             v.heap_bytes() < 4 << 20,
             "one chunk plus the table, got {}",
