@@ -29,6 +29,9 @@ def test_torn_pages_are_counted_and_survived():
     r = ftlsim.simulate(TRACE, ftl="nftl", capacity="1MiB", power_cuts=60, torn_pages=True)
     assert r["power.cuts"] == r["power.cuts_survived"] > 0
     assert 0 < r["power.torn_pages"] <= r["power.cuts"]
+    r = ftlsim.simulate(TRACE, ftl="fast", capacity="1MiB", power_cuts=60, torn_pages=True)
+    assert r["power.cuts"] == r["power.cuts_survived"] > 0
+    assert 0 < r["power.torn_pages"] <= r["power.cuts"]
     r = CliRunner().invoke(main, ["run", TRACE, "--ftl", "page", "--capacity", "1MiB", "--power-cuts", "20",
                                   "--torn-pages"], catch_exceptions=False)
     assert r.exit_code == 0, r.output

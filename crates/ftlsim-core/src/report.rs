@@ -93,6 +93,8 @@ pub struct PowerFigures {
     pub cuts_in_map_io: u64,
     /// Cuts that tore the page program they landed on (`torn_pages`).
     pub torn_pages: u64,
+    /// Torn pages a merge or garbage collection was programming (a copy, or a host write folded in).
+    pub torn_in_merge_or_gc: u64,
     pub pages_checked: u64,
     pub mounts: u64,
     pub mount_spare_reads: u64,
@@ -855,6 +857,12 @@ impl Report {
                 Unit::Count,
                 "cuts that tore the page program they landed on (torn_pages)",
                 p.torn_pages,
+            );
+            k.put(
+                "power.torn_in_merge_or_gc",
+                Unit::Count,
+                "torn pages that a merge or garbage collection was programming",
+                p.torn_in_merge_or_gc,
             );
             k.put(
                 "power.pages_checked",

@@ -130,6 +130,31 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(2)))]
+
+    /// The log-block schemes on random workloads with torn pages, on SLC and under the in-order (MLC) rule:
+    /// in release builds 32 workloads x 40 cuts per variant and rule.
+    #[test]
+    fn log_block_schemes_survive_torn_cuts_on_random_workloads(
+        ops in prop::collection::vec((any::<u8>(), any::<u16>(), any::<u8>()), 200..600),
+        seed in any::<u64>(),
+    ) {
+        let reqs = workload(&ops);
+        for (scheme, params) in mounting().into_iter().filter(|(s, _)| LOG_BLOCK.contains(s)) {
+            for in_order in [false, true] {
+                let mut cfg = crash_test(scheme, params.clone(), None, 40, seed);
+                cfg.torn_pages = true;
+                cfg.device.sequential_program = Some(in_order);
+                let r = run_requests(&cfg, reqs.clone())
+                    .unwrap_or_else(|e| panic!("{scheme} {params} in order {in_order}: {e}"));
+                prop_assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
+                prop_assert_eq!(r.count("power.pages_checked"), r.count("power.cuts") * 64);
+            }
+        }
+    }
+}
+
 #[test]
 fn cuts_land_inside_garbage_collection_and_are_survived() {
     // A hot rewrite loop keeps the page scheme's GC and the block scheme's copy-on-overwrite busy.
@@ -330,25 +355,127 @@ fn torn_page_programs_are_detected_and_ignored_by_every_mounting_scheme() {
     let reqs: Vec<Request> = (0..3000u64)
         .map(|i| Request::new(0.0, Op::Write, ((i * 7 + i / 5) % 64) * 512, 512))
         .collect();
-    // The log-block schemes (fast, ofast, bast, logblock-zoned, last, mast) do not detect torn pages yet, and
-    // say so.
-    let log_block = ["fast", "ofast", "bast", "logblock-zoned", "last", "mast"];
     for (scheme, params) in mounting() {
         for nvram in [None, Some("lru")] {
             let mut cfg = crash_test(scheme, params.clone(), nvram, 200, 11);
             cfg.torn_pages = true;
-            let r = run_requests(&cfg, reqs.clone());
-            if log_block.contains(&scheme) {
-                let e = r.unwrap_err().to_string();
-                assert!(e.contains("does not yet detect torn pages"), "{e}");
-                continue;
-            }
-            let r = r.unwrap_or_else(|e| panic!("{scheme} {params} {nvram:?}: {e}"));
+            let r = run_requests(&cfg, reqs.clone())
+                .unwrap_or_else(|e| panic!("{scheme} {params} {nvram:?}: {e}"));
             assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
+            let (torn, in_merges) = (
+                r.count("power.torn_pages"),
+                r.count("power.torn_in_merge_or_gc"),
+            );
+            assert!(torn > 20, "{scheme} {params} {nvram:?}: {torn} torn");
+            if LOG_BLOCK.contains(&scheme) {
+                // Torn merge copies (targets of full and partial merges), and torn host writes: past the
+                // first 64 writes in place every host write of this loop is a log append.
+                assert!(
+                    in_merges > 5 && torn - in_merges > 5,
+                    "{scheme} {params} {nvram:?}: {torn} torn, {in_merges} in merges"
+                );
+            }
+        }
+    }
+}
+
+/// The six log-block schemes: their mounts settle torn pages in `common/boot_scan.rs` (`settle_torn`).
+const LOG_BLOCK: [&str; 6] = ["fast", "ofast", "bast", "logblock-zoned", "last", "mast"];
+
+/// Writes of 64 logical pages of 512 B: a hot rewrite loop of single pages, with every fourth request a run
+/// of 2 to 9 pages (sequential log blocks, LAST's large requests, switches and partial merges).
+fn mixed_writes(requests: u64) -> Vec<Request> {
+    (0..requests)
+        .map(|i| {
+            let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+            let (lpn, pages) = if i % 4 == 0 {
+                let pages = 2 + x % 8;
+                let start = if x % 3 == 0 { x % 61 } else { (x % 16) * 4 };
+                (start.min(64 - pages), pages)
+            } else {
+                ((i * 7 + i / 5) % 64, 1)
+            };
+            Request::new(0.0, Op::Write, lpn * 512, pages * 512)
+        })
+        .collect()
+}
+
+#[test]
+fn log_block_schemes_survive_cuts_under_the_in_order_rule() {
+    // MLC (mlc-k9gag08, tinyftl-16g): pages of a block are programmed in increasing order, also after a
+    // mount and past a torn page. Every log-block variant, tiny and superblock, with and without torn pages.
+    let reqs = mixed_writes(3000);
+    let schemes = mounting()
+        .into_iter()
+        .filter(|(s, _)| LOG_BLOCK.contains(s) || ["tiny", "superblock"].contains(s));
+    for (scheme, params) in schemes {
+        for torn in [false, true] {
+            let mut cfg = crash_test(scheme, params.clone(), None, 200, 21);
+            cfg.device.sequential_program = Some(true);
+            cfg.torn_pages = torn;
+            let r = run_requests(&cfg, reqs.clone())
+                .unwrap_or_else(|e| panic!("{scheme} {params} torn {torn}: {e}"));
+            let what = format!("{scheme} {params} torn {torn}");
             assert!(
-                r.count("power.torn_pages") > 20,
-                "{scheme} {params} {nvram:?}: {} torn",
-                r.count("power.torn_pages")
+                r.count("power.cuts") >= 150,
+                "{what}: {}",
+                r.count("power.cuts")
+            );
+            assert_eq!(
+                r.count("power.cuts"),
+                r.count("power.cuts_survived"),
+                "{what}"
+            );
+            assert!(r.count("power.cuts_in_merge_or_gc") > 20, "{what}");
+            assert_eq!(r.count("power.torn_pages") > 20, torn, "{what}");
+        }
+    }
+}
+
+#[test]
+fn log_block_schemes_survive_cuts_on_the_mlc_preset() {
+    // The mlc-k9gag08 preset itself (2 KiB pages, 128 a block, in-order programming) on 8 logical blocks:
+    // hot single pages and runs of 2 to 9 pages over the first 64 pages of each block.
+    let reqs: Vec<Request> = mixed_writes(2000)
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let block = (i as u64 * 5 + i as u64 / 3) % 8;
+            Request::new(
+                0.0,
+                Op::Write,
+                block * 128 * 2048 + r.offset / 512 * 2048,
+                r.len * 4,
+            )
+        })
+        .collect();
+    for scheme in LOG_BLOCK.iter().chain(&["tiny", "superblock"]) {
+        for torn in [false, true] {
+            let cfg = SimConfig {
+                ftl: scheme.to_string(),
+                preset: Some("mlc-k9gag08".into()),
+                capacity: Some(format!("{}", 8 * 128 * 2048)),
+                power_cuts: 100,
+                power_cut_seed: 5,
+                torn_pages: torn,
+                ..SimConfig::default()
+            };
+            let r = run_requests(&cfg, reqs.clone())
+                .unwrap_or_else(|e| panic!("{scheme} torn {torn}: {e}"));
+            assert!(
+                r.count("power.cuts") >= 60,
+                "{scheme} torn {torn}: {}",
+                r.count("power.cuts")
+            );
+            assert_eq!(
+                r.count("power.cuts"),
+                r.count("power.cuts_survived"),
+                "{scheme} torn {torn}"
+            );
+            assert_eq!(
+                r.count("power.torn_pages") > 10,
+                torn,
+                "{scheme} torn {torn}"
             );
         }
     }

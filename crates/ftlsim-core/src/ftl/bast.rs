@@ -33,7 +33,13 @@
 //! they were opened, the round-robin cursor restarts at the oldest. `logblock-zoned` then finds its map
 //! blocks by their spare areas (up to the first erased page), erases those holding pages and writes every
 //! zone's map pages afresh from the rebuilt map (map-class operations; the map pages hold nothing the
-//! spare areas do not). Extra physical blocks: `log_blocks` + 1 (the free block a full merge
+//! spare areas do not). Torn pages (`torn_pages`: a program cut by the power loss, no logical page in its
+//! spare area; `boot_scan::settle_torn`): a block of torn pages only is erased; in a log block a torn page
+//! is a hole of its appends (the next append goes past it, and the block is no longer in place, so it is
+//! fully merged); in a data block it is a write in place cut, its offset taken and read as nothing; a full
+//! merge whose target holds one is undone (the target erased: the data and log blocks still hold every
+//! page); a partial merge whose target (the log block) holds one is redone into a free block. Extra
+//! physical blocks: `log_blocks` + 1 (the free block a full merge
 //! copies into), and at least the TinyFTL paper's 24 in every 1,024 so that BAST, TinyFTL and the Superblock
 //! FTL run on the same chip; blocks beyond those BAST uses stay in the free pool.
 //!
@@ -52,7 +58,7 @@
 //! replaced log block's utilization is recorded at every reclaim (Fig. 4).
 
 use super::common::boot_scan::{
-    finish_merge, mount_bug, resolve_or_bug, scan_block, Extent, InPlace,
+    finish_merge, is_torn, mount_bug, scan_block, settle_torn, Extent, InPlace,
 };
 use super::common::bounds::Checks;
 use super::common::data_blocks::DataBlocks;
@@ -290,6 +296,11 @@ impl Ftl for BastFtl {
         }
     }
 
+    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
+    fn detects_torn_pages(&self) -> bool {
+        true
+    }
+
     /// Rebuilds the block map and the log blocks from the spare areas (module doc, "Mount").
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         let ppb = self.ppb;
@@ -303,7 +314,11 @@ impl Ftl for BastFtl {
         for pbn in (0..self.data_and_log_blocks).map(Pbn) {
             pages.clear();
             scan_block(dev, pbn, Extent::EveryPage, |o, _, s| pages.push((o, s)))?;
-            if pages.is_empty() {
+            if pages.iter().all(|(_, s)| is_torn(s)) {
+                // Erased, or nothing but torn pages (a program into a fresh block cut): erased and free.
+                if !pages.is_empty() {
+                    dev.erase(pbn)?;
+                }
                 freed.push(pbn);
                 continue;
             }
@@ -317,22 +332,28 @@ impl Ftl for BastFtl {
         let mut logs = Vec::new();
         for group in found.chunk_by(|a, b| a.lbn == b.lbn) {
             let lbn = group[0].lbn;
-            let roles = resolve_or_bug(dev, group)?;
-            let programmed = finish_merge(dev, group, &roles, &mut freed, |_| None)?;
-            self.data.assign(lbn, group[roles.data].pbn, 0);
+            let mut group = group.to_vec();
+            let roles = settle_torn(dev, &mut group, true, &mut freed)?;
+            let programmed = finish_merge(dev, &group, &roles, &mut freed, |_| None)?;
+            let data = &group[roles.data];
+            self.data.assign(lbn, data.pbn, 0);
             for o in (0..ppb).filter(|&o| programmed[o as usize]) {
                 self.data.mark_programmed(lbn * ppb + o);
             }
+            // A torn page written in place: its offset is taken and holds nothing ([`settle_torn`]).
+            for &o in &data.torn {
+                self.data.mark_programmed(lbn * ppb + o);
+            }
             if let Some(log) = roles.log.map(|i| &group[i]) {
-                logs.push((log.min_seq, log.pbn, log.lpns.clone()));
+                logs.push((log.min_seq, log.pbn, lbn, log.lpns.clone()));
             }
         }
         if logs.len() > self.log.slots() as usize {
             return Err(mount_bug(dev, logs[0].1, "more log blocks than log slots"));
         }
         logs.sort_unstable_by_key(|l| l.0);
-        for (slot, (_, pbn, lpns)) in logs.into_iter().enumerate() {
-            let (slot, lbn) = (slot as u32, lpns[0] / ppb);
+        for (slot, (_, pbn, lbn, lpns)) in logs.into_iter().enumerate() {
+            let (slot, lbn) = (slot as u32, lbn);
             self.log.open(slot, pbn);
             for lpn in lpns {
                 self.log.append(slot, lpn);

@@ -33,7 +33,10 @@
 //! does): one spare read per page of the chip (`physical blocks x pages per block`; 8 x 4 = 32 on the §2.4
 //! device); a merge the cut interrupted is finished (its target's missing pages copied from their newest
 //! copies, the replaced blocks erased: the only page reads, programs and erases of a mount); the RW blocks
-//! return to the ring in the order they were opened ([`HybridBlocks::mount`]).
+//! return to the ring in the order they were opened ([`HybridBlocks::mount`]). A torn page (`torn_pages`) is a hole in an RW
+//! block, taken and empty in a data block; a merge whose target holds one is undone (full merge: the target
+//! is erased, the sources hold every page) or redone into a free block (the SW block's partial merge, or a
+//! torn append to the SW block); a block of torn pages only is erased (`common/seq_logs.rs`, "Torn pages").
 //!
 //! The write cases 1-2.3 and the merges are the FAST family's one write path (`common/seq_logs.rs`), shared
 //! with LAST and MAST. A page written to the SW block makes its older RW copy stale (§3.6: a newer version in
@@ -167,6 +170,11 @@ impl Ftl for FastFtl {
             SeqWrite::NotMine => self.write_rw(lpn, token, dev),
             SeqWrite::Appended { .. } | SeqWrite::Merged(_) => Ok(()),
         }
+    }
+
+    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
+    fn detects_torn_pages(&self) -> bool {
+        true
     }
 
     /// FAST §3.2: the sector map rebuilt from the spare areas ([`HybridBlocks::mount`]); the RW blocks go

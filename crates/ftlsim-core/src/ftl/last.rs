@@ -53,6 +53,10 @@
 //! - when the hot partition has no dead block it gives its oldest block (fully merged);
 //! - a dead block is taken first in the cold partition too (it is free to reclaim);
 //! - a merged logical block is merged fully (every page from its newest copy), as FAST §3.4 does.
+//!
+//! Torn pages (`torn_pages`, issue 13): as FAST's mount (`common/seq_logs.rs`, "Torn pages"): a hole in a
+//! random log block, taken and empty in a data block, a merge undone or redone into a free block when its
+//! target or a sequential log block holds one, a block of torn pages only erased.
 
 use super::common::boot_scan::mount_bug;
 use super::common::bounds::Checks;
@@ -239,6 +243,11 @@ impl Ftl for LastFtl {
         let slot = self.random_slot(part, dev)?;
         self.blocks
             .append_random(slot, lpn.0, token, part as u32, dev)
+    }
+
+    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
+    fn detects_torn_pages(&self) -> bool {
+        true
     }
 
     /// The blocks and both buffers from the spare areas ([`HybridBlocks::mount`]); each random log block's

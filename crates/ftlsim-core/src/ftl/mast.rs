@@ -57,6 +57,10 @@
 //!   report says so (`mast.deviation.ca_min_share`);
 //! - utilization (Fig. 2) = live pages / written pages of an area's blocks, sampled at every replacement in
 //!   any area and averaged over the run (`mast.utilization.*`); the dynamic sizing uses the current values.
+//!
+//! Torn pages (`torn_pages`, issue 13): as FAST's mount (`common/seq_logs.rs`, "Torn pages"): a hole in a
+//! random log block, taken and empty in a data block, a merge undone or redone into a free block when its
+//! target or a sequential log block holds one, a block of torn pages only erased.
 
 use super::common::boot_scan::mount_bug;
 use super::common::bounds::{extra_blocks_limit, Checks};
@@ -279,6 +283,11 @@ impl Ftl for MastFtl {
         let slot = self.slot_for(area, dev)?;
         self.blocks
             .append_random(slot, lpn.0, token, area as u32, dev)
+    }
+
+    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
+    fn detects_torn_pages(&self) -> bool {
+        true
     }
 
     /// The blocks, the SW block and the log blocks from the spare areas ([`HybridBlocks::mount`]); each

@@ -478,6 +478,7 @@ impl Run<'_> {
         self.power.cuts_in_merge_or_gc += (at.open_marks > 0) as u64;
         self.power.cuts_in_map_io += (at.class == OpClass::Map) as u64;
         self.power.torn_pages += at.torn as u64;
+        self.power.torn_in_merge_or_gc += (at.torn && at.open_marks > 0) as u64;
         self.mount()?;
         self.dev.enter_phase(Cause::Check);
         let mut inflight = std::mem::take(&mut self.inflight);

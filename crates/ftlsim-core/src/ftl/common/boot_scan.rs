@@ -6,7 +6,14 @@
 use crate::addr::{Pbn, Ppn};
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::Spare;
+use crate::nand::{Spare, NO_LPN};
+
+/// A torn page (issue 13, `torn_pages`: a program cut by the power loss): programmed, so it cannot be
+/// programmed again until its block is erased, but uncorrectable: no logical page in its spare area. Every
+/// page the log-block schemes program holds a logical page, so that is how their mounts tell one.
+pub fn is_torn(spare: &Spare) -> bool {
+    spare.seq != 0 && spare.lpn == NO_LPN
+}
 
 /// How far into a block the scan reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,15 +70,19 @@ pub struct InPlace {
     pub born: u32,
     /// Sequence number of the last tagged page, 0 if none.
     pub tagged_end: u32,
-    /// The logical page of each programmed page, in page order (a log block's appends).
+    /// The logical page of each programmed page, in page order (a log block's appends), [`NO_LPN`] for a
+    /// torn one.
     pub lpns: Vec<u32>,
+    /// The pages of the block that are torn ([`is_torn`]): programmed, holding nothing.
+    pub torn: Vec<u32>,
 }
 
 impl InPlace {
     /// The block `pbn` whose programmed pages (offset, spare area; from [`scan_block`] with
     /// [`Extent::EveryPage`]: in-place blocks have holes) are `pages`, if they all hold pages of one logical
     /// block at their own offsets, or (`appended`: BAST's log blocks) are tagged with `tag` and were appended
-    /// from the block's first page on.
+    /// from the block's first page on. Torn pages take their place and hold nothing; a block with nothing
+    /// but torn pages is None (the caller erases it).
     pub fn from_pages(
         pbn: Pbn,
         pages: &[(u32, Spare)],
@@ -79,18 +90,25 @@ impl InPlace {
         tag: u32,
         appended: bool,
     ) -> Option<InPlace> {
+        let from_first = pages.iter().enumerate().all(|(i, &(o, _))| o == i as u32);
+        let torn: Vec<u32> = pages
+            .iter()
+            .filter(|(_, s)| is_torn(s))
+            .map(|&(o, _)| o)
+            .collect();
+        let lpns = pages.iter().map(|&(_, s)| s.lpn).collect();
+        let pages: Vec<(u32, Spare)> = pages.iter().copied().filter(|(_, s)| !is_torn(s)).collect();
         let lbn = pages.first()?.1.lpn / ppb;
         if pages.iter().any(|&(_, s)| s.lpn / ppb != lbn) {
             return None;
         }
         let tagged = pages.iter().all(|&(_, s)| s.aux == tag);
         let in_place = pages.iter().all(|&(o, s)| s.lpn % ppb == o);
-        let from_first = pages.iter().enumerate().all(|(i, &(o, _))| o == i as u32);
         if !(in_place || appended && tagged && from_first) {
             return None;
         }
         let (mut seqs, mut at) = (vec![0; ppb as usize], vec![0; ppb as usize]);
-        for &(o, s) in pages {
+        for &(o, s) in &pages {
             let offset = (s.lpn % ppb) as usize;
             if s.seq > seqs[offset] {
                 seqs[offset] = s.seq;
@@ -118,8 +136,28 @@ impl InPlace {
                 .map(|&(_, s)| s.seq)
                 .max()
                 .unwrap_or(0),
-            lpns: pages.iter().map(|&(_, s)| s.lpn).collect(),
+            lpns,
+            torn,
         })
+    }
+
+    /// The empty block `pbn` as the target of a merge the mount redoes for `lbn` ([`settle_torn`]): what it
+    /// will hold is newer than every page found.
+    fn target(pbn: Pbn, lbn: u32, ppb: u32) -> InPlace {
+        InPlace {
+            pbn,
+            lbn,
+            seqs: vec![0; ppb as usize],
+            at: vec![0; ppb as usize],
+            tagged: false,
+            in_place: true,
+            min_seq: u32::MAX,
+            max_seq: u32::MAX,
+            born: u32::MAX,
+            tagged_end: 0,
+            lpns: Vec::new(),
+            torn: Vec::new(),
+        }
     }
 
     /// The programmed offsets of a block in place, if they are one run `first..end`.
@@ -135,9 +173,10 @@ impl InPlace {
             .then_some((first, end))
     }
 
-    /// Shaped as a log block: tagged, and a run in place or appended.
+    /// Shaped as a log block: tagged, and a run in place or appended (a torn page breaks a run: an append
+    /// went past it).
     fn log_shaped(&self) -> bool {
-        self.tagged && (!self.in_place || self.run().is_some())
+        self.tagged && (!self.in_place || !self.torn.is_empty() || self.run().is_some())
     }
 }
 
@@ -253,6 +292,60 @@ pub fn finish_merge(
     Ok(programmed)
 }
 
+/// The roles of `group`'s blocks (one logical block's, sorted as for [`resolve`]) once its torn pages are
+/// settled (issue 13: a write in flight reads back old or new, never anything else):
+/// - a torn page in the data block of a finished state is a host write in place cut by the power loss: its
+///   offset held nothing before (a page goes to a log block only when its offset in the data block is
+///   taken), so it stays taken and reads as nothing; the caller marks it programmed;
+/// - a torn page in the target of a full merge (a data block with no tagged page, while the blocks it was
+///   replacing are still there) means the merge did not finish: every page it copied is still in its
+///   sources, so the target is erased (pushed to `freed`) and the rest get their roles again, as after a
+///   cut before the first copy;
+/// - a torn page in a partial merge's target (a log block taking copies, which holds data of its own), or,
+///   unless `appended_logs`, in a sequential log block (an append, or a partial merge's first copy, cut),
+///   leaves a block that can neither be finished nor appended to at its next offset: the merge is redone
+///   into a free block taken from `freed` (the last roles hold it as the data block, every other block as
+///   replaced; [`finish_merge`] copies the newest copy of each page into it and erases the rest). BAST's log
+///   blocks (`appended_logs`) keep a torn page as a hole of their appends instead.
+pub fn settle_torn(
+    dev: &mut Device,
+    group: &mut Vec<InPlace>,
+    appended_logs: bool,
+    freed: &mut Vec<Pbn>,
+) -> Result<Roles> {
+    loop {
+        let roles = resolve_or_bug(dev, group)?;
+        let data = &group[roles.data];
+        let interrupted = !roles.old.is_empty() && !data.torn.is_empty();
+        if interrupted && data.tagged_end == 0 {
+            dev.erase(data.pbn)?;
+            freed.push(data.pbn);
+            group.remove(roles.data);
+            continue;
+        }
+        let torn_log = roles
+            .log
+            .is_some_and(|i| !appended_logs && !group[i].torn.is_empty());
+        if !(interrupted || torn_log) {
+            return Ok(roles);
+        }
+        let Some(target) = freed.pop() else {
+            return Err(mount_bug(
+                dev,
+                data.pbn,
+                "no erased block to redo the merge a torn page interrupted",
+            ));
+        };
+        let (lbn, ppb) = (data.lbn, data.seqs.len() as u32);
+        group.push(InPlace::target(target, lbn, ppb));
+        return Ok(Roles {
+            data: group.len() - 1,
+            log: None,
+            old: (0..group.len() - 1).collect(),
+        });
+    }
+}
+
 /// [`resolve`] for a mount: the roles of `group`'s blocks, or the mount error naming its first block.
 pub fn resolve_or_bug(dev: &Device, group: &[InPlace]) -> Result<Roles> {
     resolve(group).ok_or_else(|| {
@@ -269,5 +362,143 @@ pub fn mount_bug(dev: &Device, pbn: Pbn, what: &str) -> SimError {
     SimError::Mount {
         scheme: dev.scheme().to_string(),
         what: format!("{what} (block {})", pbn.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addr::Lpn;
+    use crate::ftl::common::seq_logs::SEQ_LOG_AUX;
+
+    const UNTAGGED: u32 = crate::nand::AUX_ERASED;
+
+    /// Programs `lpn` (token `100 + 10 x pbn + lpn`) at `offset` of `pbn` with scheme word `aux`.
+    fn put(dev: &mut Device, pbn: u32, offset: u32, lpn: u32, aux: u32) {
+        let ppn = dev.ppn(Pbn(pbn), offset);
+        dev.program_with_aux(ppn, (100 + 10 * pbn + lpn) as u64, lpn, aux)
+            .unwrap();
+    }
+
+    /// A program of `offset` of `pbn` cut by the power loss: the page is torn.
+    fn tear(dev: &mut Device, pbn: u32, offset: u32) {
+        dev.set_torn_pages(true);
+        dev.arm_power_cut(Some(1));
+        let ppn = dev.ppn(Pbn(pbn), offset);
+        assert!(dev.program(ppn, 1, Lpn(0)).is_err());
+        assert!(is_torn(&dev.read_spare(ppn).unwrap()));
+    }
+
+    /// The blocks of logical block 0 among `pbns` as a mount's scan finds them, oldest first.
+    fn group(dev: &mut Device, pbns: &[u32], appended: bool) -> Vec<InPlace> {
+        let mut found = Vec::new();
+        for &pbn in pbns {
+            let mut pages = Vec::new();
+            scan_block(dev, Pbn(pbn), Extent::EveryPage, |o, _, s| {
+                pages.push((o, s))
+            })
+            .unwrap();
+            found.push(InPlace::from_pages(Pbn(pbn), &pages, 4, SEQ_LOG_AUX, appended).unwrap());
+        }
+        found.sort_by_key(|b| b.min_seq);
+        found
+    }
+
+    /// Data block 0 holds logical pages 0-3; block 2 is logical block 0's sequential log block, holding
+    /// pages 0 and 1 again (tagged).
+    fn data_and_log() -> Device {
+        let mut dev = Device::toy(4);
+        for o in 0..4 {
+            put(&mut dev, 0, o, o, UNTAGGED);
+        }
+        put(&mut dev, 2, 0, 0, SEQ_LOG_AUX);
+        put(&mut dev, 2, 1, 1, SEQ_LOG_AUX);
+        dev
+    }
+
+    #[test]
+    fn a_full_merge_whose_target_is_torn_is_undone() {
+        // FAST case 2.3 into block 1: page 0 copied from the log block, the copy of page 1 torn. The target
+        // is erased (1 erase); the data block and the log block keep their roles, nothing is copied.
+        let mut dev = data_and_log();
+        dev.copy(dev.ppn(Pbn(2), 0), dev.ppn(Pbn(1), 0)).unwrap();
+        tear(&mut dev, 1, 1);
+        let mut g = group(&mut dev, &[0, 1, 2], false);
+        let before = dev.counts();
+        let mut freed = Vec::new();
+        let roles = settle_torn(&mut dev, &mut g, false, &mut freed).unwrap();
+        let pbn = |i: usize| g[i].pbn.0;
+        assert_eq!((pbn(roles.data), roles.log.map(pbn)), (0, Some(2)));
+        assert!(roles.old.is_empty());
+        assert_eq!(freed, vec![Pbn(1)]);
+        let cost = dev.counts().minus(&before);
+        assert_eq!((cost.erases, cost.page_writes), (1, 0));
+    }
+
+    #[test]
+    fn a_torn_append_to_a_sequential_log_block_redoes_its_merge_into_a_free_block() {
+        // The append of page 2 to the log block is torn: FAST's SW block cannot take offset 2 again. Block 3
+        // (free) becomes the data block: pages 0, 1 from the log block, 2, 3 from the data block (4 reads, 4
+        // programs), then blocks 0 and 2 are erased.
+        let mut dev = data_and_log();
+        tear(&mut dev, 2, 2);
+        let mut g = group(&mut dev, &[0, 2], false);
+        let mut freed = vec![Pbn(3)];
+        let roles = settle_torn(&mut dev, &mut g, false, &mut freed).unwrap();
+        assert_eq!(
+            (g[roles.data].pbn, roles.log, roles.old.len()),
+            (Pbn(3), None, 2)
+        );
+        let before = dev.counts();
+        let programmed = finish_merge(&mut dev, &g, &roles, &mut freed, |_| None).unwrap();
+        assert_eq!(programmed, vec![true; 4]);
+        let cost = dev.counts().minus(&before);
+        assert_eq!((cost.page_reads, cost.page_writes, cost.erases), (4, 4, 2));
+        assert_eq!(freed, vec![Pbn(0), Pbn(2)]);
+        // Pages 0 and 1 come from the log block (tokens 120, 121: newer), 2 and 3 from the data block.
+        let tokens: Vec<_> = (0..4)
+            .map(|o| dev.read(dev.ppn(Pbn(3), o)).unwrap().token)
+            .collect();
+        assert_eq!(tokens, vec![Some(120), Some(121), Some(102), Some(103)]);
+        let seqs: Vec<_> = (0..4)
+            .map(|o| dev.chip().peek(dev.ppn(Pbn(2), o)).spare.seq)
+            .collect();
+        assert_eq!(seqs, vec![0; 4], "the log block is erased");
+    }
+
+    #[test]
+    fn a_torn_append_to_a_bast_log_block_is_a_hole() {
+        // BAST appends: the torn page is the block's third append, holding nothing; no flash operation.
+        let mut dev = data_and_log();
+        tear(&mut dev, 2, 2);
+        let mut g = group(&mut dev, &[0, 2], true);
+        let before = dev.counts();
+        let roles = settle_torn(&mut dev, &mut g, true, &mut Vec::new()).unwrap();
+        assert_eq!((roles.data, roles.log, roles.old.len()), (0, Some(1), 0));
+        assert_eq!(g[1].lpns, vec![0, 1, crate::nand::NO_LPN]);
+        assert_eq!(g[1].torn, vec![2]);
+        assert_eq!(dev.counts().minus(&before).erases, 0);
+    }
+
+    #[test]
+    fn a_partial_merge_whose_target_is_torn_is_redone_and_a_torn_write_in_place_stays() {
+        // FAST Fig. 7a into the log block: page 2 copied from the data block, the copy of page 3 torn. The
+        // log block is now the newest data block, its merge unfinished and unfinishable: redone into block 3.
+        let mut dev = data_and_log();
+        dev.copy(dev.ppn(Pbn(0), 2), dev.ppn(Pbn(2), 2)).unwrap();
+        tear(&mut dev, 2, 3);
+        let mut g = group(&mut dev, &[0, 2], false);
+        let roles = settle_torn(&mut dev, &mut g, false, &mut vec![Pbn(3)]).unwrap();
+        assert_eq!((g[roles.data].pbn, roles.old.len()), (Pbn(3), 2));
+        // A data block alone with a torn write in place at offset 1: its role stands, offset 1 is torn.
+        let mut dev = Device::toy(4);
+        put(&mut dev, 0, 0, 0, UNTAGGED);
+        tear(&mut dev, 0, 1);
+        let mut g = group(&mut dev, &[0], false);
+        let roles = settle_torn(&mut dev, &mut g, false, &mut Vec::new()).unwrap();
+        assert_eq!(
+            (roles.data, roles.log, g[0].torn.clone()),
+            (0, None, vec![1])
+        );
     }
 }

@@ -15,6 +15,7 @@
 
 use crate::addr::{Pbn, Ppn};
 use crate::ftl::RamItem;
+use crate::nand::NO_LPN;
 use crate::sparse::SparseVec;
 
 const NONE: u32 = u32::MAX;
@@ -105,12 +106,17 @@ impl LogBlocks {
         Ppn(self.pbn[slot as usize] * self.ppb + self.written[slot as usize])
     }
 
-    /// Records that `lpn` was programmed at [`LogBlocks::next_ppn`] of `slot`.
+    /// Records that `lpn` was programmed at [`LogBlocks::next_ppn`] of `slot`; [`NO_LPN`] records a torn
+    /// page (a program cut by a power loss, found at mount): it takes its page and holds nothing.
     pub fn append(&mut self, slot: u32, lpn: u32) {
         let index = slot * self.ppb + self.written[slot as usize];
         self.lpn_at[index as usize] = lpn;
         self.stamp_at[index as usize] = self.clock;
         self.clock += 1;
+        if lpn == NO_LPN {
+            self.written[slot as usize] += 1;
+            return;
+        }
         let previous = self.newest.get(lpn as usize);
         if previous != NONE {
             self.live[(previous / self.ppb) as usize] -= 1;
@@ -148,10 +154,11 @@ impl LogBlocks {
         Ppn(self.pbn[slot as usize] * self.ppb + offset)
     }
 
-    /// Logical page held at `offset` of `slot`, if written.
+    /// Logical page held at `offset` of `slot`, if written (a torn page holds none).
     pub fn lpn_at(&self, slot: u32, offset: u32) -> Option<u32> {
         (offset < self.written[slot as usize])
             .then(|| self.lpn_at[(slot * self.ppb + offset) as usize])
+            .filter(|&lpn| lpn != NO_LPN)
     }
 
     pub fn state(&self, slot: u32, offset: u32) -> PageState {
@@ -197,7 +204,7 @@ impl LogBlocks {
         for offset in 0..self.written[slot as usize] {
             let index = slot * self.ppb + offset;
             let lpn = self.lpn_at[index as usize];
-            if self.newest.get(lpn as usize) == index {
+            if lpn != NO_LPN && self.newest.get(lpn as usize) == index {
                 self.newest.set(lpn as usize, NONE);
             }
         }
@@ -326,6 +333,33 @@ mod tests {
         log.append(1, 8);
         log.append(1, 9);
         assert!(log.in_place_order(1, 2));
+    }
+
+    #[test]
+    fn a_torn_page_takes_its_place_in_the_log_and_holds_nothing() {
+        // A mount replays slot 0 of block 5: lpn 9, a torn page, lpn 9 again. The torn page is written
+        // (the next append goes to page 3), empty, and no copy of anything; the block is not in place.
+        let mut log = LogBlocks::new(1, 4, 16);
+        log.open(0, Pbn(5));
+        log.append(0, 9);
+        log.append(0, NO_LPN);
+        log.append(0, 9);
+        assert_eq!((log.written(0), log.next_ppn(0)), (3, Ppn(23)));
+        assert_eq!(
+            (log.lpn_at(0, 1), log.state(0, 1)),
+            (None, PageState::Empty)
+        );
+        assert_eq!(
+            (log.state(0, 0), log.state(0, 2)),
+            (PageState::Stale, PageState::Live)
+        );
+        assert_eq!((log.live(0), log.newest(9)), (1, Some(Ppn(22))));
+        assert!(!log.in_place_order(0, 2));
+        let mut out = Vec::new();
+        log.valid_lbns(0, &mut out);
+        assert_eq!(out, vec![2]);
+        assert_eq!(log.close(0), Pbn(5));
+        assert_eq!(log.newest(9), None);
     }
 
     #[test]

@@ -42,8 +42,11 @@ fn fill(
         match incoming {
             Some((o, token)) if o == offset => dev.program(to, token, Lpn(lpn))?,
             _ if sources[offset as usize] == NO_PAGE => continue,
+            // A torn source (a host write in place cut by a power loss) holds nothing: no copy.
             _ => {
-                dev.copy(Ppn(sources[offset as usize]), to)?;
+                if dev.copy(Ppn(sources[offset as usize]), to)?.is_none() {
+                    continue;
+                }
             }
         }
         data.mark_programmed(lpn);

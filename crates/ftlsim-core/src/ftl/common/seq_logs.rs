@@ -34,8 +34,19 @@
 //! mount. The sector map is replayed in sequence order: appends, a merge of each logical block when its data
 //! block was first programmed (older log pages of it are "-1"), and the sequential log block's pages
 //! superseding older log copies, as do the data block's pages.
+//!
+//! Torn pages (issue 13, `torn_pages`: a program cut by the power loss reads back with no logical page): a
+//! block of nothing but torn pages is erased at mount (a first program into a fresh block was cut: a data
+//! block's first write in place, a log block's first append, a merge's first copy); a torn page in a random
+//! log block is a hole of its appends (the write pointer goes past it; it is no copy of anything); the
+//! in-place blocks' torn pages are settled by [`settle_torn`]: taken and empty in a data block, the merge
+//! undone when its full merge's target holds one, redone into a free block when a partial merge's target or
+//! a sequential log block does. Cost: one erase per torn-only block or undone target; a redo reads and
+//! programs each page the logical block holds and erases the blocks it replaces.
 
-use super::boot_scan::{finish_merge, mount_bug, resolve_or_bug, scan_block, Extent, InPlace};
+use super::boot_scan::{
+    finish_merge, is_torn, mount_bug, scan_block, settle_torn, Extent, InPlace,
+};
 use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
 use super::log_blocks::LogBlocks;
@@ -44,7 +55,7 @@ use crate::addr::{Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::AUX_ERASED;
+use crate::nand::{AUX_ERASED, NO_LPN};
 use crate::stats::MergeKind;
 
 /// The scheme word of a page programmed into a log block that serves one logical block (a sequential log
@@ -303,7 +314,11 @@ impl HybridBlocks {
         for pbn in (0..physical_blocks).map(Pbn) {
             pages.clear();
             scan_block(dev, pbn, Extent::EveryPage, |o, _, s| pages.push((o, s)))?;
-            let Some(&(_, first)) = pages.first() else {
+            let Some(&(_, first)) = pages.iter().find(|(_, s)| !is_torn(s)) else {
+                // Erased, or nothing but torn pages (a program into a fresh block cut): erased and free.
+                if !pages.is_empty() {
+                    dev.erase(pbn)?;
+                }
                 erased.push(pbn);
                 continue;
             };
@@ -311,7 +326,7 @@ impl HybridBlocks {
                 let appended = pages
                     .iter()
                     .enumerate()
-                    .all(|(i, &(o, s))| o == i as u32 && s.aux == first.aux);
+                    .all(|(i, &(o, s))| o == i as u32 && (s.aux == first.aux || is_torn(&s)));
                 if !appended {
                     return Err(mount_bug(
                         dev,
@@ -341,8 +356,13 @@ impl HybridBlocks {
                 }
             }
         }
-        // Random log pages by logical page, for the newest copy of a page a merge's target misses.
-        let mut by_lpn = log_pages.clone();
+        // Random log pages by logical page (torn ones left out), for the newest copy of a page a merge's
+        // target misses.
+        let mut by_lpn: Vec<(u32, u32, Ppn)> = log_pages
+            .iter()
+            .copied()
+            .filter(|e| e.0 != NO_LPN)
+            .collect();
         by_lpn.sort_unstable();
         in_place.sort_by_key(|b| (b.lbn, b.min_seq));
         // (sequence number, event) of the sector map's replay; (first sequence number, block) of the
@@ -351,7 +371,9 @@ impl HybridBlocks {
         let mut seq_blocks: Vec<(u32, SeqBlock)> = Vec::new();
         for group in in_place.chunk_by(|a, b| a.lbn == b.lbn) {
             let lbn = group[0].lbn;
-            let roles = resolve_or_bug(dev, group)?;
+            let mut group = group.to_vec();
+            let roles = settle_torn(dev, &mut group, false, &mut erased)?;
+            let group = &group[..];
             let data = &group[roles.data];
             let programmed = finish_merge(dev, group, &roles, &mut erased, |lpn| {
                 let first = by_lpn.partition_point(|e| e.0 < lpn);
@@ -372,6 +394,10 @@ impl HybridBlocks {
                     seq => seq,
                 };
                 replay.push((seq, Replay::Supersede(lbn * ppb + o)));
+            }
+            // A torn page written in place: its offset is taken and holds nothing ([`settle_torn`]).
+            for &o in &data.torn {
+                self.data.mark_programmed(lbn * ppb + o);
             }
             replay.push((data.min_seq, Replay::Merged(lbn)));
             if let Some(log) = roles.log.map(|i| &group[i]) {
@@ -420,7 +446,7 @@ impl HybridBlocks {
             self.log.open(slot as u32, pbn);
             kinds.push(kind);
             for &(lpn, seq, _) in &log_pages[from..to] {
-                if self.data.pbn(lpn / ppb).is_none() {
+                if lpn != NO_LPN && self.data.pbn(lpn / ppb).is_none() {
                     return Err(mount_bug(
                         dev,
                         pbn,
@@ -549,8 +575,9 @@ impl HybridBlocks {
                 (Some(ppn), _) => ppn.0,
                 (None, Some(pbn)) => {
                     let ppn = dev.ppn(pbn, o);
-                    let holds = dev.read_spare(ppn)?.lpn == lpn;
-                    debug_assert_eq!(holds, self.data.page(lpn, dev).is_some());
+                    let spare = dev.read_spare(ppn)?;
+                    let holds = spare.lpn == lpn;
+                    debug_assert_eq!(holds || is_torn(&spare), self.data.page(lpn, dev).is_some());
                     if holds {
                         ppn.0
                     } else {
