@@ -581,8 +581,8 @@ impl TinyFtl {
                 in_log += (at.block(self.ppb) == log) as u32;
             }
         }
-        for block in [data, log].into_iter().filter(|&b| b != NONE) {
-            dev.prefetch_block(Pbn(block));
+        for block in [data, log] {
+            dev.prefetch_block(block);
         }
         let mark = dev.begin();
         let kind = if valid == self.ppb && in_log == valid {
