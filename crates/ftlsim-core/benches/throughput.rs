@@ -9,7 +9,7 @@
 //! The machine may be shared: `cpu%` is the share of the run's wall time this thread was on a CPU (from
 //! `/proc/thread-self/schedstat`), and `ops/cpu-s` is flash ops/s divided by it, the rate on an idle core.
 //! `FTLSIM_BENCH_QUICK=1` runs a tenth of the requests on 64 MiB (a smoke run); `FTLSIM_BENCH_SCHEMES=page,fast`
-//! picks schemes.
+//! picks schemes and `FTLSIM_BENCH_WORKLOADS=a,b` workloads.
 
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::ftl::SCHEMES;
@@ -104,6 +104,7 @@ fn main() {
         }
     };
     let only = std::env::var("FTLSIM_BENCH_SCHEMES").ok();
+    let only_workloads = std::env::var("FTLSIM_BENCH_WORKLOADS").ok();
     let b = hotcold(&sizes);
     let c = financial(&sizes);
     if c.is_none() {
@@ -141,7 +142,11 @@ fn main() {
         let workloads: [(&str, Option<&Vec<Request>>); 3] =
             [("a", None), ("b", Some(&b)), ("c", c.as_ref())];
         for (wl, requests) in workloads {
-            if wl == "c" && requests.is_none() {
+            if (wl == "c" && requests.is_none())
+                || only_workloads
+                    .as_deref()
+                    .is_some_and(|o| !o.split(',').any(|w| w == wl))
+            {
                 continue;
             }
             let (wall, cpu) = (Instant::now(), cpu_ns());

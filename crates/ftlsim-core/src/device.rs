@@ -48,10 +48,11 @@ pub struct Mark {
 }
 
 /// Where a power cut is due: the flash operation it lands before, counted from when it was armed.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 struct PowerSwitch {
     ops: u64,
-    cut_before: Option<u64>,
+    /// The operation the cut lands before, `u64::MAX` when none is armed (one compare per operation).
+    cut_before: u64,
     /// Merges and GC runs open now (a cut inside one leaves it half done).
     open_marks: u32,
     /// A cut that lands on a page program leaves the page torn ([`Nand::tear`]).
@@ -131,7 +132,12 @@ impl Device {
             scheme: scheme.to_string(),
             stats: Stats::new(geometry.pages_per_block),
             causes: CauseLedger::default(),
-            power: PowerSwitch::default(),
+            power: PowerSwitch {
+                ops: 0,
+                cut_before: u64::MAX,
+                open_marks: 0,
+                tear: false,
+            },
             copies: 0,
             nvram_us: 0.0,
         }
@@ -293,6 +299,8 @@ impl Device {
         self.nvram_us += us;
     }
 
+    #[cold]
+    #[inline(never)]
     fn rule(&self, v: Violation) -> SimError {
         SimError::NandRule {
             scheme: self.scheme.clone(),
@@ -300,6 +308,19 @@ impl Device {
             block: v.block,
             page: v.page,
         }
+    }
+
+    /// A hint that `ppn` is about to be read or copied: the host CPU fetches its record early, so that a loop
+    /// over scattered pages overlaps the memory latency. Not a flash operation: nothing is counted.
+    #[inline]
+    pub fn prefetch(&self, ppn: Ppn) {
+        self.chip.prefetch(self.on_chip(ppn));
+    }
+
+    /// [`Device::prefetch`] for every page of block `pbn` (a merge or a GC about to go through it).
+    #[inline]
+    pub fn prefetch_block(&self, pbn: Pbn) {
+        self.chip.prefetch_block(self.block_on_chip(pbn));
     }
 
     /// Reads a page of host data (one page read).
@@ -443,7 +464,7 @@ impl Device {
     /// Cuts the power before the `op`-th flash operation from now (1: the next one); None disarms.
     pub fn arm_power_cut(&mut self, op: Option<u64>) {
         self.power.ops = 0;
-        self.power.cut_before = op;
+        self.power.cut_before = op.unwrap_or(u64::MAX);
         self.power.open_marks = 0;
     }
 
@@ -451,15 +472,8 @@ impl Device {
     #[inline]
     fn step(&mut self, class: OpClass) -> Result<()> {
         self.power.ops += 1;
-        if Some(self.power.ops) == self.power.cut_before {
-            self.power.cut_before = None;
-            return Err(SimError::PowerCut(CutPoint {
-                op: self.power.ops,
-                class,
-                phase: self.causes.phase.unwrap_or(Cause::Host),
-                open_marks: self.power.open_marks,
-                torn: false,
-            }));
+        if self.power.ops == self.power.cut_before {
+            return Err(self.cut(class, None));
         }
         Ok(())
     }
@@ -467,15 +481,30 @@ impl Device {
     /// [`Device::step`] for a program of `ppn`: a cut that lands on it tears the page when torn pages are on.
     #[inline]
     fn step_program(&mut self, class: OpClass, ppn: Ppn) -> Result<()> {
-        match self.step(class) {
-            Err(SimError::PowerCut(mut at)) if self.power.tear => {
-                let on_chip = self.on_chip(ppn);
-                self.chip.tear(on_chip);
-                at.torn = true;
-                Err(SimError::PowerCut(at))
-            }
-            other => other,
+        self.power.ops += 1;
+        if self.power.ops == self.power.cut_before {
+            return Err(self.cut(class, Some(ppn)));
         }
+        Ok(())
+    }
+
+    /// The power cut lands now, before an operation of `class` (a program of the given page, if one).
+    #[cold]
+    #[inline(never)]
+    fn cut(&mut self, class: OpClass, program: Option<Ppn>) -> SimError {
+        self.power.cut_before = u64::MAX;
+        let torn = self.power.tear && program.is_some();
+        if let Some(ppn) = program.filter(|_| torn) {
+            let on_chip = self.on_chip(ppn);
+            self.chip.tear(on_chip);
+        }
+        SimError::PowerCut(CutPoint {
+            op: self.power.ops,
+            class,
+            phase: self.causes.phase.unwrap_or(Cause::Host),
+            open_marks: self.power.open_marks,
+            torn,
+        })
     }
 
     /// Whether a power cut tears the page program it lands on (the scheme must then detect the page, which

@@ -138,6 +138,8 @@ pub enum OpClass {
 
 pub struct Nand {
     pages_per_block: u32,
+    /// log2 of `pages_per_block` when it is a power of two (a shift splits an address), else None (a division).
+    page_shift: Option<u32>,
     sequential_program: bool,
     blocks: SparseVec<BlockState>,
     slab: Vec<Page>,
@@ -157,6 +159,9 @@ impl Nand {
     pub fn new(blocks: u32, pages_per_block: u32, sequential_program: bool) -> Nand {
         Nand {
             pages_per_block,
+            page_shift: pages_per_block
+                .is_power_of_two()
+                .then(|| pages_per_block.trailing_zeros()),
             sequential_program,
             blocks: SparseVec::new(
                 blocks as usize,
@@ -248,10 +253,18 @@ impl Nand {
         self.blocks.heap_bytes() + self.slab.capacity() * std::mem::size_of::<Page>()
     }
 
+    /// (block, page in the block) of a chip address.
+    #[inline]
+    fn split(&self, ppn: Ppn) -> (u32, u32) {
+        match self.page_shift {
+            Some(shift) => (ppn.0 >> shift, ppn.0 & (self.pages_per_block - 1)),
+            None => (ppn.0 / self.pages_per_block, ppn.0 % self.pages_per_block),
+        }
+    }
+
     #[inline]
     fn locate(&self, ppn: Ppn, what: &'static str) -> Result<(usize, usize), Violation> {
-        let block = ppn.0 / self.pages_per_block;
-        let page = ppn.0 % self.pages_per_block;
+        let (block, page) = self.split(ppn);
         if block as usize >= self.blocks.len() {
             return Err(Violation { what, block, page });
         }
@@ -269,26 +282,74 @@ impl Nand {
     fn page_mut(&mut self, block: usize, page: usize) -> &mut Page {
         let ppb = self.pages_per_block as usize;
         if self.blocks.get(block).slot == NO_SLOT {
-            let slot = match self.free_slots.pop() {
-                Some(slot) => {
-                    self.slab[slot as usize * ppb..(slot as usize + 1) * ppb].fill(ERASED_PAGE);
-                    slot
-                }
-                None => {
-                    // Grow geometrically, but never past the chip: at steady state the slab is the chip's size.
-                    let all = self.blocks.len() * ppb;
-                    if self.slab.len() == self.slab.capacity() {
-                        let more = self.slab.len().max(ppb).min(all - self.slab.len());
-                        self.slab.reserve_exact(more);
-                    }
-                    self.slab.resize(self.slab.len() + ppb, ERASED_PAGE);
-                    (self.slab.len() / ppb - 1) as u32
-                }
-            };
-            self.blocks.get_mut(block).slot = slot;
+            self.give_slot(block);
         }
         let slot = self.blocks.get(block).slot as usize;
         &mut self.slab[slot * ppb + page]
+    }
+
+    /// Gives erased block `block` a slot of the slab (at its first program since an erase).
+    #[cold]
+    #[inline(never)]
+    fn give_slot(&mut self, block: usize) -> u32 {
+        let ppb = self.pages_per_block as usize;
+        let slot = match self.free_slots.pop() {
+            Some(slot) => {
+                self.slab[slot as usize * ppb..(slot as usize + 1) * ppb].fill(ERASED_PAGE);
+                slot
+            }
+            None => {
+                // Grow geometrically, but never past the chip: at steady state the slab is the chip's size.
+                let all = self.blocks.len() * ppb;
+                if self.slab.len() == self.slab.capacity() {
+                    let more = self.slab.len().max(ppb).min(all - self.slab.len());
+                    self.slab.reserve_exact(more);
+                }
+                self.slab.resize(self.slab.len() + ppb, ERASED_PAGE);
+                (self.slab.len() / ppb - 1) as u32
+            }
+        };
+        self.blocks.get_mut(block).slot = slot;
+        slot
+    }
+
+    /// Asks the CPU to bring page `ppn`'s record into cache ahead of an operation on it: a hint to the host,
+    /// not a flash operation (nothing is counted or checked; an erased block or an address off the chip is
+    /// ignored).
+    #[inline]
+    pub fn prefetch(&self, ppn: Ppn) {
+        let (b, p) = self.split(ppn);
+        if let Some(at) = self.slab_index(b as usize, p as usize) {
+            prefetch(&self.slab[at]);
+        }
+    }
+
+    /// [`Nand::prefetch`] for every page of block `pbn` (a merge or GC about to go through it).
+    #[inline]
+    pub fn prefetch_block(&self, pbn: Pbn) {
+        let ppb = self.pages_per_block as usize;
+        let Some(first) = self.slab_index(pbn.index(), 0) else {
+            return;
+        };
+        let block = &self.slab[first..first + ppb];
+        let lines = std::mem::size_of_val(block).div_ceil(64);
+        let base = block.as_ptr().cast::<u8>();
+        for line in 0..lines {
+            // The last line may start past the block's last byte but never past the slab's.
+            prefetch(base.wrapping_add(line * 64));
+        }
+    }
+
+    /// Where page `page` of `block` lives in the slab, None while the block is erased or off the chip.
+    #[inline]
+    fn slab_index(&self, block: usize, page: usize) -> Option<usize> {
+        if block >= self.blocks.len() {
+            return None;
+        }
+        match self.blocks.get(block).slot {
+            NO_SLOT => None,
+            slot => Some(slot as usize * self.pages_per_block as usize + page),
+        }
     }
 
     /// Reads a page: data and spare area (one page read).
@@ -318,42 +379,42 @@ impl Nand {
         class: OpClass,
     ) -> Result<(), Violation> {
         let (b, p) = self.locate(ppn, "program beyond the chip")?;
+        let violation = |what| Violation {
+            what,
+            block: b as u32,
+            page: p as u32,
+        };
         if self.is_bad(b) {
-            return Err(Violation {
-                what: "program of a bad block",
-                block: b as u32,
-                page: p as u32,
-            });
+            return Err(violation("program of a bad block"));
         }
-        let block = self.blocks.get(b);
-        if self.page(b, p).programmed() {
-            return Err(Violation {
-                what: "program of a page that is already programmed (erase the block first)",
-                block: b as u32,
-                page: p as u32,
-            });
+        let ppb = self.pages_per_block as usize;
+        let mut slot = self.blocks.get(b).slot;
+        if slot == NO_SLOT {
+            slot = self.give_slot(b);
+        }
+        let block = self.blocks.get_mut(b);
+        let page = &mut self.slab[slot as usize * ppb + p];
+        if page.programmed() {
+            return Err(violation(
+                "program of a page that is already programmed (erase the block first)",
+            ));
         }
         if self.sequential_program && (p as u32) < block.next_page {
-            return Err(Violation { what: "out-of-order program (sequential_program: pages of a block must be programmed in increasing order)", block: b as u32, page: p as u32 });
+            return Err(violation("out-of-order program (sequential_program: pages of a block must be programmed in increasing order)"));
         }
-        if aux != AUX_ERASED && self.page(b, p).aux != AUX_ERASED {
-            return Err(Violation {
-                what: "program of a spare word that is already programmed",
-                block: b as u32,
-                page: p as u32,
-            });
+        if aux != AUX_ERASED && page.aux != AUX_ERASED {
+            return Err(violation(
+                "program of a spare word that is already programmed",
+            ));
         }
         self.counts[class as usize].page_writes += 1;
         self.seq = self.seq.checked_add(1).unwrap_or(1);
-        let seq = self.seq;
-        let page = self.page_mut(b, p);
         page.token = token;
         page.lpn = lpn;
-        page.seq = seq;
+        page.seq = self.seq;
         if aux != AUX_ERASED {
             page.aux = aux;
         }
-        let block = self.blocks.get_mut(b);
         block.next_page = block.next_page.max(p as u32 + 1);
         block.programmed += 1;
         Ok(())
@@ -455,12 +516,22 @@ impl Nand {
 
     /// What a page holds, without a flash operation (for checks and tests only).
     pub fn peek(&self, ppn: Ppn) -> PageRead {
-        let (b, p) = (
-            (ppn.0 / self.pages_per_block) as usize,
-            (ppn.0 % self.pages_per_block) as usize,
-        );
-        self.page(b, p).read()
+        let (b, p) = self.split(ppn);
+        self.page(b as usize, p as usize).read()
     }
+}
+
+/// A cache hint for the host CPU (x86-64 `prefetcht0`); nothing elsewhere.
+#[inline]
+fn prefetch<T>(at: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(at.cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 #[cfg(test)]
@@ -486,6 +557,22 @@ mod tests {
         assert_eq!(chip.read(Ppn(0), D).unwrap().token, Some(7));
         chip.program(Ppn(2), 9, 5, AUX_ERASED, D).unwrap();
         assert_eq!(chip.total_counts().page_writes, 2);
+    }
+
+    #[test]
+    fn prefetch_hints_count_nothing_and_accept_any_address() {
+        let mut chip = Nand::new(2, 4, true);
+        chip.program(Ppn(5), 1, 0, AUX_ERASED, D).unwrap();
+        // A programmed page, an erased block, the last page of the chip, and addresses past the chip.
+        for ppn in [5, 0, 7, 8, u32::MAX] {
+            chip.prefetch(Ppn(ppn));
+        }
+        for pbn in [1, 0, 2, u32::MAX] {
+            chip.prefetch_block(Pbn(pbn));
+        }
+        let c = chip.total_counts();
+        assert_eq!((c.page_reads, c.spare_reads, c.page_writes), (0, 0, 1));
+        assert_eq!(chip.read(Ppn(5), D).unwrap().token, Some(1));
     }
 
     #[test]

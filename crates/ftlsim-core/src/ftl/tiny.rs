@@ -581,6 +581,9 @@ impl TinyFtl {
                 in_log += (at.block(self.ppb) == log) as u32;
             }
         }
+        for block in [data, log] {
+            dev.prefetch_block(block);
+        }
         let mark = dev.begin();
         let kind = if valid == self.ppb && in_log == valid {
             dev.erase(data)?;

@@ -422,14 +422,19 @@ fn plan_power_cuts(
 impl Run<'_> {
     fn write_page(&mut self, lpn: Lpn) -> Result<()> {
         self.next_token += 1;
+        // The shadow entry is a cache miss of its own: fetched while the scheme works, read after it (the
+        // scheme cannot change it), and entered in flight before a power cut's error goes up.
+        self.shadow.prefetch(lpn.index());
+        let written = self.ftl.write(lpn, self.next_token, &mut self.dev);
         self.inflight
             .push((lpn.0, self.shadow.get(lpn.index()), self.next_token));
-        self.ftl.write(lpn, self.next_token, &mut self.dev)?;
+        written?;
         self.shadow.set(lpn.index(), self.next_token);
         Ok(())
     }
 
     fn read_page(&mut self, lpn: Lpn) -> Result<()> {
+        self.shadow.prefetch(lpn.index());
         let got = self.ftl.read(lpn, &mut self.dev)?;
         let expected = self.shadow.get(lpn.index());
         if expected == 0 {

@@ -29,6 +29,10 @@ fn fill(
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
     let ppb = sources.len() as u32;
+    // The sources are scattered over log blocks: ask for them all before the copy loop.
+    for source in sources.iter().filter_map(|s| s.get()) {
+        dev.prefetch(source);
+    }
     for offset in (0..ppb).filter(|o| !held.contains(o)) {
         let lpn = lbn * ppb + offset;
         let to = dev.ppn(target, offset);

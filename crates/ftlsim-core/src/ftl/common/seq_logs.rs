@@ -567,6 +567,9 @@ impl HybridBlocks {
         let ppb = self.ppb;
         let seq = seq.or_else(|| self.seq_of(lbn));
         let data = self.data.pbn(lbn);
+        if let Some(pbn) = data {
+            dev.prefetch_block(pbn);
+        }
         for o in 0..ppb {
             let lpn = lbn * ppb + o;
             let log_copy = seq
