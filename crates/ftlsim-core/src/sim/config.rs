@@ -180,8 +180,6 @@ pub(crate) fn cancelled(e: TraceError) -> SimError {
     }
 }
 
-/// The end of the furthest request in a trace file, in bytes (one streaming pass after `compact`'s, both
-/// cancellable).
 /// `highest_address`, remembered per process for an unchanged file (path, length and modification time) read
 /// with the same options: a sweep's runs on one trace pay for one capacity pre-pass per worker, not one each.
 fn remembered_highest_address(
@@ -237,6 +235,8 @@ fn remembered_highest_address(
     Ok(end)
 }
 
+/// The end of the furthest request in a trace file, in bytes (one streaming pass after `compact`'s, both
+/// cancellable).
 fn highest_address(
     path: &str,
     opts: &TraceOptions,
