@@ -290,18 +290,8 @@ impl PageFtl {
     /// Moves the valid pages of `victim` to the GC frontier and erases it: one GC run.
     fn migrate(&mut self, victim: Pbn, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
-        // The map entries of the victim's valid pages are scattered: ask for them all before the copy loop.
-        dev.prefetch_block(victim);
-        for offset in 0..self.ppb {
-            if let Some(lpn) = self.store.owner(dev.ppn(victim, offset)) {
-                self.map.prefetch(lpn as usize);
-            }
-        }
-        let map = &mut self.map;
         self.store
-            .collect(victim, self.gc, OpClass::Data, dev, |lpn, to| {
-                map.set(lpn as usize, Opt::some(to))
-            })?;
+            .collect_into(victim, self.gc, OpClass::Data, dev, &mut self.map)?;
         dev.end_gc(mark);
         Ok(())
     }
