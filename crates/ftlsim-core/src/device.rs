@@ -47,6 +47,13 @@ pub struct Mark {
     inner: FlashCounts,
 }
 
+/// The work done up to a moment ([`Device::work_mark`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WorkMark {
+    counts: FlashCounts,
+    nvram_us: f64,
+}
+
 /// Where a power cut is due: the flash operation it lands before, counted from when it was armed.
 #[derive(Clone, Copy, Debug)]
 struct PowerSwitch {
@@ -293,6 +300,26 @@ impl Device {
         self.chip.total_counts().time_us(&self.timing) + self.nvram_us
     }
 
+    /// The work done so far, for [`Device::us_since`].
+    #[inline]
+    pub fn work_mark(&self) -> WorkMark {
+        WorkMark {
+            counts: self.chip.total_counts(),
+            nvram_us: self.nvram_us,
+        }
+    }
+
+    /// Time spent since `mark`, in microseconds (a request's latency): the time of the flash operations done
+    /// since, plus NVRAM accesses.
+    #[inline]
+    pub fn us_since(&self, mark: &WorkMark) -> f64 {
+        self.chip
+            .total_counts()
+            .minus(&mark.counts)
+            .time_us(&self.timing)
+            + (self.nvram_us - mark.nvram_us)
+    }
+
     /// Charges the time of an NVRAM access (the NVRAM write cache, `ftl/nvram.rs`); only that wrapper calls it.
     #[inline]
     pub fn charge_nvram(&mut self, us: f64) {
@@ -443,7 +470,7 @@ impl Device {
     }
 
     /// Copies a page (as [`Device::copy`]), counted in `class`; the scheme word is not carried over.
-    #[inline]
+    #[inline(always)]
     pub fn copy_in(&mut self, class: OpClass, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
         // The chip copies in one call unless a power cut may land on the read or the program, or the scheme's
         // blocks are remapped around bad ones. (After a broken rule the operation count no longer matters: the

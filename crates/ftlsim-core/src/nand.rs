@@ -136,6 +136,25 @@ pub enum OpClass {
     Map = 1,
 }
 
+/// Operations of every class, and those of the map class alone (the data class is the difference): the run
+/// loop reads the total once per request.
+#[derive(Clone, Copy, Default)]
+struct Counters {
+    total: FlashCounts,
+    map: FlashCounts,
+}
+
+impl Counters {
+    /// Counts one operation of `class` in the counter `field` picks.
+    #[inline(always)]
+    fn tally(&mut self, class: OpClass, field: impl Fn(&mut FlashCounts) -> &mut u64) {
+        *field(&mut self.total) += 1;
+        if class == OpClass::Map {
+            *field(&mut self.map) += 1;
+        }
+    }
+}
+
 pub struct Nand {
     pages_per_block: u32,
     /// log2 of `pages_per_block` when it is a power of two (a shift splits an address), else None (a division).
@@ -145,7 +164,7 @@ pub struct Nand {
     slab: Vec<Page>,
     free_slots: Vec<u32>,
     seq: u32,
-    counts: [FlashCounts; 2],
+    counts: Counters,
     /// Bad-block markers per block ([`FACTORY_BAD`], a grown failure's number, 0 for good); empty while no
     /// block is bad, so a chip without bad blocks pays nothing.
     bad: Vec<u32>,
@@ -175,7 +194,7 @@ impl Nand {
             slab: Vec::new(),
             free_slots: Vec::new(),
             seq: 0,
-            counts: [FlashCounts::default(); 2],
+            counts: Counters::default(),
             bad: Vec::new(),
             endurance: None,
             wear: Vec::new(),
@@ -196,14 +215,14 @@ impl Nand {
         }
         self.bad[pbn.index()] = marker;
         if let Some(class) = class {
-            self.counts[class as usize].spare_writes += 1;
+            self.counts.tally(class, |c| &mut c.spare_writes);
         }
     }
 
     /// Reads block `pbn`'s bad-block marker from its first page's spare area (one spare read): 0 for a good
     /// block, [`FACTORY_BAD`], or the number of the grown failure.
     pub fn bad_marker(&mut self, pbn: Pbn, class: OpClass) -> u32 {
-        self.counts[class as usize].spare_reads += 1;
+        self.counts.tally(class, |c| &mut c.spare_reads);
         self.bad.get(pbn.index()).copied().unwrap_or(0)
     }
 
@@ -222,17 +241,21 @@ impl Nand {
 
     /// Operation counts of one class.
     pub fn counts(&self, class: OpClass) -> FlashCounts {
-        self.counts[class as usize]
+        match class {
+            OpClass::Data => self.counts.total.minus(&self.counts.map),
+            OpClass::Map => self.counts.map,
+        }
     }
 
     /// Operation counts of all classes together.
+    #[inline]
     pub fn total_counts(&self) -> FlashCounts {
-        self.counts[0].plus(&self.counts[1])
+        self.counts.total
     }
 
     /// Zeroes operation counters and erase counts (after preconditioning); data stays.
     pub fn reset_counters(&mut self) {
-        self.counts = [FlashCounts::default(); 2];
+        self.counts = Counters::default();
         for b in 0..self.blocks.len() {
             if self.blocks.get(b).erase_count != 0 {
                 self.blocks.get_mut(b).erase_count = 0;
@@ -332,7 +355,7 @@ impl Nand {
     #[inline(always)]
     pub fn read(&mut self, ppn: Ppn, class: OpClass) -> Result<PageRead, Violation> {
         let (b, p) = self.locate(ppn, "read beyond the chip")?;
-        self.counts[class as usize].page_reads += 1;
+        self.counts.tally(class, |c| &mut c.page_reads);
         Ok(self.page(b, p).read())
     }
 
@@ -340,7 +363,7 @@ impl Nand {
     #[inline]
     pub fn read_spare(&mut self, ppn: Ppn, class: OpClass) -> Result<Spare, Violation> {
         let (b, p) = self.locate(ppn, "spare read beyond the chip")?;
-        self.counts[class as usize].spare_reads += 1;
+        self.counts.tally(class, |c| &mut c.spare_reads);
         Ok(self.page(b, p).read().spare)
     }
 
@@ -371,7 +394,7 @@ impl Nand {
         if page.programmed() || out_of_order || (aux != AUX_ERASED && page.aux != AUX_ERASED) {
             return Err(broken_program(page, out_of_order, b, p));
         }
-        self.counts[class as usize].page_writes += 1;
+        self.counts.tally(class, |c| &mut c.page_writes);
         // The count skips 0 (an erased page's) when it wraps.
         self.seq = self.seq.wrapping_add(1).max(1);
         page.token = token;
@@ -388,7 +411,7 @@ impl Nand {
     /// Copies page `from` to page `to` (one page read, and one program unless `from` holds no data): what
     /// [`Nand::read`] then [`Nand::program`] do, in one call on the engine's hottest path (merges and GC).
     /// Returns the logical page copied, None if nothing was (the source erased or torn).
-    #[inline]
+    #[inline(always)]
     pub fn copy(&mut self, from: Ppn, to: Ppn, class: OpClass) -> Result<Option<u32>, Violation> {
         let page = self.read(from, class)?;
         let Some(token) = page.token else {
@@ -456,7 +479,7 @@ impl Nand {
             }
             self.page_mut(b, p).aux = aux;
         }
-        self.counts[class as usize].spare_writes += 1;
+        self.counts.tally(class, |c| &mut c.spare_writes);
         if clear_flags != 0 {
             self.page_mut(b, p).flags &= !clear_flags;
         }
@@ -481,7 +504,7 @@ impl Nand {
         if let Some(endurance) = self.endurance {
             let wear = &mut self.wear[pbn.index()];
             if *wear >= endurance {
-                self.counts[class as usize].erases += 1;
+                self.counts.tally(class, |c| &mut c.erases);
                 return Ok(false);
             }
             *wear += 1;
@@ -494,7 +517,7 @@ impl Nand {
         if slot != NO_SLOT {
             self.free_slots.push(slot);
         }
-        self.counts[class as usize].erases += 1;
+        self.counts.tally(class, |c| &mut c.erases);
         Ok(true)
     }
 
