@@ -372,7 +372,7 @@ impl Device {
     }
 
     /// Reads a spare area, counted in `class`.
-    #[inline]
+    #[inline(always)]
     pub fn read_spare_in(&mut self, class: OpClass, ppn: Ppn) -> Result<Spare> {
         self.step(class)?;
         self.chip

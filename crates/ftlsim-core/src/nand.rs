@@ -360,7 +360,7 @@ impl Nand {
     }
 
     /// Reads only the spare area (one spare read).
-    #[inline]
+    #[inline(always)]
     pub fn read_spare(&mut self, ppn: Ppn, class: OpClass) -> Result<Spare, Violation> {
         let (b, p) = self.locate(ppn, "spare read beyond the chip")?;
         self.counts.tally(class, |c| &mut c.spare_reads);

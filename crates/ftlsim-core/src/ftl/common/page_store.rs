@@ -170,11 +170,17 @@ impl PageStore {
     /// The next page of `frontier`, opening a free block when its block is full.
     #[inline]
     pub fn next_page(&mut self, frontier: usize, dev: &mut Device) -> Result<Ppn> {
+        Ok(self.next_page_of(frontier, dev)?.1)
+    }
+
+    /// [`PageStore::next_page`] and its block.
+    #[inline]
+    fn next_page_of(&mut self, frontier: usize, dev: &mut Device) -> Result<(Pbn, Ppn)> {
         self.clock += 1;
         if let Some((pbn, next)) = &mut self.frontiers[frontier] {
             if *next < self.ppb {
                 *next += 1;
-                return Ok(Ppn(pbn.0 * self.ppb + *next - 1));
+                return Ok((*pbn, Ppn(pbn.0 * self.ppb + *next - 1)));
             }
         }
         self.open_frontier_block(frontier, dev)
@@ -182,7 +188,7 @@ impl PageStore {
 
     /// `frontier`'s block is full (or it has none): it becomes a candidate, and a free block is opened.
     #[inline(never)]
-    fn open_frontier_block(&mut self, frontier: usize, dev: &mut Device) -> Result<Ppn> {
+    fn open_frontier_block(&mut self, frontier: usize, dev: &mut Device) -> Result<(Pbn, Ppn)> {
         if let Some((pbn, _)) = self.frontiers[frontier] {
             let class = self.class(pbn.0);
             self.candidates[class].insert(pbn.0, self.valid[pbn.index()]);
@@ -196,7 +202,7 @@ impl PageStore {
             .ok_or_else(|| dev.out_of_space("no free block for a write frontier"))?;
         self.kind[pbn.index()] = frontier as u8;
         self.frontiers[frontier] = Some((pbn, 1));
-        Ok(dev.ppn(pbn, 0))
+        Ok((pbn, dev.ppn(pbn, 0)))
     }
 
     /// Page `ppn`, just programmed, holds `key`.
@@ -350,20 +356,20 @@ impl PageStore {
         dev: &mut Device,
         map: &mut impl Relocate,
     ) -> Result<()> {
-        let victim = first.block(self.ppb).index();
         for (offset, key) in keys.iter().enumerate() {
             let Some(key) = key.get() else {
                 continue;
             };
             let from = Ppn(first.0 + offset as u32);
-            let to = self.next_page(frontier, dev)?;
+            let (block, to) = self.next_page_of(frontier, dev)?;
             dev.copy_in(class, from, to)?;
-            // The victim is no candidate (it was taken): its page only loses its key.
-            self.owner.set(from.index(), Opt::NONE);
-            self.valid[victim] -= 1;
-            self.place(to, key);
+            self.owner.set(to.index(), Opt::some(key));
+            self.valid[block.index()] += 1;
             map.moved(key, to);
         }
+        // The victim is no candidate (it was taken): its pages only lose their keys.
+        self.owner.fill_range(first.index(), keys.len(), Opt::NONE);
+        self.valid[first.block(self.ppb).index()] = 0;
         Ok(())
     }
 }
