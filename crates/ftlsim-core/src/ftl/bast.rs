@@ -223,7 +223,7 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
         owner: vec![NONE; p.log_blocks as usize],
         slot_of: SparseVec::new(g.logical_blocks as usize, NONE),
         cursor: 0,
-        pool: FreePool::with_range(0, data_and_log_blocks),
+        pool: FreePool::with_range(Pbn(0), data_and_log_blocks),
         data_and_log_blocks,
         sources: vec![Opt::NONE; g.pages_per_block as usize],
         zones,
@@ -238,7 +238,7 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
 impl Ftl for BastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         if let Some(zones) = &mut self.zones {
-            zones.enter(lpn.0 / self.ppb, dev)?;
+            zones.enter(lpn.lbn(self.ppb), dev)?;
         }
         let ppn = match self.log.newest(lpn) {
             Some(ppn) => ppn,
@@ -253,7 +253,7 @@ impl Ftl for BastFtl {
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         let lbn = lpn.0 / self.ppb;
         if let Some(zones) = &mut self.zones {
-            zones.enter(lbn, dev)?;
+            zones.enter(Lbn(lbn), dev)?;
         }
         loop {
             if self.data.fits_in_place(lpn) {
@@ -364,7 +364,7 @@ impl Ftl for BastFtl {
             self.owner[slot as usize] = lbn;
             self.slot_of.set(lbn as usize, slot);
         }
-        self.pool = FreePool::with_range(0, 0);
+        self.pool = FreePool::with_range(Pbn(0), 0);
         for pbn in freed {
             self.pool.put(pbn);
         }
@@ -464,7 +464,7 @@ impl BastFtl {
     /// The block map entry of `lbn` changed: with a zoned map, the change must reach its map page.
     fn map_changed(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
         match &mut self.zones {
-            Some(zones) => zones.changed(lbn, dev),
+            Some(zones) => zones.changed(Lbn(lbn), dev),
             None => Ok(()),
         }
     }

@@ -65,7 +65,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         sequential_program: g.sequential_program,
         physical_blocks: blocks,
         data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
-        free: FreePool::with_range(0, blocks),
+        free: FreePool::with_range(Pbn(0), blocks),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -118,7 +118,7 @@ impl Ftl for BlockFtl {
 
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         self.data = DataBlocks::new(self.logical_blocks, self.ppb, self.sequential_program);
-        self.free = FreePool::with_range(0, 0);
+        self.free = FreePool::with_range(Pbn(0), 0);
         // Per logical block: its block and the highest sequence number in it (mount-time RAM).
         let mut owner: Vec<Option<(u32, Pbn)>> = vec![None; self.logical_blocks as usize];
         let mut pages: Vec<Vec<u32>> = Vec::new();

@@ -151,7 +151,7 @@ impl HybridBlocks {
         HybridBlocks {
             data: DataBlocks::new(g.logical_blocks, ppb, g.sequential_program),
             log: LogBlocks::new(log_slots, ppb, g.logical_pages()),
-            pool: FreePool::with_range(0, physical_blocks),
+            pool: FreePool::with_range(Pbn(0), physical_blocks),
             ppb,
             sequential_program: g.sequential_program,
             seq: vec![None; seq_slots as usize],
@@ -305,7 +305,7 @@ impl HybridBlocks {
         let ppb = self.ppb;
         self.data.clear();
         self.log.clear();
-        self.pool = FreePool::with_range(0, 0);
+        self.pool = FreePool::with_range(Pbn(0), 0);
         self.seq.fill(None);
         self.seq_opened.fill(0);
         self.clock = 0;
