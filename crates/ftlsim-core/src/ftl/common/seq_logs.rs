@@ -55,7 +55,6 @@ use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::AUX_ERASED;
 use crate::stats::MergeKind;
 
 /// The scheme word of a page programmed into a log block that serves one logical block (a sequential log
@@ -327,7 +326,7 @@ impl HybridBlocks {
                 erased.push(pbn);
                 continue;
             };
-            if first.aux >= RANDOM_LOG_AUX && first.aux != AUX_ERASED {
+            if let Some(kind) = first.aux().and_then(|aux| aux.checked_sub(RANDOM_LOG_AUX)) {
                 let appended = pages
                     .iter()
                     .enumerate()
@@ -345,13 +344,7 @@ impl HybridBlocks {
                         .iter()
                         .map(|&(o, s)| (s.lpn(), s.seq, dev.ppn(pbn, o))),
                 );
-                logs.push((
-                    first.seq,
-                    pbn,
-                    first.aux - RANDOM_LOG_AUX,
-                    start,
-                    log_pages.len(),
-                ));
+                logs.push((first.seq, pbn, kind, start, log_pages.len()));
                 continue;
             }
             match InPlace::from_pages(pbn, &pages, ppb, SEQ_LOG_AUX, false) {
