@@ -653,7 +653,7 @@ mod tests {
         // (token 20). The write after it (token 21) fits in place in the new data block and is the newest:
         // reads and the next merge must take it, not the log copy.
         let mut dev = Device::toy(6);
-        let g = dev.geometry().clone();
+        let g = *dev.geometry();
         let mut hb = HybridBlocks::new(&g, 1, 1, 6);
         for lpn in 0..2 {
             assert!(hb
