@@ -36,12 +36,15 @@
 //! spare areas do not). Torn pages (`torn_pages`: a program cut by the power loss, no logical page in its
 //! spare area; `boot_scan::settle_torn`): a block of torn pages only is erased; in a log block a torn page
 //! is a hole of its appends (the next append goes past it, and the block is no longer in place, so it is
-//! fully merged); in a data block it is a write in place cut, its offset taken and read as nothing; a full
-//! merge whose target holds one is undone (the target erased: the data and log blocks still hold every
-//! page); a partial merge whose target (the log block) holds one is redone into a free block. Extra
-//! physical blocks: `log_blocks` + 1 (the free block a full merge
-//! copies into), and at least the TinyFTL paper's 24 in every 1,024 so that BAST, TinyFTL and the Superblock
-//! FTL run on the same chip; blocks beyond those BAST uses stay in the free pool.
+//! fully merged), and so are the erased pages before it when it is a partial merge's first copy (the merge
+//! skips the offsets it has no page for, so the copy lands past them); in a data block it is a write in
+//! place cut, its offset taken and read as nothing, unless the blocks a merge replaces are still there (the
+//! old data block holds a page the target lacks, or an untagged one): a full merge whose target holds one
+//! is undone (the target erased: the data and log blocks still hold every page); a partial merge whose
+//! target (the log block) holds one is redone into a free block. Extra physical blocks: `log_blocks` + 1
+//! (the free block a full merge copies into), and at least the TinyFTL paper's 24 in every 1,024 so that
+//! BAST, TinyFTL and the Superblock FTL run on the same chip; blocks beyond those BAST uses stay in the free
+//! pool.
 //!
 //! `logblock-zoned` (TinyFTL paper §II, §VI.B): the same scheme with its block map kept in map blocks and
 //! loaded one zone of `zone_blocks` logical blocks at a time ([`ZoneMap`]). A request to another zone
@@ -296,11 +299,9 @@ impl Ftl for BastFtl {
         }
     }
 
-    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`), except with partial merges:
-    /// there a torn cut can leave a mount that programs a page twice (an open bug, the first case of
-    /// `tests/fixtures/power-open-bugs.txt`), so such a run is refused rather than wrong.
+    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
     fn detects_torn_pages(&self) -> bool {
-        !self.partial_merge
+        true
     }
 
     /// Rebuilds the block map and the log blocks from the spare areas (module doc, "Mount").
