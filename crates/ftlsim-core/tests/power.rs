@@ -13,7 +13,6 @@ use ftlsim_core::ftl::{build, Built, Ftl, RamItem};
 use ftlsim_core::request::{Op, Request, Tag};
 use ftlsim_core::sim::{run_custom, run_requests, SimConfig};
 use proptest::prelude::*;
-use proptest::test_runner::RngSeed;
 use serde_json::json;
 
 /// Schemes that mount, and parameter variants.
@@ -130,10 +129,10 @@ proptest! {
 }
 
 proptest! {
-    // A fixed seed: CI replays the same 32 workloads every run (and the recorded regressions first). The
-    // issue 13 cases it found on random seeds are fixed and replayed by tests below. Search with
-    // `rng_seed: RngSeed::Random`.
-    #![proptest_config(ProptestConfig { rng_seed: RngSeed::Fixed(13), ..ProptestConfig::with_cases(cases(2)) })]
+    // Random seeds again: the issue 13 cases it found are fixed and replayed by tests below (and by the
+    // recorded regressions, first); 11 seeds x 1,024 workloads in release (8.5 million cuts, 3.9 million
+    // of them torn) were clean.
+    #![proptest_config(ProptestConfig::with_cases(cases(2)))]
 
     /// The log-block schemes on random workloads with torn pages, on SLC and under the in-order (MLC) rule:
     /// in release builds 32 workloads x 40 cuts per variant and rule.
