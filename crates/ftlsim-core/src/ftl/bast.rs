@@ -36,12 +36,15 @@
 //! spare areas do not). Torn pages (`torn_pages`: a program cut by the power loss, no logical page in its
 //! spare area; `boot_scan::settle_torn`): a block of torn pages only is erased; in a log block a torn page
 //! is a hole of its appends (the next append goes past it, and the block is no longer in place, so it is
-//! fully merged); in a data block it is a write in place cut, its offset taken and read as nothing; a full
-//! merge whose target holds one is undone (the target erased: the data and log blocks still hold every
-//! page); a partial merge whose target (the log block) holds one is redone into a free block. Extra
-//! physical blocks: `log_blocks` + 1 (the free block a full merge
-//! copies into), and at least the TinyFTL paper's 24 in every 1,024 so that BAST, TinyFTL and the Superblock
-//! FTL run on the same chip; blocks beyond those BAST uses stay in the free pool.
+//! fully merged), and so are the erased pages before it when it is a partial merge's first copy (the merge
+//! skips the offsets it has no page for, so the copy lands past them); in a data block it is a write in
+//! place cut, its offset taken and read as nothing, unless the blocks a merge replaces are still there (the
+//! old data block holds a page the target lacks, or an untagged one): a full merge whose target holds one
+//! is undone (the target erased: the data and log blocks still hold every page); a partial merge whose
+//! target (the log block) holds one is redone into a free block. Extra physical blocks: `log_blocks` + 1
+//! (the free block a full merge copies into), and at least the TinyFTL paper's 24 in every 1,024 so that
+//! BAST, TinyFTL and the Superblock FTL run on the same chip; blocks beyond those BAST uses stay in the free
+//! pool.
 //!
 //! `logblock-zoned` (TinyFTL paper §II, §VI.B): the same scheme with its block map kept in map blocks and
 //! loaded one zone of `zone_blocks` logical blocks at a time ([`ZoneMap`]). A request to another zone
@@ -119,18 +122,16 @@ impl Default for BastParams {
     }
 }
 
-const NONE: u32 = u32::MAX;
-
 pub struct BastFtl {
     ppb: u32,
     physical_blocks: u32,
     partial_merge: bool,
     data: DataBlocks,
     log: LogBlocks,
-    /// Logical block of each log slot, NONE when the slot is empty.
-    owner: Vec<u32>,
-    /// Log slot of each logical block, NONE if it has none.
-    slot_of: SparseVec<u32>,
+    /// Logical block of each log slot, none when the slot is empty.
+    owner: Vec<Opt<Lbn>>,
+    /// Log slot of each logical block, none if it has none.
+    slot_of: SparseVec<Opt<u32>>,
     cursor: u32,
     pool: FreePool,
     /// Data and log blocks are `0..data_and_log_blocks`; map blocks follow.
@@ -219,8 +220,8 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
         partial_merge: p.partial_merge,
         data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
         log: LogBlocks::new(p.log_blocks, g.pages_per_block, g.logical_pages()),
-        owner: vec![NONE; p.log_blocks as usize],
-        slot_of: SparseVec::new(g.logical_blocks as usize, NONE),
+        owner: vec![Opt::NONE; p.log_blocks as usize],
+        slot_of: SparseVec::new(g.logical_blocks as usize, Opt::NONE),
         cursor: 0,
         pool: FreePool::with_range(Pbn(0), data_and_log_blocks),
         data_and_log_blocks,
@@ -250,13 +251,13 @@ impl Ftl for BastFtl {
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        let lbn = lpn.0 / self.ppb;
+        let lbn = lpn.lbn(self.ppb);
         if let Some(zones) = &mut self.zones {
-            zones.enter(Lbn(lbn), dev)?;
+            zones.enter(lbn, dev)?;
         }
         loop {
             if self.data.fits_in_place(lpn) {
-                let new_data_block = self.data.pbn(Lbn(lbn)).is_none();
+                let new_data_block = self.data.pbn(lbn).is_none();
                 self.data
                     .program_in_place(lpn, token, &mut self.pool, dev)?;
                 if new_data_block {
@@ -264,8 +265,8 @@ impl Ftl for BastFtl {
                 }
                 return Ok(());
             }
-            let slot = match self.slot_of.get(lbn as usize) {
-                NONE => {
+            let slot = match self.slot_of.get(lbn.index()).get() {
+                None => {
                     let slot = match self.free_slot() {
                         Some(slot) => slot,
                         None => {
@@ -279,16 +280,16 @@ impl Ftl for BastFtl {
                         .take()
                         .ok_or_else(|| dev.out_of_space("no free block for a log block"))?;
                     self.log.open(slot, pbn);
-                    self.owner[slot as usize] = lbn;
-                    self.slot_of.set(lbn as usize, slot);
+                    self.owner[slot as usize] = Opt::some(lbn);
+                    self.slot_of.set(lbn.index(), Opt::some(slot));
                     slot
                 }
-                slot if self.log.is_full(slot) => {
+                Some(slot) if self.log.is_full(slot) => {
                     // Victim rule (1): the written logical block's own full log block.
                     self.reclaim(slot, dev)?;
                     continue;
                 }
-                slot => slot,
+                Some(slot) => slot,
             };
             dev.program_with_aux(self.log.next_ppn(slot), token, lpn, SEQ_LOG_AUX)?;
             self.log.append(slot, Some(lpn));
@@ -296,11 +297,9 @@ impl Ftl for BastFtl {
         }
     }
 
-    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`), except with partial merges:
-    /// there a torn cut can leave a mount that programs a page twice (an open bug, the first case of
-    /// `tests/fixtures/power-open-bugs.txt`), so such a run is refused rather than wrong.
+    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
     fn detects_torn_pages(&self) -> bool {
-        !self.partial_merge
+        true
     }
 
     /// Rebuilds the block map and the log blocks from the spare areas (module doc, "Mount").
@@ -308,8 +307,8 @@ impl Ftl for BastFtl {
         let ppb = self.ppb;
         self.data.clear();
         self.log.clear();
-        self.owner.fill(NONE);
-        self.slot_of = SparseVec::new(self.slot_of.len(), NONE);
+        self.owner.fill(Opt::NONE);
+        self.slot_of = SparseVec::new(self.slot_of.len(), Opt::NONE);
         self.cursor = 0;
         let mut pages = Vec::with_capacity(ppb as usize);
         let (mut found, mut freed) = (Vec::new(), Vec::new());
@@ -333,18 +332,18 @@ impl Ftl for BastFtl {
         // (first sequence number, logical block, index in `found`) of each log block.
         let mut logs = Vec::new();
         for group in found.chunk_by(|a, b| a.lbn == b.lbn) {
-            let lbn = group[0].lbn;
+            let lbn = Lbn(group[0].lbn);
             let mut group = group.to_vec();
             let roles = settle_torn(dev, &mut group, true, &mut freed)?;
             let programmed = finish_merge(dev, &group, &roles, &mut freed, |_| None)?;
             let data = &group[roles.data];
-            self.data.assign(Lbn(lbn), data.pbn, 0);
+            self.data.assign(lbn, data.pbn, 0);
             for o in (0..ppb).filter(|&o| programmed[o as usize]) {
-                self.data.mark_programmed(Lbn(lbn).lpn(o, ppb));
+                self.data.mark_programmed(lbn.lpn(o, ppb));
             }
             // A torn page written in place: its offset is taken and holds nothing ([`settle_torn`]).
             for &o in &data.torn {
-                self.data.mark_programmed(Lbn(lbn).lpn(o, ppb));
+                self.data.mark_programmed(lbn.lpn(o, ppb));
             }
             if let Some(log) = roles.log.map(|i| &group[i]) {
                 logs.push((log.min_seq, log.pbn, lbn, log.lpns.clone()));
@@ -355,13 +354,13 @@ impl Ftl for BastFtl {
         }
         logs.sort_unstable_by_key(|l| l.0);
         for (slot, (_, pbn, lbn, lpns)) in logs.into_iter().enumerate() {
-            let (slot, lbn) = (slot as u32, lbn);
+            let slot = slot as u32;
             self.log.open(slot, pbn);
             for lpn in lpns {
                 self.log.append(slot, lpn.get());
             }
-            self.owner[slot as usize] = lbn;
-            self.slot_of.set(lbn as usize, slot);
+            self.owner[slot as usize] = Opt::some(lbn);
+            self.slot_of.set(lbn.index(), Opt::some(slot));
         }
         self.pool = FreePool::with_range(Pbn(0), 0);
         for pbn in freed {
@@ -392,16 +391,23 @@ impl Ftl for BastFtl {
 }
 
 impl BastFtl {
+    /// The logical block of log slot `slot`, which holds a log block.
+    fn owner(&self, slot: u32) -> Lbn {
+        self.owner[slot as usize]
+            .get()
+            .expect("a log slot that holds a log block has an owner")
+    }
+
     fn free_slot(&self) -> Option<u32> {
-        (0..self.log.slots()).find(|&s| self.owner[s as usize] == NONE)
+        (0..self.log.slots()).find(|&s| self.owner[s as usize].is_none())
     }
 
     /// FAST §3.7: (2) a log block that can be switched, else (3) round robin.
     fn victim(&mut self) -> u32 {
         let n = self.log.slots();
-        let switchable = (0..n).map(|i| (self.cursor + i) % n).find(|&s| {
-            self.log.is_full(s) && self.log.in_place_order(s, Lbn(self.owner[s as usize]))
-        });
+        let switchable = (0..n)
+            .map(|i| (self.cursor + i) % n)
+            .find(|&s| self.log.is_full(s) && self.log.in_place_order(s, self.owner(s)));
         switchable.unwrap_or_else(|| {
             let s = self.cursor;
             self.cursor = (self.cursor + 1) % n;
@@ -411,18 +417,18 @@ impl BastFtl {
 
     /// Reclaims the log block in `slot` by a switch, a partial merge or a full merge; the slot is left empty.
     fn reclaim(&mut self, slot: u32, dev: &mut Device) -> Result<()> {
-        let lbn = self.owner[slot as usize];
+        let lbn = self.owner(slot);
         let written = self.log.written(slot);
         dev.record_log_utilization(written);
-        let in_place = self.log.in_place_order(slot, Lbn(lbn));
+        let in_place = self.log.in_place_order(slot, lbn);
         let mark = dev.begin();
         let kind = if in_place && written == self.ppb {
             let log = self.log.close(slot);
-            merge::switch(dev, &mut self.pool, &mut self.data, Lbn(lbn), log, self.ppb)?;
+            merge::switch(dev, &mut self.pool, &mut self.data, lbn, log, self.ppb)?;
             MergeKind::Switch
         } else {
             for o in 0..self.ppb {
-                let lpn = Lbn(lbn).lpn(o, self.ppb);
+                let lpn = lbn.lpn(o, self.ppb);
                 self.sources[o as usize] =
                     Opt::from(self.log.newest(lpn).or_else(|| self.data.page(lpn, dev)));
             }
@@ -432,7 +438,7 @@ impl BastFtl {
                     dev,
                     &mut self.pool,
                     &mut self.data,
-                    Lbn(lbn),
+                    lbn,
                     log,
                     written,
                     &self.sources,
@@ -444,7 +450,7 @@ impl BastFtl {
                     dev,
                     &mut self.pool,
                     &mut self.data,
-                    Lbn(lbn),
+                    lbn,
                     &self.sources,
                     None,
                 )?;
@@ -455,15 +461,15 @@ impl BastFtl {
             }
         };
         dev.end_merge(mark, kind);
-        self.owner[slot as usize] = NONE;
-        self.slot_of.set(lbn as usize, NONE);
+        self.owner[slot as usize] = Opt::NONE;
+        self.slot_of.set(lbn.index(), Opt::NONE);
         self.map_changed(lbn, dev)
     }
 
     /// The block map entry of `lbn` changed: with a zoned map, the change must reach its map page.
-    fn map_changed(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
+    fn map_changed(&mut self, lbn: Lbn, dev: &mut Device) -> Result<()> {
         match &mut self.zones {
-            Some(zones) => zones.changed(Lbn(lbn), dev),
+            Some(zones) => zones.changed(lbn, dev),
             None => Ok(()),
         }
     }

@@ -34,9 +34,11 @@
 //! device); a merge the cut interrupted is finished (its target's missing pages copied from their newest
 //! copies, the replaced blocks erased: the only page reads, programs and erases of a mount); the RW blocks
 //! return to the ring in the order they were opened ([`HybridBlocks::mount`]). A torn page (`torn_pages`) is a hole in an RW
-//! block, taken and empty in a data block; a merge whose target holds one is undone (full merge: the target
-//! is erased, the sources hold every page) or redone into a free block (the SW block's partial merge, or a
-//! torn append to the SW block); a block of torn pages only is erased (`common/seq_logs.rs`, "Torn pages").
+//! block, taken and empty in a data block (a write in place, also into the target of an RW victim's merge
+//! that left the SW block live); a merge whose target holds a torn copy (the blocks it replaces still there:
+//! the rule of `common/boot_scan.rs`) is undone (full merge: the target is erased, the sources hold every
+//! page) or redone into a free block (the SW block's partial merge, or a torn append to the SW block); a
+//! block of torn pages only is erased (`common/seq_logs.rs`, "Torn pages").
 //!
 //! The write cases 1-2.3 and the merges are the FAST family's one write path (`common/seq_logs.rs`), shared
 //! with LAST and MAST. A page written to the SW block makes its older RW copy stale (§3.6: a newer version in

@@ -2,6 +2,13 @@
 //! spare areas of the chip's pages to find which logical page each holds and how new it is (FAST paper §3.2:
 //! the sector map "can be rebuilt at boot from the spare areas"; TinyFTL paper §V.D). Every read here is a
 //! counted spare read: the mount's cost.
+//!
+//! Torn pages (issue 13, [`settle_torn`]): a torn page in a data block is a copy of a merge the cut
+//! interrupted only if a block that merge replaces is still there holding an untagged page or a page the
+//! data block lacks (the old data block is erased last, and it holds every page the merge copies); else it
+//! is a host write in place, its offset taken and empty. Not its sequence number: a merge's copies are
+//! consecutive programs, but a write in place right after an idle-time merge is the next program too.
+//! BAST's log blocks keep a torn page, and the erased pages a partial merge skipped before it, as holes.
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn};
 use crate::device::Device;
@@ -70,7 +77,8 @@ pub struct InPlace {
     pub born: u32,
     /// Sequence number of the last tagged page, 0 if none.
     pub tagged_end: u32,
-    /// The logical page of each programmed page, in page order (a log block's appends), none for a torn one.
+    /// The logical page of each page up to the last programmed one, in page order (a log block's appends),
+    /// none for a torn page and for an erased one below it (a hole a partial merge left, [`settle_torn`]).
     pub lpns: Vec<Opt<Lpn>>,
     /// The pages of the block that are torn ([`is_torn`]): programmed, holding nothing.
     pub torn: Vec<u32>,
@@ -80,8 +88,8 @@ impl InPlace {
     /// The block `pbn` whose programmed pages (offset, spare area; from [`scan_block`] with
     /// [`Extent::EveryPage`]: in-place blocks have holes) are `pages`, if they all hold pages of one logical
     /// block at their own offsets, or (`appended`: BAST's log blocks) are tagged with `tag` and were appended
-    /// from the block's first page on. Torn pages take their place and hold nothing; a block with nothing
-    /// but torn pages is None (the caller erases it).
+    /// from the block's first page on (erased pages only before a torn one). Torn pages take their place and
+    /// hold nothing; a block with nothing but torn pages is None (the caller erases it).
     pub fn from_pages(
         pbn: Pbn,
         pages: &[(u32, Spare)],
@@ -89,13 +97,23 @@ impl InPlace {
         tag: u32,
         appended: bool,
     ) -> Option<InPlace> {
-        let from_first = pages.iter().enumerate().all(|(i, &(o, _))| o == i as u32);
+        // Appended from the first page on, but for the erased pages before a torn one: the offsets a partial
+        // merge into the block had nothing to copy into, before the copy the cut tore.
+        let mut next = 0;
+        let from_first = pages.iter().all(|&(o, s)| {
+            let appended = o == next || o > next && is_torn(&s);
+            next = o + 1;
+            appended
+        });
         let torn: Vec<u32> = pages
             .iter()
             .filter(|(_, s)| is_torn(s))
             .map(|&(o, _)| o)
             .collect();
-        let lpns = pages.iter().map(|&(_, s)| s.lpn).collect();
+        let mut lpns = vec![Opt::NONE; pages.last().map_or(0, |&(o, _)| o as usize + 1)];
+        for &(o, s) in pages {
+            lpns[o as usize] = s.lpn;
+        }
         // The pages that are not torn, each with the logical page it holds.
         let pages: Vec<(u32, Lpn, Spare)> = pages
             .iter()
@@ -270,7 +288,8 @@ pub fn finish_merge(
         return Ok(programmed);
     }
     for o in 0..ppb {
-        if programmed[o as usize] {
+        // A torn offset is programmed: taken, holding nothing ([`settle_torn`]).
+        if programmed[o as usize] || data.torn.contains(&o) {
             continue;
         }
         let lpn = data.lbn * ppb + o;
@@ -297,19 +316,22 @@ pub fn finish_merge(
 
 /// The roles of `group`'s blocks (one logical block's, sorted as for [`resolve`]) once its torn pages are
 /// settled (issue 13: a write in flight reads back old or new, never anything else):
-/// - a torn page in the data block of a finished state is a host write in place cut by the power loss: its
-///   offset held nothing before (a page goes to a log block only when its offset in the data block is
-///   taken), so it stays taken and reads as nothing; the caller marks it programmed;
-/// - a torn page in the target of a full merge (a data block with no tagged page, while the blocks it was
-///   replacing are still there) means the merge did not finish: every page it copied is still in its
-///   sources, so the target is erased (pushed to `freed`) and the rest get their roles again, as after a
-///   cut before the first copy;
-/// - a torn page in a partial merge's target (a log block taking copies, which holds data of its own), or,
-///   unless `appended_logs`, in a sequential log block (an append, or a partial merge's first copy, cut),
-///   leaves a block that can neither be finished nor appended to at its next offset: the merge is redone
-///   into a free block taken from `freed` (the last roles hold it as the data block, every other block as
-///   replaced; [`finish_merge`] copies the newest copy of each page into it and erases the rest). BAST's log
-///   blocks (`appended_logs`) keep a torn page as a hole of their appends instead.
+/// - a torn page in the data block is a merge's copy cut by the power loss only while the merge is unfinished,
+///   which the blocks it replaces tell ([`merge_cut`]: one holds an untagged page or a page the data block
+///   lacks); otherwise it is a host write in place cut (also into a finished merge's target while the
+///   sequential log block that merge copied is still there): its offset held nothing before (a page goes to a
+///   log block only when its offset in the data block is taken), so it stays taken and reads as nothing;
+///   the caller marks it programmed and [`finish_merge`] copies nothing into it;
+/// - a torn copy in the target of a full merge (a data block with no tagged page) means the merge did not
+///   finish: every page it copied is still in its sources, so the target is erased (pushed to `freed`) and
+///   the rest get their roles again, as after a cut before the first copy;
+/// - a torn copy in a partial merge's target (a log block taking copies, which holds data of its own), or,
+///   unless `appended_logs`, a torn page in a sequential log block (an append, or a partial merge's first
+///   copy, cut), leaves a block that can neither be finished nor appended to at its next offset: the merge
+///   is redone into a free block taken from `freed` (the last roles hold it as the data block, every other
+///   block as replaced; [`finish_merge`] copies the newest copy of each page into it and erases the rest).
+///   BAST's log blocks (`appended_logs`) keep a torn page as a hole of their appends instead, and the
+///   erased pages before it too (a partial merge's first copy lands past the offsets it has nothing for).
 pub fn settle_torn(
     dev: &mut Device,
     group: &mut Vec<InPlace>,
@@ -319,7 +341,7 @@ pub fn settle_torn(
     loop {
         let roles = resolve_or_bug(dev, group)?;
         let data = &group[roles.data];
-        let interrupted = !roles.old.is_empty() && !data.torn.is_empty();
+        let interrupted = merge_cut(group, &roles);
         if interrupted && data.tagged_end == 0 {
             dev.erase(data.pbn)?;
             freed.push(data.pbn);
@@ -347,6 +369,25 @@ pub fn settle_torn(
             old: (0..group.len() - 1).collect(),
         });
     }
+}
+
+/// Whether a torn page of `group`'s data block (with `roles`) is a merge copy the cut tore, rather than a host
+/// write in place. A merge erases the blocks it replaces only after its last copy, so while it is unfinished
+/// the old data block is among them, and it holds (or has torn) every offset the merge found a source for,
+/// the torn copy's included: its untagged pages say so, or, when every page it holds is tagged (a log block
+/// made the data block by a switch, or by a partial merge with nothing to fill), the writes to offsets it
+/// lacked went into it in place. A finished merge leaves only a sequential log block it copied without
+/// consuming (FAST §3.4's RW victim merge; its pages tagged, all held by the data block), and a torn page
+/// there is a later write in place. The sequence numbers cannot tell the two apart: a merge's copies are
+/// consecutive programs, but so is a write in place right after a merge (MAST's idle-time merges).
+fn merge_cut(group: &[InPlace], roles: &Roles) -> bool {
+    let data = &group[roles.data];
+    !data.torn.is_empty()
+        && roles.old.iter().any(|&i| {
+            let b = &group[i];
+            let holds = |o: u32| b.seqs[o as usize] != 0 || b.in_place && b.torn.contains(&o);
+            !b.tagged || (0..data.seqs.len() as u32).any(|o| holds(o) && data.seqs[o as usize] == 0)
+        })
 }
 
 /// [`resolve`] for a mount: the roles of `group`'s blocks, or the mount error naming its first block.
@@ -507,5 +548,84 @@ mod tests {
             (roles.data, roles.log, g[0].torn.clone()),
             (0, None, vec![1])
         );
+    }
+
+    #[test]
+    fn a_torn_write_in_place_into_a_finished_merges_target_keeps_the_target() {
+        // FAST §3.4's RW victim merge copied pages 0 and 1 from the SW block (2) and page 2 from an RW block
+        // into block 1 (seqs 7-9), erased the data block and the victim, and left the SW block live; the
+        // next program, a host write in place at offset 3, is torn (seq 10: right after the copies, as
+        // after MAST's idle-time merges). Block 1 stays the data block; the SW block, all of whose pages it
+        // holds, is replaced: 1 erase, no copy, though the RW page of logical page 3 offered for it (the
+        // torn offset is taken).
+        let mut dev = Device::toy(4);
+        for o in 0..4 {
+            put(&mut dev, 0, o, o, UNTAGGED);
+        }
+        put(&mut dev, 2, 0, 0, Some(SEQ_LOG_AUX));
+        put(&mut dev, 2, 1, 1, Some(SEQ_LOG_AUX));
+        for o in 0..2 {
+            dev.copy(dev.ppn(Pbn(2), o), dev.ppn(Pbn(1), o)).unwrap();
+        }
+        dev.copy(dev.ppn(Pbn(0), 2), dev.ppn(Pbn(1), 2)).unwrap();
+        dev.erase(Pbn(0)).unwrap();
+        tear(&mut dev, 1, 3);
+        let mut g = group(&mut dev, &[1, 2], false);
+        assert_eq!(
+            (
+                g[1].pbn,
+                g[1].max_seq,
+                dev.chip().peek(dev.ppn(Pbn(1), 3)).spare.seq
+            ),
+            (Pbn(1), 9, 10)
+        );
+        let mut freed = Vec::new();
+        let roles = settle_torn(&mut dev, &mut g, false, &mut freed).unwrap();
+        assert_eq!(
+            (g[roles.data].pbn, roles.log, roles.old.clone()),
+            (Pbn(1), None, vec![0])
+        );
+        assert!(freed.is_empty());
+        put(&mut dev, 3, 0, 3, Some(SEQ_LOG_AUX + 1));
+        let rw_page = dev.ppn(Pbn(3), 0);
+        let before = dev.counts();
+        let programmed =
+            finish_merge(&mut dev, &g, &roles, &mut freed, |_| Some((1, rw_page))).unwrap();
+        assert_eq!(programmed, vec![true, true, true, false]);
+        let cost = dev.counts().minus(&before);
+        assert_eq!((cost.page_writes, cost.erases), (0, 1));
+        assert_eq!(freed, vec![Pbn(2)]);
+    }
+
+    #[test]
+    fn a_bast_log_block_holds_the_erased_pages_before_a_torn_one_as_holes() {
+        // BAST's partial merge of a log block holding offset 0 found nothing for offset 1 and tore its copy
+        // into offset 2; an append after the mount went to page 3 (logical page 2, out of place). Pages 1
+        // and 2 are holes: the block's appends are 4 pages.
+        let spare = |lpn: u32, seq: u32| Spare {
+            lpn: Opt::some(Lpn(lpn)),
+            seq,
+            aux: Opt::some(SEQ_LOG_AUX),
+            ..Spare::ERASED
+        };
+        let torn = Spare {
+            lpn: Opt::NONE,
+            seq: 3,
+            ..Spare::ERASED
+        };
+        let pages = [(0, spare(0, 1)), (2, torn), (3, spare(2, 4))];
+        let b = InPlace::from_pages(Pbn(5), &pages, 4, SEQ_LOG_AUX, true).unwrap();
+        let hole = Opt::NONE;
+        assert_eq!(
+            b.lpns,
+            vec![Opt::some(Lpn(0)), hole, hole, Opt::some(Lpn(2))]
+        );
+        assert_eq!(
+            (b.torn.clone(), b.in_place, b.tagged),
+            (vec![2], false, true)
+        );
+        // An erased page before a page that is not torn: no append order.
+        let pages = [(0, spare(1, 1)), (2, spare(0, 2))];
+        assert!(InPlace::from_pages(Pbn(5), &pages, 4, SEQ_LOG_AUX, true).is_none());
     }
 }

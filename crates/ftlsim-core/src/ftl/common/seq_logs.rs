@@ -39,10 +39,11 @@
 //! block of nothing but torn pages is erased at mount (a first program into a fresh block was cut: a data
 //! block's first write in place, a log block's first append, a merge's first copy); a torn page in a random
 //! log block is a hole of its appends (the write pointer goes past it; it is no copy of anything); the
-//! in-place blocks' torn pages are settled by [`settle_torn`]: taken and empty in a data block, the merge
-//! undone when its full merge's target holds one, redone into a free block when a partial merge's target or
-//! a sequential log block does. Cost: one erase per torn-only block or undone target; a redo reads and
-//! programs each page the logical block holds and erases the blocks it replaces.
+//! in-place blocks' torn pages are settled by [`settle_torn`]: taken and empty in a data block (a write in
+//! place, unless the blocks a merge replaces are still there), the merge undone when its full merge's target
+//! holds one, redone into a free block when a partial merge's target or a sequential log block does. Cost:
+//! one erase per torn-only block or undone target; a redo reads and programs each page the logical block
+//! holds and erases the blocks it replaces.
 
 use super::boot_scan::{
     finish_merge, is_torn, mount_bug, scan_block, settle_torn, Extent, InPlace,
@@ -101,7 +102,8 @@ pub enum SeqWrite {
     /// The page went into a sequential log block (case 1 or 2.1); `reclaimed`: the kind of the merge that
     /// freed a block for it first (case 1).
     Appended { reclaimed: Option<MergeKind> },
-    /// The write broke a run and was folded into the block's merge (case 2.2: partial, 2.3: full).
+    /// The write broke a run and was folded into the block's merge (case 2.2: partial, 2.3: full), or the
+    /// case-1 merge left its offset free in the data block (a torn page it dropped) and it went there.
     Merged(MergeKind),
     /// No sequential log block takes the write: it goes to the caller's random log blocks.
     NotMine,
@@ -225,6 +227,11 @@ impl HybridBlocks {
                 Some(i) => Some(self.reclaim_seq(i, None, dev)?),
                 None => None,
             };
+            // The merge dropped a torn page at the offset (issue 13): the page fits in place now.
+            if let Some(kind) = reclaimed.filter(|_| self.data.fits_in_place(lpn)) {
+                self.write_in_place(lpn, token, dev)?;
+                return Ok(SeqWrite::Merged(kind));
+            }
             let i = self
                 .seq
                 .iter()
