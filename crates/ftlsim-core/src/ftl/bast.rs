@@ -69,10 +69,11 @@ use super::common::merge;
 use super::common::seq_logs::SEQ_LOG_AUX;
 use super::common::zone_map::ZoneMap;
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
+use crate::nand::NO_LPN;
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
@@ -222,7 +223,7 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
         owner: vec![NONE; p.log_blocks as usize],
         slot_of: SparseVec::new(g.logical_blocks as usize, NONE),
         cursor: 0,
-        pool: FreePool::with_range(0, data_and_log_blocks),
+        pool: FreePool::with_range(Pbn(0), data_and_log_blocks),
         data_and_log_blocks,
         sources: vec![Opt::NONE; g.pages_per_block as usize],
         zones,
@@ -237,11 +238,11 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
 impl Ftl for BastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         if let Some(zones) = &mut self.zones {
-            zones.enter(lpn.0 / self.ppb, dev)?;
+            zones.enter(lpn.lbn(self.ppb), dev)?;
         }
-        let ppn = match self.log.newest(lpn.0) {
+        let ppn = match self.log.newest(lpn) {
             Some(ppn) => ppn,
-            None => match self.data.page(lpn.0, dev) {
+            None => match self.data.page(lpn, dev) {
                 Some(ppn) => ppn,
                 None => return Ok(None),
             },
@@ -252,13 +253,13 @@ impl Ftl for BastFtl {
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         let lbn = lpn.0 / self.ppb;
         if let Some(zones) = &mut self.zones {
-            zones.enter(lbn, dev)?;
+            zones.enter(Lbn(lbn), dev)?;
         }
         loop {
-            if self.data.fits_in_place(lpn.0) {
-                let new_data_block = self.data.pbn(lbn).is_none();
+            if self.data.fits_in_place(lpn) {
+                let new_data_block = self.data.pbn(Lbn(lbn)).is_none();
                 self.data
-                    .program_in_place(lpn.0, token, &mut self.pool, dev)?;
+                    .program_in_place(lpn, token, &mut self.pool, dev)?;
                 if new_data_block {
                     self.map_changed(lbn, dev)?;
                 }
@@ -291,7 +292,7 @@ impl Ftl for BastFtl {
                 slot => slot,
             };
             dev.program_with_aux(self.log.next_ppn(slot), token, lpn, SEQ_LOG_AUX)?;
-            self.log.append(slot, lpn.0);
+            self.log.append(slot, Some(lpn));
             return Ok(());
         }
     }
@@ -338,13 +339,13 @@ impl Ftl for BastFtl {
             let roles = settle_torn(dev, &mut group, true, &mut freed)?;
             let programmed = finish_merge(dev, &group, &roles, &mut freed, |_| None)?;
             let data = &group[roles.data];
-            self.data.assign(lbn, data.pbn, 0);
+            self.data.assign(Lbn(lbn), data.pbn, 0);
             for o in (0..ppb).filter(|&o| programmed[o as usize]) {
-                self.data.mark_programmed(lbn * ppb + o);
+                self.data.mark_programmed(Lbn(lbn).lpn(o, ppb));
             }
             // A torn page written in place: its offset is taken and holds nothing ([`settle_torn`]).
             for &o in &data.torn {
-                self.data.mark_programmed(lbn * ppb + o);
+                self.data.mark_programmed(Lbn(lbn).lpn(o, ppb));
             }
             if let Some(log) = roles.log.map(|i| &group[i]) {
                 logs.push((log.min_seq, log.pbn, lbn, log.lpns.clone()));
@@ -358,12 +359,12 @@ impl Ftl for BastFtl {
             let (slot, lbn) = (slot as u32, lbn);
             self.log.open(slot, pbn);
             for lpn in lpns {
-                self.log.append(slot, lpn);
+                self.log.append(slot, (lpn != NO_LPN).then_some(Lpn(lpn)));
             }
             self.owner[slot as usize] = lbn;
             self.slot_of.set(lbn as usize, slot);
         }
-        self.pool = FreePool::with_range(0, 0);
+        self.pool = FreePool::with_range(Pbn(0), 0);
         for pbn in freed {
             self.pool.put(pbn);
         }
@@ -399,9 +400,9 @@ impl BastFtl {
     /// FAST §3.7: (2) a log block that can be switched, else (3) round robin.
     fn victim(&mut self) -> u32 {
         let n = self.log.slots();
-        let switchable = (0..n)
-            .map(|i| (self.cursor + i) % n)
-            .find(|&s| self.log.is_full(s) && self.log.in_place_order(s, self.owner[s as usize]));
+        let switchable = (0..n).map(|i| (self.cursor + i) % n).find(|&s| {
+            self.log.is_full(s) && self.log.in_place_order(s, Lbn(self.owner[s as usize]))
+        });
         switchable.unwrap_or_else(|| {
             let s = self.cursor;
             self.cursor = (self.cursor + 1) % n;
@@ -414,15 +415,15 @@ impl BastFtl {
         let lbn = self.owner[slot as usize];
         let written = self.log.written(slot);
         dev.record_log_utilization(written);
-        let in_place = self.log.in_place_order(slot, lbn);
+        let in_place = self.log.in_place_order(slot, Lbn(lbn));
         let mark = dev.begin();
         let kind = if in_place && written == self.ppb {
             let log = self.log.close(slot);
-            merge::switch(dev, &mut self.pool, &mut self.data, lbn, log, self.ppb)?;
+            merge::switch(dev, &mut self.pool, &mut self.data, Lbn(lbn), log, self.ppb)?;
             MergeKind::Switch
         } else {
             for o in 0..self.ppb {
-                let lpn = lbn * self.ppb + o;
+                let lpn = Lbn(lbn).lpn(o, self.ppb);
                 self.sources[o as usize] =
                     Opt::from(self.log.newest(lpn).or_else(|| self.data.page(lpn, dev)));
             }
@@ -432,7 +433,7 @@ impl BastFtl {
                     dev,
                     &mut self.pool,
                     &mut self.data,
-                    lbn,
+                    Lbn(lbn),
                     log,
                     written,
                     &self.sources,
@@ -444,7 +445,7 @@ impl BastFtl {
                     dev,
                     &mut self.pool,
                     &mut self.data,
-                    lbn,
+                    Lbn(lbn),
                     &self.sources,
                     None,
                 )?;
@@ -463,7 +464,7 @@ impl BastFtl {
     /// The block map entry of `lbn` changed: with a zoned map, the change must reach its map page.
     fn map_changed(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
         match &mut self.zones {
-            Some(zones) => zones.changed(lbn, dev),
+            Some(zones) => zones.changed(Lbn(lbn), dev),
             None => Ok(()),
         }
     }

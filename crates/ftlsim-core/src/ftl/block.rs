@@ -27,7 +27,7 @@ use super::common::boot_scan::{scan_block, Extent};
 use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
 use super::{defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Token};
+use crate::addr::{Lbn, Lpn, Pbn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
@@ -65,7 +65,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         sequential_program: g.sequential_program,
         physical_blocks: blocks,
         data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
-        free: FreePool::with_range(0, blocks),
+        free: FreePool::with_range(Pbn(0), blocks),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -77,19 +77,17 @@ impl Ftl for BlockFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         // The data block's page is read even if never programmed: the baseline keeps no per-page lookup on
         // the read path.
-        match self.data.pbn(lpn.0 / self.ppb) {
+        match self.data.pbn(lpn.lbn(self.ppb)) {
             None => Ok(None),
-            Some(pbn) => Ok(dev.read(dev.ppn(pbn, lpn.0 % self.ppb))?.token),
+            Some(pbn) => Ok(dev.read(dev.ppn(pbn, lpn.offset(self.ppb)))?.token),
         }
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        if self.data.fits_in_place(lpn.0) {
-            return self
-                .data
-                .program_in_place(lpn.0, token, &mut self.free, dev);
+        if self.data.fits_in_place(lpn) {
+            return self.data.program_in_place(lpn, token, &mut self.free, dev);
         }
-        let (lbn, offset) = (lpn.0 / self.ppb, lpn.0 % self.ppb);
+        let (lbn, offset) = (lpn.lbn(self.ppb), lpn.offset(self.ppb));
         let mark = dev.begin();
         let new = self
             .free
@@ -99,16 +97,15 @@ impl Ftl for BlockFtl {
             .data
             .relocate(lbn, new)
             .expect("an overwrite has a data block");
-        let first = lbn * self.ppb;
         for o in 0..self.ppb {
             let to = dev.ppn(new, o);
             if o == offset {
                 dev.program(to, token, lpn)?;
-            } else if self.data.is_written(first + o) {
+            } else if self.data.is_written(lbn.lpn(o, self.ppb)) {
                 dev.copy(dev.ppn(old, o), to)?;
             }
         }
-        self.data.mark_programmed(lpn.0);
+        self.data.mark_programmed(lpn);
         dev.erase(old)?;
         self.free.put(old);
         dev.end_gc(mark);
@@ -121,7 +118,7 @@ impl Ftl for BlockFtl {
 
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
         self.data = DataBlocks::new(self.logical_blocks, self.ppb, self.sequential_program);
-        self.free = FreePool::with_range(0, 0);
+        self.free = FreePool::with_range(Pbn(0), 0);
         // Per logical block: its block and the highest sequence number in it (mount-time RAM).
         let mut owner: Vec<Option<(u32, Pbn)>> = vec![None; self.logical_blocks as usize];
         let mut pages: Vec<Vec<u32>> = Vec::new();
@@ -129,7 +126,7 @@ impl Ftl for BlockFtl {
             let (mut lbn, mut seq, mut offsets) = (None, 0, Vec::new());
             scan_block(dev, pbn, Extent::EveryPage, |offset, _, spare| {
                 if let Some(lpn) = spare.lpn() {
-                    lbn = Some(lpn.0 / self.ppb);
+                    lbn = Some(lpn.lbn(self.ppb));
                 }
                 seq = seq.max(spare.seq);
                 offsets.push(offset);
@@ -144,7 +141,7 @@ impl Ftl for BlockFtl {
                 continue;
             };
             pages.push(offsets);
-            let slot = &mut owner[lbn as usize];
+            let slot = &mut owner[lbn.index()];
             match *slot {
                 // An interrupted overwrite: keep the older, complete block; erase the newer.
                 Some((other_seq, other)) => {
@@ -158,11 +155,11 @@ impl Ftl for BlockFtl {
                 None => *slot = Some((seq, pbn)),
             }
         }
-        for (lbn, entry) in owner.iter().enumerate() {
+        for (lbn, entry) in (0..).map(Lbn).zip(&owner) {
             if let Some((_, pbn)) = entry {
-                self.data.relocate(lbn as u32, *pbn);
-                for offset in &pages[pbn.index()] {
-                    self.data.mark_programmed(lbn as u32 * self.ppb + offset);
+                self.data.relocate(lbn, *pbn);
+                for &offset in &pages[pbn.index()] {
+                    self.data.mark_programmed(lbn.lpn(offset, self.ppb));
                 }
             }
         }

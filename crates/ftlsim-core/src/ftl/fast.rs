@@ -156,16 +156,16 @@ pub struct FastFtl {
 
 impl Ftl for FastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        self.blocks.read(lpn.0, dev)
+        self.blocks.read(lpn, dev)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        if self.blocks.write_in_place(lpn.0, token, dev)? {
+        if self.blocks.write_in_place(lpn, token, dev)? {
             return Ok(());
         }
         match self
             .blocks
-            .write_seq(lpn.0, token, lpn.0.is_multiple_of(self.ppb), dev)?
+            .write_seq(lpn, token, lpn.offset(self.ppb) == 0, dev)?
         {
             SeqWrite::NotMine => self.write_rw(lpn, token, dev),
             SeqWrite::Appended { .. } | SeqWrite::Merged(_) => Ok(()),
@@ -220,7 +220,7 @@ impl FastFtl {
                 self.open_rw(victim, dev)?
             }
         };
-        self.blocks.append_random(slot, lpn.0, token, 0, dev)
+        self.blocks.append_random(slot, lpn, token, 0, dev)
     }
 
     fn open_rw(&mut self, slot: u32, dev: &Device) -> Result<u32> {

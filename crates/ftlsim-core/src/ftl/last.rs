@@ -63,7 +63,7 @@ use super::common::bounds::Checks;
 use super::common::log_blocks::sector_map_ram;
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Token};
+use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
 use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
@@ -217,15 +217,15 @@ impl Ftl for LastFtl {
     }
 
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        self.blocks.read(lpn.0, dev)
+        self.blocks.read(lpn, dev)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        if self.blocks.write_in_place(lpn.0, token, dev)? {
+        if self.blocks.write_in_place(lpn, token, dev)? {
             return Ok(());
         }
         let large = self.request_bytes >= self.seq_threshold_bytes;
-        match self.blocks.write_seq(lpn.0, token, large, dev)? {
+        match self.blocks.write_seq(lpn, token, large, dev)? {
             SeqWrite::Appended { .. } => {
                 // A full sequential log block is switched at once: it frees a sequential slot.
                 self.blocks.switch_full_seq(dev)?;
@@ -235,14 +235,14 @@ impl Ftl for LastFtl {
             SeqWrite::NotMine => {}
         }
         self.writes += 1;
-        let previous = self.last_write.get(lpn.0 as usize);
-        self.last_write.set(lpn.0 as usize, self.writes);
+        let previous = self.last_write.get(lpn.index());
+        self.last_write.set(lpn.index(), self.writes);
         let hot = previous != 0 && self.writes - previous <= self.hot_window;
         self.hot_writes += hot as u64;
         let part = if hot { HOT } else { COLD };
         let slot = self.random_slot(part, dev)?;
         self.blocks
-            .append_random(slot, lpn.0, token, part as u32, dev)
+            .append_random(slot, lpn, token, part as u32, dev)
     }
 
     /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
@@ -261,13 +261,9 @@ impl Ftl for LastFtl {
         self.opened.fill(0);
         self.open = [None, None];
         self.count = [0, 0];
-        for (slot, &part) in found.iter().enumerate() {
+        for (slot, &(pbn, part)) in found.iter().enumerate() {
             if part as usize > COLD {
-                return Err(mount_bug(
-                    dev,
-                    self.blocks.log.pbn(slot as u32).unwrap_or(Pbn(0)),
-                    "a random log block of no partition",
-                ));
+                return Err(mount_bug(dev, pbn, "a random log block of no partition"));
             }
             self.partition[slot] = part as u8;
             self.opened[slot] = slot as u64 + 1;

@@ -67,7 +67,7 @@ use super::common::bounds::{extra_blocks_limit, Checks};
 use super::common::log_blocks::{sector_map_ram, PageState};
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Token};
+use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
@@ -258,17 +258,17 @@ pub struct MastFtl {
 
 impl Ftl for MastFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        self.blocks.read(lpn.0, dev)
+        self.blocks.read(lpn, dev)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        if self.blocks.write_in_place(lpn.0, token, dev)? {
+        if self.blocks.write_in_place(lpn, token, dev)? {
             return Ok(());
         }
         // Sequential writes follow FAST's rules in LA's SW block.
         if self
             .blocks
-            .write_seq(lpn.0, token, lpn.0.is_multiple_of(self.ppb), dev)?
+            .write_seq(lpn, token, lpn.offset(self.ppb) == 0, dev)?
             != SeqWrite::NotMine
         {
             return Ok(());
@@ -276,13 +276,13 @@ impl Ftl for MastFtl {
         let hot = self
             .blocks
             .log
-            .newest_slot(lpn.0)
+            .newest_slot(lpn)
             .is_some_and(|s| self.area[s as usize] as usize == LA);
         let area = if hot { HA } else { LA };
         self.writes[area] += 1;
         let slot = self.slot_for(area, dev)?;
         self.blocks
-            .append_random(slot, lpn.0, token, area as u32, dev)
+            .append_random(slot, lpn, token, area as u32, dev)
     }
 
     /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
@@ -298,13 +298,9 @@ impl Ftl for MastFtl {
         let found = self.blocks.mount(dev, self.physical_blocks)?;
         self.area.fill(FREE);
         self.queue.iter_mut().for_each(VecDeque::clear);
-        for (slot, &area) in found.iter().enumerate() {
+        for (slot, &(pbn, area)) in found.iter().enumerate() {
             if area as usize > CA {
-                return Err(mount_bug(
-                    dev,
-                    self.blocks.log.pbn(slot as u32).unwrap_or(Pbn(0)),
-                    "a log block of no area",
-                ));
+                return Err(mount_bug(dev, pbn, "a log block of no area"));
             }
             self.area[slot] = area as u8;
             self.queue[area as usize].push_back(slot as u32);

@@ -185,7 +185,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         } else {
             Bitmap::new(0)
         },
-        free: FreePool::with_range(0, g.logical_blocks + p.spare_blocks),
+        free: FreePool::with_range(Pbn(0), g.logical_blocks + p.spare_blocks),
         cache: LocationCache::new(p.page_cache, g.logical_pages(), policy),
         cache_policy: policy,
         newest: vec![Opt::NONE; g.pages_per_block as usize],
@@ -446,7 +446,7 @@ impl Ftl for NftlFtl {
                 in_use.set(rep as usize);
             }
         }
-        self.free = FreePool::with_range(0, 0);
+        self.free = FreePool::with_range(Pbn(0), 0);
         for pbn in 0..self.blocks {
             if !in_use.get(pbn as usize) {
                 if found[pbn as usize].pages > 0 && found[pbn as usize].vb.is_none() {

@@ -121,7 +121,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         frontier: vec![0; physical as usize],
         chain_len: vec![0; g.logical_blocks as usize],
         chains: ValidBuckets::new(g.logical_blocks, p.replacement_blocks),
-        free: FreePool::with_range(0, physical),
+        free: FreePool::with_range(Pbn(0), physical),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -220,7 +220,7 @@ impl Ftl for ReplacementFtl {
         self.chain_len.fill(0);
         self.chains = ValidBuckets::new(self.logical_blocks, self.limit);
         self.in_use = 0;
-        self.free = FreePool::with_range(0, 0);
+        self.free = FreePool::with_range(Pbn(0), 0);
         // Each block's logical block, first and last sequence numbers, and programmed offsets.
         let mut chains: Vec<Vec<(u32, Pbn)>> = vec![Vec::new(); self.logical_blocks as usize];
         let mut offsets: Vec<Vec<u32>> = vec![Vec::new(); self.physical_blocks as usize];

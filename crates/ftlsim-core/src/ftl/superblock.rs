@@ -176,7 +176,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         dir_loc: vec![Opt::NONE; superblocks as usize],
         table_loc: SparseVec::new(units as usize, Opt::NONE),
         cache: Lru::new(p.cache_entries, units),
-        free: FreePool::with_range(0, chip_blocks),
+        free: FreePool::with_range(Pbn(0), chip_blocks),
         cursor: 0,
     };
     Ok(Built {

@@ -257,7 +257,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         page_tables: Lru::new(p.page_table_cache_entries, l * tables_per_block),
         log_list: Lru::new(log_blocks, l),
         map: MapArea::new(Pbn(pool), map_blocks, map_pages, ppb),
-        free: FreePool::with_range(0, pool),
+        free: FreePool::with_range(Pbn(0), pool),
         scratch: Vec::new(),
     };
     Ok(Built {

@@ -4,7 +4,7 @@
 //!
 //! The physical size rule: a scheme adds at most as many blocks beyond the logical ones as there are logical
 //! blocks (the chip is at most twice the host capacity), or [`MIN_LIMIT`] on a smaller device, and never so
-//! many that a physical page address reaches `u32::MAX` (every scheme's "no page"). The cache rule: a cache
+//! many that a physical page address reaches `u32::MAX` (the "none" of `addr::Opt`). The cache rule: a cache
 //! of page locations or page tables holds at most one entry per logical page, or [`MIN_LIMIT`] on a smaller
 //! device.
 

@@ -8,7 +8,7 @@
 
 use super::bitmap::Bitmap;
 use super::free_pool::FreePool;
-use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
 use crate::error::Result;
 use crate::ftl::{address_bytes, RamItem};
@@ -40,32 +40,32 @@ impl DataBlocks {
         self.written.clear_all();
     }
 
-    pub fn pbn(&self, lbn: u32) -> Option<Pbn> {
-        self.map[lbn as usize].get()
+    pub fn pbn(&self, lbn: Lbn) -> Option<Pbn> {
+        self.map[lbn.index()].get()
     }
 
-    pub fn is_written(&self, lpn: u32) -> bool {
-        self.written.get(lpn as usize)
+    pub fn is_written(&self, lpn: Lpn) -> bool {
+        self.written.get(lpn.index())
     }
 
     /// The data block's page of `lpn`, if it was programmed.
-    pub fn page(&self, lpn: u32, dev: &Device) -> Option<Ppn> {
-        let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
-        match self.pbn(lbn) {
-            Some(pbn) if self.is_written(lpn) => Some(dev.ppn(pbn, offset)),
+    pub fn page(&self, lpn: Lpn, dev: &Device) -> Option<Ppn> {
+        match self.pbn(lpn.lbn(self.ppb)) {
+            Some(pbn) if self.is_written(lpn) => Some(dev.ppn(pbn, lpn.offset(self.ppb))),
             _ => None,
         }
     }
 
     /// True when a write of `lpn` needs no log block: the logical block has no data block yet, or its page at
     /// the offset is free and (under the in-order rule) above every programmed page. FAST Fig. 6, Algorithm 1.
-    pub fn fits_in_place(&self, lpn: u32) -> bool {
-        let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
+    pub fn fits_in_place(&self, lpn: Lpn) -> bool {
+        let lbn = lpn.lbn(self.ppb);
         match self.pbn(lbn) {
             None => true,
             Some(_) => {
                 !self.is_written(lpn)
-                    && (!self.sequential_program || offset >= self.frontier[lbn as usize])
+                    && (!self.sequential_program
+                        || lpn.offset(self.ppb) >= self.frontier[lbn.index()])
             }
         }
     }
@@ -74,54 +74,53 @@ impl DataBlocks {
     /// checked [`DataBlocks::fits_in_place`].
     pub fn program_in_place(
         &mut self,
-        lpn: u32,
+        lpn: Lpn,
         token: Token,
         pool: &mut FreePool,
         dev: &mut Device,
     ) -> Result<()> {
-        let lbn = lpn / self.ppb;
+        let lbn = lpn.lbn(self.ppb);
         let pbn = match self.pbn(lbn) {
             Some(pbn) => pbn,
             None => {
                 let pbn = pool
                     .take()
                     .ok_or_else(|| dev.out_of_space("no free block for a new data block"))?;
-                self.map[lbn as usize] = Opt::some(pbn);
+                self.map[lbn.index()] = Opt::some(pbn);
                 pbn
             }
         };
-        dev.program(dev.ppn(pbn, lpn % self.ppb), token, Lpn(lpn))?;
+        dev.program(dev.ppn(pbn, lpn.offset(self.ppb)), token, lpn)?;
         self.mark_programmed(lpn);
         Ok(())
     }
 
     /// Makes `pbn` the data block of `lbn`, whose offsets below `programmed_prefix` are programmed; returns
     /// the block it replaces.
-    pub fn assign(&mut self, lbn: u32, pbn: Pbn, programmed_prefix: u32) -> Option<Pbn> {
+    pub fn assign(&mut self, lbn: Lbn, pbn: Pbn, programmed_prefix: u32) -> Option<Pbn> {
         let old = self.pbn(lbn);
-        self.map[lbn as usize] = Opt::some(pbn);
-        let first = lbn * self.ppb;
+        self.map[lbn.index()] = Opt::some(pbn);
         for o in 0..self.ppb {
             self.written
-                .assign((first + o) as usize, o < programmed_prefix);
+                .assign(lbn.lpn(o, self.ppb).index(), o < programmed_prefix);
         }
-        self.frontier[lbn as usize] = programmed_prefix;
+        self.frontier[lbn.index()] = programmed_prefix;
         old
     }
 
     /// Makes `pbn` the data block of `lbn` holding the same offsets as the block it replaces (a copy to a new
     /// block); returns the replaced block.
-    pub fn relocate(&mut self, lbn: u32, pbn: Pbn) -> Option<Pbn> {
+    pub fn relocate(&mut self, lbn: Lbn, pbn: Pbn) -> Option<Pbn> {
         let old = self.pbn(lbn);
-        self.map[lbn as usize] = Opt::some(pbn);
+        self.map[lbn.index()] = Opt::some(pbn);
         old
     }
 
     /// Notes that the data block's page of `lpn` was programmed.
-    pub fn mark_programmed(&mut self, lpn: u32) {
-        self.written.set(lpn as usize);
-        let lbn = (lpn / self.ppb) as usize;
-        self.frontier[lbn] = self.frontier[lbn].max(lpn % self.ppb + 1);
+    pub fn mark_programmed(&mut self, lpn: Lpn) {
+        self.written.set(lpn.index());
+        let lbn = lpn.lbn(self.ppb).index();
+        self.frontier[lbn] = self.frontier[lbn].max(lpn.offset(self.ppb) + 1);
     }
 
     /// The block map as a controller stores it: one entry per logical block, as wide as a physical block

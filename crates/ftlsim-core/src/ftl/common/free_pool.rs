@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 
 #[derive(Clone, Debug, Default)]
 pub struct FreePool {
+    /// Physical block numbers `next_fresh..end_fresh` are fresh.
     next_fresh: u32,
     end_fresh: u32,
     recycled: VecDeque<Pbn>,
@@ -14,10 +15,10 @@ pub struct FreePool {
 
 impl FreePool {
     /// A pool holding blocks `first..first + count`.
-    pub fn with_range(first: u32, count: u32) -> FreePool {
+    pub fn with_range(first: Pbn, count: u32) -> FreePool {
         FreePool {
-            next_fresh: first,
-            end_fresh: first + count,
+            next_fresh: first.0,
+            end_fresh: first.0 + count,
             recycled: VecDeque::new(),
         }
     }
@@ -50,7 +51,7 @@ mod tests {
 
     #[test]
     fn fresh_blocks_first_then_recycled_in_fifo_order() {
-        let mut pool = FreePool::with_range(10, 2);
+        let mut pool = FreePool::with_range(Pbn(10), 2);
         assert_eq!(pool.len(), 2);
         assert_eq!(pool.take(), Some(Pbn(10)));
         pool.put(Pbn(3));

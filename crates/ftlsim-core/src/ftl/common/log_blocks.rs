@@ -13,9 +13,8 @@
 //! index from logical page to its newest log page, a write stamp per log page and a merge stamp per logical
 //! block. These indices are simulator aids, not controller RAM.
 
-use crate::addr::{Opt, Pbn, Ppn};
+use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn};
 use crate::ftl::RamItem;
-use crate::nand::NO_LPN;
 use crate::sparse::SparseVec;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,8 +33,8 @@ pub struct LogBlocks {
     written: Vec<u32>,
     /// `Live` pages of each slot (LAST/MAST pick victims and measure area utilization by it).
     live: Vec<u32>,
-    /// Logical page of each written log page, indexed `slot * ppb + offset`.
-    lpn_at: Vec<u32>,
+    /// Logical page of each written log page (none: a torn page), indexed `slot * ppb + offset`.
+    lpn_at: Vec<Opt<Lpn>>,
     stamp_at: Vec<u64>,
     /// Newest log page (`slot * ppb + offset`) of each logical page, none if it has none.
     newest: SparseVec<Opt<u32>>,
@@ -55,7 +54,7 @@ impl LogBlocks {
             pbn: vec![Opt::NONE; slots as usize],
             written: vec![0; slots as usize],
             live: vec![0; slots as usize],
-            lpn_at: vec![0; pages],
+            lpn_at: vec![Opt::NONE; pages],
             stamp_at: vec![0; pages],
             newest: SparseVec::new(logical_pages as usize, Opt::NONE),
             merged_at: SparseVec::new(logical_pages.div_ceil(pages_per_block) as usize, 0),
@@ -103,39 +102,39 @@ impl LogBlocks {
         self.ppn(slot, self.written[slot as usize])
     }
 
-    /// Records that `lpn` was programmed at [`LogBlocks::next_ppn`] of `slot`; [`NO_LPN`] records a torn
-    /// page (a program cut by a power loss, found at mount): it takes its page and holds nothing.
-    pub fn append(&mut self, slot: u32, lpn: u32) {
+    /// Records that `lpn` was programmed at [`LogBlocks::next_ppn`] of `slot`; `None` records a torn page (a
+    /// program cut by a power loss, found at mount): it takes its page and holds nothing.
+    pub fn append(&mut self, slot: u32, lpn: Option<Lpn>) {
         let index = slot * self.ppb + self.written[slot as usize];
-        self.lpn_at[index as usize] = lpn;
+        self.lpn_at[index as usize] = Opt::from(lpn);
         self.stamp_at[index as usize] = self.clock;
         self.clock += 1;
-        if lpn == NO_LPN {
+        let Some(lpn) = lpn else {
             self.written[slot as usize] += 1;
             return;
-        }
-        if let Some(previous) = self.newest.get(lpn as usize).get() {
+        };
+        if let Some(previous) = self.newest.get(lpn.index()).get() {
             self.live[(previous / self.ppb) as usize] -= 1;
         }
-        self.newest.set(lpn as usize, Opt::some(index));
+        self.newest.set(lpn.index(), Opt::some(index));
         self.live[slot as usize] += 1;
         self.written[slot as usize] += 1;
     }
 
     /// The newest log copy of `lpn` that is not merged.
     #[inline]
-    pub fn newest(&self, lpn: u32) -> Option<Ppn> {
+    pub fn newest(&self, lpn: Lpn) -> Option<Ppn> {
         self.newest
-            .get(lpn as usize)
+            .get(lpn.index())
             .get()
             .map(|index| self.ppn_of(index))
     }
 
     /// The slot holding the newest log copy of `lpn` that is not merged.
     #[inline]
-    pub fn newest_slot(&self, lpn: u32) -> Option<u32> {
+    pub fn newest_slot(&self, lpn: Lpn) -> Option<u32> {
         self.newest
-            .get(lpn as usize)
+            .get(lpn.index())
             .get()
             .map(|index| index / self.ppb)
     }
@@ -154,10 +153,12 @@ impl LogBlocks {
     }
 
     /// Logical page held at `offset` of `slot`, if written (a torn page holds none).
-    pub fn lpn_at(&self, slot: u32, offset: u32) -> Option<u32> {
-        (offset < self.written[slot as usize])
-            .then(|| self.lpn_at[(slot * self.ppb + offset) as usize])
-            .filter(|&lpn| lpn != NO_LPN)
+    pub fn lpn_at(&self, slot: u32, offset: u32) -> Option<Lpn> {
+        if offset < self.written[slot as usize] {
+            self.lpn_at[(slot * self.ppb + offset) as usize].get()
+        } else {
+            None
+        }
     }
 
     pub fn state(&self, slot: u32, offset: u32) -> PageState {
@@ -165,9 +166,9 @@ impl LogBlocks {
             return PageState::Empty;
         };
         let index = slot * self.ppb + offset;
-        if self.stamp_at[index as usize] < self.merged_at.get((lpn / self.ppb) as usize) {
+        if self.stamp_at[index as usize] < self.merged_at.get(lpn.lbn(self.ppb).index()) {
             PageState::Merged
-        } else if self.newest.get(lpn as usize) == Opt::some(index) {
+        } else if self.newest.get(lpn.index()) == Opt::some(index) {
             PageState::Live
         } else {
             PageState::Stale
@@ -175,23 +176,20 @@ impl LogBlocks {
     }
 
     /// The data block of `lbn` now holds its newest data: every log page of it becomes `Merged`.
-    pub fn merged(&mut self, lbn: u32) {
-        self.merged_at.set(lbn as usize, self.clock);
-        let first = lbn * self.ppb;
-        for lpn in first..first + self.ppb {
-            if let Some(index) = self.newest.get(lpn as usize).get() {
-                self.live[(index / self.ppb) as usize] -= 1;
-                self.newest.set(lpn as usize, Opt::NONE);
-            }
+    pub fn merged(&mut self, lbn: Lbn) {
+        self.merged_at.set(lbn.index(), self.clock);
+        for offset in 0..self.ppb {
+            self.supersede(lbn.lpn(offset, self.ppb));
         }
     }
 
     /// A newer copy of `lpn` was written outside these log blocks (a sequential log block): its newest log
     /// page, if any, becomes `Stale`.
-    pub fn supersede(&mut self, lpn: u32) {
-        if let Some(index) = self.newest.get(lpn as usize).get() {
+    #[inline]
+    pub fn supersede(&mut self, lpn: Lpn) {
+        if let Some(index) = self.newest.get(lpn.index()).get() {
             self.live[(index / self.ppb) as usize] -= 1;
-            self.newest.set(lpn as usize, Opt::NONE);
+            self.newest.set(lpn.index(), Opt::NONE);
         }
     }
 
@@ -200,9 +198,10 @@ impl LogBlocks {
     pub fn close(&mut self, slot: u32) -> Pbn {
         for offset in 0..self.written[slot as usize] {
             let index = slot * self.ppb + offset;
-            let lpn = self.lpn_at[index as usize];
-            if lpn != NO_LPN && self.newest.get(lpn as usize) == Opt::some(index) {
-                self.newest.set(lpn as usize, Opt::NONE);
+            if let Some(lpn) = self.lpn_at[index as usize].get() {
+                if self.newest.get(lpn.index()) == Opt::some(index) {
+                    self.newest.set(lpn.index(), Opt::NONE);
+                }
             }
         }
         let pbn = self.pbn[slot as usize]
@@ -215,13 +214,13 @@ impl LogBlocks {
 
     /// The logical blocks with a `Live` page in `slot`, in page order, into `out` (the logical blocks a lazy
     /// merge of the block must merge, FAST §3.6; their number is its associativity, §3.4).
-    pub fn live_lbns(&mut self, slot: u32, out: &mut Vec<u32>) {
+    pub fn live_lbns(&mut self, slot: u32, out: &mut Vec<Lbn>) {
         self.lbns_where(slot, false, out);
     }
 
     /// The logical blocks with a page in `slot` that is `Live` or `Stale`, i.e. not `Merged` (not "-1" in the
     /// sector map), in page order, into `out`: those an eager merge of the block merges (FAST §3.4).
-    pub fn valid_lbns(&mut self, slot: u32, out: &mut Vec<u32>) {
+    pub fn valid_lbns(&mut self, slot: u32, out: &mut Vec<Lbn>) {
         self.lbns_where(slot, true, out);
     }
 
@@ -237,7 +236,7 @@ impl LogBlocks {
         count
     }
 
-    fn lbns_where(&mut self, slot: u32, stale_too: bool, out: &mut Vec<u32>) {
+    fn lbns_where(&mut self, slot: u32, stale_too: bool, out: &mut Vec<Lbn>) {
         out.clear();
         self.next_pass();
         for offset in 0..self.written[slot as usize] {
@@ -258,26 +257,27 @@ impl LogBlocks {
     /// The logical block of the page at `offset` of `slot` if the page counts (`Live`, or `Stale` too) and
     /// its logical block was not seen yet in this pass.
     #[inline]
-    fn unseen_lbn(&mut self, slot: u32, offset: u32, stale_too: bool) -> Option<u32> {
+    fn unseen_lbn(&mut self, slot: u32, offset: u32, stale_too: bool) -> Option<Lbn> {
         match self.state(slot, offset) {
             PageState::Live => {}
             PageState::Stale if stale_too => {}
             _ => return None,
         }
-        let lbn = self.lpn_at[(slot * self.ppb + offset) as usize] / self.ppb;
-        if self.seen.get(lbn as usize) == self.pass {
+        let lbn = self.lpn_at[(slot * self.ppb + offset) as usize]
+            .get()?
+            .lbn(self.ppb);
+        if self.seen.get(lbn.index()) == self.pass {
             return None;
         }
-        self.seen.set(lbn as usize, self.pass);
+        self.seen.set(lbn.index(), self.pass);
         Some(lbn)
     }
 
     /// True when the first `written` pages of `slot` hold offsets 0, 1, ... of `lbn` in order (the condition
     /// of a switch when the block is full, of a partial merge otherwise: FAST §2.2, §3.4).
-    pub fn in_place_order(&self, slot: u32, lbn: u32) -> bool {
-        let first = lbn * self.ppb;
+    pub fn in_place_order(&self, slot: u32, lbn: Lbn) -> bool {
         (0..self.written[slot as usize])
-            .all(|o| self.lpn_at[(slot * self.ppb + o) as usize] == first + o)
+            .all(|o| self.lpn_at[(slot * self.ppb + o) as usize] == Opt::some(lbn.lpn(o, self.ppb)))
     }
 }
 
@@ -300,37 +300,37 @@ mod tests {
         // 2 slots of 4 pages; logical pages 0..16.
         let mut log = LogBlocks::new(2, 4, 16);
         log.open(0, Pbn(7));
-        log.append(0, 5);
-        log.append(0, 9);
-        log.append(0, 5);
+        log.append(0, Some(Lpn(5)));
+        log.append(0, Some(Lpn(9)));
+        log.append(0, Some(Lpn(5)));
         assert_eq!(log.state(0, 0), PageState::Stale);
         assert_eq!(log.state(0, 1), PageState::Live);
         assert_eq!(log.state(0, 2), PageState::Live);
         assert_eq!(log.state(0, 3), PageState::Empty);
         assert_eq!(log.live(0), 2);
-        assert_eq!(log.newest(5), Some(Ppn(7 * 4 + 2)));
-        log.merged(1); // logical block 1 holds pages 4..8
+        assert_eq!(log.newest(Lpn(5)), Some(Ppn(7 * 4 + 2)));
+        log.merged(Lbn(1)); // logical block 1 holds pages 4..8
         assert_eq!(log.state(0, 0), PageState::Merged);
         assert_eq!(log.state(0, 2), PageState::Merged);
-        assert_eq!(log.newest(5), None);
+        assert_eq!(log.newest(Lpn(5)), None);
         assert_eq!(log.live(0), 1);
-        log.append(0, 5);
+        log.append(0, Some(Lpn(5)));
         assert_eq!(log.state(0, 3), PageState::Live);
         assert_eq!(log.live(0), 2);
-        log.supersede(9);
+        log.supersede(Lpn(9));
         assert_eq!(
-            (log.state(0, 1), log.live(0), log.newest(9)),
+            (log.state(0, 1), log.live(0), log.newest(Lpn(9))),
             (PageState::Stale, 1, None)
         );
         assert!(log.is_full(0));
-        assert!(!log.in_place_order(0, 1));
+        assert!(!log.in_place_order(0, Lbn(1)));
         assert_eq!(log.close(0), Pbn(7));
-        assert_eq!(log.newest(5), None);
-        assert_eq!(log.newest(9), None);
+        assert_eq!(log.newest(Lpn(5)), None);
+        assert_eq!(log.newest(Lpn(9)), None);
         log.open(1, Pbn(3));
-        log.append(1, 8);
-        log.append(1, 9);
-        assert!(log.in_place_order(1, 2));
+        log.append(1, Some(Lpn(8)));
+        log.append(1, Some(Lpn(9)));
+        assert!(log.in_place_order(1, Lbn(2)));
     }
 
     #[test]
@@ -339,9 +339,9 @@ mod tests {
         // (the next append goes to page 3), empty, and no copy of anything; the block is not in place.
         let mut log = LogBlocks::new(1, 4, 16);
         log.open(0, Pbn(5));
-        log.append(0, 9);
-        log.append(0, NO_LPN);
-        log.append(0, 9);
+        log.append(0, Some(Lpn(9)));
+        log.append(0, None);
+        log.append(0, Some(Lpn(9)));
         assert_eq!((log.written(0), log.next_ppn(0)), (3, Ppn(23)));
         assert_eq!(
             (log.lpn_at(0, 1), log.state(0, 1)),
@@ -351,13 +351,13 @@ mod tests {
             (log.state(0, 0), log.state(0, 2)),
             (PageState::Stale, PageState::Live)
         );
-        assert_eq!((log.live(0), log.newest(9)), (1, Some(Ppn(22))));
-        assert!(!log.in_place_order(0, 2));
+        assert_eq!((log.live(0), log.newest(Lpn(9))), (1, Some(Ppn(22))));
+        assert!(!log.in_place_order(0, Lbn(2)));
         let mut out = Vec::new();
         log.valid_lbns(0, &mut out);
-        assert_eq!(out, vec![2]);
+        assert_eq!(out, vec![Lbn(2)]);
         assert_eq!(log.close(0), Pbn(5));
-        assert_eq!(log.newest(9), None);
+        assert_eq!(log.newest(Lpn(9)), None);
     }
 
     #[test]
@@ -366,20 +366,20 @@ mod tests {
         let mut log = LogBlocks::new(2, 4, 16);
         log.open(0, Pbn(5));
         for lpn in [9, 1, 9, 2] {
-            log.append(0, lpn);
+            log.append(0, Some(Lpn(lpn)));
         }
         log.open(1, Pbn(6));
-        log.append(1, 1); // page 1 of slot 0 goes stale
-        log.append(1, 2); // page 3 of slot 0 goes stale: block 0 has no live page in slot 0 left
+        log.append(1, Some(Lpn(1))); // page 1 of slot 0 goes stale
+        log.append(1, Some(Lpn(2))); // page 3 of slot 0 goes stale: block 0 has no live page in slot 0 left
         let mut out = Vec::new();
         log.live_lbns(0, &mut out);
-        assert_eq!(out, vec![2]);
+        assert_eq!(out, vec![Lbn(2)]);
         log.valid_lbns(0, &mut out);
-        assert_eq!(out, vec![2, 0]);
+        assert_eq!(out, vec![Lbn(2), Lbn(0)]);
         assert_eq!((log.associativity(0), log.associativity(1)), (1, 1));
-        log.merged(2);
+        log.merged(Lbn(2));
         log.valid_lbns(0, &mut out);
-        assert_eq!(out, vec![0]);
+        assert_eq!(out, vec![Lbn(0)]);
         assert_eq!(log.associativity(0), 0);
     }
 }

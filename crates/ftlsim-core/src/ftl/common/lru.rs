@@ -4,6 +4,7 @@
 //! Used for TinyFTL's block table cache, page mapping cache and log-block list, and Superblock's page-map
 //! cache.
 
+use super::bitmap::Bitmap;
 use super::slot_list::SlotList;
 use crate::addr::Opt;
 
@@ -12,7 +13,8 @@ pub struct Lru {
     slot_of: Vec<Opt<u32>>,
     /// Key of each slot `0..len` (slots past `len` hold stale keys, never read).
     key_of: Vec<u32>,
-    dirty: Vec<bool>,
+    /// Dirty bit of each slot; the bits of slots past `len` are clear.
+    dirty: Bitmap,
     /// Slots from the most to the least recently used.
     order: SlotList,
     len: u32,
@@ -25,7 +27,7 @@ impl Lru {
         Lru {
             slot_of: vec![Opt::NONE; keys as usize],
             key_of: vec![0; c],
-            dirty: vec![false; c],
+            dirty: Bitmap::new(c),
             order: SlotList::new(c),
             len: 0,
         }
@@ -76,7 +78,7 @@ impl Lru {
                 .back()
                 .expect("a full set has a least recently used slot");
             let old = self.key_of[slot as usize];
-            evicted = Some((old, self.dirty[slot as usize]));
+            evicted = Some((old, self.dirty.get(slot as usize)));
             self.order.unlink(slot);
             self.slot_of[old as usize] = Opt::NONE;
             self.len -= 1;
@@ -85,7 +87,7 @@ impl Lru {
             self.len
         };
         self.key_of[slot as usize] = key;
-        self.dirty[slot as usize] = false;
+        self.dirty.clear(slot as usize);
         self.slot_of[key as usize] = Opt::some(slot);
         self.order.push_front(slot);
         self.len += 1;
@@ -95,7 +97,7 @@ impl Lru {
     /// Removes `key` if present; returns whether it was dirty. The freed slot is reused by the next insert.
     pub fn remove(&mut self, key: u32) -> Option<bool> {
         let slot = self.slot_of[key as usize].take()?;
-        let dirty = self.dirty[slot as usize];
+        let dirty = self.dirty.get(slot as usize);
         self.order.unlink(slot);
         self.len -= 1;
         // Keep slots 0..len in use: move the last used slot into the hole.
@@ -103,10 +105,12 @@ impl Lru {
         if slot != last {
             let moved = self.key_of[last as usize];
             self.key_of[slot as usize] = moved;
-            self.dirty[slot as usize] = self.dirty[last as usize];
+            self.dirty
+                .assign(slot as usize, self.dirty.get(last as usize));
             self.order.replace(last, slot);
             self.slot_of[moved as usize] = Opt::some(slot);
         }
+        self.dirty.clear(last as usize);
         Some(dirty)
     }
 
@@ -114,22 +118,18 @@ impl Lru {
         let slot = self.slot_of[key as usize]
             .get()
             .expect("set_dirty of a key not in the set");
-        self.dirty[slot as usize] = true;
+        self.dirty.set(slot as usize);
     }
 
     pub fn has_dirty(&self) -> bool {
-        self.dirty[..self.len as usize].iter().any(|&d| d)
+        self.dirty.iter_ones().next().is_some()
     }
 
     /// The dirty keys, which become clean (the caller writes them back).
     pub fn take_dirty(&mut self, out: &mut Vec<u32>) {
         out.clear();
-        for slot in 0..self.len as usize {
-            if self.dirty[slot] {
-                self.dirty[slot] = false;
-                out.push(self.key_of[slot]);
-            }
-        }
+        out.extend(self.dirty.iter_ones().map(|slot| self.key_of[slot]));
+        self.dirty.clear_all();
         out.sort_unstable();
     }
 }
@@ -171,5 +171,29 @@ mod tests {
         c.take_dirty(&mut d);
         assert_eq!(d, vec![4]);
         assert_eq!(c.insert(9), Some((4, false)));
+    }
+
+    #[test]
+    fn a_dirty_bit_follows_its_key_when_remove_moves_it_and_leaves_with_it() {
+        // Slots 0, 1, 2 hold keys 1, 2, 3; key 3 is dirty. Removing key 1 moves key 3 into slot 0 with its
+        // bit, and slot 2 is taken by key 4, clean.
+        let mut c = Lru::new(3, 10);
+        for k in [1, 2, 3] {
+            c.insert(k);
+        }
+        c.set_dirty(3);
+        assert_eq!(c.remove(1), Some(false));
+        c.insert(4);
+        let mut d = Vec::new();
+        c.take_dirty(&mut d);
+        assert_eq!(d, vec![3]);
+        assert!(!c.has_dirty());
+        // Key 4 in the last slot is dirty; removing it leaves nothing dirty behind.
+        c.set_dirty(4);
+        assert!(c.has_dirty());
+        assert_eq!(c.remove(4), Some(true));
+        assert!(!c.has_dirty());
+        c.take_dirty(&mut d);
+        assert_eq!(d, Vec::<u32>::new());
     }
 }

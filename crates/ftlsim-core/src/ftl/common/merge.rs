@@ -13,7 +13,7 @@
 
 use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
-use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::addr::{Lbn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
 use crate::error::Result;
 
@@ -22,7 +22,7 @@ use crate::error::Result;
 fn fill(
     dev: &mut Device,
     data: &mut DataBlocks,
-    lbn: u32,
+    lbn: Lbn,
     target: Pbn,
     held: std::ops::Range<u32>,
     sources: &[Opt<Ppn>],
@@ -34,10 +34,10 @@ fn fill(
         dev.prefetch(source);
     }
     for offset in (0..ppb).filter(|o| !held.contains(o)) {
-        let lpn = lbn * ppb + offset;
+        let lpn = lbn.lpn(offset, ppb);
         let to = dev.ppn(target, offset);
         match (incoming, sources[offset as usize].get()) {
-            (Some((o, token)), _) if o == offset => dev.program(to, token, Lpn(lpn))?,
+            (Some((o, token)), _) if o == offset => dev.program(to, token, lpn)?,
             (_, None) => continue,
             // A torn source (a host write in place cut by a power loss) holds nothing: no copy.
             (_, Some(from)) => {
@@ -64,7 +64,7 @@ pub fn full_merge(
     dev: &mut Device,
     pool: &mut FreePool,
     data: &mut DataBlocks,
-    lbn: u32,
+    lbn: Lbn,
     sources: &[Opt<Ppn>],
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
@@ -83,7 +83,7 @@ pub fn partial_merge(
     dev: &mut Device,
     pool: &mut FreePool,
     data: &mut DataBlocks,
-    lbn: u32,
+    lbn: Lbn,
     log: Pbn,
     log_pages: u32,
     sources: &[Opt<Ppn>],
@@ -100,7 +100,7 @@ pub fn partial_merge_around(
     dev: &mut Device,
     pool: &mut FreePool,
     data: &mut DataBlocks,
-    lbn: u32,
+    lbn: Lbn,
     log: Pbn,
     held: std::ops::Range<u32>,
     sources: &[Opt<Ppn>],
@@ -109,7 +109,7 @@ pub fn partial_merge_around(
     let ppb = sources.len() as u32;
     let old = data.assign(lbn, log, 0);
     for offset in held.clone() {
-        data.mark_programmed(lbn * ppb + offset);
+        data.mark_programmed(lbn.lpn(offset, ppb));
     }
     fill(dev, data, lbn, log, held, sources, incoming)?;
     retire(dev, pool, old)
@@ -120,7 +120,7 @@ pub fn switch(
     dev: &mut Device,
     pool: &mut FreePool,
     data: &mut DataBlocks,
-    lbn: u32,
+    lbn: Lbn,
     log: Pbn,
     pages_per_block: u32,
 ) -> Result<()> {

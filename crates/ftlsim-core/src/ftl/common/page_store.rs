@@ -81,7 +81,7 @@ impl PageStore {
             valid: vec![0; blocks as usize],
             candidates: vec![ValidBuckets::new(blocks, ppb)],
             separate: false,
-            free: FreePool::with_range(0, blocks),
+            free: FreePool::with_range(Pbn(0), blocks),
             frontiers: vec![None; frontiers],
             kind: vec![0; blocks as usize],
             victim,
@@ -122,7 +122,7 @@ impl PageStore {
         for c in &mut self.candidates {
             *c = ValidBuckets::new(blocks, self.ppb);
         }
-        self.free = FreePool::with_range(0, 0);
+        self.free = FreePool::with_range(Pbn(0), 0);
         self.frontiers.fill(None);
         self.clock = 0;
         self.filled_at.fill(0);

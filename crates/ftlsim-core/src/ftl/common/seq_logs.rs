@@ -51,11 +51,10 @@ use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
 use super::log_blocks::LogBlocks;
 use super::merge;
-use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::{AUX_ERASED, NO_LPN};
 use crate::stats::MergeKind;
 
 /// The scheme word of a page programmed into a log block that serves one logical block (a sequential log
@@ -70,7 +69,7 @@ pub const RANDOM_LOG_AUX: u32 = 2;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SeqBlock {
     pub pbn: Pbn,
-    pub lbn: u32,
+    pub lbn: Lbn,
     pub first: u32,
     pub pages: u32,
 }
@@ -78,9 +77,9 @@ pub struct SeqBlock {
 impl SeqBlock {
     /// The block's copy of `lpn`, if it holds it.
     #[inline]
-    pub fn page(&self, lpn: u32, pages_per_block: u32, dev: &Device) -> Option<Ppn> {
-        let (lbn, offset) = (lpn / pages_per_block, lpn % pages_per_block);
-        (self.lbn == lbn && (self.first..self.pages).contains(&offset))
+    pub fn page(&self, lpn: Lpn, pages_per_block: u32, dev: &Device) -> Option<Ppn> {
+        let offset = lpn.offset(pages_per_block);
+        (self.lbn == lpn.lbn(pages_per_block) && (self.first..self.pages).contains(&offset))
             .then(|| dev.ppn(self.pbn, offset))
     }
 }
@@ -88,12 +87,12 @@ impl SeqBlock {
 /// An event of the sector map's replay at mount, at a page's sequence number.
 #[derive(Clone, Copy, Debug)]
 enum Replay {
-    /// A random log page was appended to a slot.
-    Append(u32, u32),
+    /// A random log page was appended to a slot (none: a torn page).
+    Append(u32, Option<Lpn>),
     /// The logical block's data block was first programmed: its older log pages are merged.
-    Merged(u32),
+    Merged(Lbn),
     /// A sequential log block took the logical page: its older random log copy is stale.
-    Supersede(u32),
+    Supersede(Lpn),
 }
 
 /// What [`HybridBlocks::write_seq`] did with a write.
@@ -111,14 +110,14 @@ pub enum SeqWrite {
 /// The newest copy of `lpn`: `seq`'s page, else the newest random log page, else the data block's page.
 #[inline]
 fn newest_of(
-    lpn: u32,
+    lpn: Lpn,
     ppb: u32,
     seq: &[Option<SeqBlock>],
     log: &LogBlocks,
     data: &DataBlocks,
     dev: &Device,
 ) -> Option<Ppn> {
-    let lbn = lpn / ppb;
+    let lbn = lpn.lbn(ppb);
     seq.iter()
         .flatten()
         .find(|s| s.lbn == lbn)
@@ -140,7 +139,7 @@ pub struct HybridBlocks {
     seq_opened: Vec<u64>,
     clock: u64,
     sources: Vec<Opt<Ppn>>,
-    lbns: Vec<u32>,
+    lbns: Vec<Lbn>,
 }
 
 impl HybridBlocks {
@@ -151,7 +150,7 @@ impl HybridBlocks {
         HybridBlocks {
             data: DataBlocks::new(g.logical_blocks, ppb, g.sequential_program),
             log: LogBlocks::new(log_slots, ppb, g.logical_pages()),
-            pool: FreePool::with_range(0, physical_blocks),
+            pool: FreePool::with_range(Pbn(0), physical_blocks),
             ppb,
             sequential_program: g.sequential_program,
             seq: vec![None; seq_slots as usize],
@@ -169,18 +168,18 @@ impl HybridBlocks {
 
     /// The sequential log block of `lbn`, if it has one.
     #[inline]
-    pub fn seq_of(&self, lbn: u32) -> Option<SeqBlock> {
+    pub fn seq_of(&self, lbn: Lbn) -> Option<SeqBlock> {
         self.seq.iter().flatten().find(|s| s.lbn == lbn).copied()
     }
 
     /// The newest copy of `lpn` (see the module doc).
     #[inline]
-    pub fn newest(&self, lpn: u32, dev: &Device) -> Option<Ppn> {
+    pub fn newest(&self, lpn: Lpn, dev: &Device) -> Option<Ppn> {
         newest_of(lpn, self.ppb, &self.seq, &self.log, &self.data, dev)
     }
 
     /// Reads the newest copy of `lpn`: one page read, or nothing if it was never written.
-    pub fn read(&self, lpn: u32, dev: &mut Device) -> Result<Option<Token>> {
+    pub fn read(&self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         match self.newest(lpn, dev) {
             Some(ppn) => Ok(dev.read(ppn)?.token),
             None => Ok(None),
@@ -192,7 +191,7 @@ impl HybridBlocks {
     /// doc). One is left when a write found its offset taken by a torn page and went to the random log blocks
     /// after the merge that made room dropped that page (issue 13: the merge's target leaves the offset
     /// free); a mount replays the same rule (the data block's pages supersede older log copies).
-    pub fn write_in_place(&mut self, lpn: u32, token: Token, dev: &mut Device) -> Result<bool> {
+    pub fn write_in_place(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<bool> {
         if !self.data.fits_in_place(lpn) {
             return Ok(false);
         }
@@ -207,12 +206,12 @@ impl HybridBlocks {
     /// any offset). A write that continues its block's run is appended either way.
     pub fn write_seq(
         &mut self,
-        lpn: u32,
+        lpn: Lpn,
         token: Token,
         opens: bool,
         dev: &mut Device,
     ) -> Result<SeqWrite> {
-        let (lbn, offset) = (lpn / self.ppb, lpn % self.ppb);
+        let (lbn, offset) = (lpn.lbn(self.ppb), lpn.offset(self.ppb));
         let mine = self.seq_index(lbn);
         let continues = mine.is_some_and(|i| self.seq[i].is_some_and(|s| s.pages == offset));
         if opens && !continues {
@@ -235,7 +234,7 @@ impl HybridBlocks {
                 .pool
                 .take()
                 .ok_or_else(|| dev.out_of_space("no free block for a sequential log block"))?;
-            dev.program_with_aux(dev.ppn(pbn, offset), token, Lpn(lpn), SEQ_LOG_AUX)?;
+            dev.program_with_aux(dev.ppn(pbn, offset), token, lpn, SEQ_LOG_AUX)?;
             self.log.supersede(lpn);
             self.clock += 1;
             self.seq_opened[i] = self.clock;
@@ -253,7 +252,7 @@ impl HybridBlocks {
         let mut s = self.seq[i].expect("seq_index finds a block");
         if continues {
             // Case 2.1.
-            dev.program_with_aux(dev.ppn(s.pbn, offset), token, Lpn(lpn), SEQ_LOG_AUX)?;
+            dev.program_with_aux(dev.ppn(s.pbn, offset), token, lpn, SEQ_LOG_AUX)?;
             self.log.supersede(lpn);
             s.pages += 1;
             self.seq[i] = Some(s);
@@ -271,14 +270,14 @@ impl HybridBlocks {
     pub fn append_random(
         &mut self,
         slot: u32,
-        lpn: u32,
+        lpn: Lpn,
         token: Token,
         kind: u32,
         dev: &mut Device,
     ) -> Result<()> {
         let ppn = self.log.next_ppn(slot);
-        dev.program_with_aux(ppn, token, Lpn(lpn), RANDOM_LOG_AUX + kind)?;
-        self.log.append(slot, lpn);
+        dev.program_with_aux(ppn, token, lpn, RANDOM_LOG_AUX + kind)?;
+        self.log.append(slot, Some(lpn));
         Ok(())
     }
 
@@ -296,16 +295,16 @@ impl HybridBlocks {
         let (Some(token), Some(lpn)) = (page.token, page.spare.lpn()) else {
             return Ok(());
         };
-        self.append_random(to, lpn.0, token, kind, dev)
+        self.append_random(to, lpn, token, kind, dev)
     }
 
     /// Rebuilds the blocks' tables from the chip alone after a power cut (module doc, "Mount") and returns
-    /// the kind of each random log block found: slot `i` holds the `i`-th oldest.
-    pub fn mount(&mut self, dev: &mut Device, physical_blocks: u32) -> Result<Vec<u32>> {
+    /// each random log block found with its kind: slot `i` holds the `i`-th oldest.
+    pub fn mount(&mut self, dev: &mut Device, physical_blocks: u32) -> Result<Vec<(Pbn, u32)>> {
         let ppb = self.ppb;
         self.data.clear();
         self.log.clear();
-        self.pool = FreePool::with_range(0, 0);
+        self.pool = FreePool::with_range(Pbn(0), 0);
         self.seq.fill(None);
         self.seq_opened.fill(0);
         self.clock = 0;
@@ -313,8 +312,8 @@ impl HybridBlocks {
         let mut in_place: Vec<InPlace> = Vec::new();
         // Random log blocks: (first page's sequence number, block, kind, range of their pages in `log_pages`).
         let mut logs: Vec<(u32, Pbn, u32, usize, usize)> = Vec::new();
-        // (logical page, sequence number, physical page) of every random log page, by block.
-        let mut log_pages: Vec<(u32, u32, Ppn)> = Vec::new();
+        // (logical page, none if torn; sequence number; physical page) of every random log page, by block.
+        let mut log_pages: Vec<(Option<Lpn>, u32, Ppn)> = Vec::new();
         let mut erased = Vec::new();
         for pbn in (0..physical_blocks).map(Pbn) {
             pages.clear();
@@ -327,7 +326,7 @@ impl HybridBlocks {
                 erased.push(pbn);
                 continue;
             };
-            if first.aux >= RANDOM_LOG_AUX && first.aux != AUX_ERASED {
+            if let Some(kind) = first.aux().and_then(|aux| aux.checked_sub(RANDOM_LOG_AUX)) {
                 let appended = pages
                     .iter()
                     .enumerate()
@@ -340,14 +339,12 @@ impl HybridBlocks {
                     ));
                 }
                 let start = log_pages.len();
-                log_pages.extend(pages.iter().map(|&(o, s)| (s.lpn, s.seq, dev.ppn(pbn, o))));
-                logs.push((
-                    first.seq,
-                    pbn,
-                    first.aux - RANDOM_LOG_AUX,
-                    start,
-                    log_pages.len(),
-                ));
+                log_pages.extend(
+                    pages
+                        .iter()
+                        .map(|&(o, s)| (s.lpn(), s.seq, dev.ppn(pbn, o))),
+                );
+                logs.push((first.seq, pbn, kind, start, log_pages.len()));
                 continue;
             }
             match InPlace::from_pages(pbn, &pages, ppb, SEQ_LOG_AUX, false) {
@@ -363,10 +360,9 @@ impl HybridBlocks {
         }
         // Random log pages by logical page (torn ones left out), for the newest copy of a page a merge's
         // target misses.
-        let mut by_lpn: Vec<(u32, u32, Ppn)> = log_pages
+        let mut by_lpn: Vec<(Lpn, u32, Ppn)> = log_pages
             .iter()
-            .copied()
-            .filter(|e| e.0 != NO_LPN)
+            .filter_map(|&(lpn, seq, ppn)| Some((lpn?, seq, ppn)))
             .collect();
         by_lpn.sort_unstable();
         in_place.sort_by_key(|b| (b.lbn, b.min_seq));
@@ -375,12 +371,13 @@ impl HybridBlocks {
         let mut replay: Vec<(u32, Replay)> = Vec::new();
         let mut seq_blocks: Vec<(u32, SeqBlock)> = Vec::new();
         for group in in_place.chunk_by(|a, b| a.lbn == b.lbn) {
-            let lbn = group[0].lbn;
+            let lbn = Lbn(group[0].lbn);
             let mut group = group.to_vec();
             let roles = settle_torn(dev, &mut group, false, &mut erased)?;
             let group = &group[..];
             let data = &group[roles.data];
             let programmed = finish_merge(dev, group, &roles, &mut erased, |lpn| {
+                let lpn = Lpn(lpn);
                 let first = by_lpn.partition_point(|e| e.0 < lpn);
                 by_lpn[first..]
                     .iter()
@@ -390,7 +387,7 @@ impl HybridBlocks {
             })?;
             self.data.assign(lbn, data.pbn, 0);
             for o in (0..ppb).filter(|&o| programmed[o as usize]) {
-                self.data.mark_programmed(lbn * ppb + o);
+                self.data.mark_programmed(lbn.lpn(o, ppb));
                 // A random log copy older than the data block's page is not the newest (MAST copies a
                 // live page to CA while the logical block's SW block is open; the SW block's partial merge
                 // then fills that offset). A page the mount copied is newer than every other.
@@ -398,11 +395,11 @@ impl HybridBlocks {
                     0 => u32::MAX,
                     seq => seq,
                 };
-                replay.push((seq, Replay::Supersede(lbn * ppb + o)));
+                replay.push((seq, Replay::Supersede(lbn.lpn(o, ppb))));
             }
             // A torn page written in place: its offset is taken and holds nothing ([`settle_torn`]).
             for &o in &data.torn {
-                self.data.mark_programmed(lbn * ppb + o);
+                self.data.mark_programmed(lbn.lpn(o, ppb));
             }
             replay.push((data.min_seq, Replay::Merged(lbn)));
             if let Some(log) = roles.log.map(|i| &group[i]) {
@@ -414,7 +411,7 @@ impl HybridBlocks {
                     ));
                 };
                 for o in first..pages {
-                    replay.push((log.seqs[o as usize], Replay::Supersede(lbn * ppb + o)));
+                    replay.push((log.seqs[o as usize], Replay::Supersede(lbn.lpn(o, ppb))));
                 }
                 seq_blocks.push((
                     log.min_seq,
@@ -449,9 +446,9 @@ impl HybridBlocks {
         let mut kinds = Vec::with_capacity(logs.len());
         for (slot, &(_, pbn, kind, from, to)) in logs.iter().enumerate() {
             self.log.open(slot as u32, pbn);
-            kinds.push(kind);
+            kinds.push((pbn, kind));
             for &(lpn, seq, _) in &log_pages[from..to] {
-                if lpn != NO_LPN && self.data.pbn(lpn / ppb).is_none() {
+                if lpn.is_some_and(|lpn| self.data.pbn(lpn.lbn(ppb)).is_none()) {
                     return Err(mount_bug(
                         dev,
                         pbn,
@@ -488,7 +485,7 @@ impl HybridBlocks {
         Ok(switched)
     }
 
-    fn seq_index(&self, lbn: u32) -> Option<usize> {
+    fn seq_index(&self, lbn: Lbn) -> Option<usize> {
         self.seq
             .iter()
             .position(|s| s.is_some_and(|s| s.lbn == lbn))
@@ -559,7 +556,7 @@ impl HybridBlocks {
     /// gives the log copies without a flash access.
     fn find_sources(
         &mut self,
-        lbn: u32,
+        lbn: Lbn,
         seq: Option<SeqBlock>,
         skip: Option<u32>,
         dev: &mut Device,
@@ -571,7 +568,7 @@ impl HybridBlocks {
             dev.prefetch_block(pbn);
         }
         for o in 0..ppb {
-            let lpn = lbn * ppb + o;
+            let lpn = lbn.lpn(o, ppb);
             let log_copy = seq
                 .and_then(|s| s.page(lpn, ppb, dev))
                 .or_else(|| self.log.newest(lpn));
@@ -581,7 +578,7 @@ impl HybridBlocks {
                 (None, Some(pbn)) => {
                     let ppn = dev.ppn(pbn, o);
                     let spare = dev.read_spare(ppn)?;
-                    let holds = spare.lpn() == Some(Lpn(lpn));
+                    let holds = spare.lpn() == Some(lpn);
                     debug_assert_eq!(holds || is_torn(&spare), self.data.page(lpn, dev).is_some());
                     Opt::from(holds.then_some(ppn))
                 }
@@ -608,7 +605,7 @@ impl HybridBlocks {
         merged
     }
 
-    fn merge_lbns_and_erase(&mut self, dev: &mut Device, lbns: &[u32], victim: u32) -> Result<u32> {
+    fn merge_lbns_and_erase(&mut self, dev: &mut Device, lbns: &[Lbn], victim: u32) -> Result<u32> {
         dev.record_log_utilization(self.log.written(victim));
         if lbns.is_empty() {
             let mark = dev.begin();
@@ -656,30 +653,32 @@ mod tests {
         // (token 20). The write after it (token 21) fits in place in the new data block and is the newest:
         // reads and the next merge must take it, not the log copy.
         let mut dev = Device::toy(6);
-        let g = dev.geometry().clone();
+        let g = *dev.geometry();
         let mut hb = HybridBlocks::new(&g, 1, 1, 6);
         for lpn in 0..2 {
-            assert!(hb.write_in_place(lpn, 10 + lpn as u64, &mut dev).unwrap());
+            assert!(hb
+                .write_in_place(Lpn(lpn), 10 + lpn as u64, &mut dev)
+                .unwrap());
         }
         dev.set_torn_pages(true);
         dev.arm_power_cut(Some(1));
-        assert!(hb.write_in_place(2, 12, &mut dev).is_err());
+        assert!(hb.write_in_place(Lpn(2), 12, &mut dev).is_err());
         hb.mount(&mut dev, 6).unwrap();
-        assert!(!hb.write_in_place(2, 20, &mut dev).unwrap());
+        assert!(!hb.write_in_place(Lpn(2), 20, &mut dev).unwrap());
         let pbn = hb.pool.take().unwrap();
         hb.log.open(0, pbn);
-        hb.append_random(0, 1, 11, 0, &mut dev).unwrap();
+        hb.append_random(0, Lpn(1), 11, 0, &mut dev).unwrap();
         assert_eq!(hb.merge_victim(&mut dev, 0, true).unwrap(), 1);
         let pbn = hb.pool.take().unwrap();
         hb.log.open(0, pbn);
-        hb.append_random(0, 2, 20, 0, &mut dev).unwrap();
-        assert!(hb.write_in_place(2, 21, &mut dev).unwrap());
-        assert_eq!(hb.read(2, &mut dev).unwrap(), Some(21));
+        hb.append_random(0, Lpn(2), 20, 0, &mut dev).unwrap();
+        assert!(hb.write_in_place(Lpn(2), 21, &mut dev).unwrap());
+        assert_eq!(hb.read(Lpn(2), &mut dev).unwrap(), Some(21));
         // O-FAST's lazy merge has nothing live to merge in the RW block; FAST merges the block and copies 21.
         assert_eq!(hb.merge_victim(&mut dev, 0, false).unwrap(), 0);
-        assert_eq!(hb.read(2, &mut dev).unwrap(), Some(21));
+        assert_eq!(hb.read(Lpn(2), &mut dev).unwrap(), Some(21));
         hb.mount(&mut dev, 6).unwrap();
-        let tokens: Vec<_> = (0..4).map(|l| hb.read(l, &mut dev).unwrap()).collect();
+        let tokens: Vec<_> = (0..4).map(|l| hb.read(Lpn(l), &mut dev).unwrap()).collect();
         assert_eq!(tokens, vec![Some(10), Some(11), Some(21), None]);
     }
 }

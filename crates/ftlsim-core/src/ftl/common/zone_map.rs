@@ -6,7 +6,7 @@
 //! and charged to the request that caused it; zone hits and switches are the `zone` cache's hits and misses.
 
 use super::map_area::MapArea;
-use crate::addr::Pbn;
+use crate::addr::{Lbn, Pbn};
 use crate::device::Device;
 use crate::error::Result;
 use crate::nand::OpClass;
@@ -75,8 +75,8 @@ impl ZoneMap {
     }
 
     /// Makes the zone of logical block `lbn` the loaded one.
-    pub fn enter(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
-        let zone = lbn / self.zone_blocks;
+    pub fn enter(&mut self, lbn: Lbn, dev: &mut Device) -> Result<()> {
+        let zone = lbn.0 / self.zone_blocks;
         let hit = self.current == Some(zone);
         dev.record_cache(CacheKind::Zone, hit);
         if hit {
@@ -91,14 +91,14 @@ impl ZoneMap {
     }
 
     /// The block map entry of `lbn` changed.
-    pub fn changed(&mut self, lbn: u32, dev: &mut Device) -> Result<()> {
-        let zone = lbn / self.zone_blocks;
+    pub fn changed(&mut self, lbn: Lbn, dev: &mut Device) -> Result<()> {
+        let zone = lbn.0 / self.zone_blocks;
         if self.current == Some(zone) {
             self.dirty = true;
             return Ok(());
         }
         let page = zone * self.pages_per_zone
-            + (lbn % self.zone_blocks) * self.entry_bytes / self.page_bytes;
+            + (lbn.0 % self.zone_blocks) * self.entry_bytes / self.page_bytes;
         self.area.read(dev, page)?;
         self.area.write(dev, page)
     }
