@@ -47,6 +47,13 @@ pub struct Mark {
     inner: FlashCounts,
 }
 
+/// The work done up to a moment ([`Device::work_mark`]).
+#[derive(Clone, Copy, Debug)]
+pub struct WorkMark {
+    counts: FlashCounts,
+    nvram_us: f64,
+}
+
 /// Where a power cut is due: the flash operation it lands before, counted from when it was armed.
 #[derive(Clone, Copy, Debug)]
 struct PowerSwitch {
@@ -293,6 +300,26 @@ impl Device {
         self.chip.total_counts().time_us(&self.timing) + self.nvram_us
     }
 
+    /// The work done so far, for [`Device::us_since`].
+    #[inline]
+    pub fn work_mark(&self) -> WorkMark {
+        WorkMark {
+            counts: self.chip.total_counts(),
+            nvram_us: self.nvram_us,
+        }
+    }
+
+    /// Time spent since `mark`, in microseconds (a request's latency): the time of the flash operations done
+    /// since, plus NVRAM accesses.
+    #[inline]
+    pub fn us_since(&self, mark: &WorkMark) -> f64 {
+        self.chip
+            .total_counts()
+            .minus(&mark.counts)
+            .time_us(&self.timing)
+            + (self.nvram_us - mark.nvram_us)
+    }
+
     /// Charges the time of an NVRAM access (the NVRAM write cache, `ftl/nvram.rs`); only that wrapper calls it.
     #[inline]
     pub fn charge_nvram(&mut self, us: f64) {
@@ -345,7 +372,7 @@ impl Device {
     }
 
     /// Reads a spare area, counted in `class`.
-    #[inline]
+    #[inline(always)]
     pub fn read_spare_in(&mut self, class: OpClass, ppn: Ppn) -> Result<Spare> {
         self.step(class)?;
         self.chip
@@ -448,12 +475,29 @@ impl Device {
     /// Copies a page: one page read and one program, the data and logical page carried over. Schemes move
     /// pages with this, so that merges and GC can report how many they copied.
     /// Returns the logical page copied, or None if the source was erased (nothing is programmed then).
+    #[inline]
     pub fn copy(&mut self, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
         self.copy_in(OpClass::Data, from, to)
     }
 
     /// Copies a page (as [`Device::copy`]), counted in `class`; the scheme word is not carried over.
+    #[inline(always)]
     pub fn copy_in(&mut self, class: OpClass, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
+        // The chip copies in one call unless a power cut may land on the read or the program, or the scheme's
+        // blocks are remapped around bad ones. (After a broken rule the operation count no longer matters: the
+        // run stops.)
+        if self.power.cut_before - self.power.ops <= 2 || self.bad_blocks.is_some() {
+            return self.copy_step_by_step(class, from, to);
+        }
+        let copied = self.chip.copy(from, to, class).map_err(|v| self.rule(v))?;
+        self.power.ops += 1 + copied.is_some() as u64;
+        self.copies += copied.is_some() as u64;
+        Ok(copied.and_then(|lpn| (lpn != NO_LPN).then_some(Lpn(lpn))))
+    }
+
+    /// [`Device::copy_in`] as a read, then a program, each its own flash operation for the power switch.
+    #[inline(never)]
+    fn copy_step_by_step(&mut self, class: OpClass, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
         let page = self.read_in(class, from)?;
         match page.token {
             Some(token) => {

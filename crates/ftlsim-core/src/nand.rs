@@ -139,6 +139,25 @@ pub enum OpClass {
     Map = 1,
 }
 
+/// Operations of every class, and those of the map class alone (the data class is the difference): the run
+/// loop reads the total once per request.
+#[derive(Clone, Copy, Default)]
+struct Counters {
+    total: FlashCounts,
+    map: FlashCounts,
+}
+
+impl Counters {
+    /// Counts one operation of `class` in the counter `field` picks.
+    #[inline(always)]
+    fn tally(&mut self, class: OpClass, field: impl Fn(&mut FlashCounts) -> &mut u64) {
+        *field(&mut self.total) += 1;
+        if class == OpClass::Map {
+            *field(&mut self.map) += 1;
+        }
+    }
+}
+
 pub struct Nand {
     pages_per_block: u32,
     /// log2 of `pages_per_block` when it is a power of two (a shift splits an address), else None (a division).
@@ -148,7 +167,7 @@ pub struct Nand {
     slab: Vec<Page>,
     free_slots: Vec<u32>,
     seq: u32,
-    counts: [FlashCounts; 2],
+    counts: Counters,
     /// Bad-block markers per block ([`FACTORY_BAD`], a grown failure's number, 0 for good); empty while no
     /// block is bad, so a chip without bad blocks pays nothing.
     bad: Vec<u32>,
@@ -179,7 +198,7 @@ impl Nand {
             slab: Vec::new(),
             free_slots: Vec::new(),
             seq: 0,
-            counts: [FlashCounts::default(); 2],
+            counts: Counters::default(),
             bad: Vec::new(),
             endurance: None,
             wear: Vec::new(),
@@ -200,14 +219,14 @@ impl Nand {
         }
         self.bad[pbn.index()] = marker;
         if let Some(class) = class {
-            self.counts[class as usize].spare_writes += 1;
+            self.counts.tally(class, |c| &mut c.spare_writes);
         }
     }
 
     /// Reads block `pbn`'s bad-block marker from its first page's spare area (one spare read): 0 for a good
     /// block, [`FACTORY_BAD`], or the number of the grown failure.
     pub fn bad_marker(&mut self, pbn: Pbn, class: OpClass) -> u32 {
-        self.counts[class as usize].spare_reads += 1;
+        self.counts.tally(class, |c| &mut c.spare_reads);
         self.bad.get(pbn.index()).copied().unwrap_or(0)
     }
 
@@ -226,17 +245,21 @@ impl Nand {
 
     /// Operation counts of one class.
     pub fn counts(&self, class: OpClass) -> FlashCounts {
-        self.counts[class as usize]
+        match class {
+            OpClass::Data => self.counts.total.minus(&self.counts.map),
+            OpClass::Map => self.counts.map,
+        }
     }
 
     /// Operation counts of all classes together.
+    #[inline]
     pub fn total_counts(&self) -> FlashCounts {
-        self.counts[0].plus(&self.counts[1])
+        self.counts.total
     }
 
     /// Zeroes operation counters and erase counts (after preconditioning); data stays.
     pub fn reset_counters(&mut self) {
-        self.counts = [FlashCounts::default(); 2];
+        self.counts = Counters::default();
         for b in 0..self.blocks.len() {
             if self.blocks.get(b).erase_count != 0 {
                 self.blocks.get_mut(b).erase_count = 0;
@@ -285,36 +308,12 @@ impl Nand {
 
     fn page_mut(&mut self, block: usize, page: usize) -> &mut Page {
         let ppb = self.pages_per_block as usize;
-        if self.blocks.get(block).slot == NO_SLOT {
-            self.give_slot(block);
+        let chip_pages = self.blocks.len() * ppb;
+        let state = self.blocks.get_mut(block);
+        if state.slot == NO_SLOT {
+            state.slot = give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages);
         }
-        let slot = self.blocks.get(block).slot as usize;
-        &mut self.slab[slot * ppb + page]
-    }
-
-    /// Gives erased block `block` a slot of the slab (at its first program since an erase).
-    #[cold]
-    #[inline(never)]
-    fn give_slot(&mut self, block: usize) -> u32 {
-        let ppb = self.pages_per_block as usize;
-        let slot = match self.free_slots.pop() {
-            Some(slot) => {
-                self.slab[slot as usize * ppb..(slot as usize + 1) * ppb].fill(ERASED_PAGE);
-                slot
-            }
-            None => {
-                // Grow geometrically, but never past the chip: at steady state the slab is the chip's size.
-                let all = self.blocks.len() * ppb;
-                if self.slab.len() == self.slab.capacity() {
-                    let more = self.slab.len().max(ppb).min(all - self.slab.len());
-                    self.slab.reserve_exact(more);
-                }
-                self.slab.resize(self.slab.len() + ppb, ERASED_PAGE);
-                (self.slab.len() / ppb - 1) as u32
-            }
-        };
-        self.blocks.get_mut(block).slot = slot;
-        slot
+        &mut self.slab[state.slot as usize * ppb + page]
     }
 
     /// Asks the CPU to bring page `ppn`'s record into cache ahead of an operation on it: a hint to the host,
@@ -357,18 +356,18 @@ impl Nand {
     }
 
     /// Reads a page: data and spare area (one page read).
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self, ppn: Ppn, class: OpClass) -> Result<PageRead, Violation> {
         let (b, p) = self.locate(ppn, "read beyond the chip")?;
-        self.counts[class as usize].page_reads += 1;
+        self.counts.tally(class, |c| &mut c.page_reads);
         Ok(self.page(b, p).read())
     }
 
     /// Reads only the spare area (one spare read).
-    #[inline]
+    #[inline(always)]
     pub fn read_spare(&mut self, ppn: Ppn, class: OpClass) -> Result<Spare, Violation> {
         let (b, p) = self.locate(ppn, "spare read beyond the chip")?;
-        self.counts[class as usize].spare_reads += 1;
+        self.counts.tally(class, |c| &mut c.spare_reads);
         Ok(self.page(b, p).read().spare)
     }
 
@@ -383,13 +382,14 @@ impl Nand {
                 page: 0,
             });
         }
-        self.counts[class as usize].spare_reads += 1;
+        self.counts.tally(class, |c| &mut c.spare_reads);
         let header = self.blocks.get(pbn.index()).header;
         Ok((header != AUX_ERASED).then_some(header))
     }
 
     /// Programs a page with a data token, the logical page it holds (or [`NO_LPN`]) and an optional scheme
     /// word (`AUX_ERASED` for none). A page whose scheme word was already programmed keeps it.
+    #[inline(always)]
     pub fn program(
         &mut self,
         ppn: Ppn,
@@ -398,49 +398,62 @@ impl Nand {
         aux: u32,
         class: OpClass,
     ) -> Result<(), Violation> {
-        let (b, p) = self.locate(ppn, "program beyond the chip")?;
-        let violation = |what| Violation {
-            what,
-            block: b as u32,
-            page: p as u32,
-        };
-        if self.is_bad(b) {
-            return Err(violation("program of a bad block"));
+        let (b, p) = self.split(ppn);
+        let block = b as usize;
+        if block >= self.blocks.len() || self.is_bad(block) {
+            return Err(self.refused(b, p));
         }
         let ppb = self.pages_per_block as usize;
-        let mut slot = self.blocks.get(b).slot;
-        if slot == NO_SLOT {
-            slot = self.give_slot(b);
+        let chip_pages = self.blocks.len() * ppb;
+        let state = self.blocks.get_mut(block);
+        if state.slot == NO_SLOT {
+            state.slot = give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages);
         }
-        let block = self.blocks.get_mut(b);
-        let page = &mut self.slab[slot as usize * ppb + p];
-        if page.programmed() {
-            return Err(violation(
-                "program of a page that is already programmed (erase the block first)",
-            ));
+        let page = &mut self.slab[state.slot as usize * ppb + p as usize];
+        let out_of_order = self.sequential_program && p < state.next_page;
+        if page.programmed() || out_of_order || (aux != AUX_ERASED && page.aux != AUX_ERASED) {
+            return Err(broken_program(page, out_of_order, b, p));
         }
-        if self.sequential_program && (p as u32) < block.next_page {
-            return Err(violation("out-of-order program (sequential_program: pages of a block must be programmed in increasing order)"));
-        }
-        if aux != AUX_ERASED && page.aux != AUX_ERASED {
-            return Err(violation(
-                "program of a spare word that is already programmed",
-            ));
-        }
-        self.counts[class as usize].page_writes += 1;
-        self.seq = self.seq.checked_add(1).unwrap_or(1);
+        self.counts.tally(class, |c| &mut c.page_writes);
+        // The count skips 0 (an erased page's) when it wraps.
+        self.seq = self.seq.wrapping_add(1).max(1);
         page.token = token;
         page.lpn = lpn;
         page.seq = self.seq;
         if aux != AUX_ERASED {
             page.aux = aux;
             if p == 0 {
-                block.header = aux;
+                state.header = aux;
             }
         }
-        block.next_page = block.next_page.max(p as u32 + 1);
-        block.programmed += 1;
+        state.next_page = state.next_page.max(p + 1);
+        state.programmed += 1;
         Ok(())
+    }
+
+    /// Copies page `from` to page `to` (one page read, and one program unless `from` holds no data): what
+    /// [`Nand::read`] then [`Nand::program`] do, in one call on the engine's hottest path (merges and GC).
+    /// Returns the logical page copied, None if nothing was (the source erased or torn).
+    #[inline(always)]
+    pub fn copy(&mut self, from: Ppn, to: Ppn, class: OpClass) -> Result<Option<u32>, Violation> {
+        let page = self.read(from, class)?;
+        let Some(token) = page.token else {
+            return Ok(None);
+        };
+        self.program(to, token, page.spare.lpn, AUX_ERASED, class)?;
+        Ok(Some(page.spare.lpn))
+    }
+
+    /// The violation of a program of page `page` of `block` that is off the chip or in a bad block.
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, block: u32, page: u32) -> Violation {
+        let what = if block as usize >= self.blocks.len() {
+            "program beyond the chip"
+        } else {
+            "program of a bad block"
+        };
+        Violation { what, block, page }
     }
 
     /// A program of `ppn` cut by a power loss halfway: the page is programmed (it cannot be programmed again
@@ -458,7 +471,7 @@ impl Nand {
         {
             return;
         }
-        self.seq = self.seq.checked_add(1).unwrap_or(1);
+        self.seq = self.seq.wrapping_add(1).max(1);
         let seq = self.seq;
         let page = self.page_mut(b, p);
         page.token = TORN;
@@ -492,7 +505,7 @@ impl Nand {
                 self.blocks.get_mut(b).header = aux;
             }
         }
-        self.counts[class as usize].spare_writes += 1;
+        self.counts.tally(class, |c| &mut c.spare_writes);
         if clear_flags != 0 {
             self.page_mut(b, p).flags &= !clear_flags;
         }
@@ -517,7 +530,7 @@ impl Nand {
         if let Some(endurance) = self.endurance {
             let wear = &mut self.wear[pbn.index()];
             if *wear >= endurance {
-                self.counts[class as usize].erases += 1;
+                self.counts.tally(class, |c| &mut c.erases);
                 return Ok(false);
             }
             *wear += 1;
@@ -531,7 +544,7 @@ impl Nand {
         if slot != NO_SLOT {
             self.free_slots.push(slot);
         }
-        self.counts[class as usize].erases += 1;
+        self.counts.tally(class, |c| &mut c.erases);
         Ok(true)
     }
 
@@ -545,6 +558,46 @@ impl Nand {
     pub fn peek(&self, ppn: Ppn) -> PageRead {
         let (b, p) = self.split(ppn);
         self.page(b as usize, p as usize).read()
+    }
+}
+
+/// A slot of the slab for an erased block's pages (at its first program since an erase): a freed one, else
+/// a new one; the slab grows geometrically, but never past the chip's `chip_pages`.
+#[cold]
+#[inline(never)]
+fn give_slot(
+    slab: &mut Vec<Page>,
+    free_slots: &mut Vec<u32>,
+    ppb: usize,
+    chip_pages: usize,
+) -> u32 {
+    if let Some(slot) = free_slots.pop() {
+        slab[slot as usize * ppb..(slot as usize + 1) * ppb].fill(ERASED_PAGE);
+        return slot;
+    }
+    if slab.len() == slab.capacity() {
+        let more = slab.len().max(ppb).min(chip_pages - slab.len());
+        slab.reserve_exact(more);
+    }
+    slab.resize(slab.len() + ppb, ERASED_PAGE);
+    (slab.len() / ppb - 1) as u32
+}
+
+/// The rule a program of an on-chip page broke, in the order they are checked.
+#[cold]
+#[inline(never)]
+fn broken_program(page: &Page, out_of_order: bool, block: u32, page_no: u32) -> Violation {
+    let what = if page.programmed() {
+        "program of a page that is already programmed (erase the block first)"
+    } else if out_of_order {
+        "out-of-order program (sequential_program: pages of a block must be programmed in increasing order)"
+    } else {
+        "program of a spare word that is already programmed"
+    };
+    Violation {
+        what,
+        block,
+        page: page_no,
     }
 }
 

@@ -51,6 +51,38 @@ impl<T: Copy> SparseVec<T> {
         &mut chunk[i & (CHUNK - 1)]
     }
 
+    /// Copies entries `start..start + out.len()` into `out`, a chunk at a time (a block's worth of entries in
+    /// one call, instead of one chunk lookup per entry).
+    pub fn read_range(&self, start: usize, out: &mut [T]) {
+        debug_assert!(start + out.len() <= self.len);
+        let mut done = 0;
+        while done < out.len() {
+            let i = start + done;
+            let at = i & (CHUNK - 1);
+            let n = (CHUNK - at).min(out.len() - done);
+            match &self.chunks[i >> CHUNK_BITS] {
+                Some(chunk) => out[done..done + n].copy_from_slice(&chunk[at..at + n]),
+                None => out[done..done + n].fill(self.default),
+            }
+            done += n;
+        }
+    }
+
+    /// Sets entries `start..start + len` to `value`, a chunk at a time.
+    pub fn fill_range(&mut self, start: usize, len: usize, value: T) {
+        debug_assert!(start + len <= self.len);
+        let mut done = 0;
+        while done < len {
+            let i = start + done;
+            let at = i & (CHUNK - 1);
+            let n = (CHUNK - at).min(len - done);
+            let default = self.default;
+            let chunk = self.chunks[i >> CHUNK_BITS].get_or_insert_with(|| new_chunk(default));
+            chunk[at..at + n].fill(value);
+            done += n;
+        }
+    }
+
     /// Asks the CPU to bring entry `i` into cache ahead of a `get` or `set` (a hint; nothing happens for an
     /// untouched chunk or off x86-64). Loops that know the next entries they will touch, such as a GC copy
     /// loop updating the map of each page it moves, overlap the cache misses this way.
@@ -103,6 +135,14 @@ mod tests {
             v.prefetch(i);
         }
         assert_eq!(v.get(5), 9);
+        // A range across two chunks, one of them untouched.
+        v.set(CHUNK - 1, 3);
+        let mut out = [0; 4];
+        v.read_range(CHUNK - 2, &mut out);
+        assert_eq!(out, [7, 3, 7, 7]);
+        v.fill_range(CHUNK - 1, 2, 4);
+        v.read_range(CHUNK - 2, &mut out);
+        assert_eq!(out, [7, 4, 4, 7]);
         assert!(
             v.heap_bytes() < 4 << 20,
             "one chunk plus the table, got {}",

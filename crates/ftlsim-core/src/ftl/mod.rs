@@ -20,6 +20,7 @@ use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
 use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
+use crate::request::Op;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -46,8 +47,22 @@ impl RamItem {
 /// Scheme-specific figures for the report, as (flat key, value).
 pub type Extra = Vec<(String, Value)>;
 
+/// How far ahead of the request that will use it a [`Ftl::prefetch`] hint comes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ahead {
+    /// Two requests ahead: fetch the page's map entry.
+    Far,
+    /// The next request: the map entry has arrived; fetch what it points to.
+    Near,
+}
+
 /// A flash translation layer. Schemes decide; the device's chip counts.
 pub trait Ftl: Send {
+    /// A hint, not an operation: a coming request will `op` logical page `lpn`, so the scheme may ask the host
+    /// CPU to fetch the RAM it will touch (uniform random requests miss the cache on every map entry). It
+    /// must change nothing and count nothing.
+    fn prefetch(&self, _lpn: Lpn, _op: Op, _ahead: Ahead, _dev: &Device) {}
+
     /// A host request is about to be served: its size, tag and arrival time. Schemes that decide by request
     /// (LAST's size detector, the NVRAM's metadata policy) keep what they need; the rest ignore it.
     fn begin_request(&mut self, _req: &RequestInfo) {}

@@ -35,12 +35,13 @@ use super::common::bitmap::Bitmap;
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
-use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Ahead, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
 use crate::nand::OpClass;
+use crate::request::Op;
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -154,6 +155,20 @@ impl Ftl for PageFtl {
         match self.map.get(lpn.index()).get() {
             None => Ok(None),
             Some(ppn) => Ok(dev.read(ppn)?.token),
+        }
+    }
+
+    /// Two requests ahead, the map entry; one ahead, the page it names: its owner entry for a write (the
+    /// write invalidates it), its record on the chip for a read.
+    fn prefetch(&self, lpn: Lpn, op: Op, ahead: Ahead, dev: &Device) {
+        if ahead == Ahead::Far {
+            self.map.prefetch(lpn.index());
+        } else if let Some(ppn) = self.map.get(lpn.index()).get() {
+            match op {
+                Op::Write => self.store.prefetch(ppn),
+                Op::Read => dev.prefetch(ppn),
+                Op::Trim => {}
+            }
         }
     }
 
@@ -290,18 +305,8 @@ impl PageFtl {
     /// Moves the valid pages of `victim` to the GC frontier and erases it: one GC run.
     fn migrate(&mut self, victim: Pbn, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
-        // The map entries of the victim's valid pages are scattered: ask for them all before the copy loop.
-        dev.prefetch_block(victim);
-        for offset in 0..self.ppb {
-            if let Some(lpn) = self.store.owner(dev.ppn(victim, offset)) {
-                self.map.prefetch(lpn as usize);
-            }
-        }
-        let map = &mut self.map;
         self.store
-            .collect(victim, self.gc, OpClass::Data, dev, |lpn, to| {
-                map.set(lpn as usize, Opt::some(to))
-            })?;
+            .collect_into(victim, self.gc, OpClass::Data, dev, &mut self.map)?;
         dev.end_gc(mark);
         Ok(())
     }

@@ -4,6 +4,7 @@
 
 pub mod config;
 mod latency;
+mod lookahead;
 mod nvram;
 
 pub use config::{
@@ -17,7 +18,7 @@ use crate::config::{format_size, Geometry};
 use crate::device::{CutPoint, Device, RequestInfo};
 use crate::error::{DurabilityBroken, Result, SimError};
 use crate::ftl::nvram::Nvram;
-use crate::ftl::{self, Ftl};
+use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
 use crate::report::{
     BadBlockFigures, ConfigEcho, HostCounts, PowerFigures, Report, SimFigures, Times,
@@ -27,6 +28,7 @@ use crate::sparse::SparseVec;
 use crate::stats::Cause;
 use crate::trace::{self, RequestSource};
 use latency::Latencies;
+use lookahead::Lookahead;
 use std::time::{Duration, Instant};
 
 /// Progress of a run, for progress bars.
@@ -285,7 +287,7 @@ fn drive(
         run.ftl = Box::new(Nvram::new(run.ftl, opts, &g));
     }
     run.dev.arm_power_cut(cut_points.peek().copied());
-    let mut source = open(&mut |done, total| ticker.pre_pass(done, total))?;
+    let mut source = Lookahead::new(open(&mut |done, total| ticker.pre_pass(done, total))?);
     let setup_s = started.elapsed().as_secs_f64();
     let loop_started = Instant::now();
     let mut last_time: Option<f64> = None;
@@ -310,6 +312,12 @@ fn drive(
             }
         }
         last_time = Some(request.time_us);
+        if let Some(r) = source.peek(1) {
+            run.prefetch(r, Ahead::Far);
+        }
+        if let Some(r) = source.peek(0) {
+            run.prefetch(r, Ahead::Near);
+        }
         if outcome.is_ok() {
             outcome = run
                 .serve(&request)
@@ -548,23 +556,46 @@ impl Run<'_> {
 
     /// The byte range a request covers on the device: checked against the capacity, folded in with `wrap`.
     fn locate(&self, request: &Request) -> Result<(u64, u64)> {
+        self.fold(request).ok_or_else(|| {
+            let end = request.offset.saturating_add(request.len);
+            SimError::BeyondCapacity {
+                at: format!("request #{}", self.host.requests),
+                end,
+                capacity: self.capacity,
+                suggest: format_size(end.div_ceil(1 << 20) << 20),
+            }
+        })
+    }
+
+    /// [`Run::locate`]'s byte range, None for a request beyond the capacity that `wrap` does not fold in.
+    #[inline]
+    fn fold(&self, request: &Request) -> Option<(u64, u64)> {
         let mut offset = request.offset;
-        let end = offset.saturating_add(request.len);
-        if end > self.capacity {
+        if offset.saturating_add(request.len) > self.capacity {
             if !self.cfg.wrap || request.len > self.capacity {
-                return Err(SimError::BeyondCapacity {
-                    at: format!("request #{}", self.host.requests),
-                    end,
-                    capacity: self.capacity,
-                    suggest: format_size(end.div_ceil(1 << 20) << 20),
-                });
+                return None;
             }
             offset %= self.capacity;
             if offset + request.len > self.capacity {
                 offset = self.capacity - request.len;
             }
         }
-        Ok((offset, offset + request.len))
+        Some((offset, offset + request.len))
+    }
+
+    /// Hints for a coming request (see [`Lookahead`]): the memory its first page will touch, the shadow
+    /// map's entry and the scheme's. Nothing is counted or changed.
+    #[inline]
+    fn prefetch(&self, request: &Request, ahead: Ahead) {
+        let Some((offset, _)) = self.fold(request).filter(|_| request.len > 0) else {
+            return;
+        };
+        let lpn = offset / self.page_bytes;
+        if ahead == Ahead::Far {
+            self.shadow.prefetch(lpn as usize);
+        }
+        self.ftl
+            .prefetch(Lpn(lpn as u32), request.op, ahead, &self.dev);
     }
 
     /// `precondition="trace"`: every page a read or write request covers is written once.
@@ -596,7 +627,7 @@ impl Run<'_> {
             tag: request.tag,
             time_us: request.time_us,
         });
-        let start_us = self.dev.elapsed_us();
+        let start = self.dev.work_mark();
         match request.op {
             Op::Read => {
                 self.host.read_requests += 1;
@@ -637,7 +668,7 @@ impl Run<'_> {
                 }
             }
         }
-        let latency_us = self.dev.elapsed_us() - start_us;
+        let latency_us = self.dev.us_since(&start);
         self.request_us += latency_us;
         match request.op {
             Op::Read => self.read_latency.record(latency_us),

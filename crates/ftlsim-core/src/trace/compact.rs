@@ -144,6 +144,14 @@ impl RequestSource for Compact {
     fn position(&self) -> Option<String> {
         self.inner.position()
     }
+
+    fn mark(&self) -> u64 {
+        self.inner.mark()
+    }
+
+    fn position_at(&self, mark: u64) -> Option<String> {
+        self.inner.position_at(mark)
+    }
 }
 
 #[cfg(test)]

@@ -275,6 +275,15 @@ pub trait RequestSource: Send {
     fn position(&self) -> Option<String> {
         None
     }
+    /// A cheap mark of where the last request came from (its line), kept by a reader that reads on before it
+    /// serves a request; [`RequestSource::position_at`] turns it into a position when an error needs one.
+    fn mark(&self) -> u64 {
+        0
+    }
+    /// [`RequestSource::position`] of the request that was the last one read when `mark` was taken.
+    fn position_at(&self, _mark: u64) -> Option<String> {
+        self.position()
+    }
 }
 
 /// Opens a trace file or a built-in workload (`name:k=v,...`). `logical_bytes` is the device's logical
@@ -940,7 +949,15 @@ impl RequestSource for LineReader {
     }
 
     fn position(&self) -> Option<String> {
-        Some(format!("{}:{}", self.path.display(), self.line_no))
+        self.position_at(self.line_no)
+    }
+
+    fn mark(&self) -> u64 {
+        self.line_no
+    }
+
+    fn position_at(&self, line_no: u64) -> Option<String> {
+        Some(format!("{}:{line_no}", self.path.display()))
     }
 }
 

@@ -51,6 +51,8 @@ pub struct PageStore {
     /// Pages programmed through the store, and the clock when each block was filled (cost-benefit's age).
     clock: u64,
     filled_at: Vec<u64>,
+    /// The keys of a victim's pages, read at once by [`PageStore::collect_prefetching`] (kept between calls).
+    keys: Vec<Opt<u32>>,
 }
 
 impl PageStore {
@@ -91,6 +93,7 @@ impl PageStore {
             } else {
                 Vec::new()
             },
+            keys: vec![Opt::NONE; ppb as usize],
         }
     }
 
@@ -165,13 +168,28 @@ impl PageStore {
     }
 
     /// The next page of `frontier`, opening a free block when its block is full.
+    #[inline]
     pub fn next_page(&mut self, frontier: usize, dev: &mut Device) -> Result<Ppn> {
+        Ok(self.next_page_of(frontier, dev)?.1)
+    }
+
+    /// [`PageStore::next_page`] and its block.
+    #[inline]
+    fn next_page_of(&mut self, frontier: usize, dev: &mut Device) -> Result<(Pbn, Ppn)> {
         self.clock += 1;
-        if let Some((pbn, next)) = self.frontiers[frontier] {
-            if next < self.ppb {
-                self.frontiers[frontier] = Some((pbn, next + 1));
-                return Ok(dev.ppn(pbn, next));
+        if let Some((pbn, next)) = &mut self.frontiers[frontier] {
+            if *next < self.ppb {
+                *next += 1;
+                return Ok((*pbn, Ppn(pbn.0 * self.ppb + *next - 1)));
             }
+        }
+        self.open_frontier_block(frontier, dev)
+    }
+
+    /// `frontier`'s block is full (or it has none): it becomes a candidate, and a free block is opened.
+    #[inline(never)]
+    fn open_frontier_block(&mut self, frontier: usize, dev: &mut Device) -> Result<(Pbn, Ppn)> {
+        if let Some((pbn, _)) = self.frontiers[frontier] {
             let class = self.class(pbn.0);
             self.candidates[class].insert(pbn.0, self.valid[pbn.index()]);
             if let Some(t) = self.filled_at.get_mut(pbn.index()) {
@@ -184,16 +202,18 @@ impl PageStore {
             .ok_or_else(|| dev.out_of_space("no free block for a write frontier"))?;
         self.kind[pbn.index()] = frontier as u8;
         self.frontiers[frontier] = Some((pbn, 1));
-        Ok(dev.ppn(pbn, 0))
+        Ok((pbn, dev.ppn(pbn, 0)))
     }
 
     /// Page `ppn`, just programmed, holds `key`.
+    #[inline]
     pub fn place(&mut self, ppn: Ppn, key: u32) {
         self.owner.set(ppn.index(), Opt::some(key));
         self.valid[ppn.block(self.ppb).index()] += 1;
     }
 
     /// Page `ppn` no longer holds the newest copy of its key.
+    #[inline]
     pub fn invalidate(&mut self, ppn: Ppn) {
         self.owner.set(ppn.index(), Opt::NONE);
         let block = ppn.block(self.ppb).0;
@@ -202,6 +222,12 @@ impl PageStore {
         if self.candidates[class].contains(block) {
             self.candidates[class].decrement(block);
         }
+    }
+
+    /// Asks the CPU to fetch the store's records of page `ppn` (it is about to be invalidated): a hint.
+    #[inline]
+    pub fn prefetch(&self, ppn: Ppn) {
+        self.owner.prefetch(ppn.index());
     }
 
     /// Takes the next victim by the store's policy: (block, its valid pages, its kind). An error when no full
@@ -285,22 +311,99 @@ impl PageStore {
         frontier: usize,
         class: OpClass,
         dev: &mut Device,
-        mut moved: impl FnMut(u32, Ppn),
+        moved: impl FnMut(u32, Ppn),
     ) -> Result<()> {
-        for offset in 0..self.ppb {
-            let from = dev.ppn(victim, offset);
-            let Some(key) = self.owner(from) else {
-                continue;
-            };
-            let to = self.next_page(frontier, dev)?;
-            dev.copy_in(class, from, to)?;
-            self.invalidate(from);
-            self.place(to, key);
-            moved(key, to);
+        self.collect_into(victim, frontier, class, dev, &mut Told(moved))
+    }
+
+    /// [`PageStore::collect`] updating `map`, which is asked to prefetch the entry of every key to move before
+    /// the first copy (the entries are scattered: a cache miss each, overlapped this way).
+    pub fn collect_into(
+        &mut self,
+        victim: Pbn,
+        frontier: usize,
+        class: OpClass,
+        dev: &mut Device,
+        map: &mut impl Relocate,
+    ) -> Result<()> {
+        debug_assert!(
+            !self.is_candidate(victim.0),
+            "a victim is taken out of the candidates first"
+        );
+        dev.prefetch_block(victim);
+        let first = dev.ppn(victim, 0);
+        let mut keys = std::mem::take(&mut self.keys);
+        self.owner.read_range(first.index(), &mut keys);
+        for key in keys.iter().filter_map(|k| k.get()) {
+            map.prefetch(key);
         }
+        let copied = self.copy_keys(first, &keys, frontier, class, dev, map);
+        self.keys = keys;
+        copied?;
         dev.erase_in(class, victim)?;
         self.free.put(victim);
         Ok(())
+    }
+
+    /// The copy loop of [`PageStore::collect_into`]: the pages of the victim block starting at `first` that
+    /// hold `keys`.
+    fn copy_keys(
+        &mut self,
+        first: Ppn,
+        keys: &[Opt<u32>],
+        frontier: usize,
+        class: OpClass,
+        dev: &mut Device,
+        map: &mut impl Relocate,
+    ) -> Result<()> {
+        for (offset, key) in keys.iter().enumerate() {
+            let Some(key) = key.get() else {
+                continue;
+            };
+            let from = Ppn(first.0 + offset as u32);
+            let (block, to) = self.next_page_of(frontier, dev)?;
+            dev.copy_in(class, from, to)?;
+            self.owner.set(to.index(), Opt::some(key));
+            self.valid[block.index()] += 1;
+            map.moved(key, to);
+        }
+        // The victim is no candidate (it was taken): its pages only lose their keys.
+        self.owner.fill_range(first.index(), keys.len(), Opt::NONE);
+        self.valid[first.block(self.ppb).index()] = 0;
+        Ok(())
+    }
+}
+
+/// Where a scheme keeps the newest page of each key, as the GC copy loop moves them.
+pub trait Relocate {
+    /// A hint: the entry of `key` will be updated soon.
+    fn prefetch(&self, key: u32);
+    /// `key`'s newest copy is now `to`.
+    fn moved(&mut self, key: u32, to: Ppn);
+}
+
+/// A page map, one entry per logical page (`page`).
+impl Relocate for SparseVec<Opt<Ppn>> {
+    #[inline]
+    fn prefetch(&self, key: u32) {
+        SparseVec::prefetch(self, key as usize);
+    }
+
+    #[inline]
+    fn moved(&mut self, key: u32, to: Ppn) {
+        self.set(key as usize, Opt::some(to));
+    }
+}
+
+/// A closure told of each move, with nothing to prefetch.
+struct Told<F>(F);
+
+impl<F: FnMut(u32, Ppn)> Relocate for Told<F> {
+    fn prefetch(&self, _key: u32) {}
+
+    #[inline]
+    fn moved(&mut self, key: u32, to: Ppn) {
+        (self.0)(key, to)
     }
 }
 
