@@ -380,6 +380,17 @@ impl Device {
             .map_err(|v| self.rule(v))
     }
 
+    /// Reads the scheme word of block `pbn`'s first page, its header (one spare read, data class): what
+    /// [`Device::read_spare`] of page 0 gives as `aux()`, at the cost of a block's state rather than a page's
+    /// record (NFTL's garbage collection reads every primary's header).
+    #[inline]
+    pub fn read_header(&mut self, pbn: Pbn) -> Result<Option<u32>> {
+        self.step(OpClass::Data)?;
+        self.chip
+            .read_header(self.block_on_chip(pbn), OpClass::Data)
+            .map_err(|v| self.rule(v))
+    }
+
     /// Programs a page holding `token` for logical page `lpn`.
     #[inline]
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {

@@ -7,8 +7,8 @@
 //! slab when its first page is programmed and given back when it is erased; the slab grows geometrically but
 //! never past the chip's pages. A page costs 21 bytes, packed (token 8, logical page 4, sequence 4, scheme
 //! field 4, flags 1): a page is programmed exactly when its sequence number is not 0, so it needs no state
-//! byte. Block states (erase count, write frontier) live in a sparse vector, allocated in chunks of 4,096
-//! blocks as they are touched.
+//! byte. Block states (erase count, write frontier, page 0's scheme word) live in a sparse vector, allocated
+//! in chunks of 4,096 blocks as they are touched.
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::sparse::SparseVec;
@@ -117,6 +117,9 @@ struct BlockState {
     /// One past the highest page programmed since the last erase (the in-order rule's frontier).
     next_page: u32,
     programmed: u32,
+    /// The scheme word of page 0 (a block header, e.g. NFTL's replacement-block pointer), kept beside the
+    /// block's state so that a scan of many blocks' headers ([`Nand::read_header`]) touches no page record.
+    header: Opt<u32>,
 }
 
 /// A NAND rule the caller broke; the device turns it into an error naming the scheme.
@@ -188,6 +191,7 @@ impl Nand {
                     slot: NO_SLOT,
                     next_page: 0,
                     programmed: 0,
+                    header: Opt::NONE,
                 },
             ),
             slab: Vec::new(),
@@ -366,6 +370,21 @@ impl Nand {
         Ok(self.page(b, p).read().spare)
     }
 
+    /// Reads the scheme word of block `pbn`'s first page (one spare read, of the part of the spare area that
+    /// holds it): None while it is erased. The same word [`Nand::read_spare`] of page 0 gives.
+    #[inline]
+    pub fn read_header(&mut self, pbn: Pbn, class: OpClass) -> Result<Option<u32>, Violation> {
+        if pbn.index() >= self.blocks.len() {
+            return Err(Violation {
+                what: "spare read beyond the chip",
+                block: pbn.0,
+                page: 0,
+            });
+        }
+        self.counts.tally(class, |c| &mut c.spare_reads);
+        Ok(self.blocks.get(pbn.index()).header.get())
+    }
+
     /// Programs a page with a data token, the logical page it holds (none for a page the scheme writes for
     /// itself) and an optional scheme word. A page whose scheme word was already programmed keeps it.
     #[inline(always)]
@@ -401,6 +420,9 @@ impl Nand {
         page.seq = self.seq;
         if aux.is_some() {
             page.aux = aux;
+            if p == 0 {
+                state.header = aux;
+            }
         }
         state.next_page = state.next_page.max(p + 1);
         state.programmed += 1;
@@ -483,6 +505,9 @@ impl Nand {
                 });
             }
             self.page_mut(b, p).aux = Opt::some(aux);
+            if p == 0 {
+                self.blocks.get_mut(b).header = Opt::some(aux);
+            }
         }
         self.counts.tally(class, |c| &mut c.spare_writes);
         if clear_flags != 0 {
@@ -518,6 +543,7 @@ impl Nand {
         block.erase_count += 1;
         block.next_page = 0;
         block.programmed = 0;
+        block.header = Opt::NONE;
         let slot = std::mem::replace(&mut block.slot, NO_SLOT);
         if slot != NO_SLOT {
             self.free_slots.push(slot);
@@ -706,6 +732,33 @@ mod tests {
         assert_eq!((s.aux(), s.flags, s.lpn()), (Some(7), 0xFC, Some(Lpn(0))));
         assert_eq!(chip.total_counts().spare_writes, 3);
         assert_eq!(chip.total_counts().spare_reads, 1);
+    }
+
+    #[test]
+    fn a_header_read_gives_page_0s_scheme_word_as_one_spare_read() {
+        let mut chip = Nand::new(3, 4, false);
+        // Block 0: the word comes with the program; block 1: with a spare program; block 2: on page 1 only.
+        chip.program(Ppn(0), 1, Opt::some(Lpn(0)), Opt::some(41), D)
+            .unwrap();
+        chip.program_spare(Ppn(4), Some(42), 0, D).unwrap();
+        chip.program(Ppn(9), 2, Opt::some(Lpn(1)), Opt::some(43), D)
+            .unwrap();
+        let headers: Vec<_> = (0..3)
+            .map(|b| chip.read_header(Pbn(b), D).unwrap())
+            .collect();
+        assert_eq!(headers, vec![Some(41), Some(42), None]);
+        for b in 0..3 {
+            assert_eq!(
+                chip.read_header(Pbn(b), D).unwrap(),
+                chip.read_spare(Ppn(b * 4), D).unwrap().aux()
+            );
+        }
+        assert_eq!(chip.total_counts().spare_reads, 9);
+        chip.erase(Pbn(1), D).unwrap();
+        assert_eq!(chip.read_header(Pbn(1), D).unwrap(), None);
+        let off = chip.read_header(Pbn(3), D).unwrap_err();
+        assert_eq!((off.what, off.block), ("spare read beyond the chip", 3));
+        assert_eq!(chip.total_counts().spare_reads, 10);
     }
 
     #[test]

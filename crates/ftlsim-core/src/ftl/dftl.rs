@@ -152,6 +152,13 @@ struct Cmt {
     lpn: Vec<u32>,
     ppn: Vec<u32>,
     dirty: Vec<bool>,
+    /// Entries per translation page.
+    epp: u32,
+    /// The dirty slots of each translation page, a list threaded through `dirty_next` (NONE ends it): a write
+    /// back visits its dirty entries, not all `epp` logical pages of its translation page. A simulator index,
+    /// not in `ram()`: a controller could as well scan the CMT.
+    dirty_head: Vec<u32>,
+    dirty_next: Vec<u32>,
     protected: Vec<bool>,
     probation: SlotList,
     protect: SlotList,
@@ -161,13 +168,16 @@ struct Cmt {
 }
 
 impl Cmt {
-    fn new(capacity: u32, logical_pages: u32) -> Cmt {
+    fn new(capacity: u32, logical_pages: u32, epp: u32) -> Cmt {
         let c = capacity as usize;
         Cmt {
             slot_of: SparseVec::new(logical_pages as usize, NONE),
             lpn: vec![NONE; c],
             ppn: vec![NONE; c],
             dirty: vec![false; c],
+            epp,
+            dirty_head: vec![NONE; logical_pages.div_ceil(epp) as usize],
+            dirty_next: vec![NONE; c],
             protected: vec![false; c],
             probation: SlotList::new(c),
             protect: SlotList::new(c),
@@ -208,6 +218,30 @@ impl Cmt {
         }
     }
 
+    /// Marks `slot` dirty; true if it was clean.
+    fn mark_dirty(&mut self, slot: u32) -> bool {
+        let s = slot as usize;
+        if self.dirty[s] {
+            return false;
+        }
+        self.dirty[s] = true;
+        let tp = (self.lpn[s] / self.epp) as usize;
+        self.dirty_next[s] = self.dirty_head[tp];
+        self.dirty_head[tp] = slot;
+        true
+    }
+
+    /// Cleans every dirty entry of translation page `tp`, giving each (logical page, entry) to `fold`.
+    fn clean(&mut self, tp: u32, mut fold: impl FnMut(u32, u32)) {
+        let mut slot = std::mem::replace(&mut self.dirty_head[tp as usize], NONE);
+        while slot != NONE {
+            let s = slot as usize;
+            self.dirty[s] = false;
+            fold(self.lpn[s], self.ppn[s]);
+            slot = self.dirty_next[s];
+        }
+    }
+
     fn is_full(&self) -> bool {
         self.len as usize == self.lpn.len()
     }
@@ -224,6 +258,10 @@ impl Cmt {
     fn insert(&mut self, lpn: u32, ppn: u32, reuse: Option<u32>) -> u32 {
         let slot = match reuse {
             Some(slot) => {
+                debug_assert!(
+                    !self.dirty[slot as usize],
+                    "an evicted entry is written back first"
+                );
                 self.probation.unlink(slot);
                 self.slot_of.set(self.lpn[slot as usize] as usize, NONE);
                 slot
@@ -316,7 +354,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         flash_map: SparseVec::new(g.logical_pages() as usize, NONE),
         gtd: vec![NONE; translation_pages as usize],
         dirty_in: vec![0; translation_pages as usize],
-        cmt: Cmt::new(p.cmt_entries.min(g.logical_pages()), g.logical_pages()),
+        cmt: Cmt::new(p.cmt_entries.min(g.logical_pages()), g.logical_pages(), epp),
         moved: Vec::with_capacity(g.pages_per_block as usize),
         pending: Vec::new(),
     };
@@ -382,7 +420,7 @@ impl Ftl for DftlFtl {
             self.gtd.len() as u32,
         );
         self.store.clear();
-        self.cmt = Cmt::new(self.cmt.lpn.len() as u32, lp);
+        self.cmt = Cmt::new(self.cmt.lpn.len() as u32, lp, self.epp);
         self.dirty_in.fill(0);
         self.moved.clear();
         self.gtd.fill(NONE);
@@ -471,7 +509,8 @@ impl Ftl for DftlFtl {
             let (lpn, ppn) = self.pending.pop().expect("the loop saw a last entry");
             if ppn != NONE {
                 let slot = self.cmt.insert(lpn, ppn, reuse);
-                self.cmt.dirty[slot as usize] = true;
+                // Already counted in `dirty_in` as pending.
+                self.cmt.mark_dirty(slot);
             }
         }
         Ok(())
@@ -545,10 +584,8 @@ impl DftlFtl {
     }
 
     fn mark_dirty(&mut self, slot: u32) {
-        let s = slot as usize;
-        if !self.cmt.dirty[s] {
-            self.cmt.dirty[s] = true;
-            self.dirty_in[(self.cmt.lpn[s] / self.epp) as usize] += 1;
+        if self.cmt.mark_dirty(slot) {
+            self.dirty_in[(self.cmt.lpn[slot as usize] / self.epp) as usize] += 1;
         }
     }
 
@@ -570,15 +607,9 @@ impl DftlFtl {
         if self.dirty_in[tp as usize] > 0 {
             let first = tp * self.epp;
             let end = (first + self.epp).min(self.logical_pages);
-            for lpn in first..end {
-                if let Some(slot) = self.cmt.slot(lpn) {
-                    let s = slot as usize;
-                    if self.cmt.dirty[s] {
-                        self.cmt.dirty[s] = false;
-                        self.flash_map.set(lpn as usize, self.cmt.ppn[s]);
-                    }
-                }
-            }
+            let flash_map = &mut self.flash_map;
+            self.cmt
+                .clean(tp, |lpn, entry| flash_map.set(lpn as usize, entry));
             let lo = self.pending.partition_point(|e| e.0 < first);
             let hi = self.pending.partition_point(|e| e.0 < end);
             for (lpn, page) in &mut self.pending[lo..hi] {
@@ -668,8 +699,7 @@ impl DftlFtl {
                             Some(slot) => {
                                 let s = slot as usize;
                                 cmt.ppn[s] = moved_entry(cmt.ppn[s], to.0);
-                                if !cmt.dirty[s] {
-                                    cmt.dirty[s] = true;
+                                if cmt.mark_dirty(slot) {
                                     dirty_in[(lpn / epp) as usize] += 1;
                                 }
                             }

@@ -37,6 +37,9 @@
 //!   a write of a mapped block reads the spare area of its page to check validity; an update then reads the
 //!   primary's header; every read checks validity and reads the header, then searches backwards (§3.2 lists
 //!   the same reads as the ones the lookup table removes, Table 2).
+//! - A header read is a spare read of page 0's scheme word ([`Device::read_header`]); the chip keeps that word
+//!   with the block's state, so the garbage collection's scan of every primary (8,192 of them on 1 GiB of
+//!   128 KiB blocks, at every replacement block it takes on a full device) reads no page record.
 //! - No page is ever marked obsolete: the newest copy is the last one in the replacement block, so the
 //!   backwards search needs no flag and no spare program is spent on it.
 //! - A fold scans the replacement block backwards once, keeping the newest page of each offset in a
@@ -488,6 +491,7 @@ impl NftlFtl {
     }
 
     /// The replacement block of `vb`: the rep-block table, or the primary's header (one spare read).
+    #[inline]
     fn replacement_of(&mut self, vb: usize, dev: &mut Device) -> Result<Option<Pbn>> {
         if self.lookup_table {
             self.avoided_by_table += 1;
@@ -496,7 +500,7 @@ impl NftlFtl {
         let primary = self.primary[vb]
             .get()
             .expect("a virtual block with a primary");
-        let header = dev.read_spare(dev.ppn(primary, 0))?.aux().map(Pbn);
+        let header = dev.read_header(primary)?.map(Pbn);
         debug_assert_eq!(header.is_none(), self.rep[vb].is_none());
         Ok(header)
     }
