@@ -513,23 +513,30 @@ impl MastFtl {
     fn reclaim_ca(&mut self, dev: &mut Device) -> Result<()> {
         self.sample_utilization();
         self.resize();
-        let mut best: Option<(usize, u32, u32)> = None; // (queue index, live, associativity)
+        // (queue index, live, associativity): the associativity, a scan of the block, only for a tie.
+        let mut best: Option<(usize, u32, Option<u32>)> = None;
         for (i, &s) in self.queue[CA].iter().enumerate() {
             if !self.blocks.log.is_full(s) {
                 continue;
             }
             let live = self.blocks.log.live(s);
             if live == 0 {
-                best = Some((i, 0, 0));
+                best = Some((i, 0, None));
                 break;
             }
-            let better = match best {
-                None => true,
-                Some((_, l, a)) => live > l || (live == l && self.blocks.log.associativity(s) < a),
-            };
-            if better {
-                let assoc = self.blocks.log.associativity(s);
-                best = Some((i, live, assoc));
+            match best {
+                Some((_, l, _)) if live < l => {}
+                Some((b, l, assoc)) if live == l => {
+                    let log = &mut self.blocks.log;
+                    let held = assoc.unwrap_or_else(|| log.associativity(self.queue[CA][b]));
+                    let mine = log.associativity(s);
+                    best = Some(if mine < held {
+                        (i, live, Some(mine))
+                    } else {
+                        (b, l, Some(held))
+                    });
+                }
+                _ => best = Some((i, live, None)),
             }
         }
         let Some((index, _, _)) = best else {

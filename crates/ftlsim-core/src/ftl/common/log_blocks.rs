@@ -11,7 +11,9 @@
 //! The controller's map is the table of log pages (one logical page number per log page); the paper finds a
 //! logical page by scanning it (§3.2). The simulator reaches the same answers in O(1) without a scan: an
 //! index from logical page to its newest log page, a write stamp per log page and a merge stamp per logical
-//! block. These indices are simulator aids, not controller RAM.
+//! block. These indices are simulator aids, not controller RAM. A log page's index is `slot << shift | offset`
+//! (the block size rounded up to a power of two), so that the hot path finds a page's slot by a shift, not a
+//! division.
 
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn};
 use crate::ftl::RamItem;
@@ -27,16 +29,18 @@ pub enum PageState {
 
 pub struct LogBlocks {
     ppb: u32,
+    /// log2 of the index stride: `ppb` rounded up to a power of two.
+    shift: u32,
     /// Physical block of each slot, none while the slot holds no block.
     pbn: Vec<Opt<Pbn>>,
     /// Pages written in each slot's block.
     written: Vec<u32>,
     /// `Live` pages of each slot (LAST/MAST pick victims and measure area utilization by it).
     live: Vec<u32>,
-    /// Logical page of each written log page (none: a torn page), indexed `slot * ppb + offset`.
+    /// Logical page of each written log page (none: a torn page), indexed `slot << shift | offset`.
     lpn_at: Vec<Opt<Lpn>>,
     stamp_at: Vec<u64>,
-    /// Newest log page (`slot * ppb + offset`) of each logical page, none if it has none.
+    /// Newest log page (`slot << shift | offset`) of each logical page, none if it has none.
     newest: SparseVec<Opt<u32>>,
     /// Stamp of each logical block's last merge: pages written before it are `Merged`.
     merged_at: SparseVec<u64>,
@@ -48,9 +52,11 @@ pub struct LogBlocks {
 
 impl LogBlocks {
     pub fn new(slots: u32, pages_per_block: u32, logical_pages: u32) -> LogBlocks {
-        let pages = slots as usize * pages_per_block as usize;
+        let shift = pages_per_block.next_power_of_two().trailing_zeros();
+        let pages = (slots as usize) << shift;
         LogBlocks {
             ppb: pages_per_block,
+            shift,
             pbn: vec![Opt::NONE; slots as usize],
             written: vec![0; slots as usize],
             live: vec![0; slots as usize],
@@ -105,7 +111,7 @@ impl LogBlocks {
     /// Records that `lpn` was programmed at [`LogBlocks::next_ppn`] of `slot`; `None` records a torn page (a
     /// program cut by a power loss, found at mount): it takes its page and holds nothing.
     pub fn append(&mut self, slot: u32, lpn: Option<Lpn>) {
-        let index = slot * self.ppb + self.written[slot as usize];
+        let index = self.index(slot, self.written[slot as usize]);
         self.lpn_at[index as usize] = Opt::from(lpn);
         self.stamp_at[index as usize] = self.clock;
         self.clock += 1;
@@ -114,7 +120,7 @@ impl LogBlocks {
             return;
         };
         if let Some(previous) = self.newest.get(lpn.index()).get() {
-            self.live[(previous / self.ppb) as usize] -= 1;
+            self.live[(previous >> self.shift) as usize] -= 1;
         }
         self.newest.set(lpn.index(), Opt::some(index));
         self.live[slot as usize] += 1;
@@ -130,22 +136,37 @@ impl LogBlocks {
             .map(|index| self.ppn_of(index))
     }
 
+    /// The newest log copy, if any, of each page of `lbn` into `out` (one entry per offset), as
+    /// [`LogBlocks::newest`] page by page.
+    pub fn newest_of_block(&self, lbn: Lbn, out: &mut [Opt<Ppn>]) {
+        let first = lbn.first_lpn(self.ppb).index();
+        for (o, entry) in out.iter_mut().enumerate() {
+            *entry = Opt::from(self.newest.get(first + o).get().map(|i| self.ppn_of(i)));
+        }
+    }
+
     /// The slot holding the newest log copy of `lpn` that is not merged.
     #[inline]
     pub fn newest_slot(&self, lpn: Lpn) -> Option<u32> {
         self.newest
             .get(lpn.index())
             .get()
-            .map(|index| index / self.ppb)
+            .map(|index| index >> self.shift)
     }
 
     /// The physical page at `offset` of `slot`.
     pub fn ppn(&self, slot: u32, offset: u32) -> Ppn {
-        self.ppn_of(slot * self.ppb + offset)
+        self.ppn_of(self.index(slot, offset))
     }
 
+    #[inline]
+    fn index(&self, slot: u32, offset: u32) -> u32 {
+        slot << self.shift | offset
+    }
+
+    #[inline]
     fn ppn_of(&self, index: u32) -> Ppn {
-        let (slot, offset) = (index / self.ppb, index % self.ppb);
+        let (slot, offset) = (index >> self.shift, index & ((1 << self.shift) - 1));
         let pbn = self.pbn[slot as usize]
             .get()
             .expect("a log page of an open slot");
@@ -155,7 +176,7 @@ impl LogBlocks {
     /// Logical page held at `offset` of `slot`, if written (a torn page holds none).
     pub fn lpn_at(&self, slot: u32, offset: u32) -> Option<Lpn> {
         if offset < self.written[slot as usize] {
-            self.lpn_at[(slot * self.ppb + offset) as usize].get()
+            self.lpn_at[self.index(slot, offset) as usize].get()
         } else {
             None
         }
@@ -165,7 +186,7 @@ impl LogBlocks {
         let Some(lpn) = self.lpn_at(slot, offset) else {
             return PageState::Empty;
         };
-        let index = slot * self.ppb + offset;
+        let index = self.index(slot, offset);
         if self.stamp_at[index as usize] < self.merged_at.get(lpn.lbn(self.ppb).index()) {
             PageState::Merged
         } else if self.newest.get(lpn.index()) == Opt::some(index) {
@@ -188,7 +209,7 @@ impl LogBlocks {
     #[inline]
     pub fn supersede(&mut self, lpn: Lpn) {
         if let Some(index) = self.newest.get(lpn.index()).get() {
-            self.live[(index / self.ppb) as usize] -= 1;
+            self.live[(index >> self.shift) as usize] -= 1;
             self.newest.set(lpn.index(), Opt::NONE);
         }
     }
@@ -197,7 +218,7 @@ impl LogBlocks {
     /// held stop being anyone's newest copy.
     pub fn close(&mut self, slot: u32) -> Pbn {
         for offset in 0..self.written[slot as usize] {
-            let index = slot * self.ppb + offset;
+            let index = self.index(slot, offset);
             if let Some(lpn) = self.lpn_at[index as usize].get() {
                 if self.newest.get(lpn.index()) == Opt::some(index) {
                     self.newest.set(lpn.index(), Opt::NONE);
@@ -263,7 +284,7 @@ impl LogBlocks {
             PageState::Stale if stale_too => {}
             _ => return None,
         }
-        let lbn = self.lpn_at[(slot * self.ppb + offset) as usize]
+        let lbn = self.lpn_at[self.index(slot, offset) as usize]
             .get()?
             .lbn(self.ppb);
         if self.seen.get(lbn.index()) == self.pass {
@@ -277,7 +298,7 @@ impl LogBlocks {
     /// of a switch when the block is full, of a partial merge otherwise: FAST §2.2, §3.4).
     pub fn in_place_order(&self, slot: u32, lbn: Lbn) -> bool {
         (0..self.written[slot as usize])
-            .all(|o| self.lpn_at[(slot * self.ppb + o) as usize] == Opt::some(lbn.lpn(o, self.ppb)))
+            .all(|o| self.lpn_at[self.index(slot, o) as usize] == Opt::some(lbn.lpn(o, self.ppb)))
     }
 }
 
