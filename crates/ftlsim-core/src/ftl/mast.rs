@@ -303,6 +303,7 @@ impl Ftl for MastFtl {
                 return Err(mount_bug(dev, pbn, "a log block of no area"));
             }
             self.area[slot] = area as u8;
+            self.blocks.log.set_group(slot as u32, area as u8);
             self.queue[area as usize].push_back(slot as u32);
         }
         self.size = self.first_size;
@@ -392,6 +393,7 @@ impl MastFtl {
             .take()
             .ok_or_else(|| dev.out_of_space("no free block for a log block"))?;
         self.blocks.log.open(slot, pbn);
+        self.blocks.log.set_group(slot, area as u8);
         self.area[slot as usize] = area as u8;
         self.queue[area].push_back(slot);
         Ok(slot)
@@ -459,10 +461,13 @@ impl MastFtl {
         let Some(victim) = self.queue[area].pop_front() else {
             return Err(dev.out_of_space("an empty log area asked to give a block back"));
         };
+        // Out of its area's utilization while it is emptied.
+        self.blocks.log.set_group(victim, FREE);
         self.sample_utilization();
         if area == LA && self.blocks.log.live(victim) > self.migrate_valid_pages {
             // Whole-block migration: the block joins CA as it is, before CA's block being filled.
             self.area[victim as usize] = CA as u8;
+            self.blocks.log.set_group(victim, CA as u8);
             let at = match self.queue[CA].back() {
                 Some(&b) if !self.blocks.log.is_full(b) => self.queue[CA].len() - 1,
                 _ => self.queue[CA].len(),
@@ -543,18 +548,15 @@ impl MastFtl {
             return Err(dev.out_of_space("no full CA block to merge"));
         };
         let victim = self.queue[CA].remove(index).expect("index from the queue");
+        self.blocks.log.set_group(victim, FREE);
         self.blocks.merge_victim(dev, victim, false)?;
         self.area[victim as usize] = FREE;
         Ok(())
     }
 
     fn utilization(&self, area: usize) -> f64 {
-        let (live, written) = self.queue[area].iter().fold((0u64, 0u64), |(l, w), &s| {
-            (
-                l + self.blocks.log.live(s) as u64,
-                w + self.blocks.log.written(s) as u64,
-            )
-        });
+        // The area's slots are exactly its group in the log blocks (a block being emptied is in none).
+        let (live, written) = self.blocks.log.group_pages(area as u8);
         if written == 0 {
             0.0
         } else {

@@ -19,6 +19,9 @@ use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn};
 use crate::ftl::RamItem;
 use crate::sparse::SparseVec;
 
+/// Groups a caller may sort its slots into ([`LogBlocks::set_group`]).
+pub const GROUPS: usize = 4;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageState {
     Empty,
@@ -37,6 +40,11 @@ pub struct LogBlocks {
     written: Vec<u32>,
     /// `Live` pages of each slot (LAST/MAST pick victims and measure area utilization by it).
     live: Vec<u32>,
+    /// The caller's group of each slot (MAST's area; 0 unless set) and the `live` and `written` pages of each
+    /// group, kept as they change so that a group's utilization takes no scan of its slots.
+    group: Vec<u8>,
+    group_live: [u64; GROUPS],
+    group_written: [u64; GROUPS],
     /// Logical page of each written log page (none: a torn page), indexed `slot << shift | offset`.
     lpn_at: Vec<Opt<Lpn>>,
     stamp_at: Vec<u64>,
@@ -60,6 +68,9 @@ impl LogBlocks {
             pbn: vec![Opt::NONE; slots as usize],
             written: vec![0; slots as usize],
             live: vec![0; slots as usize],
+            group: vec![0; slots as usize],
+            group_live: [0; GROUPS],
+            group_written: [0; GROUPS],
             lpn_at: vec![Opt::NONE; pages],
             stamp_at: vec![0; pages],
             newest: SparseVec::new(logical_pages as usize, Opt::NONE),
@@ -92,6 +103,35 @@ impl LogBlocks {
         self.live[slot as usize]
     }
 
+    /// Moves `slot` (and its pages' counts) into `group` (below [`GROUPS`]).
+    pub fn set_group(&mut self, slot: u32, group: u8) {
+        let (s, from, to) = (
+            slot as usize,
+            self.group[slot as usize] as usize,
+            group as usize,
+        );
+        self.group_live[from] -= self.live[s] as u64;
+        self.group_written[from] -= self.written[s] as u64;
+        self.group_live[to] += self.live[s] as u64;
+        self.group_written[to] += self.written[s] as u64;
+        self.group[s] = group;
+    }
+
+    /// `Live` and written pages of the slots in `group`.
+    pub fn group_pages(&self, group: u8) -> (u64, u64) {
+        (
+            self.group_live[group as usize],
+            self.group_written[group as usize],
+        )
+    }
+
+    #[inline]
+    fn add_live(&mut self, slot: usize, delta: i32) {
+        self.live[slot] = self.live[slot].wrapping_add_signed(delta);
+        let g = self.group[slot] as usize;
+        self.group_live[g] = self.group_live[g].wrapping_add_signed(delta as i64);
+    }
+
     pub fn is_full(&self, slot: u32) -> bool {
         self.written[slot as usize] == self.ppb
     }
@@ -115,16 +155,16 @@ impl LogBlocks {
         self.lpn_at[index as usize] = Opt::from(lpn);
         self.stamp_at[index as usize] = self.clock;
         self.clock += 1;
+        self.written[slot as usize] += 1;
+        self.group_written[self.group[slot as usize] as usize] += 1;
         let Some(lpn) = lpn else {
-            self.written[slot as usize] += 1;
             return;
         };
         if let Some(previous) = self.newest.get(lpn.index()).get() {
-            self.live[(previous >> self.shift) as usize] -= 1;
+            self.add_live((previous >> self.shift) as usize, -1);
         }
         self.newest.set(lpn.index(), Opt::some(index));
-        self.live[slot as usize] += 1;
-        self.written[slot as usize] += 1;
+        self.add_live(slot as usize, 1);
     }
 
     /// The newest log copy of `lpn` that is not merged.
@@ -209,7 +249,7 @@ impl LogBlocks {
     #[inline]
     pub fn supersede(&mut self, lpn: Lpn) {
         if let Some(index) = self.newest.get(lpn.index()).get() {
-            self.live[(index >> self.shift) as usize] -= 1;
+            self.add_live((index >> self.shift) as usize, -1);
             self.newest.set(lpn.index(), Opt::NONE);
         }
     }
@@ -228,6 +268,9 @@ impl LogBlocks {
         let pbn = self.pbn[slot as usize]
             .take()
             .expect("close of an open slot");
+        let g = self.group[slot as usize] as usize;
+        self.group_written[g] -= self.written[slot as usize] as u64;
+        self.group_live[g] -= self.live[slot as usize] as u64;
         self.written[slot as usize] = 0;
         self.live[slot as usize] = 0;
         pbn
@@ -402,5 +445,30 @@ mod tests {
         log.valid_lbns(0, &mut out);
         assert_eq!(out, vec![Lbn(0)]);
         assert_eq!(log.associativity(0), 0);
+    }
+
+    #[test]
+    fn group_counts_follow_appends_supersedes_merges_moves_and_closes() {
+        // 4 pages a block; slot 0 in group 1, slot 1 in group 2.
+        let mut log = LogBlocks::new(2, 4, 16);
+        log.open(0, Pbn(5));
+        log.set_group(0, 1);
+        for lpn in [1, 2, 9] {
+            log.append(0, Some(Lpn(lpn)));
+        }
+        assert_eq!(log.group_pages(1), (3, 3));
+        log.open(1, Pbn(6));
+        log.set_group(1, 2);
+        log.append(1, Some(Lpn(2))); // page 1 of slot 0 goes stale
+        log.append(1, None); // a torn page: written, not live
+        assert_eq!((log.group_pages(1), log.group_pages(2)), ((2, 3), (1, 2)));
+        log.merged(Lbn(2)); // lpn 9 of slot 0
+        log.supersede(Lpn(2));
+        assert_eq!((log.group_pages(1), log.group_pages(2)), ((1, 3), (0, 2)));
+        log.set_group(0, 3);
+        assert_eq!((log.group_pages(1), log.group_pages(3)), ((0, 0), (1, 3)));
+        log.close(0);
+        log.close(1);
+        assert_eq!((log.group_pages(2), log.group_pages(3)), ((0, 0), (0, 0)));
     }
 }
