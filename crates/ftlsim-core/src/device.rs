@@ -2,11 +2,11 @@
 //! merges, garbage collection, cache hits and log-block utilization. Every flash operation goes through
 //! here to the chip, which counts it; a scheme never counts its own operations.
 
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::bad_blocks::{factory_positions, BadBlockMap, BadBlockOptions};
 use crate::config::{Geometry, Timing};
 use crate::error::{Result, SimError};
-use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, AUX_ERASED, FACTORY_BAD, NO_LPN};
+use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, FACTORY_BAD};
 use crate::request::{Op, Tag};
 use crate::stats::{CacheKind, Cause, FlashCounts, MergeKind, Stats};
 
@@ -385,7 +385,13 @@ impl Device {
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {
         self.step_program(OpClass::Data, ppn)?;
         self.chip
-            .program(self.on_chip(ppn), token, lpn.0, AUX_ERASED, OpClass::Data)
+            .program(
+                self.on_chip(ppn),
+                token,
+                Opt::some(lpn),
+                Opt::NONE,
+                OpClass::Data,
+            )
             .map_err(|v| self.rule(v))
     }
 
@@ -400,15 +406,8 @@ impl Device {
         aux: Option<u32>,
     ) -> Result<()> {
         self.step_program(class, ppn)?;
-        let lpn = lpn.map_or(NO_LPN, |l| l.0);
         self.chip
-            .program(
-                self.on_chip(ppn),
-                token,
-                lpn,
-                aux.unwrap_or(AUX_ERASED),
-                class,
-            )
+            .program(self.on_chip(ppn), token, lpn.into(), aux.into(), class)
             .map_err(|v| self.rule(v))
     }
 
@@ -481,7 +480,7 @@ impl Device {
         let copied = self.chip.copy(from, to, class).map_err(|v| self.rule(v))?;
         self.power.ops += 1 + copied.is_some() as u64;
         self.copies += copied.is_some() as u64;
-        Ok(copied.and_then(|lpn| (lpn != NO_LPN).then_some(Lpn(lpn))))
+        Ok(copied.and_then(Opt::get))
     }
 
     /// [`Device::copy_in`] as a read, then a program, each its own flash operation for the power switch.
@@ -492,7 +491,7 @@ impl Device {
             Some(token) => {
                 self.step_program(class, to)?;
                 self.chip
-                    .program(self.on_chip(to), token, page.spare.lpn, AUX_ERASED, class)
+                    .program(self.on_chip(to), token, page.spare.lpn, Opt::NONE, class)
                     .map_err(|v| self.rule(v))?;
                 self.copies += 1;
                 Ok(page.spare.lpn())

@@ -10,14 +10,10 @@
 //! byte. Block states (erase count, write frontier) live in a sparse vector, allocated in chunks of 4,096
 //! blocks as they are touched.
 
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::sparse::SparseVec;
 use crate::stats::FlashCounts;
 
-/// `Spare::lpn` of a page that holds no logical page (erased, or written by the scheme for itself).
-pub const NO_LPN: u32 = u32::MAX;
-/// `Spare::aux` in its erased state: the scheme field has not been programmed.
-pub const AUX_ERASED: u32 = u32::MAX;
 /// `Spare::flags` in its erased state: NAND bits read as ones until programmed to zero.
 pub const FLAGS_ERASED: u8 = 0xFF;
 
@@ -34,32 +30,35 @@ pub const FACTORY_BAD: u32 = u32::MAX;
 /// The spare (out-of-band) area of a page as the chip stores it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Spare {
-    /// Logical page stored in the page, [`NO_LPN`] if none.
-    pub lpn: u32,
+    /// Logical page stored in the page; none if the page is erased, torn or written by the scheme for itself.
+    pub lpn: Opt<Lpn>,
     /// Chip-wide program sequence number, stamped at program time (0 for an erased page, so the count skips 0
     /// when it wraps).
     pub seq: u32,
     /// A scheme-specific word (a replacement-block pointer, a map-page number), write-once.
-    pub aux: u32,
+    pub aux: Opt<u32>,
     /// Scheme-specific flag bits; a spare program can only clear bits (1 -> 0), as on real NAND.
     pub flags: u8,
 }
 
 impl Spare {
     pub const ERASED: Spare = Spare {
-        lpn: NO_LPN,
+        lpn: Opt::NONE,
         seq: 0,
-        aux: AUX_ERASED,
+        aux: Opt::NONE,
         flags: FLAGS_ERASED,
     };
 
+    /// The logical page stored in the page, if any.
+    #[inline]
     pub fn lpn(&self) -> Option<Lpn> {
-        (self.lpn != NO_LPN).then_some(Lpn(self.lpn))
+        self.lpn.get()
     }
 
     /// The scheme word, if it was programmed.
+    #[inline]
     pub fn aux(&self) -> Option<u32> {
-        (self.aux != AUX_ERASED).then_some(self.aux)
+        self.aux.get()
     }
 }
 
@@ -75,10 +74,10 @@ pub struct PageRead {
 #[repr(C, packed)]
 struct Page {
     token: Token,
-    lpn: u32,
+    lpn: Opt<Lpn>,
     /// Not 0 exactly when the page is programmed.
     seq: u32,
-    aux: u32,
+    aux: Opt<u32>,
     flags: u8,
 }
 
@@ -104,9 +103,9 @@ impl Page {
 
 const ERASED_PAGE: Page = Page {
     token: 0,
-    lpn: NO_LPN,
+    lpn: Opt::NONE,
     seq: 0,
-    aux: AUX_ERASED,
+    aux: Opt::NONE,
     flags: FLAGS_ERASED,
 };
 
@@ -367,15 +366,15 @@ impl Nand {
         Ok(self.page(b, p).read().spare)
     }
 
-    /// Programs a page with a data token, the logical page it holds (or [`NO_LPN`]) and an optional scheme
-    /// word (`AUX_ERASED` for none). A page whose scheme word was already programmed keeps it.
+    /// Programs a page with a data token, the logical page it holds (none for a page the scheme writes for
+    /// itself) and an optional scheme word. A page whose scheme word was already programmed keeps it.
     #[inline(always)]
     pub fn program(
         &mut self,
         ppn: Ppn,
         token: Token,
-        lpn: u32,
-        aux: u32,
+        lpn: Opt<Lpn>,
+        aux: Opt<u32>,
         class: OpClass,
     ) -> Result<(), Violation> {
         let (b, p) = self.split(ppn);
@@ -391,7 +390,7 @@ impl Nand {
         }
         let page = &mut self.slab[state.slot as usize * ppb + p as usize];
         let out_of_order = self.sequential_program && p < state.next_page;
-        if page.programmed() || out_of_order || (aux != AUX_ERASED && page.aux != AUX_ERASED) {
+        if page.programmed() || out_of_order || (aux.is_some() && page.aux.is_some()) {
             return Err(broken_program(page, out_of_order, b, p));
         }
         self.counts.tally(class, |c| &mut c.page_writes);
@@ -400,7 +399,7 @@ impl Nand {
         page.token = token;
         page.lpn = lpn;
         page.seq = self.seq;
-        if aux != AUX_ERASED {
+        if aux.is_some() {
             page.aux = aux;
         }
         state.next_page = state.next_page.max(p + 1);
@@ -410,14 +409,20 @@ impl Nand {
 
     /// Copies page `from` to page `to` (one page read, and one program unless `from` holds no data): what
     /// [`Nand::read`] then [`Nand::program`] do, in one call on the engine's hottest path (merges and GC).
-    /// Returns the logical page copied, None if nothing was (the source erased or torn).
+    /// Returns the copied page's logical page (itself optional), None if nothing was copied (the source erased
+    /// or torn).
     #[inline(always)]
-    pub fn copy(&mut self, from: Ppn, to: Ppn, class: OpClass) -> Result<Option<u32>, Violation> {
+    pub fn copy(
+        &mut self,
+        from: Ppn,
+        to: Ppn,
+        class: OpClass,
+    ) -> Result<Option<Opt<Lpn>>, Violation> {
         let page = self.read(from, class)?;
         let Some(token) = page.token else {
             return Ok(None);
         };
-        self.program(to, token, page.spare.lpn, AUX_ERASED, class)?;
+        self.program(to, token, page.spare.lpn, Opt::NONE, class)?;
         Ok(Some(page.spare.lpn))
     }
 
@@ -452,7 +457,7 @@ impl Nand {
         let seq = self.seq;
         let page = self.page_mut(b, p);
         page.token = TORN;
-        page.lpn = NO_LPN;
+        page.lpn = Opt::NONE;
         page.seq = seq;
         let block = self.blocks.get_mut(b);
         block.next_page = block.next_page.max(p as u32 + 1);
@@ -470,14 +475,14 @@ impl Nand {
     ) -> Result<(), Violation> {
         let (b, p) = self.locate(ppn, "spare program beyond the chip")?;
         if let Some(aux) = aux {
-            if self.page(b, p).aux != AUX_ERASED {
+            if self.page(b, p).aux.is_some() {
                 return Err(Violation {
                     what: "spare program of a scheme word that is already programmed",
                     block: b as u32,
                     page: p as u32,
                 });
             }
-            self.page_mut(b, p).aux = aux;
+            self.page_mut(b, p).aux = Opt::some(aux);
         }
         self.counts.tally(class, |c| &mut c.spare_writes);
         if clear_flags != 0 {
@@ -596,26 +601,31 @@ mod tests {
     #[test]
     fn a_torn_page_reads_uncorrectable_and_cannot_be_programmed_again() {
         let mut chip = Nand::new(2, 4, true);
-        chip.program(Ppn(0), 7, 3, AUX_ERASED, D).unwrap();
+        chip.program(Ppn(0), 7, Opt::some(Lpn(3)), Opt::NONE, D)
+            .unwrap();
         chip.tear(Ppn(1));
         let torn = chip.read(Ppn(1), D).unwrap();
         assert_eq!(
-            (torn.token, torn.spare.lpn, torn.spare.aux),
-            (None, NO_LPN, AUX_ERASED)
+            (torn.token, torn.spare.lpn(), torn.spare.aux()),
+            (None, None, None)
         );
         assert_ne!(torn.spare.seq, 0);
-        assert!(chip.program(Ppn(1), 8, 4, AUX_ERASED, D).is_err());
+        assert!(chip
+            .program(Ppn(1), 8, Opt::some(Lpn(4)), Opt::NONE, D)
+            .is_err());
         // The in-order rule goes on from the torn page; a program that would break a rule is not torn.
         chip.tear(Ppn(0));
         assert_eq!(chip.read(Ppn(0), D).unwrap().token, Some(7));
-        chip.program(Ppn(2), 9, 5, AUX_ERASED, D).unwrap();
+        chip.program(Ppn(2), 9, Opt::some(Lpn(5)), Opt::NONE, D)
+            .unwrap();
         assert_eq!(chip.total_counts().page_writes, 2);
     }
 
     #[test]
     fn prefetch_hints_count_nothing_and_accept_any_address() {
         let mut chip = Nand::new(2, 4, true);
-        chip.program(Ppn(5), 1, 0, AUX_ERASED, D).unwrap();
+        chip.program(Ppn(5), 1, Opt::some(Lpn(0)), Opt::NONE, D)
+            .unwrap();
         // A programmed page, an erased block, the last page of the chip, and addresses past the chip.
         for ppn in [5, 0, 7, 8, u32::MAX] {
             chip.prefetch(Ppn(ppn));
@@ -636,14 +646,18 @@ mod tests {
     #[test]
     fn programmed_pages_cannot_be_programmed_again_until_erased() {
         let mut chip = Nand::new(4, 4, false);
-        chip.program(Ppn(5), 11, 3, AUX_ERASED, D).unwrap();
-        let err = chip.program(Ppn(5), 12, 3, AUX_ERASED, D).unwrap_err();
+        chip.program(Ppn(5), 11, Opt::some(Lpn(3)), Opt::NONE, D)
+            .unwrap();
+        let err = chip
+            .program(Ppn(5), 12, Opt::some(Lpn(3)), Opt::NONE, D)
+            .unwrap_err();
         assert_eq!((err.block, err.page), (1, 1));
         assert_eq!(chip.read(Ppn(5), D).unwrap().token, Some(11));
-        assert_eq!(chip.read(Ppn(5), D).unwrap().spare.lpn, 3);
+        assert_eq!(chip.read(Ppn(5), D).unwrap().spare.lpn(), Some(Lpn(3)));
         chip.erase(Pbn(1), D).unwrap();
         assert_eq!(chip.read(Ppn(5), D).unwrap().token, None);
-        chip.program(Ppn(5), 12, 3, AUX_ERASED, D).unwrap();
+        chip.program(Ppn(5), 12, Opt::some(Lpn(3)), Opt::NONE, D)
+            .unwrap();
         assert_eq!(chip.erase_count(Pbn(1)), 1);
         let c = chip.total_counts();
         assert_eq!((c.page_writes, c.page_reads, c.erases), (2, 3, 1));
@@ -654,7 +668,9 @@ mod tests {
         let mut chip = Nand::new(2, 4, false);
         assert_eq!(chip.read(Ppn(8), D).unwrap_err().block, 2);
         assert!(chip.read_spare(Ppn(100), D).is_err());
-        assert!(chip.program(Ppn(8), 1, 0, AUX_ERASED, D).is_err());
+        assert!(chip
+            .program(Ppn(8), 1, Opt::some(Lpn(0)), Opt::NONE, D)
+            .is_err());
         assert!(chip.erase(Pbn(2), D).is_err());
         assert_eq!(chip.total_counts().erases, 0);
     }
@@ -662,13 +678,19 @@ mod tests {
     #[test]
     fn sequential_rule_forbids_going_back_within_a_block() {
         let mut chip = Nand::new(2, 4, true);
-        chip.program(Ppn(0), 1, 0, AUX_ERASED, D).unwrap();
-        chip.program(Ppn(2), 2, 2, AUX_ERASED, D).unwrap();
-        let err = chip.program(Ppn(1), 3, 1, AUX_ERASED, D).unwrap_err();
+        chip.program(Ppn(0), 1, Opt::some(Lpn(0)), Opt::NONE, D)
+            .unwrap();
+        chip.program(Ppn(2), 2, Opt::some(Lpn(2)), Opt::NONE, D)
+            .unwrap();
+        let err = chip
+            .program(Ppn(1), 3, Opt::some(Lpn(1)), Opt::NONE, D)
+            .unwrap_err();
         assert!(err.what.contains("out-of-order"));
         let mut slc = Nand::new(2, 4, false);
-        slc.program(Ppn(2), 2, 2, AUX_ERASED, D).unwrap();
-        slc.program(Ppn(1), 3, 1, AUX_ERASED, D).unwrap();
+        slc.program(Ppn(2), 2, Opt::some(Lpn(2)), Opt::NONE, D)
+            .unwrap();
+        slc.program(Ppn(1), 3, Opt::some(Lpn(1)), Opt::NONE, D)
+            .unwrap();
     }
 
     #[test]
@@ -676,11 +698,12 @@ mod tests {
         let mut chip = Nand::new(2, 4, false);
         chip.program_spare(Ppn(0), Some(7), 0, D).unwrap();
         assert!(chip.program_spare(Ppn(0), Some(8), 0, D).is_err());
-        chip.program(Ppn(0), 1, 0, AUX_ERASED, D).unwrap();
+        chip.program(Ppn(0), 1, Opt::some(Lpn(0)), Opt::NONE, D)
+            .unwrap();
         chip.program_spare(Ppn(0), None, 0b10, D).unwrap();
         chip.program_spare(Ppn(0), None, 0b01, D).unwrap();
         let s = chip.read_spare(Ppn(0), D).unwrap();
-        assert_eq!((s.aux, s.flags, s.lpn), (7, 0xFC, 0));
+        assert_eq!((s.aux(), s.flags, s.lpn()), (Some(7), 0xFC, Some(Lpn(0))));
         assert_eq!(chip.total_counts().spare_writes, 3);
         assert_eq!(chip.total_counts().spare_reads, 1);
     }
@@ -690,12 +713,19 @@ mod tests {
         // A 16 GiB device of 2 KiB pages, 128 a block: 65,536 blocks.
         let mut chip = Nand::new(65_536, 128, true);
         for b in 0..10u32 {
-            chip.program(Ppn(b * 1000 * 128), b as u64 + 1, b, AUX_ERASED, D)
-                .unwrap();
+            chip.program(
+                Ppn(b * 1000 * 128),
+                b as u64 + 1,
+                Opt::some(Lpn(b)),
+                Opt::NONE,
+                D,
+            )
+            .unwrap();
         }
         assert!(chip.heap_bytes() < 2 << 20, "{}", chip.heap_bytes());
         chip.erase(Pbn(0), D).unwrap();
-        chip.program(Ppn(77 * 128), 99, 0, AUX_ERASED, D).unwrap();
+        chip.program(Ppn(77 * 128), 99, Opt::some(Lpn(0)), Opt::NONE, D)
+            .unwrap();
         assert_eq!(
             chip.slab.len(),
             10 * 128,

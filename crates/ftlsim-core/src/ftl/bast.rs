@@ -73,7 +73,6 @@ use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::NO_LPN;
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
@@ -359,7 +358,7 @@ impl Ftl for BastFtl {
             let (slot, lbn) = (slot as u32, lbn);
             self.log.open(slot, pbn);
             for lpn in lpns {
-                self.log.append(slot, (lpn != NO_LPN).then_some(Lpn(lpn)));
+                self.log.append(slot, lpn.get());
             }
             self.owner[slot as usize] = lbn;
             self.slot_of.set(lbn as usize, slot);

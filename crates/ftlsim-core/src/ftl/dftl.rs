@@ -98,7 +98,7 @@ use crate::addr::{Lpn, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::{OpClass, NO_LPN};
+use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
 use serde::{Deserialize, Serialize};
@@ -397,16 +397,18 @@ impl Ftl for DftlFtl {
             let (mut block_seq, mut kind) = (0, DATA);
             let programmed = scan_block(dev, pbn, Extent::UpToFirstErased, |_, ppn, spare| {
                 block_seq = block_seq.max(spare.seq);
-                if spare.lpn == NO_LPN {
+                let Some(lpn) = spare.lpn() else {
                     // A torn program (cut by a power loss): unreadable, it holds nothing.
-                } else if spare.lpn < lp {
-                    let l = spare.lpn as usize;
+                    return;
+                };
+                if lpn.0 < lp {
+                    let l = lpn.index();
                     if spare.seq as u64 > newest.get(l) >> 32 {
                         newest.set(l, (spare.seq as u64) << 32 | ppn.0 as u64);
                     }
                 } else {
                     kind = TRANSLATION;
-                    let tp = (spare.lpn - lp) as usize;
+                    let tp = (lpn.0 - lp) as usize;
                     if spare.seq > tp_seq[tp] {
                         tp_seq[tp] = spare.seq;
                         gtd[tp] = ppn.0;

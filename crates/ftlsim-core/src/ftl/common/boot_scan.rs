@@ -3,16 +3,16 @@
 //! the sector map "can be rebuilt at boot from the spare areas"; TinyFTL paper §V.D). Every read here is a
 //! counted spare read: the mount's cost.
 
-use crate::addr::{Pbn, Ppn};
+use crate::addr::{Lpn, Opt, Pbn, Ppn};
 use crate::device::Device;
 use crate::error::{Result, SimError};
-use crate::nand::{Spare, NO_LPN};
+use crate::nand::Spare;
 
 /// A torn page (issue 13, `torn_pages`: a program cut by the power loss): programmed, so it cannot be
 /// programmed again until its block is erased, but uncorrectable: no logical page in its spare area. Every
 /// page the log-block schemes program holds a logical page, so that is how their mounts tell one.
 pub fn is_torn(spare: &Spare) -> bool {
-    spare.seq != 0 && spare.lpn == NO_LPN
+    spare.seq != 0 && spare.lpn.is_none()
 }
 
 /// How far into a block the scan reads.
@@ -70,9 +70,8 @@ pub struct InPlace {
     pub born: u32,
     /// Sequence number of the last tagged page, 0 if none.
     pub tagged_end: u32,
-    /// The logical page of each programmed page, in page order (a log block's appends), [`NO_LPN`] for a
-    /// torn one.
-    pub lpns: Vec<u32>,
+    /// The logical page of each programmed page, in page order (a log block's appends), none for a torn one.
+    pub lpns: Vec<Opt<Lpn>>,
     /// The pages of the block that are torn ([`is_torn`]): programmed, holding nothing.
     pub torn: Vec<u32>,
 }
@@ -97,19 +96,23 @@ impl InPlace {
             .map(|&(o, _)| o)
             .collect();
         let lpns = pages.iter().map(|&(_, s)| s.lpn).collect();
-        let pages: Vec<(u32, Spare)> = pages.iter().copied().filter(|(_, s)| !is_torn(s)).collect();
-        let lbn = pages.first()?.1.lpn / ppb;
-        if pages.iter().any(|&(_, s)| s.lpn / ppb != lbn) {
+        // The pages that are not torn, each with the logical page it holds.
+        let pages: Vec<(u32, Lpn, Spare)> = pages
+            .iter()
+            .filter_map(|&(o, s)| Some((o, s.lpn()?, s)))
+            .collect();
+        let lbn = pages.first()?.1.lbn(ppb).0;
+        if pages.iter().any(|&(_, l, _)| l.lbn(ppb).0 != lbn) {
             return None;
         }
-        let tagged = pages.iter().all(|&(_, s)| s.aux == tag);
-        let in_place = pages.iter().all(|&(o, s)| s.lpn % ppb == o);
+        let tagged = pages.iter().all(|&(_, _, s)| s.aux() == Some(tag));
+        let in_place = pages.iter().all(|&(o, l, _)| l.offset(ppb) == o);
         if !(in_place || appended && tagged && from_first) {
             return None;
         }
         let (mut seqs, mut at) = (vec![0; ppb as usize], vec![0; ppb as usize]);
-        for &(o, s) in &pages {
-            let offset = (s.lpn % ppb) as usize;
+        for &(o, l, s) in &pages {
+            let offset = l.offset(ppb) as usize;
             if s.seq > seqs[offset] {
                 seqs[offset] = s.seq;
                 at[offset] = o;
@@ -122,18 +125,18 @@ impl InPlace {
             at,
             tagged,
             in_place,
-            min_seq: pages.iter().map(|&(_, s)| s.seq).min()?,
-            max_seq: pages.iter().map(|&(_, s)| s.seq).max()?,
+            min_seq: pages.iter().map(|&(_, _, s)| s.seq).min()?,
+            max_seq: pages.iter().map(|&(_, _, s)| s.seq).max()?,
             born: pages
                 .iter()
-                .filter(|&&(_, s)| s.aux != tag)
-                .map(|&(_, s)| s.seq)
+                .filter(|&&(_, _, s)| s.aux() != Some(tag))
+                .map(|&(_, _, s)| s.seq)
                 .min()
                 .unwrap_or(0),
             tagged_end: pages
                 .iter()
-                .filter(|&&(_, s)| s.aux == tag)
-                .map(|&(_, s)| s.seq)
+                .filter(|&&(_, _, s)| s.aux() == Some(tag))
+                .map(|&(_, _, s)| s.seq)
                 .max()
                 .unwrap_or(0),
             lpns,
@@ -368,15 +371,16 @@ pub fn mount_bug(dev: &Device, pbn: Pbn, what: &str) -> SimError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::addr::Lpn;
     use crate::ftl::common::seq_logs::SEQ_LOG_AUX;
+    use crate::nand::OpClass;
 
-    const UNTAGGED: u32 = crate::nand::AUX_ERASED;
+    const UNTAGGED: Option<u32> = None;
 
     /// Programs `lpn` (token `100 + 10 x pbn + lpn`) at `offset` of `pbn` with scheme word `aux`.
-    fn put(dev: &mut Device, pbn: u32, offset: u32, lpn: u32, aux: u32) {
+    fn put(dev: &mut Device, pbn: u32, offset: u32, lpn: u32, aux: Option<u32>) {
         let ppn = dev.ppn(Pbn(pbn), offset);
-        dev.program_with_aux(ppn, (100 + 10 * pbn + lpn) as u64, Lpn(lpn), aux)
+        let token = (100 + 10 * pbn + lpn) as u64;
+        dev.program_with_aux_in(OpClass::Data, ppn, token, Some(Lpn(lpn)), aux)
             .unwrap();
     }
 
@@ -411,8 +415,8 @@ mod tests {
         for o in 0..4 {
             put(&mut dev, 0, o, o, UNTAGGED);
         }
-        put(&mut dev, 2, 0, 0, SEQ_LOG_AUX);
-        put(&mut dev, 2, 1, 1, SEQ_LOG_AUX);
+        put(&mut dev, 2, 0, 0, Some(SEQ_LOG_AUX));
+        put(&mut dev, 2, 1, 1, Some(SEQ_LOG_AUX));
         dev
     }
 
@@ -475,7 +479,10 @@ mod tests {
         let before = dev.counts();
         let roles = settle_torn(&mut dev, &mut g, true, &mut Vec::new()).unwrap();
         assert_eq!((roles.data, roles.log, roles.old.len()), (0, Some(1), 0));
-        assert_eq!(g[1].lpns, vec![0, 1, crate::nand::NO_LPN]);
+        assert_eq!(
+            g[1].lpns,
+            vec![Opt::some(Lpn(0)), Opt::some(Lpn(1)), Opt::NONE]
+        );
         assert_eq!(g[1].torn, vec![2]);
         assert_eq!(dev.counts().minus(&before).erases, 0);
     }

@@ -277,6 +277,6 @@ mod tests {
         let m = dev.map_counts();
         assert_eq!((m.page_writes, m.erases, m.page_reads), (12, 1, 1));
         assert_eq!(dev.counts().page_writes, 12, "all of it in the map class");
-        assert_eq!(dev.chip().peek(Ppn(3 * 4 + 3)).spare.aux, 1);
+        assert_eq!(dev.chip().peek(Ppn(3 * 4 + 3)).spare.aux(), Some(1));
     }
 }
