@@ -303,6 +303,7 @@ impl Ftl for MastFtl {
                 return Err(mount_bug(dev, pbn, "a log block of no area"));
             }
             self.area[slot] = area as u8;
+            self.blocks.log.set_group(slot as u32, area as u8);
             self.queue[area as usize].push_back(slot as u32);
         }
         self.size = self.first_size;
@@ -392,6 +393,7 @@ impl MastFtl {
             .take()
             .ok_or_else(|| dev.out_of_space("no free block for a log block"))?;
         self.blocks.log.open(slot, pbn);
+        self.blocks.log.set_group(slot, area as u8);
         self.area[slot as usize] = area as u8;
         self.queue[area].push_back(slot);
         Ok(slot)
@@ -459,10 +461,13 @@ impl MastFtl {
         let Some(victim) = self.queue[area].pop_front() else {
             return Err(dev.out_of_space("an empty log area asked to give a block back"));
         };
+        // Out of its area's utilization while it is emptied.
+        self.blocks.log.set_group(victim, FREE);
         self.sample_utilization();
         if area == LA && self.blocks.log.live(victim) > self.migrate_valid_pages {
             // Whole-block migration: the block joins CA as it is, before CA's block being filled.
             self.area[victim as usize] = CA as u8;
+            self.blocks.log.set_group(victim, CA as u8);
             let at = match self.queue[CA].back() {
                 Some(&b) if !self.blocks.log.is_full(b) => self.queue[CA].len() - 1,
                 _ => self.queue[CA].len(),
@@ -513,41 +518,45 @@ impl MastFtl {
     fn reclaim_ca(&mut self, dev: &mut Device) -> Result<()> {
         self.sample_utilization();
         self.resize();
-        let mut best: Option<(usize, u32, u32)> = None; // (queue index, live, associativity)
+        // (queue index, live, associativity): the associativity, a scan of the block, only for a tie.
+        let mut best: Option<(usize, u32, Option<u32>)> = None;
         for (i, &s) in self.queue[CA].iter().enumerate() {
             if !self.blocks.log.is_full(s) {
                 continue;
             }
             let live = self.blocks.log.live(s);
             if live == 0 {
-                best = Some((i, 0, 0));
+                best = Some((i, 0, None));
                 break;
             }
-            let better = match best {
-                None => true,
-                Some((_, l, a)) => live > l || (live == l && self.blocks.log.associativity(s) < a),
-            };
-            if better {
-                let assoc = self.blocks.log.associativity(s);
-                best = Some((i, live, assoc));
+            match best {
+                Some((_, l, _)) if live < l => {}
+                Some((b, l, assoc)) if live == l => {
+                    let log = &mut self.blocks.log;
+                    let held = assoc.unwrap_or_else(|| log.associativity(self.queue[CA][b]));
+                    let mine = log.associativity(s);
+                    best = Some(if mine < held {
+                        (i, live, Some(mine))
+                    } else {
+                        (b, l, Some(held))
+                    });
+                }
+                _ => best = Some((i, live, None)),
             }
         }
         let Some((index, _, _)) = best else {
             return Err(dev.out_of_space("no full CA block to merge"));
         };
         let victim = self.queue[CA].remove(index).expect("index from the queue");
+        self.blocks.log.set_group(victim, FREE);
         self.blocks.merge_victim(dev, victim, false)?;
         self.area[victim as usize] = FREE;
         Ok(())
     }
 
     fn utilization(&self, area: usize) -> f64 {
-        let (live, written) = self.queue[area].iter().fold((0u64, 0u64), |(l, w), &s| {
-            (
-                l + self.blocks.log.live(s) as u64,
-                w + self.blocks.log.written(s) as u64,
-            )
-        });
+        // The area's slots are exactly its group in the log blocks (a block being emptied is in none).
+        let (live, written) = self.blocks.log.group_pages(area as u8);
         if written == 0 {
             0.0
         } else {

@@ -118,9 +118,15 @@ impl DataBlocks {
 
     /// Notes that the data block's page of `lpn` was programmed.
     pub fn mark_programmed(&mut self, lpn: Lpn) {
-        self.written.set(lpn.index());
-        let lbn = lpn.lbn(self.ppb).index();
-        self.frontier[lbn] = self.frontier[lbn].max(lpn.offset(self.ppb) + 1);
+        self.mark_programmed_at(lpn.lbn(self.ppb), lpn.offset(self.ppb));
+    }
+
+    /// [`DataBlocks::mark_programmed`] of page `offset` of `lbn` (a merge's copy loop: no division).
+    #[inline]
+    pub fn mark_programmed_at(&mut self, lbn: Lbn, offset: u32) {
+        self.written.set(lbn.lpn(offset, self.ppb).index());
+        let frontier = &mut self.frontier[lbn.index()];
+        *frontier = (*frontier).max(offset + 1);
     }
 
     /// The block map as a controller stores it: one entry per logical block, as wide as a physical block

@@ -11,11 +11,16 @@
 //! The controller's map is the table of log pages (one logical page number per log page); the paper finds a
 //! logical page by scanning it (§3.2). The simulator reaches the same answers in O(1) without a scan: an
 //! index from logical page to its newest log page, a write stamp per log page and a merge stamp per logical
-//! block. These indices are simulator aids, not controller RAM.
+//! block. These indices are simulator aids, not controller RAM. A log page's index is `slot << shift | offset`
+//! (the block size rounded up to a power of two), so that the hot path finds a page's slot by a shift, not a
+//! division.
 
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn};
 use crate::ftl::RamItem;
 use crate::sparse::SparseVec;
+
+/// Groups a caller may sort its slots into ([`LogBlocks::set_group`]).
+pub const GROUPS: usize = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageState {
@@ -27,16 +32,23 @@ pub enum PageState {
 
 pub struct LogBlocks {
     ppb: u32,
+    /// log2 of the index stride: `ppb` rounded up to a power of two.
+    shift: u32,
     /// Physical block of each slot, none while the slot holds no block.
     pbn: Vec<Opt<Pbn>>,
     /// Pages written in each slot's block.
     written: Vec<u32>,
     /// `Live` pages of each slot (LAST/MAST pick victims and measure area utilization by it).
     live: Vec<u32>,
-    /// Logical page of each written log page (none: a torn page), indexed `slot * ppb + offset`.
+    /// The caller's group of each slot (MAST's area; 0 unless set) and the `live` and `written` pages of each
+    /// group, kept as they change so that a group's utilization takes no scan of its slots.
+    group: Vec<u8>,
+    group_live: [u64; GROUPS],
+    group_written: [u64; GROUPS],
+    /// Logical page of each written log page (none: a torn page), indexed `slot << shift | offset`.
     lpn_at: Vec<Opt<Lpn>>,
     stamp_at: Vec<u64>,
-    /// Newest log page (`slot * ppb + offset`) of each logical page, none if it has none.
+    /// Newest log page (`slot << shift | offset`) of each logical page, none if it has none.
     newest: SparseVec<Opt<u32>>,
     /// Stamp of each logical block's last merge: pages written before it are `Merged`.
     merged_at: SparseVec<u64>,
@@ -48,12 +60,17 @@ pub struct LogBlocks {
 
 impl LogBlocks {
     pub fn new(slots: u32, pages_per_block: u32, logical_pages: u32) -> LogBlocks {
-        let pages = slots as usize * pages_per_block as usize;
+        let shift = pages_per_block.next_power_of_two().trailing_zeros();
+        let pages = (slots as usize) << shift;
         LogBlocks {
             ppb: pages_per_block,
+            shift,
             pbn: vec![Opt::NONE; slots as usize],
             written: vec![0; slots as usize],
             live: vec![0; slots as usize],
+            group: vec![0; slots as usize],
+            group_live: [0; GROUPS],
+            group_written: [0; GROUPS],
             lpn_at: vec![Opt::NONE; pages],
             stamp_at: vec![0; pages],
             newest: SparseVec::new(logical_pages as usize, Opt::NONE),
@@ -86,6 +103,35 @@ impl LogBlocks {
         self.live[slot as usize]
     }
 
+    /// Moves `slot` (and its pages' counts) into `group` (below [`GROUPS`]).
+    pub fn set_group(&mut self, slot: u32, group: u8) {
+        let (s, from, to) = (
+            slot as usize,
+            self.group[slot as usize] as usize,
+            group as usize,
+        );
+        self.group_live[from] -= self.live[s] as u64;
+        self.group_written[from] -= self.written[s] as u64;
+        self.group_live[to] += self.live[s] as u64;
+        self.group_written[to] += self.written[s] as u64;
+        self.group[s] = group;
+    }
+
+    /// `Live` and written pages of the slots in `group`.
+    pub fn group_pages(&self, group: u8) -> (u64, u64) {
+        (
+            self.group_live[group as usize],
+            self.group_written[group as usize],
+        )
+    }
+
+    #[inline]
+    fn add_live(&mut self, slot: usize, delta: i32) {
+        self.live[slot] = self.live[slot].wrapping_add_signed(delta);
+        let g = self.group[slot] as usize;
+        self.group_live[g] = self.group_live[g].wrapping_add_signed(delta as i64);
+    }
+
     pub fn is_full(&self, slot: u32) -> bool {
         self.written[slot as usize] == self.ppb
     }
@@ -105,20 +151,20 @@ impl LogBlocks {
     /// Records that `lpn` was programmed at [`LogBlocks::next_ppn`] of `slot`; `None` records a torn page (a
     /// program cut by a power loss, found at mount): it takes its page and holds nothing.
     pub fn append(&mut self, slot: u32, lpn: Option<Lpn>) {
-        let index = slot * self.ppb + self.written[slot as usize];
+        let index = self.index(slot, self.written[slot as usize]);
         self.lpn_at[index as usize] = Opt::from(lpn);
         self.stamp_at[index as usize] = self.clock;
         self.clock += 1;
+        self.written[slot as usize] += 1;
+        self.group_written[self.group[slot as usize] as usize] += 1;
         let Some(lpn) = lpn else {
-            self.written[slot as usize] += 1;
             return;
         };
         if let Some(previous) = self.newest.get(lpn.index()).get() {
-            self.live[(previous / self.ppb) as usize] -= 1;
+            self.add_live((previous >> self.shift) as usize, -1);
         }
         self.newest.set(lpn.index(), Opt::some(index));
-        self.live[slot as usize] += 1;
-        self.written[slot as usize] += 1;
+        self.add_live(slot as usize, 1);
     }
 
     /// The newest log copy of `lpn` that is not merged.
@@ -130,22 +176,37 @@ impl LogBlocks {
             .map(|index| self.ppn_of(index))
     }
 
+    /// The newest log copy, if any, of each page of `lbn` into `out` (one entry per offset), as
+    /// [`LogBlocks::newest`] page by page.
+    pub fn newest_of_block(&self, lbn: Lbn, out: &mut [Opt<Ppn>]) {
+        let first = lbn.first_lpn(self.ppb).index();
+        for (o, entry) in out.iter_mut().enumerate() {
+            *entry = Opt::from(self.newest.get(first + o).get().map(|i| self.ppn_of(i)));
+        }
+    }
+
     /// The slot holding the newest log copy of `lpn` that is not merged.
     #[inline]
     pub fn newest_slot(&self, lpn: Lpn) -> Option<u32> {
         self.newest
             .get(lpn.index())
             .get()
-            .map(|index| index / self.ppb)
+            .map(|index| index >> self.shift)
     }
 
     /// The physical page at `offset` of `slot`.
     pub fn ppn(&self, slot: u32, offset: u32) -> Ppn {
-        self.ppn_of(slot * self.ppb + offset)
+        self.ppn_of(self.index(slot, offset))
     }
 
+    #[inline]
+    fn index(&self, slot: u32, offset: u32) -> u32 {
+        slot << self.shift | offset
+    }
+
+    #[inline]
     fn ppn_of(&self, index: u32) -> Ppn {
-        let (slot, offset) = (index / self.ppb, index % self.ppb);
+        let (slot, offset) = (index >> self.shift, index & ((1 << self.shift) - 1));
         let pbn = self.pbn[slot as usize]
             .get()
             .expect("a log page of an open slot");
@@ -155,7 +216,7 @@ impl LogBlocks {
     /// Logical page held at `offset` of `slot`, if written (a torn page holds none).
     pub fn lpn_at(&self, slot: u32, offset: u32) -> Option<Lpn> {
         if offset < self.written[slot as usize] {
-            self.lpn_at[(slot * self.ppb + offset) as usize].get()
+            self.lpn_at[self.index(slot, offset) as usize].get()
         } else {
             None
         }
@@ -165,7 +226,7 @@ impl LogBlocks {
         let Some(lpn) = self.lpn_at(slot, offset) else {
             return PageState::Empty;
         };
-        let index = slot * self.ppb + offset;
+        let index = self.index(slot, offset);
         if self.stamp_at[index as usize] < self.merged_at.get(lpn.lbn(self.ppb).index()) {
             PageState::Merged
         } else if self.newest.get(lpn.index()) == Opt::some(index) {
@@ -188,7 +249,7 @@ impl LogBlocks {
     #[inline]
     pub fn supersede(&mut self, lpn: Lpn) {
         if let Some(index) = self.newest.get(lpn.index()).get() {
-            self.live[(index / self.ppb) as usize] -= 1;
+            self.add_live((index >> self.shift) as usize, -1);
             self.newest.set(lpn.index(), Opt::NONE);
         }
     }
@@ -197,7 +258,7 @@ impl LogBlocks {
     /// held stop being anyone's newest copy.
     pub fn close(&mut self, slot: u32) -> Pbn {
         for offset in 0..self.written[slot as usize] {
-            let index = slot * self.ppb + offset;
+            let index = self.index(slot, offset);
             if let Some(lpn) = self.lpn_at[index as usize].get() {
                 if self.newest.get(lpn.index()) == Opt::some(index) {
                     self.newest.set(lpn.index(), Opt::NONE);
@@ -207,6 +268,9 @@ impl LogBlocks {
         let pbn = self.pbn[slot as usize]
             .take()
             .expect("close of an open slot");
+        let g = self.group[slot as usize] as usize;
+        self.group_written[g] -= self.written[slot as usize] as u64;
+        self.group_live[g] -= self.live[slot as usize] as u64;
         self.written[slot as usize] = 0;
         self.live[slot as usize] = 0;
         pbn
@@ -263,7 +327,7 @@ impl LogBlocks {
             PageState::Stale if stale_too => {}
             _ => return None,
         }
-        let lbn = self.lpn_at[(slot * self.ppb + offset) as usize]
+        let lbn = self.lpn_at[self.index(slot, offset) as usize]
             .get()?
             .lbn(self.ppb);
         if self.seen.get(lbn.index()) == self.pass {
@@ -277,7 +341,7 @@ impl LogBlocks {
     /// of a switch when the block is full, of a partial merge otherwise: FAST §2.2, §3.4).
     pub fn in_place_order(&self, slot: u32, lbn: Lbn) -> bool {
         (0..self.written[slot as usize])
-            .all(|o| self.lpn_at[(slot * self.ppb + o) as usize] == Opt::some(lbn.lpn(o, self.ppb)))
+            .all(|o| self.lpn_at[self.index(slot, o) as usize] == Opt::some(lbn.lpn(o, self.ppb)))
     }
 }
 
@@ -381,5 +445,30 @@ mod tests {
         log.valid_lbns(0, &mut out);
         assert_eq!(out, vec![Lbn(0)]);
         assert_eq!(log.associativity(0), 0);
+    }
+
+    #[test]
+    fn group_counts_follow_appends_supersedes_merges_moves_and_closes() {
+        // 4 pages a block; slot 0 in group 1, slot 1 in group 2.
+        let mut log = LogBlocks::new(2, 4, 16);
+        log.open(0, Pbn(5));
+        log.set_group(0, 1);
+        for lpn in [1, 2, 9] {
+            log.append(0, Some(Lpn(lpn)));
+        }
+        assert_eq!(log.group_pages(1), (3, 3));
+        log.open(1, Pbn(6));
+        log.set_group(1, 2);
+        log.append(1, Some(Lpn(2))); // page 1 of slot 0 goes stale
+        log.append(1, None); // a torn page: written, not live
+        assert_eq!((log.group_pages(1), log.group_pages(2)), ((2, 3), (1, 2)));
+        log.merged(Lbn(2)); // lpn 9 of slot 0
+        log.supersede(Lpn(2));
+        assert_eq!((log.group_pages(1), log.group_pages(2)), ((1, 3), (0, 2)));
+        log.set_group(0, 3);
+        assert_eq!((log.group_pages(1), log.group_pages(3)), ((0, 0), (1, 3)));
+        log.close(0);
+        log.close(1);
+        assert_eq!((log.group_pages(2), log.group_pages(3)), ((0, 0), (0, 0)));
     }
 }

@@ -46,7 +46,7 @@ fn fill(
                 }
             }
         }
-        data.mark_programmed(lpn);
+        data.mark_programmed_at(lbn, offset);
     }
     Ok(())
 }
@@ -106,10 +106,9 @@ pub fn partial_merge_around(
     sources: &[Opt<Ppn>],
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
-    let ppb = sources.len() as u32;
     let old = data.assign(lbn, log, 0);
     for offset in held.clone() {
-        data.mark_programmed(lbn.lpn(offset, ppb));
+        data.mark_programmed_at(lbn, offset);
     }
     fill(dev, data, lbn, log, held, sources, incoming)?;
     retire(dev, pool, old)

@@ -574,11 +574,18 @@ impl HybridBlocks {
         if let Some(pbn) = data {
             dev.prefetch_block(pbn);
         }
+        // The sequential block's run, then the log copies of the whole block at once (no division per page).
+        let (seq_pbn, run) = match seq {
+            Some(s) if s.lbn == lbn => (Some(s.pbn), s.first..s.pages),
+            _ => (None, 0..0),
+        };
+        self.log.newest_of_block(lbn, &mut self.sources);
         for o in 0..ppb {
             let lpn = lbn.lpn(o, ppb);
-            let log_copy = seq
-                .and_then(|s| s.page(lpn, ppb, dev))
-                .or_else(|| self.log.newest(lpn));
+            let log_copy = match seq_pbn {
+                Some(pbn) if run.contains(&o) => Some(dev.ppn(pbn, o)),
+                _ => self.sources[o as usize].get(),
+            };
             self.sources[o as usize] = match (log_copy, data) {
                 _ if skip == Some(o) => Opt::NONE,
                 (Some(ppn), _) => Opt::some(ppn),
