@@ -45,6 +45,19 @@ pub struct Timing {
     pub erase_us: f64,
 }
 
+impl Timing {
+    /// Every operation takes `us` microseconds (toy devices in tests, where time is a count of operations).
+    pub fn uniform(us: f64) -> Timing {
+        Timing {
+            read_us: us,
+            spare_read_us: us,
+            program_us: us,
+            spare_program_us: us,
+            erase_us: us,
+        }
+    }
+}
+
 /// A named device from one of the papers.
 #[derive(Clone, Debug, Serialize)]
 pub struct Preset {

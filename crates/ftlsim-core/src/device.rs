@@ -254,13 +254,7 @@ impl Device {
             logical_blocks: 1,
             sequential_program: true,
         };
-        let t = Timing {
-            read_us: 1.0,
-            spare_read_us: 1.0,
-            program_us: 1.0,
-            spare_program_us: 1.0,
-            erase_us: 1.0,
-        };
+        let t = Timing::uniform(1.0);
         Device::new("test", g, blocks, t)
     }
 

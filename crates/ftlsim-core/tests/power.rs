@@ -497,13 +497,7 @@ fn torn_toy(
         logical_blocks: 4,
         sequential_program: in_order,
     };
-    let t = Timing {
-        read_us: 1.0,
-        spare_read_us: 1.0,
-        program_us: 1.0,
-        spare_program_us: 1.0,
-        erase_us: 1.0,
-    };
+    let t = Timing::uniform(1.0);
     let built = build(scheme, &params, &g).unwrap();
     let blocks = g.logical_blocks + built.extra_blocks;
     let mut dev = Device::new(scheme, g, blocks, t);
