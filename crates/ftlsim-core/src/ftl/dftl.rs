@@ -89,6 +89,7 @@
 //! translation blocks are collected as soon as they are no fuller than the data victims (26 of 32 pages valid
 //! on a full 16 MiB device). `cost-benefit`, which waits for hot blocks to empty, halves it there.
 
+use super::common::bitmap::Bitmap;
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
@@ -151,7 +152,7 @@ struct Cmt {
     slot_of: SparseVec<u32>,
     lpn: Vec<u32>,
     ppn: Vec<u32>,
-    dirty: Vec<bool>,
+    dirty: Bitmap,
     /// Entries per translation page.
     epp: u32,
     /// The dirty slots of each translation page, a list threaded through `dirty_next` (NONE ends it): a write
@@ -159,7 +160,7 @@ struct Cmt {
     /// not in `ram()`: a controller could as well scan the CMT.
     dirty_head: Vec<u32>,
     dirty_next: Vec<u32>,
-    protected: Vec<bool>,
+    protected: Bitmap,
     probation: SlotList,
     protect: SlotList,
     protected_len: u32,
@@ -174,11 +175,11 @@ impl Cmt {
             slot_of: SparseVec::new(logical_pages as usize, NONE),
             lpn: vec![NONE; c],
             ppn: vec![NONE; c],
-            dirty: vec![false; c],
+            dirty: Bitmap::new(c),
             epp,
             dirty_head: vec![NONE; logical_pages.div_ceil(epp) as usize],
             dirty_next: vec![NONE; c],
-            protected: vec![false; c],
+            protected: Bitmap::new(c),
             probation: SlotList::new(c),
             protect: SlotList::new(c),
             protected_len: 0,
@@ -197,7 +198,7 @@ impl Cmt {
     /// A hit: the entry moves to the front of the protected segment (promoted from the probationary one).
     fn touch(&mut self, slot: u32) {
         let s = slot as usize;
-        if self.protected[s] {
+        if self.protected.get(s) {
             self.protect.move_to_front(slot);
             return;
         }
@@ -207,12 +208,12 @@ impl Cmt {
         }
         self.probation.unlink(slot);
         self.protect.push_front(slot);
-        self.protected[s] = true;
+        self.protected.set(s);
         self.protected_len += 1;
         if self.protected_len > self.protected_cap {
             let demoted = self.protect.back().expect("an overfull segment has a back");
             self.protect.unlink(demoted);
-            self.protected[demoted as usize] = false;
+            self.protected.clear(demoted as usize);
             self.protected_len -= 1;
             self.probation.push_front(demoted);
         }
@@ -221,10 +222,10 @@ impl Cmt {
     /// Marks `slot` dirty; true if it was clean.
     fn mark_dirty(&mut self, slot: u32) -> bool {
         let s = slot as usize;
-        if self.dirty[s] {
+        if self.dirty.get(s) {
             return false;
         }
-        self.dirty[s] = true;
+        self.dirty.set(s);
         let tp = (self.lpn[s] / self.epp) as usize;
         self.dirty_next[s] = self.dirty_head[tp];
         self.dirty_head[tp] = slot;
@@ -236,7 +237,7 @@ impl Cmt {
         let mut slot = std::mem::replace(&mut self.dirty_head[tp as usize], NONE);
         while slot != NONE {
             let s = slot as usize;
-            self.dirty[s] = false;
+            self.dirty.clear(s);
             fold(self.lpn[s], self.ppn[s]);
             slot = self.dirty_next[s];
         }
@@ -259,7 +260,7 @@ impl Cmt {
         let slot = match reuse {
             Some(slot) => {
                 debug_assert!(
-                    !self.dirty[slot as usize],
+                    !self.dirty.get(slot as usize),
                     "an evicted entry is written back first"
                 );
                 self.probation.unlink(slot);
@@ -274,7 +275,7 @@ impl Cmt {
         let s = slot as usize;
         self.lpn[s] = lpn;
         self.ppn[s] = ppn;
-        self.dirty[s] = false;
+        self.dirty.clear(s);
         self.slot_of.set(lpn as usize, slot);
         self.probation.push_front(slot);
         slot
@@ -573,10 +574,10 @@ impl DftlFtl {
             return Ok(None);
         }
         let victim = self.cmt.victim();
-        if self.cmt.dirty[victim as usize] {
+        if self.cmt.dirty.get(victim as usize) {
             // A read or trim can write too: collect first (GC may write the victim's page back itself).
             self.ensure_free(dev)?;
-            if self.cmt.dirty[victim as usize] {
+            if self.cmt.dirty.get(victim as usize) {
                 self.write_back(self.cmt.lpn[victim as usize] / self.epp, 0..0, dev)?;
             }
         }
