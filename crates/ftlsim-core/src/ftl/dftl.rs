@@ -95,7 +95,7 @@ use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
 use super::common::slot_list::SlotList;
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
-use crate::addr::{Lpn, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
@@ -141,25 +141,82 @@ impl Default for DftlParams {
     }
 }
 
-const NONE: u32 = u32::MAX;
-/// The top bit of a map entry: the page was trimmed (it reads as nothing, but stays live until overwritten).
-const TRIMMED: u32 = 1 << 31;
 const DATA: usize = 0;
 const TRANSLATION: usize = 1;
 
+/// A page map entry (in a translation page, the CMT, the flash map): the physical page of a logical page, a
+/// trimmed flag in its top bit (the page reads as nothing, but stays live until overwritten), or none (never
+/// written). 4 bytes, as §3.1's entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+struct MapEntry(u32);
+
+impl MapEntry {
+    /// The logical page was never written.
+    const NONE: MapEntry = MapEntry(u32::MAX);
+    const TRIMMED: u32 = 1 << 31;
+    /// Physical pages an entry can name: the top bit is the trimmed flag (and all ones is none).
+    const MAX_PAGES: u64 = MapEntry::TRIMMED as u64 - 1;
+
+    /// A live mapping to `ppn`.
+    #[inline]
+    fn page(ppn: Ppn) -> MapEntry {
+        debug_assert!(
+            ppn.0 & MapEntry::TRIMMED == 0,
+            "page {ppn} past a map entry"
+        );
+        MapEntry(ppn.0)
+    }
+
+    /// A trimmed mapping: `ppn` holds the page's last write, which reads as nothing.
+    #[inline]
+    fn trimmed(ppn: Ppn) -> MapEntry {
+        MapEntry(MapEntry::page(ppn).0 | MapEntry::TRIMMED)
+    }
+
+    /// The page the entry names, trimmed or not.
+    #[inline]
+    fn ppn(self) -> Option<Ppn> {
+        (self != MapEntry::NONE).then_some(Ppn(self.0 & !MapEntry::TRIMMED))
+    }
+
+    #[inline]
+    fn is_trimmed(self) -> bool {
+        self != MapEntry::NONE && self.0 & MapEntry::TRIMMED != 0
+    }
+
+    /// The page a host read returns: none for a page never written or trimmed (none has the top bit set too,
+    /// so this is one test).
+    #[inline]
+    fn readable(self) -> Option<Ppn> {
+        (self.0 & MapEntry::TRIMMED == 0).then_some(Ppn(self.0))
+    }
+
+    /// The entry once GC moved the page it names to `to` (keeping the trimmed flag).
+    #[inline]
+    fn moved(self, to: Ppn) -> MapEntry {
+        if self.is_trimmed() {
+            MapEntry::trimmed(to)
+        } else {
+            MapEntry::page(to)
+        }
+    }
+}
+
 /// The cached mapping table: a segmented LRU over logical pages, each slot holding a cached map entry.
 struct Cmt {
-    slot_of: SparseVec<u32>,
-    lpn: Vec<u32>,
-    ppn: Vec<u32>,
+    slot_of: SparseVec<Opt<u32>>,
+    /// The logical page of each slot `0..len` (slots past `len` hold no entry and are never read).
+    lpn: Vec<Lpn>,
+    entry: Vec<MapEntry>,
     dirty: Bitmap,
     /// Entries per translation page.
     epp: u32,
-    /// The dirty slots of each translation page, a list threaded through `dirty_next` (NONE ends it): a write
-    /// back visits its dirty entries, not all `epp` logical pages of its translation page. A simulator index,
-    /// not in `ram()`: a controller could as well scan the CMT.
-    dirty_head: Vec<u32>,
-    dirty_next: Vec<u32>,
+    /// The dirty slots of each translation page, a list threaded through `dirty_next`: a write back visits
+    /// its dirty entries, not all `epp` logical pages of its translation page. A simulator index, not in
+    /// `ram()`: a controller could as well scan the CMT.
+    dirty_head: Vec<Opt<u32>>,
+    dirty_next: Vec<Opt<u32>>,
     protected: Bitmap,
     probation: SlotList,
     protect: SlotList,
@@ -172,13 +229,13 @@ impl Cmt {
     fn new(capacity: u32, logical_pages: u32, epp: u32) -> Cmt {
         let c = capacity as usize;
         Cmt {
-            slot_of: SparseVec::new(logical_pages as usize, NONE),
-            lpn: vec![NONE; c],
-            ppn: vec![NONE; c],
+            slot_of: SparseVec::new(logical_pages as usize, Opt::NONE),
+            lpn: vec![Lpn(0); c],
+            entry: vec![MapEntry::NONE; c],
             dirty: Bitmap::new(c),
             epp,
-            dirty_head: vec![NONE; logical_pages.div_ceil(epp) as usize],
-            dirty_next: vec![NONE; c],
+            dirty_head: vec![Opt::NONE; logical_pages.div_ceil(epp) as usize],
+            dirty_next: vec![Opt::NONE; c],
             protected: Bitmap::new(c),
             probation: SlotList::new(c),
             protect: SlotList::new(c),
@@ -188,11 +245,8 @@ impl Cmt {
         }
     }
 
-    fn slot(&self, lpn: u32) -> Option<u32> {
-        match self.slot_of.get(lpn as usize) {
-            NONE => None,
-            slot => Some(slot),
-        }
+    fn slot(&self, lpn: Lpn) -> Option<u32> {
+        self.slot_of.get(lpn.index()).get()
     }
 
     /// A hit: the entry moves to the front of the protected segment (promoted from the probationary one).
@@ -226,20 +280,20 @@ impl Cmt {
             return false;
         }
         self.dirty.set(s);
-        let tp = (self.lpn[s] / self.epp) as usize;
+        let tp = (self.lpn[s].0 / self.epp) as usize;
         self.dirty_next[s] = self.dirty_head[tp];
-        self.dirty_head[tp] = slot;
+        self.dirty_head[tp] = Opt::some(slot);
         true
     }
 
     /// Cleans every dirty entry of translation page `tp`, giving each (logical page, entry) to `fold`.
-    fn clean(&mut self, tp: u32, mut fold: impl FnMut(u32, u32)) {
-        let mut slot = std::mem::replace(&mut self.dirty_head[tp as usize], NONE);
-        while slot != NONE {
+    fn clean(&mut self, tp: u32, mut fold: impl FnMut(Lpn, MapEntry)) {
+        let mut next = self.dirty_head[tp as usize].take();
+        while let Some(slot) = next {
             let s = slot as usize;
             self.dirty.clear(s);
-            fold(self.lpn[s], self.ppn[s]);
-            slot = self.dirty_next[s];
+            fold(self.lpn[s], self.entry[s]);
+            next = self.dirty_next[s].get();
         }
     }
 
@@ -256,7 +310,7 @@ impl Cmt {
 
     /// Caches `lpn -> ppn` (clean) at the front of the probationary segment, in `slot` (an evicted one) or
     /// a fresh slot.
-    fn insert(&mut self, lpn: u32, ppn: u32, reuse: Option<u32>) -> u32 {
+    fn insert(&mut self, lpn: Lpn, entry: MapEntry, reuse: Option<u32>) -> u32 {
         let slot = match reuse {
             Some(slot) => {
                 debug_assert!(
@@ -264,7 +318,7 @@ impl Cmt {
                     "an evicted entry is written back first"
                 );
                 self.probation.unlink(slot);
-                self.slot_of.set(self.lpn[slot as usize] as usize, NONE);
+                self.slot_of.set(self.lpn[slot as usize].index(), Opt::NONE);
                 slot
             }
             None => {
@@ -274,9 +328,9 @@ impl Cmt {
         };
         let s = slot as usize;
         self.lpn[s] = lpn;
-        self.ppn[s] = ppn;
+        self.entry[s] = entry;
         self.dirty.clear(s);
-        self.slot_of.set(lpn as usize, slot);
+        self.slot_of.set(lpn.index(), Opt::some(slot));
         self.probation.push_front(slot);
         slot
     }
@@ -293,18 +347,18 @@ pub struct DftlFtl {
     /// What the translation pages on flash hold, entry by entry (the chip keeps a token per page, not its
     /// bytes): changed only once the program of a translation page has succeeded, so it is always the content
     /// of each translation page's newest copy. A CMT miss and the mount read it through a counted page read.
-    flash_map: SparseVec<u32>,
-    /// Global translation directory: where each translation page's newest copy is, NONE if never written.
-    gtd: Vec<u32>,
+    flash_map: SparseVec<MapEntry>,
+    /// Global translation directory: where each translation page's newest copy is, none if never written.
+    gtd: Vec<Opt<Ppn>>,
     /// Dirty CMT entries per translation page.
     dirty_in: Vec<u32>,
     cmt: Cmt,
     /// GC's (lpn, new page) of moved pages not cached, batched by translation page; capacity one block.
-    moved: Vec<(u32, u32)>,
+    moved: Vec<(Lpn, Ppn)>,
     /// Mount only (empty otherwise): recovered entries (lpn, page) not yet back in the CMT, sorted by lpn;
-    /// NONE for the page once written back. Like dirty CMT entries they count in `dirty_in`, a write back of
+    /// none for the page once written back. Like dirty CMT entries they count in `dirty_in`, a write back of
     /// their translation page folds them in, and GC moves them in place (lazy copying).
-    pending: Vec<(u32, u32)>,
+    pending: Vec<(Lpn, Opt<Ppn>)>,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
@@ -338,11 +392,11 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let extra = ((g.logical_blocks as f64 * p.over_provisioning).ceil() as u32).max(need);
     let blocks = g.logical_blocks + extra;
     let pages = blocks as u64 * g.pages_per_block as u64;
-    if pages >= TRIMMED as u64 {
+    if pages > MapEntry::MAX_PAGES {
         return Err(SimError::Param(format!(
             "scheme `dftl`: {pages} physical pages are too many; a map entry keeps its top bit for the trimmed \
              flag, so at most {} pages can be addressed; use a smaller capacity or larger pages",
-            TRIMMED - 1
+            MapEntry::MAX_PAGES
         )));
     }
     let ftl = DftlFtl {
@@ -352,8 +406,8 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         epp,
         reserve: p.gc_reserve_blocks as usize,
         store: PageStore::new(blocks, g.pages_per_block, 2, p.victim).separate_victims(),
-        flash_map: SparseVec::new(g.logical_pages() as usize, NONE),
-        gtd: vec![NONE; translation_pages as usize],
+        flash_map: SparseVec::new(g.logical_pages() as usize, MapEntry::NONE),
+        gtd: vec![Opt::NONE; translation_pages as usize],
         dirty_in: vec![0; translation_pages as usize],
         cmt: Cmt::new(p.cmt_entries.min(g.logical_pages()), g.logical_pages(), epp),
         moved: Vec::with_capacity(g.pages_per_block as usize),
@@ -365,46 +419,35 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
     })
 }
 
-/// The entry of a page GC moved to `to`, from its entry before (keeping the trimmed flag).
-fn moved_entry(before: u32, to: u32) -> u32 {
-    if before == NONE {
-        to
-    } else {
-        to | (before & TRIMMED)
-    }
-}
-
 impl Ftl for DftlFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        let slot = self.translate(lpn.0, dev)?;
-        match self.cmt.ppn[slot as usize] {
-            ppn if ppn == NONE || ppn & TRIMMED != 0 => Ok(None),
-            ppn => Ok(dev.read(Ppn(ppn))?.token),
+        let slot = self.translate(lpn, dev)?;
+        match self.cmt.entry[slot as usize].readable() {
+            None => Ok(None),
+            Some(ppn) => Ok(dev.read(ppn)?.token),
         }
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         self.ensure_free(dev)?;
-        let slot = self.translate(lpn.0, dev)?;
+        let slot = self.translate(lpn, dev)?;
         let ppn = self.store.next_page(DATA, dev)?;
         dev.program(ppn, token, lpn)?;
         self.store.place(ppn, lpn.0);
         let s = slot as usize;
-        let old = self.cmt.ppn[s];
-        if old != NONE {
-            self.store.invalidate(Ppn(old & !TRIMMED));
+        if let Some(old) = self.cmt.entry[s].ppn() {
+            self.store.invalidate(old);
         }
-        self.cmt.ppn[s] = ppn.0;
+        self.cmt.entry[s] = MapEntry::page(ppn);
         self.mark_dirty(slot);
         Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn, dev: &mut Device) -> Result<()> {
-        let slot = self.translate(lpn.0, dev)?;
+        let slot = self.translate(lpn, dev)?;
         let s = slot as usize;
-        let ppn = self.cmt.ppn[s];
-        if ppn != NONE && ppn & TRIMMED == 0 {
-            self.cmt.ppn[s] = ppn | TRIMMED;
+        if let Some(ppn) = self.cmt.entry[s].readable() {
+            self.cmt.entry[s] = MapEntry::trimmed(ppn);
             self.mark_dirty(slot);
         }
         Ok(())
@@ -424,7 +467,7 @@ impl Ftl for DftlFtl {
         self.cmt = Cmt::new(self.cmt.lpn.len() as u32, lp, self.epp);
         self.dirty_in.fill(0);
         self.moved.clear();
-        self.gtd.fill(NONE);
+        self.gtd.fill(Opt::NONE);
         // Mount-time RAM: each logical page's newest data copy ((sequence << 32) | page, 0 for none) and each
         // translation page's newest sequence number.
         let mut newest = SparseVec::new(lp as usize, 0u64);
@@ -450,7 +493,7 @@ impl Ftl for DftlFtl {
                     let tp = (lpn.0 - lp) as usize;
                     if spare.seq > tp_seq[tp] {
                         tp_seq[tp] = spare.seq;
-                        gtd[tp] = ppn.0;
+                        gtd[tp] = Opt::some(ppn);
                     }
                 }
             })?;
@@ -462,10 +505,9 @@ impl Ftl for DftlFtl {
         }
         // The newest copy of each translation page is read once: its entries tell which data copies it names.
         for tp in 0..tps {
-            let at = self.gtd[tp as usize];
-            if at != NONE {
-                dev.read_in(OpClass::Map, Ppn(at))?;
-                self.store.place(Ppn(at), tp);
+            if let Some(at) = self.gtd[tp as usize].get() {
+                dev.read_in(OpClass::Map, at)?;
+                self.store.place(at, tp);
             }
         }
         // Every logical page's newest data copy is its current one (GC and trim keep the newest copy live), and
@@ -474,17 +516,17 @@ impl Ftl for DftlFtl {
         // translation page; else the entry was dirty at the cut (a newer copy may even sit at the address it
         // names, with its trimmed flag meant for an older one): it is recovered, untrimmed.
         self.pending.clear();
-        for lpn in 0..lp {
-            let n = newest.get(lpn as usize);
+        for lpn in (0..lp).map(Lpn) {
+            let n = newest.get(lpn.index());
             if n == 0 {
                 continue;
             }
-            let (seq, ppn) = ((n >> 32) as u32, n as u32);
-            self.store.place(Ppn(ppn), lpn);
-            let entry = self.flash_map.get(lpn as usize);
-            let tp = lpn / self.epp;
-            if entry == NONE || entry & !TRIMMED != ppn || seq > tp_seq[tp as usize] {
-                self.pending.push((lpn, ppn));
+            let (seq, ppn) = ((n >> 32) as u32, Ppn(n as u32));
+            self.store.place(ppn, lpn.0);
+            let entry = self.flash_map.get(lpn.index());
+            let tp = lpn.0 / self.epp;
+            if entry.ppn() != Some(ppn) || seq > tp_seq[tp as usize] {
+                self.pending.push((lpn, Opt::some(ppn)));
                 self.dirty_in[tp as usize] += 1;
             }
         }
@@ -503,13 +545,13 @@ impl Ftl for DftlFtl {
         // Recovered entries go back into the CMT as dirty, evicting (and so writing back) when it is full; an
         // eviction's write back or GC's may write one back first.
         while let Some(&(_, ppn)) = self.pending.last() {
-            let reuse = match ppn {
-                NONE => None,
-                _ => self.make_room(dev)?,
+            let reuse = match ppn.get() {
+                None => None,
+                Some(_) => self.make_room(dev)?,
             };
             let (lpn, ppn) = self.pending.pop().expect("the loop saw a last entry");
-            if ppn != NONE {
-                let slot = self.cmt.insert(lpn, ppn, reuse);
+            if let Some(ppn) = ppn.get() {
+                let slot = self.cmt.insert(lpn, MapEntry::page(ppn), reuse);
                 // Already counted in `dirty_in` as pending.
                 self.cmt.mark_dirty(slot);
             }
@@ -551,7 +593,7 @@ impl Ftl for DftlFtl {
 
 impl DftlFtl {
     /// The CMT slot holding `lpn`'s entry, loading it on a miss (§3.2).
-    fn translate(&mut self, lpn: u32, dev: &mut Device) -> Result<u32> {
+    fn translate(&mut self, lpn: Lpn, dev: &mut Device) -> Result<u32> {
         if let Some(slot) = self.cmt.slot(lpn) {
             dev.record_cache(CacheKind::Cmt, true);
             self.cmt.touch(slot);
@@ -559,13 +601,10 @@ impl DftlFtl {
         }
         dev.record_cache(CacheKind::Cmt, false);
         let reuse = self.make_room(dev)?;
-        let at = self.gtd[(lpn / self.epp) as usize];
-        if at != NONE {
-            dev.read_in(OpClass::Map, Ppn(at))?;
+        if let Some(at) = self.gtd[(lpn.0 / self.epp) as usize].get() {
+            dev.read_in(OpClass::Map, at)?;
         }
-        Ok(self
-            .cmt
-            .insert(lpn, self.flash_map.get(lpn as usize), reuse))
+        Ok(self.cmt.insert(lpn, self.flash_map.get(lpn.index()), reuse))
     }
 
     /// A full CMT gives up its eviction victim (written back first if dirty): the slot to reuse.
@@ -578,7 +617,7 @@ impl DftlFtl {
             // A read or trim can write too: collect first (GC may write the victim's page back itself).
             self.ensure_free(dev)?;
             if self.cmt.dirty.get(victim as usize) {
-                self.write_back(self.cmt.lpn[victim as usize] / self.epp, 0..0, dev)?;
+                self.write_back(self.cmt.lpn[victim as usize].0 / self.epp, 0..0, dev)?;
             }
         }
         Ok(Some(victim))
@@ -586,7 +625,7 @@ impl DftlFtl {
 
     fn mark_dirty(&mut self, slot: u32) {
         if self.cmt.mark_dirty(slot) {
-            self.dirty_in[(self.cmt.lpn[slot as usize] / self.epp) as usize] += 1;
+            self.dirty_in[(self.cmt.lpn[slot as usize].0 / self.epp) as usize] += 1;
         }
     }
 
@@ -594,38 +633,37 @@ impl DftlFtl {
     /// with GC's moves `self.moved[moves]` and every dirty cached entry of it folded in (they become clean:
     /// §3.3 batch update).
     fn write_back(&mut self, tp: u32, moves: Range<usize>, dev: &mut Device) -> Result<()> {
-        let old = self.gtd[tp as usize];
-        if old != NONE {
-            dev.read_in(OpClass::Map, Ppn(old))?;
+        let old = self.gtd[tp as usize].get();
+        if let Some(old) = old {
+            dev.read_in(OpClass::Map, old)?;
         }
         let to = self.store.next_page(TRANSLATION, dev)?;
         let tag = Lpn(self.logical_pages + tp);
         dev.program_with_aux_in(OpClass::Map, to, 0, Some(tag), None)?;
         for &(lpn, page) in &self.moved[moves] {
-            let before = self.flash_map.get(lpn as usize);
-            self.flash_map.set(lpn as usize, moved_entry(before, page));
+            let entry = self.flash_map.get_mut(lpn.index());
+            *entry = entry.moved(page);
         }
         if self.dirty_in[tp as usize] > 0 {
-            let first = tp * self.epp;
-            let end = (first + self.epp).min(self.logical_pages);
+            let first = Lpn(tp * self.epp);
+            let end = Lpn((first.0 + self.epp).min(self.logical_pages));
             let flash_map = &mut self.flash_map;
             self.cmt
-                .clean(tp, |lpn, entry| flash_map.set(lpn as usize, entry));
+                .clean(tp, |lpn, entry| flash_map.set(lpn.index(), entry));
             let lo = self.pending.partition_point(|e| e.0 < first);
             let hi = self.pending.partition_point(|e| e.0 < end);
             for (lpn, page) in &mut self.pending[lo..hi] {
-                if *page != NONE {
-                    self.flash_map.set(*lpn as usize, *page);
-                    *page = NONE;
+                if let Some(page) = page.take() {
+                    self.flash_map.set(lpn.index(), MapEntry::page(page));
                 }
             }
             self.dirty_in[tp as usize] = 0;
         }
-        if old != NONE {
-            self.store.invalidate(Ppn(old));
+        if let Some(old) = old {
+            self.store.invalidate(old);
         }
         self.store.place(to, tp);
-        self.gtd[tp as usize] = to.0;
+        self.gtd[tp as usize] = Opt::some(to);
         Ok(())
     }
 
@@ -682,7 +720,7 @@ impl DftlFtl {
                 let gtd = &mut self.gtd;
                 self.store
                     .collect(victim, TRANSLATION, OpClass::Map, dev, |tp, to| {
-                        gtd[tp as usize] = to.0
+                        gtd[tp as usize] = Opt::some(to)
                     })?;
             } else {
                 self.moved.clear();
@@ -695,19 +733,20 @@ impl DftlFtl {
                 );
                 self.store
                     .collect(victim, DATA, OpClass::Data, dev, |lpn, to| {
+                        let lpn = Lpn(lpn);
                         match cmt.slot(lpn) {
                             // Lazy copying (§3.3): a cached entry is updated in the CMT only.
                             Some(slot) => {
                                 let s = slot as usize;
-                                cmt.ppn[s] = moved_entry(cmt.ppn[s], to.0);
+                                cmt.entry[s] = cmt.entry[s].moved(to);
                                 if cmt.mark_dirty(slot) {
-                                    dirty_in[(lpn / epp) as usize] += 1;
+                                    dirty_in[(lpn.0 / epp) as usize] += 1;
                                 }
                             }
                             None => match pending.binary_search_by_key(&lpn, |e| e.0) {
                                 // A mount's recovered entry, not yet in the CMT: moved in place too.
-                                Ok(k) if pending[k].1 != NONE => pending[k].1 = to.0,
-                                _ => moved.push((lpn, to.0)),
+                                Ok(k) if pending[k].1.is_some() => pending[k].1 = Opt::some(to),
+                                _ => moved.push((lpn, to)),
                             },
                         }
                     })?;
@@ -722,16 +761,50 @@ impl DftlFtl {
     /// translation page (§3.3 batch update).
     fn apply_moves(&mut self, dev: &mut Device) -> Result<()> {
         self.moved.sort_unstable();
+        let epp = self.epp;
+        let tp_of = move |&(lpn, _): &(Lpn, Ppn)| lpn.0 / epp;
         let mut i = 0;
         while i < self.moved.len() {
-            let tp = self.moved[i].0 / self.epp;
-            let mut end = i + 1;
-            while end < self.moved.len() && self.moved[end].0 / self.epp == tp {
-                end += 1;
-            }
+            let tp = tp_of(&self.moved[i]);
+            let end = (i + 1..self.moved.len())
+                .find(|&k| tp_of(&self.moved[k]) != tp)
+                .unwrap_or(self.moved.len());
             self.write_back(tp, i..end, dev)?;
             i = end;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_map_entry_is_four_bytes_and_keeps_its_trimmed_flag_through_a_move() {
+        assert_eq!(std::mem::size_of::<MapEntry>(), 4);
+        let none = MapEntry::NONE;
+        assert_eq!(
+            (none.ppn(), none.readable(), none.is_trimmed()),
+            (None, None, false)
+        );
+        // Page 0 is a real page, not none.
+        let live = MapEntry::page(Ppn(0));
+        assert_eq!(
+            (live.ppn(), live.readable(), live.is_trimmed()),
+            (Some(Ppn(0)), Some(Ppn(0)), false)
+        );
+        // The highest page an entry names, trimmed: it still names the page, but a read gets nothing.
+        let top = Ppn(MapEntry::MAX_PAGES as u32 - 1);
+        let trimmed = MapEntry::trimmed(top);
+        assert_ne!(trimmed, MapEntry::NONE);
+        assert_eq!(
+            (trimmed.ppn(), trimmed.readable(), trimmed.is_trimmed()),
+            (Some(top), None, true)
+        );
+        // A GC move keeps the flag; a page never written moves to a live entry.
+        assert_eq!(trimmed.moved(Ppn(9)), MapEntry::trimmed(Ppn(9)));
+        assert_eq!(live.moved(Ppn(9)), MapEntry::page(Ppn(9)));
+        assert_eq!(none.moved(Ppn(9)), MapEntry::page(Ppn(9)));
     }
 }
