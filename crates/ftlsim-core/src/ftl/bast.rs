@@ -332,14 +332,14 @@ impl Ftl for BastFtl {
         // (first sequence number, logical block, index in `found`) of each log block.
         let mut logs = Vec::new();
         for group in found.chunk_by(|a, b| a.lbn == b.lbn) {
-            let lbn = Lbn(group[0].lbn);
+            let lbn = group[0].lbn;
             let mut group = group.to_vec();
             let roles = settle_torn(dev, &mut group, true, &mut freed)?;
             let programmed = finish_merge(dev, &group, &roles, &mut freed, |_| None)?;
             let data = &group[roles.data];
             self.data.assign(lbn, data.pbn, 0);
-            for o in (0..ppb).filter(|&o| programmed[o as usize]) {
-                self.data.mark_programmed(lbn.lpn(o, ppb));
+            for o in programmed.iter_ones() {
+                self.data.mark_programmed(lbn.lpn(o as u32, ppb));
             }
             // A torn page written in place: its offset is taken and holds nothing ([`settle_torn`]).
             for &o in &data.torn {

@@ -10,7 +10,8 @@
 //! consecutive programs, but a write in place right after an idle-time merge is the next program too.
 //! BAST's log blocks keep a torn page, and the erased pages a partial merge skipped before it, as holes.
 
-use crate::addr::{Lpn, Opt, Pbn, Ppn};
+use super::bitmap::Bitmap;
+use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn};
 use crate::device::Device;
 use crate::error::{Result, SimError};
 use crate::nand::Spare;
@@ -62,7 +63,7 @@ pub fn scan_block(
 #[derive(Clone, Debug)]
 pub struct InPlace {
     pub pbn: Pbn,
-    pub lbn: u32,
+    pub lbn: Lbn,
     /// Sequence number of the block's newest copy of each offset of the logical block, 0 where it has none.
     pub seqs: Vec<u32>,
     /// The page of the block holding that copy (the offset itself when pages are in place).
@@ -119,8 +120,8 @@ impl InPlace {
             .iter()
             .filter_map(|&(o, s)| Some((o, s.lpn()?, s)))
             .collect();
-        let lbn = pages.first()?.1.lbn(ppb).0;
-        if pages.iter().any(|&(_, l, _)| l.lbn(ppb).0 != lbn) {
+        let lbn = pages.first()?.1.lbn(ppb);
+        if pages.iter().any(|&(_, l, _)| l.lbn(ppb) != lbn) {
             return None;
         }
         let tagged = pages.iter().all(|&(_, _, s)| s.aux() == Some(tag));
@@ -164,7 +165,7 @@ impl InPlace {
 
     /// The empty block `pbn` as the target of a merge the mount redoes for `lbn` ([`settle_torn`]): what it
     /// will hold is newer than every page found.
-    fn target(pbn: Pbn, lbn: u32, ppb: u32) -> InPlace {
+    fn target(pbn: Pbn, lbn: Lbn, ppb: u32) -> InPlace {
         InPlace {
             pbn,
             lbn,
@@ -271,28 +272,31 @@ pub fn resolve(group: &[InPlace]) -> Option<Roles> {
 /// block misses gets, in offset order, a copy of the newest copy of its page (highest sequence number) among
 /// the replaced blocks, the log block and `elsewhere(lpn)` (a scheme's random log pages: sequence number and
 /// page); then the replaced blocks are erased and pushed to `freed`. Returns which offsets of the data block
-/// are programmed.
+/// are programmed (a bit an offset).
 pub fn finish_merge(
     dev: &mut Device,
     group: &[InPlace],
     roles: &Roles,
     freed: &mut Vec<Pbn>,
-    mut elsewhere: impl FnMut(u32) -> Option<(u32, Ppn)>,
-) -> Result<Vec<bool>> {
+    mut elsewhere: impl FnMut(Lpn) -> Option<(u32, Ppn)>,
+) -> Result<Bitmap> {
     let data = &group[roles.data];
     let ppb = data.seqs.len() as u32;
-    let mut programmed: Vec<bool> = (0..ppb)
-        .map(|o| data.in_place && data.seqs[o as usize] != 0)
-        .collect();
+    let mut programmed = Bitmap::new(ppb as usize);
+    if data.in_place {
+        for (o, _) in data.seqs.iter().enumerate().filter(|&(_, &s)| s != 0) {
+            programmed.set(o);
+        }
+    }
     if roles.old.is_empty() {
         return Ok(programmed);
     }
     for o in 0..ppb {
         // A torn offset is programmed: taken, holding nothing ([`settle_torn`]).
-        if programmed[o as usize] || data.torn.contains(&o) {
+        if programmed.get(o as usize) || data.torn.contains(&o) {
             continue;
         }
-        let lpn = data.lbn * ppb + o;
+        let lpn = data.lbn.lpn(o, ppb);
         let newest = roles
             .old
             .iter()
@@ -304,7 +308,7 @@ pub fn finish_merge(
             .max_by_key(|&(seq, _)| seq);
         if let Some((_, from)) = newest {
             dev.copy(from, dev.ppn(data.pbn, o))?;
-            programmed[o as usize] = true;
+            programmed.set(o as usize);
         }
     }
     for &i in &roles.old {
@@ -496,7 +500,7 @@ mod tests {
         );
         let before = dev.counts();
         let programmed = finish_merge(&mut dev, &g, &roles, &mut freed, |_| None).unwrap();
-        assert_eq!(programmed, vec![true; 4]);
+        assert_eq!(programmed.iter_ones().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
         let cost = dev.counts().minus(&before);
         assert_eq!((cost.page_reads, cost.page_writes, cost.erases), (4, 4, 2));
         assert_eq!(freed, vec![Pbn(0), Pbn(2)]);
@@ -591,7 +595,8 @@ mod tests {
         let before = dev.counts();
         let programmed =
             finish_merge(&mut dev, &g, &roles, &mut freed, |_| Some((1, rw_page))).unwrap();
-        assert_eq!(programmed, vec![true, true, true, false]);
+        assert_eq!(programmed.len(), 4);
+        assert_eq!(programmed.iter_ones().collect::<Vec<_>>(), vec![0, 1, 2]);
         let cost = dev.counts().minus(&before);
         assert_eq!((cost.page_writes, cost.erases), (0, 1));
         assert_eq!(freed, vec![Pbn(2)]);

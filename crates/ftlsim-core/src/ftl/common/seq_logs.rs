@@ -378,13 +378,12 @@ impl HybridBlocks {
         let mut replay: Vec<(u32, Replay)> = Vec::new();
         let mut seq_blocks: Vec<(u32, SeqBlock)> = Vec::new();
         for group in in_place.chunk_by(|a, b| a.lbn == b.lbn) {
-            let lbn = Lbn(group[0].lbn);
+            let lbn = group[0].lbn;
             let mut group = group.to_vec();
             let roles = settle_torn(dev, &mut group, false, &mut erased)?;
             let group = &group[..];
             let data = &group[roles.data];
             let programmed = finish_merge(dev, group, &roles, &mut erased, |lpn| {
-                let lpn = Lpn(lpn);
                 let first = by_lpn.partition_point(|e| e.0 < lpn);
                 by_lpn[first..]
                     .iter()
@@ -393,7 +392,8 @@ impl HybridBlocks {
                     .map(|e| (e.1, e.2))
             })?;
             self.data.assign(lbn, data.pbn, 0);
-            for o in (0..ppb).filter(|&o| programmed[o as usize]) {
+            for o in programmed.iter_ones() {
+                let o = o as u32;
                 self.data.mark_programmed(lbn.lpn(o, ppb));
                 // A random log copy older than the data block's page is not the newest (MAST copies a
                 // live page to CA while the logical block's SW block is open; the SW block's partial merge
