@@ -167,6 +167,15 @@ impl<T: Niche> Opt<T> {
         self.0 == NONE_RAW
     }
 
+    /// The value, after storing `f()` if there was none.
+    #[inline]
+    pub fn get_or_insert_with(&mut self, f: impl FnOnce() -> T) -> T {
+        if self.is_none() {
+            *self = Opt::some(f());
+        }
+        T::from_raw(self.0)
+    }
+
     /// The value, leaving none in its place.
     #[inline]
     pub fn take(&mut self) -> Option<T> {
@@ -228,6 +237,11 @@ mod tests {
         assert_eq!(o.take(), Some(Lpn(7)));
         assert_eq!(o, Opt::NONE);
         assert_eq!(Opt::<Lpn>::from(None), Opt::NONE);
+        // Inserted only when none: the second call keeps 3 and does not run its closure.
+        let mut slot: Opt<u32> = Opt::NONE;
+        assert_eq!(slot.get_or_insert_with(|| 3), 3);
+        assert_eq!(slot.get_or_insert_with(|| unreachable!()), 3);
+        assert_eq!(slot.get(), Some(3));
     }
 
     #[test]

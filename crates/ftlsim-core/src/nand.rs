@@ -17,8 +17,6 @@ use crate::stats::FlashCounts;
 /// `Spare::flags` in its erased state: NAND bits read as ones until programmed to zero.
 pub const FLAGS_ERASED: u8 = 0xFF;
 
-const NO_SLOT: u32 = u32::MAX;
-
 /// The data of a torn page (a program cut by a power loss): the chip's ECC cannot correct it, so a read gives
 /// no data and no logical page. Host tokens count up from 1 and never reach it.
 const TORN: Token = Token::MAX;
@@ -112,8 +110,8 @@ const ERASED_PAGE: Page = Page {
 #[derive(Clone, Copy)]
 struct BlockState {
     erase_count: u32,
-    /// Index of this block's pages in the slab, `NO_SLOT` while every page is erased.
-    slot: u32,
+    /// Index of this block's pages in the slab, none while every page is erased.
+    slot: Opt<u32>,
     /// One past the highest page programmed since the last erase (the in-order rule's frontier).
     next_page: u32,
     programmed: u32,
@@ -188,7 +186,7 @@ impl Nand {
                 blocks as usize,
                 BlockState {
                     erase_count: 0,
-                    slot: NO_SLOT,
+                    slot: Opt::NONE,
                     next_page: 0,
                     programmed: 0,
                     header: Opt::NONE,
@@ -299,9 +297,9 @@ impl Nand {
 
     #[inline]
     fn page(&self, block: usize, page: usize) -> &Page {
-        match self.blocks.get(block).slot {
-            NO_SLOT => &ERASED_PAGE,
-            slot => &self.slab[slot as usize * self.pages_per_block as usize + page],
+        match self.blocks.get(block).slot.get() {
+            None => &ERASED_PAGE,
+            Some(slot) => &self.slab[slot as usize * self.pages_per_block as usize + page],
         }
     }
 
@@ -309,10 +307,10 @@ impl Nand {
         let ppb = self.pages_per_block as usize;
         let chip_pages = self.blocks.len() * ppb;
         let state = self.blocks.get_mut(block);
-        if state.slot == NO_SLOT {
-            state.slot = give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages);
-        }
-        &mut self.slab[state.slot as usize * ppb + page]
+        let slot = state.slot.get_or_insert_with(|| {
+            give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages)
+        });
+        &mut self.slab[slot as usize * ppb + page]
     }
 
     /// Asks the CPU to bring page `ppn`'s record into cache ahead of an operation on it: a hint to the host,
@@ -348,10 +346,11 @@ impl Nand {
         if block >= self.blocks.len() {
             return None;
         }
-        match self.blocks.get(block).slot {
-            NO_SLOT => None,
-            slot => Some(slot as usize * self.pages_per_block as usize + page),
-        }
+        self.blocks
+            .get(block)
+            .slot
+            .get()
+            .map(|slot| slot as usize * self.pages_per_block as usize + page)
     }
 
     /// Reads a page: data and spare area (one page read).
@@ -404,10 +403,10 @@ impl Nand {
         let ppb = self.pages_per_block as usize;
         let chip_pages = self.blocks.len() * ppb;
         let state = self.blocks.get_mut(block);
-        if state.slot == NO_SLOT {
-            state.slot = give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages);
-        }
-        let page = &mut self.slab[state.slot as usize * ppb + p as usize];
+        let slot = state.slot.get_or_insert_with(|| {
+            give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages)
+        });
+        let page = &mut self.slab[slot as usize * ppb + p as usize];
         let out_of_order = self.sequential_program && p < state.next_page;
         if page.programmed() || out_of_order || (aux.is_some() && page.aux.is_some()) {
             return Err(broken_program(page, out_of_order, b, p));
@@ -544,8 +543,7 @@ impl Nand {
         block.next_page = 0;
         block.programmed = 0;
         block.header = Opt::NONE;
-        let slot = std::mem::replace(&mut block.slot, NO_SLOT);
-        if slot != NO_SLOT {
+        if let Some(slot) = block.slot.take() {
             self.free_slots.push(slot);
         }
         self.counts.tally(class, |c| &mut c.erases);
