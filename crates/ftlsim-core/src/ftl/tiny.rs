@@ -168,7 +168,7 @@ pub struct TinyFtl {
     table_loc: SparseVec<Opt<Ppn>>,
     block_tables: Lru,
     page_tables: Lru,
-    log_list: Lru,
+    log_list: Lru<Lbn>,
     map: MapArea,
     free: FreePool,
     scratch: Vec<u32>,
@@ -359,7 +359,7 @@ impl Ftl for TinyFtl {
             (self.data[b], self.data_next[b]) = (Opt::some(group[0].2), group[0].3);
             if let Some(&(_, _, pbn, n, last)) = group.get(1) {
                 (self.log[b], self.log_next[b]) = (Opt::some(pbn), n);
-                logs.push((last, b as u32));
+                logs.push((last, group[0].0));
             }
             if let Some(&(_, _, target, _, _)) = group.get(2) {
                 dev.erase(target)?;
@@ -540,18 +540,18 @@ impl TinyFtl {
             }
             let log = match self.log[b].get() {
                 Some(log) => {
-                    self.log_list.touch(lbn.0);
+                    self.log_list.touch(lbn);
                     log
                 }
                 None => {
                     if self.log_list.is_full() {
                         let victim = self.log_list.lru().expect("a full list has an LRU entry");
-                        self.compact(Lbn(victim), dev)?;
+                        self.compact(victim, dev)?;
                     }
                     let log = self.take_free(dev)?;
                     self.log[b] = Opt::some(log);
                     self.log_next[b] = 0;
-                    self.log_list.insert(lbn.0);
+                    self.log_list.insert(lbn);
                     log
                 }
             };
@@ -625,7 +625,7 @@ impl TinyFtl {
         };
         dev.end_merge(mark, kind);
         self.log[b] = Opt::NONE;
-        self.log_list.remove(lbn.0);
+        self.log_list.remove(lbn);
         self.block_table_changed(lbn, dev)?;
         self.flush_block_tables(dev)
     }
