@@ -385,6 +385,25 @@ impl Device {
             .map_err(|v| self.rule(v))
     }
 
+    /// Reads the headers of `scanned` blocks ([`Device::read_header`] each, data class) in one call when the
+    /// caller knows which of them hold one: `holders`, distinct scheme blocks. The chip confirms it (every
+    /// holder's header is programmed and no other block's is) before it counts the reads. Returns false,
+    /// doing nothing, when the chip does not confirm, when a power cut is armed (it lands on one particular
+    /// operation, so the caller's order of reads and other work matters) or when blocks are remapped around
+    /// bad ones: the caller then reads header by header. NFTL's garbage collection reads every primary's
+    /// header to find the few that have a replacement block; the counts and times are those of the reads one
+    /// by one.
+    pub fn read_headers_of(&mut self, scanned: u64, holders: &[Pbn]) -> bool {
+        if self.power.cut_before != u64::MAX || self.bad_blocks.is_some() {
+            return false;
+        }
+        let confirmed = self.chip.confirm_headers(scanned, holders, OpClass::Data);
+        if confirmed {
+            self.power.ops += scanned;
+        }
+        confirmed
+    }
+
     /// Programs a page holding `token` for logical page `lpn`.
     #[inline]
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {

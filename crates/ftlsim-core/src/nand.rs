@@ -167,6 +167,9 @@ pub struct Nand {
     free_slots: Vec<u32>,
     seq: u32,
     counts: Counters,
+    /// Blocks whose header (page 0's scheme word) is programmed: what lets [`Nand::confirm_headers`] answer a
+    /// scan of many headers without visiting them.
+    headers: u32,
     /// Bad-block markers per block ([`FACTORY_BAD`], a grown failure's number, 0 for good); empty while no
     /// block is bad, so a chip without bad blocks pays nothing.
     bad: Vec<u32>,
@@ -198,6 +201,7 @@ impl Nand {
             free_slots: Vec::new(),
             seq: 0,
             counts: Counters::default(),
+            headers: 0,
             bad: Vec::new(),
             endurance: None,
             wear: Vec::new(),
@@ -385,6 +389,24 @@ impl Nand {
         Ok(self.blocks.get(pbn.index()).header.get())
     }
 
+    /// Counts `scanned` header reads ([`Nand::read_header`]) of which exactly the blocks `holders` (distinct)
+    /// find a header, if the chip confirms it: every holder's header is programmed and no other block's is.
+    /// Returns false, counting nothing, when it does not.
+    pub fn confirm_headers(&mut self, scanned: u64, holders: &[Pbn], class: OpClass) -> bool {
+        let confirmed = holders.len() as u64 <= scanned
+            && holders.len() == self.headers as usize
+            && holders.iter().all(|b| {
+                b.index() < self.blocks.len() && self.blocks.get(b.index()).header.is_some()
+            });
+        if confirmed {
+            self.counts.total.spare_reads += scanned;
+            if class == OpClass::Map {
+                self.counts.map.spare_reads += scanned;
+            }
+        }
+        confirmed
+    }
+
     /// Programs a page with a data token, the logical page it holds (none for a page the scheme writes for
     /// itself) and an optional scheme word. A page whose scheme word was already programmed keeps it.
     #[inline(always)]
@@ -422,6 +444,7 @@ impl Nand {
             page.aux = aux;
             if p == 0 {
                 state.header = aux;
+                self.headers += 1;
             }
         }
         state.next_page = state.next_page.max(p + 1);
@@ -507,6 +530,7 @@ impl Nand {
             self.page_mut(b, p).aux = Opt::some(aux);
             if p == 0 {
                 self.blocks.get_mut(b).header = Opt::some(aux);
+                self.headers += 1;
             }
         }
         self.counts.tally(class, |c| &mut c.spare_writes);
@@ -543,7 +567,9 @@ impl Nand {
         block.erase_count += 1;
         block.next_page = 0;
         block.programmed = 0;
-        block.header = Opt::NONE;
+        if std::mem::replace(&mut block.header, Opt::NONE).is_some() {
+            self.headers -= 1;
+        }
         let slot = std::mem::replace(&mut block.slot, NO_SLOT);
         if slot != NO_SLOT {
             self.free_slots.push(slot);
@@ -759,6 +785,33 @@ mod tests {
         let off = chip.read_header(Pbn(3), D).unwrap_err();
         assert_eq!((off.what, off.block), ("spare read beyond the chip", 3));
         assert_eq!(chip.total_counts().spare_reads, 10);
+    }
+
+    #[test]
+    fn a_scan_of_headers_is_confirmed_only_when_the_holders_are_exactly_the_blocks_with_one() {
+        let mut chip = Nand::new(4, 4, false);
+        chip.program(Ppn(0), 1, Opt::some(Lpn(0)), Opt::some(41), D)
+            .unwrap();
+        chip.program_spare(Ppn(8), Some(42), 0, D).unwrap();
+        // Block 3 has a scheme word on page 1, which is no header.
+        chip.program(Ppn(13), 2, Opt::some(Lpn(1)), Opt::some(43), D)
+            .unwrap();
+        // A holder without a header, a missing holder, more holders than reads: refused, nothing counted.
+        assert!(!chip.confirm_headers(4, &[Pbn(0), Pbn(1)], D));
+        assert!(!chip.confirm_headers(4, &[Pbn(0)], D));
+        assert!(!chip.confirm_headers(1, &[Pbn(0), Pbn(2)], D));
+        assert!(!chip.confirm_headers(4, &[Pbn(0), Pbn(9)], D));
+        assert_eq!(chip.total_counts().spare_reads, 0);
+        assert!(chip.confirm_headers(4, &[Pbn(2), Pbn(0)], D));
+        assert_eq!(chip.total_counts().spare_reads, 4);
+        // An erase takes the header away; a failed erase of a worn-out block keeps it.
+        chip.erase(Pbn(0), D).unwrap();
+        assert!(chip.confirm_headers(3, &[Pbn(2)], OpClass::Map));
+        assert_eq!(chip.total_counts().spare_reads, 7);
+        assert_eq!(chip.counts(OpClass::Map).spare_reads, 3);
+        chip.set_endurance(0);
+        assert!(!chip.erase(Pbn(2), D).unwrap());
+        assert!(chip.confirm_headers(3, &[Pbn(2)], D));
     }
 
     #[test]
