@@ -6,6 +6,8 @@
 //!   (b) hot/cold: 80% of requests to the first 20% of pages, 20% of requests reads;
 //!   (c) the Financial1 excerpt in `../shared/traces/`, looped to 2 M requests.
 //! The whole loop is measured: generation, splitting into pages, the scheme, the chip, the integrity check.
+//! NFTL's spare reads a second run into billions: its garbage collection's scan of every primary's header is
+//! counted read by read but done in one call the chip confirms (`Device::read_headers_of`).
 //! The machine may be shared: `cpu%` is the share of the run's wall time this thread was on a CPU (from
 //! `/proc/thread-self/schedstat`), and `ops/cpu-s` is flash ops/s divided by it, the rate on an idle core.
 //! `FTLSIM_BENCH_QUICK=1` runs a tenth of the requests on 64 MiB (a smoke run); `FTLSIM_BENCH_SCHEMES=page,fast`
