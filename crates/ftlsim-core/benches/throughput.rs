@@ -126,6 +126,8 @@ fn main() {
         "{:<14} {:<3} {:>11} {:>13} {:>13} {:>10} {:>5} {:>13}",
         "scheme", "wl", "requests/s", "flash ops/s", "spare rd/s", "B/phys pg", "cpu%", "ops/cpu-s"
     );
+    // (workload, scheme, flash ops/s) of every run, for the summary.
+    let mut rates: Vec<(&str, &str, f64)> = Vec::new();
     for scheme in SCHEMES {
         if only
             .as_deref()
@@ -164,6 +166,7 @@ fn main() {
                 .map(|(end, start)| (end - start) as f64 / 1e9 / wall.elapsed().as_secs_f64());
             let physical_pages = r.count("config.physical_blocks") * 64;
             let ops = r.num("sim.flash_ops_per_s");
+            rates.push((wl, scheme.name, ops));
             println!(
                 "{:<14} {wl:<3} {:>11.0} {ops:>13.0} {:>13.0} {:>10.2} {:>5} {:>13}",
                 scheme.name,
@@ -173,6 +176,45 @@ fn main() {
                 share.map_or("-".into(), |s| format!("{:.0}", 100.0 * s)),
                 share.map_or("-".into(), |s| format!("{:.0}", ops / s.max(1e-3))),
             );
+        }
+    }
+    summarize(&rates);
+}
+
+/// Issue 14's targets, per workload: the fastest scheme, the schemes under a quarter of its flash ops/s, and
+/// on (a) the schemes meant to reach 40 M.
+fn summarize(rates: &[(&str, &str, f64)]) {
+    for wl in ["a", "b", "c"] {
+        let runs: Vec<_> = rates.iter().filter(|r| r.0 == wl).collect();
+        let Some(fastest) = runs.iter().max_by(|x, y| x.2.total_cmp(&y.2)) else {
+            continue;
+        };
+        let quarter = fastest.2 / 4.0;
+        let under: Vec<_> = runs
+            .iter()
+            .filter(|r| r.2 < quarter)
+            .map(|r| format!("{} {:.1} M", r.1, r.2 / 1e6))
+            .collect();
+        println!(
+            "({wl}) fastest: {} {:.1} M flash ops/s; under a quarter of it ({:.1} M): {}",
+            fastest.1,
+            fastest.2 / 1e6,
+            quarter / 1e6,
+            if under.is_empty() {
+                "none".to_string()
+            } else {
+                under.join(", ")
+            }
+        );
+        if wl == "a" {
+            let short: Vec<_> = runs
+                .iter()
+                .filter(|r| ["page", "fast", "bast", "tiny"].contains(&r.1) && r.2 < 40e6)
+                .map(|r| format!("{} {:.1} M", r.1, r.2 / 1e6))
+                .collect();
+            if !short.is_empty() {
+                println!("(a) under the 40 M target: {}", short.join(", "));
+            }
         }
     }
 }
