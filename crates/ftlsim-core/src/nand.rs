@@ -390,21 +390,46 @@ impl Nand {
     }
 
     /// Counts `scanned` header reads ([`Nand::read_header`]) of which exactly the blocks `holders` (distinct)
-    /// find a header, if the chip confirms it: every holder's header is programmed and no other block's is.
-    /// Returns false, counting nothing, when it does not.
-    pub fn confirm_headers(&mut self, scanned: u64, holders: &[Pbn], class: OpClass) -> bool {
-        let confirmed = holders.len() as u64 <= scanned
-            && holders.len() == self.headers as usize
-            && holders.iter().all(|b| {
-                b.index() < self.blocks.len() && self.blocks.get(b.index()).header.is_some()
+    /// find a header, once the chip has confirmed it: every holder's header is programmed and no other
+    /// block's is. Counts nothing when it does not: the caller named the wrong blocks.
+    pub fn confirm_headers(
+        &mut self,
+        scanned: u64,
+        holders: &[Pbn],
+        class: OpClass,
+    ) -> Result<(), Violation> {
+        if let Some(b) = holders
+            .iter()
+            .find(|b| b.index() >= self.blocks.len() || self.blocks.get(b.index()).header.is_none())
+        {
+            return Err(Violation {
+                what: "header scan: a block named as holding a header holds none",
+                block: b.0,
+                page: 0,
             });
-        if confirmed {
-            self.counts.total.spare_reads += scanned;
-            if class == OpClass::Map {
-                self.counts.map.spare_reads += scanned;
-            }
         }
-        confirmed
+        if holders.len() as u64 > scanned {
+            return Err(Violation {
+                what: "header scan: more blocks named as holding a header than headers read",
+                block: holders[0].0,
+                page: 0,
+            });
+        }
+        if holders.len() != self.headers as usize {
+            let unnamed = (0..self.blocks.len()).find(|&b| {
+                self.blocks.get(b).header.is_some() && !holders.contains(&Pbn(b as u32))
+            });
+            return Err(Violation {
+                what: "header scan: blocks hold a header that the scan does not name",
+                block: unnamed.unwrap_or(0) as u32,
+                page: 0,
+            });
+        }
+        self.counts.total.spare_reads += scanned;
+        if class == OpClass::Map {
+            self.counts.map.spare_reads += scanned;
+        }
+        Ok(())
     }
 
     /// Programs a page with a data token, the logical page it holds (none for a page the scheme writes for
@@ -788,7 +813,7 @@ mod tests {
     }
 
     #[test]
-    fn a_scan_of_headers_is_confirmed_only_when_the_holders_are_exactly_the_blocks_with_one() {
+    fn a_scan_of_headers_is_counted_only_when_the_holders_are_exactly_the_blocks_with_one() {
         let mut chip = Nand::new(4, 4, false);
         chip.program(Ppn(0), 1, Opt::some(Lpn(0)), Opt::some(41), D)
             .unwrap();
@@ -796,22 +821,33 @@ mod tests {
         // Block 3 has a scheme word on page 1, which is no header.
         chip.program(Ppn(13), 2, Opt::some(Lpn(1)), Opt::some(43), D)
             .unwrap();
-        // A holder without a header, a missing holder, more holders than reads: refused, nothing counted.
-        assert!(!chip.confirm_headers(4, &[Pbn(0), Pbn(1)], D));
-        assert!(!chip.confirm_headers(4, &[Pbn(0)], D));
-        assert!(!chip.confirm_headers(1, &[Pbn(0), Pbn(2)], D));
-        assert!(!chip.confirm_headers(4, &[Pbn(0), Pbn(9)], D));
+        // A holder without a header, a missing holder, more holders than reads, a block beyond the chip:
+        // refused, nothing counted.
+        let refused = |chip: &mut Nand, scanned, holders: &[Pbn]| {
+            chip.confirm_headers(scanned, holders, D).unwrap_err().what
+        };
+        let none = "header scan: a block named as holding a header holds none";
+        let unnamed = "header scan: blocks hold a header that the scan does not name";
+        assert_eq!(refused(&mut chip, 4, &[Pbn(0), Pbn(1)]), none);
+        assert_eq!(refused(&mut chip, 4, &[Pbn(0)]), unnamed);
+        let missed = chip.confirm_headers(4, &[Pbn(2)], D).unwrap_err();
+        assert_eq!((missed.what, missed.block), (unnamed, 0));
+        assert_eq!(
+            refused(&mut chip, 1, &[Pbn(0), Pbn(2)]),
+            "header scan: more blocks named as holding a header than headers read"
+        );
+        assert_eq!(refused(&mut chip, 4, &[Pbn(0), Pbn(9)]), none);
         assert_eq!(chip.total_counts().spare_reads, 0);
-        assert!(chip.confirm_headers(4, &[Pbn(2), Pbn(0)], D));
+        chip.confirm_headers(4, &[Pbn(2), Pbn(0)], D).unwrap();
         assert_eq!(chip.total_counts().spare_reads, 4);
         // An erase takes the header away; a failed erase of a worn-out block keeps it.
         chip.erase(Pbn(0), D).unwrap();
-        assert!(chip.confirm_headers(3, &[Pbn(2)], OpClass::Map));
+        chip.confirm_headers(3, &[Pbn(2)], OpClass::Map).unwrap();
         assert_eq!(chip.total_counts().spare_reads, 7);
         assert_eq!(chip.counts(OpClass::Map).spare_reads, 3);
         chip.set_endurance(0);
         assert!(!chip.erase(Pbn(2), D).unwrap());
-        assert!(chip.confirm_headers(3, &[Pbn(2)], D));
+        chip.confirm_headers(3, &[Pbn(2)], D).unwrap();
     }
 
     #[test]

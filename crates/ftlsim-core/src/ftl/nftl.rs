@@ -41,8 +41,8 @@
 //!   with the block's state. The garbage collection's scan of every primary (8,192 of them on 1 GiB of
 //!   128 KiB blocks, at every replacement block it takes on a full device) is counted read by read, but the
 //!   simulator visits only the primaries its index says have a replacement block, and the chip confirms that
-//!   no other block holds a header ([`Device::read_headers_of`]); with a power cut armed or bad blocks it
-//!   reads the headers one by one.
+//!   no other block holds a header ([`Device::read_headers_of`]; an index that disagrees with the flash
+//!   stops the run); with a power cut armed or bad blocks it reads the headers one by one.
 //! - No page is ever marked obsolete: the newest copy is the last one in the replacement block, so the
 //!   backwards search needs no flag and no spare program is spent on it.
 //! - A fold scans the replacement block backwards once, keeping the newest page of each offset in a
@@ -571,8 +571,8 @@ impl NftlFtl {
     /// §3.1: fold every primary that has a replacement block, in virtual-block order. Those are found by
     /// reading every primary's header (or the rep-block table). The simulator takes them from its index
     /// `has_rep` and has the chip confirm the scan in one call ([`Device::read_headers_of`]: the same counts
-    /// and times), and reads header by header, folding as it goes, where the chip cannot (a power cut armed,
-    /// bad blocks).
+    /// and times; an index that disagrees with the flash stops the run), and reads header by header, folding
+    /// as it goes, where the chip cannot (a power cut armed, bad blocks).
     fn collect_garbage(&mut self, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
         let mut folds = std::mem::take(&mut self.gc_folds);
@@ -592,7 +592,7 @@ impl NftlFtl {
             }));
             let known = dev.read_headers_of(self.primaries as u64, &holders);
             self.gc_holders = holders;
-            known
+            known?
         };
         if known {
             for &vb in &folds {
@@ -698,8 +698,8 @@ mod tests {
     use serde_json::json;
 
     /// Random overwrites of a full device of 16 blocks of 4 pages with the 2 spare blocks (a garbage
-    /// collection at nearly every replacement block), every write read back: the flash counts by cause, the
-    /// folds and the garbage collections.
+    /// collection at nearly every replacement block), every write read back, a mount halfway: the flash
+    /// counts by cause, the folds and the garbage collections.
     fn overwrite(params: Value, cut_armed: bool) -> ([FlashCounts; Cause::COUNT], u64, u64) {
         let g = Geometry {
             page_bytes: 512,
@@ -723,6 +723,10 @@ mod tests {
             let lpn = Lpn(if i < 64 { i } else { (x >> 33) % 64 } as u32);
             ftl.write(lpn, i + 1, &mut dev).unwrap();
             assert_eq!(ftl.read(lpn, &mut dev).unwrap(), Some(i + 1));
+            if i == 1500 {
+                // RAM rebuilt from the spare areas, the index of replacement blocks with it.
+                ftl.mount(&mut dev).unwrap();
+            }
         }
         let folds = dev.stats.merges[MergeKind::Fold as usize].count;
         (dev.counts_by_cause(), folds, dev.stats.gc_runs)
