@@ -385,6 +385,25 @@ impl Device {
             .map_err(|v| self.rule(v))
     }
 
+    /// Reads the headers of `scanned` blocks ([`Device::read_header`] each, data class) in one call when the
+    /// caller knows which of them hold one: `holders`, distinct scheme blocks. The chip confirms it before it
+    /// counts the reads: every holder's header is programmed and no other block's is; a wrong list is a
+    /// broken rule (a scheme whose index disagrees with its flash). Returns false, doing nothing, when a power
+    /// cut is armed (it lands on one particular operation, so the order of the reads and the caller's other
+    /// work matters) or when blocks are remapped around bad ones: the caller then reads header by header.
+    /// NFTL's garbage collection reads every primary's header to find the few that have a replacement block;
+    /// the counts and times are those of the reads one by one.
+    pub fn read_headers_of(&mut self, scanned: u64, holders: &[Pbn]) -> Result<bool> {
+        if self.power.cut_before != u64::MAX || self.bad_blocks.is_some() {
+            return Ok(false);
+        }
+        self.chip
+            .confirm_headers(scanned, holders, OpClass::Data)
+            .map_err(|v| self.rule(v))?;
+        self.power.ops += scanned;
+        Ok(true)
+    }
+
     /// Programs a page holding `token` for logical page `lpn`.
     #[inline]
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {

@@ -165,6 +165,9 @@ pub struct Nand {
     free_slots: Vec<u32>,
     seq: u32,
     counts: Counters,
+    /// Blocks whose header (page 0's scheme word) is programmed: what lets [`Nand::confirm_headers`] answer a
+    /// scan of many headers without visiting them.
+    headers: u32,
     /// Bad-block markers per block ([`FACTORY_BAD`], a grown failure's number, 0 for good); empty while no
     /// block is bad, so a chip without bad blocks pays nothing.
     bad: Vec<u32>,
@@ -196,6 +199,7 @@ impl Nand {
             free_slots: Vec::new(),
             seq: 0,
             counts: Counters::default(),
+            headers: 0,
             bad: Vec::new(),
             endurance: None,
             wear: Vec::new(),
@@ -384,6 +388,49 @@ impl Nand {
         Ok(self.blocks.get(pbn.index()).header.get())
     }
 
+    /// Counts `scanned` header reads ([`Nand::read_header`]) of which exactly the blocks `holders` (distinct)
+    /// find a header, once the chip has confirmed it: every holder's header is programmed and no other
+    /// block's is. Counts nothing when it does not: the caller named the wrong blocks.
+    pub fn confirm_headers(
+        &mut self,
+        scanned: u64,
+        holders: &[Pbn],
+        class: OpClass,
+    ) -> Result<(), Violation> {
+        if let Some(b) = holders
+            .iter()
+            .find(|b| b.index() >= self.blocks.len() || self.blocks.get(b.index()).header.is_none())
+        {
+            return Err(Violation {
+                what: "header scan: a block named as holding a header holds none",
+                block: b.0,
+                page: 0,
+            });
+        }
+        if holders.len() as u64 > scanned {
+            return Err(Violation {
+                what: "header scan: more blocks named as holding a header than headers read",
+                block: holders[0].0,
+                page: 0,
+            });
+        }
+        if holders.len() != self.headers as usize {
+            let unnamed = (0..self.blocks.len()).find(|&b| {
+                self.blocks.get(b).header.is_some() && !holders.contains(&Pbn(b as u32))
+            });
+            return Err(Violation {
+                what: "header scan: blocks hold a header that the scan does not name",
+                block: unnamed.unwrap_or(0) as u32,
+                page: 0,
+            });
+        }
+        self.counts.total.spare_reads += scanned;
+        if class == OpClass::Map {
+            self.counts.map.spare_reads += scanned;
+        }
+        Ok(())
+    }
+
     /// Programs a page with a data token, the logical page it holds (none for a page the scheme writes for
     /// itself) and an optional scheme word. A page whose scheme word was already programmed keeps it.
     #[inline(always)]
@@ -421,6 +468,7 @@ impl Nand {
             page.aux = aux;
             if p == 0 {
                 state.header = aux;
+                self.headers += 1;
             }
         }
         state.next_page = state.next_page.max(p + 1);
@@ -506,6 +554,7 @@ impl Nand {
             self.page_mut(b, p).aux = Opt::some(aux);
             if p == 0 {
                 self.blocks.get_mut(b).header = Opt::some(aux);
+                self.headers += 1;
             }
         }
         self.counts.tally(class, |c| &mut c.spare_writes);
@@ -542,7 +591,9 @@ impl Nand {
         block.erase_count += 1;
         block.next_page = 0;
         block.programmed = 0;
-        block.header = Opt::NONE;
+        if std::mem::replace(&mut block.header, Opt::NONE).is_some() {
+            self.headers -= 1;
+        }
         if let Some(slot) = block.slot.take() {
             self.free_slots.push(slot);
         }
@@ -757,6 +808,44 @@ mod tests {
         let off = chip.read_header(Pbn(3), D).unwrap_err();
         assert_eq!((off.what, off.block), ("spare read beyond the chip", 3));
         assert_eq!(chip.total_counts().spare_reads, 10);
+    }
+
+    #[test]
+    fn a_scan_of_headers_is_counted_only_when_the_holders_are_exactly_the_blocks_with_one() {
+        let mut chip = Nand::new(4, 4, false);
+        chip.program(Ppn(0), 1, Opt::some(Lpn(0)), Opt::some(41), D)
+            .unwrap();
+        chip.program_spare(Ppn(8), Some(42), 0, D).unwrap();
+        // Block 3 has a scheme word on page 1, which is no header.
+        chip.program(Ppn(13), 2, Opt::some(Lpn(1)), Opt::some(43), D)
+            .unwrap();
+        // A holder without a header, a missing holder, more holders than reads, a block beyond the chip:
+        // refused, nothing counted.
+        let refused = |chip: &mut Nand, scanned, holders: &[Pbn]| {
+            chip.confirm_headers(scanned, holders, D).unwrap_err().what
+        };
+        let none = "header scan: a block named as holding a header holds none";
+        let unnamed = "header scan: blocks hold a header that the scan does not name";
+        assert_eq!(refused(&mut chip, 4, &[Pbn(0), Pbn(1)]), none);
+        assert_eq!(refused(&mut chip, 4, &[Pbn(0)]), unnamed);
+        let missed = chip.confirm_headers(4, &[Pbn(2)], D).unwrap_err();
+        assert_eq!((missed.what, missed.block), (unnamed, 0));
+        assert_eq!(
+            refused(&mut chip, 1, &[Pbn(0), Pbn(2)]),
+            "header scan: more blocks named as holding a header than headers read"
+        );
+        assert_eq!(refused(&mut chip, 4, &[Pbn(0), Pbn(9)]), none);
+        assert_eq!(chip.total_counts().spare_reads, 0);
+        chip.confirm_headers(4, &[Pbn(2), Pbn(0)], D).unwrap();
+        assert_eq!(chip.total_counts().spare_reads, 4);
+        // An erase takes the header away; a failed erase of a worn-out block keeps it.
+        chip.erase(Pbn(0), D).unwrap();
+        chip.confirm_headers(3, &[Pbn(2)], OpClass::Map).unwrap();
+        assert_eq!(chip.total_counts().spare_reads, 7);
+        assert_eq!(chip.counts(OpClass::Map).spare_reads, 3);
+        chip.set_endurance(0);
+        assert!(!chip.erase(Pbn(2), D).unwrap());
+        chip.confirm_headers(3, &[Pbn(2)], D).unwrap();
     }
 
     #[test]
