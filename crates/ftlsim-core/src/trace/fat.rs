@@ -54,6 +54,7 @@
 //! metadata of one operation is issued after its data; application writes are whole sectors (a write of 96 B
 //! rewrites its sector: the page cache holds the rest).
 
+use crate::addr::Opt;
 use crate::request::{Op, Request, Tag};
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -63,7 +64,6 @@ use std::collections::VecDeque;
 pub const SECTOR: u64 = 512;
 const FREE: u32 = 0;
 const EOC: u32 = 0x0FFF_FFFF;
-const NONE: u32 = u32::MAX;
 
 /// Where the data region starts relative to the device's erase blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -283,8 +283,8 @@ struct Node {
     size: u64,
     parent: u32,
     entry: u32,
-    /// Directories: the node in each entry slot (NONE when free or deleted).
-    entries: Vec<u32>,
+    /// Directories: the node in each entry slot (none when free or deleted).
+    entries: Vec<Opt<u32>>,
     /// A remembered position along the chain, (cluster index, cluster), so that writing a long file front
     /// to back walks its chain once rather than once per write call. (0, FREE) until first used.
     seek: (u32, u32),
@@ -337,14 +337,15 @@ impl FatFs {
         };
         fs.fat[0] = EOC;
         fs.fat[1] = EOC;
+        // The root is its own parent (its ".." is cluster 0); it has no entry to update.
         let mut root = Node {
-            parent: NONE,
+            parent: ROOT,
             first: FREE,
             last: FREE,
             ..Default::default()
         };
         if layout.fixed_root() {
-            root.entries = vec![NONE; layout.root_entries as usize];
+            root.entries = vec![Opt::NONE; layout.root_entries as usize];
         } else {
             // FAT32: the root is cluster 2, allocated by mkfs.
             fs.fat[2] = EOC;
@@ -354,7 +355,7 @@ impl FatFs {
             root.first = 2;
             root.last = 2;
             root.clusters = 1;
-            root.entries = vec![NONE; (layout.cluster_bytes() / 32) as usize];
+            root.entries = vec![Opt::NONE; (layout.cluster_bytes() / 32) as usize];
         }
         fs.nodes.push(root);
         fs
@@ -561,7 +562,7 @@ impl FatFs {
         let slot = match self.nodes[parent as usize]
             .entries
             .iter()
-            .position(|&e| e == NONE)
+            .position(|e| e.is_none())
         {
             Some(s) => s,
             None => {
@@ -576,7 +577,7 @@ impl FatFs {
                 let per = (self.layout.cluster_bytes() / 32) as usize;
                 let p = &mut self.nodes[parent as usize];
                 let s = p.entries.len();
-                p.entries.resize(s + per, NONE);
+                p.entries.resize(s + per, Opt::NONE);
                 s
             }
         };
@@ -595,7 +596,7 @@ impl FatFs {
                 self.nodes.len() as u32 - 1
             }
         };
-        self.nodes[parent as usize].entries[slot] = id;
+        self.nodes[parent as usize].entries[slot] = Opt::some(id);
         let s = self.entry_sector(id);
         self.dirty(s);
         Ok(id)
@@ -615,9 +616,9 @@ impl FatFs {
         self.zero_cluster(c);
         let per = (self.layout.cluster_bytes() / 32) as usize;
         let n = &mut self.nodes[id as usize];
-        n.entries = vec![NONE; per];
-        n.entries[0] = id; // "."
-        n.entries[1] = parent; // ".."
+        n.entries = vec![Opt::NONE; per];
+        n.entries[0] = Opt::some(id); // "."
+        n.entries[1] = Opt::some(parent); // ".."
         self.end_op();
         Ok(id)
     }
@@ -713,7 +714,7 @@ impl FatFs {
         self.free_chain_from(n.first);
         let s = self.entry_sector(file);
         self.dirty(s);
-        self.nodes[n.parent as usize].entries[n.entry as usize] = NONE;
+        self.nodes[n.parent as usize].entries[n.entry as usize] = Opt::NONE;
         self.nodes[file as usize] = Node::default();
         self.free_nodes.push(file);
         self.end_op();
@@ -749,7 +750,8 @@ pub enum App {
         max_photos: usize,
         record_bytes: u64,
         unit: u64,
-        index: u32,
+        /// The index file, once created.
+        index: Option<u32>,
         live: Vec<u32>,
         made: Vec<u32>,
         transaction: u32,
@@ -798,10 +800,10 @@ impl App {
                 if *transaction == *transactions {
                     return Ok(false);
                 }
-                if *transaction == 0 && *step == 0 && *index == NONE {
-                    *index = fs.create(ROOT)?;
+                let Some(index) = *index else {
+                    *index = Some(fs.create(ROOT)?);
                     return Ok(true);
-                }
+                };
                 if *step < *photos {
                     // Past max_photos, every photo is deleted to make space (003 §4.3).
                     if live.len() >= *max_photos {
@@ -809,13 +811,13 @@ impl App {
                             fs.delete(p);
                         }
                         made.clear();
-                        fs.truncate(*index, 0);
+                        fs.truncate(index, 0);
                     }
                     let size = rng.gen_range(*min_bytes..=*max_bytes);
                     let p = fs.create(ROOT)?;
                     write_file(fs, p, 0, size, *unit)?;
-                    let at = fs.size(*index);
-                    fs.write(*index, at, *record_bytes)?;
+                    let at = fs.size(index);
+                    fs.write(index, at, *record_bytes)?;
                     live.push(p);
                     made.push(p);
                     *step += 1;
@@ -828,9 +830,9 @@ impl App {
                         let i = live.iter().position(|&q| q == p).expect("photo is live");
                         live.swap_remove(i);
                         fs.delete(p);
-                        let last = fs.size(*index) - *record_bytes;
-                        fs.write(*index, i as u64 * *record_bytes, *record_bytes)?;
-                        fs.truncate(*index, last);
+                        let last = fs.size(index) - *record_bytes;
+                        fs.write(index, i as u64 * *record_bytes, *record_bytes)?;
+                        fs.truncate(index, last);
                     }
                     *step = 0;
                     *transaction += 1;

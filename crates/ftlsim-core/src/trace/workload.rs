@@ -283,7 +283,7 @@ impl WorkloadSpec {
                     max_photos: self.get("max_photos")?,
                     record_bytes: self.get::<u64>("record_bytes")?.max(1),
                     unit,
-                    index: u32::MAX,
+                    index: None,
                     live: Vec::new(),
                     made: Vec::new(),
                     transaction: 0,
