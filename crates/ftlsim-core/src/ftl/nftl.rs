@@ -42,7 +42,8 @@
 //!   128 KiB blocks, at every replacement block it takes on a full device) is counted read by read, but the
 //!   simulator visits only the primaries its index says have a replacement block, and the chip confirms that
 //!   no other block holds a header ([`Device::read_headers_of`]; an index that disagrees with the flash
-//!   stops the run); with a power cut armed or bad blocks it reads the headers one by one.
+//!   stops the run). Where a power cut is armed to land within the collection (which then depends on the
+//!   order of the reads and folds) or with bad blocks, it reads the headers one by one, folding as it goes.
 //! - No page is ever marked obsolete: the newest copy is the last one in the replacement block, so the
 //!   backwards search needs no flag and no spare program is spent on it.
 //! - A fold scans the replacement block backwards once, keeping the newest page of each offset in a
@@ -572,7 +573,8 @@ impl NftlFtl {
     /// reading every primary's header (or the rep-block table). The simulator takes them from its index
     /// `has_rep` and has the chip confirm the scan in one call ([`Device::read_headers_of`]: the same counts
     /// and times; an index that disagrees with the flash stops the run), and reads header by header, folding
-    /// as it goes, where the chip cannot (a power cut armed, bad blocks).
+    /// as it goes, where the order matters (a power cut armed to land within this collection) or with bad
+    /// blocks.
     fn collect_garbage(&mut self, dev: &mut Device) -> Result<()> {
         let mark = dev.begin();
         let mut folds = std::mem::take(&mut self.gc_folds);
@@ -590,7 +592,11 @@ impl NftlFtl {
                     .get()
                     .expect("a virtual block with a replacement block has a primary")
             }));
-            let known = dev.read_headers_of(self.primaries as u64, &holders);
+            // The scan and the folds: a fold does at most a spare read, a read and a program a page, and
+            // two erases.
+            let scanned = self.primaries as u64;
+            let span = scanned + holders.len() as u64 * (3 * self.ppb as u64 + 2);
+            let known = dev.read_headers_of(scanned, &holders, span);
             self.gc_holders = holders;
             known?
         };
@@ -694,13 +700,15 @@ impl NftlFtl {
 mod tests {
     use super::*;
     use crate::config::Timing;
+    use crate::device::CutPoint;
+    use crate::error::SimError;
     use crate::stats::{Cause, FlashCounts};
     use serde_json::json;
 
     /// Random overwrites of a full device of 16 blocks of 4 pages with the 2 spare blocks (a garbage
     /// collection at nearly every replacement block), every write read back, a mount halfway: the flash
     /// counts by cause, the folds and the garbage collections.
-    fn overwrite(params: Value, cut_armed: bool) -> ([FlashCounts; Cause::COUNT], u64, u64) {
+    fn overwrite(params: Value, one_by_one: bool) -> ([FlashCounts; Cause::COUNT], u64, u64) {
         let g = Geometry {
             page_bytes: 512,
             spare_bytes: 16,
@@ -711,10 +719,7 @@ mod tests {
         let built = build(&params, &g).unwrap();
         let mut ftl = built.ftl;
         let mut dev = Device::new("nftl", g, 16 + built.extra_blocks, Timing::uniform(1.0));
-        if cut_armed {
-            // Never lands, but makes the garbage collection read the headers one by one.
-            dev.arm_power_cut(Some(u64::MAX - 1));
-        }
+        dev.headers_one_by_one = one_by_one;
         let mut x = 1u64;
         for i in 0..3000u64 {
             x = x
@@ -730,6 +735,69 @@ mod tests {
         }
         let folds = dev.stats.merges[MergeKind::Fold as usize].count;
         (dev.counts_by_cause(), folds, dev.stats.gc_runs)
+    }
+
+    /// The same overwrites with torn pages on and a power cut every `cut_every` flash operations (a mount after
+    /// each, the write it cut not checked until written again): the cut points and flash counts by cause.
+    fn overwrite_with_cuts(
+        params: Value,
+        one_by_one: bool,
+        cut_every: u64,
+    ) -> (Vec<CutPoint>, [FlashCounts; Cause::COUNT]) {
+        let g = Geometry {
+            page_bytes: 512,
+            spare_bytes: 16,
+            pages_per_block: 4,
+            logical_blocks: 16,
+            sequential_program: false,
+        };
+        let built = build(&params, &g).unwrap();
+        let mut ftl = built.ftl;
+        let mut dev = Device::new("nftl", g, 16 + built.extra_blocks, Timing::uniform(1.0));
+        dev.headers_one_by_one = one_by_one;
+        dev.set_torn_pages(true);
+        dev.arm_power_cut(Some(cut_every));
+        let mut cuts = Vec::new();
+        let mut last = [None; 64];
+        let mut x = 1u64;
+        for i in 0..3000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let lpn = if i < 64 { i } else { (x >> 33) % 64 } as usize;
+            let mut survive = |at, ftl: &mut Box<dyn Ftl>, dev: &mut Device| {
+                cuts.push(at);
+                ftl.mount(dev).unwrap();
+                dev.arm_power_cut(Some(cut_every));
+            };
+            match ftl.write(Lpn(lpn as u32), i + 1, &mut dev) {
+                Ok(()) => last[lpn] = Some(i + 1),
+                Err(SimError::PowerCut(at)) => {
+                    survive(at, &mut ftl, &mut dev);
+                    last[lpn] = None;
+                }
+                Err(e) => panic!("{e}"),
+            }
+            if let Some(token) = last[lpn] {
+                match ftl.read(Lpn(lpn as u32), &mut dev) {
+                    Ok(got) => assert_eq!(got, Some(token)),
+                    Err(SimError::PowerCut(at)) => survive(at, &mut ftl, &mut dev),
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }
+        (cuts, dev.counts_by_cause())
+    }
+
+    #[test]
+    fn power_cuts_land_on_the_same_operations_whichever_way_the_headers_are_read() {
+        for cut_every in [97, 1009] {
+            let scanned = overwrite_with_cuts(json!({}), false, cut_every);
+            let one_by_one = overwrite_with_cuts(json!({}), true, cut_every);
+            assert!(scanned.0.len() > 20, "{} cuts", scanned.0.len());
+            assert!(scanned.0.iter().any(|c| c.open_marks > 0));
+            assert_eq!(scanned, one_by_one, "a cut every {cut_every} operations");
+        }
     }
 
     #[test]
