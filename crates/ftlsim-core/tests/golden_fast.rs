@@ -467,7 +467,9 @@ fn in_order_rule_sends_a_write_below_the_frontier_to_the_log() {
     // FAST, 1 RW block, S3, S1, S7, S5, S11, S9, S15, S13, S2: under the rule S1, S5, S9, S13 fill the RW block
     // and S2 (offset 2, below S3) replaces it: blocks 0..3 are merged (2 copies each), 4 data blocks and the
     // victim erased (5 erases). Without the rule every write goes in place: no merge, no erase.
-    let cases: [(&str, &[u32], [u64; 4], u64, u64); 3] = [
+    // Scheme, pages written, merges by kind (under the rule), erases, copies.
+    type Case = (&'static str, &'static [u32], [u64; 4], u64, u64);
+    let cases: [Case; 3] = [
         ("bast", &[3, 1, 7, 5], [0, 0, 1, 0], 2, 2),
         ("fast", &[3, 1, 7, 5, 11, 9, 15, 13, 2], [0, 0, 4, 0], 5, 8),
         ("ofast", &[3, 1, 7, 5, 11, 9, 15, 13, 2], [0, 0, 4, 0], 5, 8),
