@@ -705,10 +705,9 @@ mod tests {
     use crate::stats::{Cause, FlashCounts};
     use serde_json::json;
 
-    /// Random overwrites of a full device of 16 blocks of 4 pages with the 2 spare blocks (a garbage
-    /// collection at nearly every replacement block), every write read back, a mount halfway: the flash
-    /// counts by cause, the folds and the garbage collections.
-    fn overwrite(params: Value, one_by_one: bool) -> ([FlashCounts; Cause::COUNT], u64, u64) {
+    /// NFTL on 16 blocks of 4 pages and its 2 spare blocks: once full, a garbage collection at nearly every
+    /// replacement block. `one_by_one`: the collection never reads the headers in one call.
+    fn toy(params: Value, one_by_one: bool) -> (Box<dyn Ftl>, Device) {
         let g = Geometry {
             page_bytes: 512,
             spare_bytes: 16,
@@ -717,15 +716,27 @@ mod tests {
             sequential_program: false,
         };
         let built = build(&params, &g).unwrap();
-        let mut ftl = built.ftl;
         let mut dev = Device::new("nftl", g, 16 + built.extra_blocks, Timing::uniform(1.0));
         dev.headers_one_by_one = one_by_one;
-        let mut x = 1u64;
-        for i in 0..3000u64 {
-            x = x
+        (built.ftl, dev)
+    }
+
+    /// 3,000 writes (index, logical page): the toy's 64 pages in order, then random overwrites.
+    fn writes() -> impl Iterator<Item = (u64, usize)> {
+        (0..3000u64).scan(1u64, |x, i| {
+            *x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            let lpn = Lpn(if i < 64 { i } else { (x >> 33) % 64 } as u32);
+            Some((i, if i < 64 { i } else { (*x >> 33) % 64 } as usize))
+        })
+    }
+
+    /// The writes on the toy, every one read back, a mount halfway: the flash counts by cause, the folds and
+    /// the garbage collections.
+    fn overwrite(params: Value, one_by_one: bool) -> ([FlashCounts; Cause::COUNT], u64, u64) {
+        let (mut ftl, mut dev) = toy(params, one_by_one);
+        for (i, lpn) in writes() {
+            let lpn = Lpn(lpn as u32);
             ftl.write(lpn, i + 1, &mut dev).unwrap();
             assert_eq!(ftl.read(lpn, &mut dev).unwrap(), Some(i + 1));
             if i == 1500 {
@@ -737,34 +748,19 @@ mod tests {
         (dev.counts_by_cause(), folds, dev.stats.gc_runs)
     }
 
-    /// The same overwrites with torn pages on and a power cut every `cut_every` flash operations (a mount after
+    /// The writes on the toy with torn pages on and a power cut every `cut_every` flash operations (a mount after
     /// each, the write it cut not checked until written again): the cut points and flash counts by cause.
     fn overwrite_with_cuts(
         params: Value,
         one_by_one: bool,
         cut_every: u64,
     ) -> (Vec<CutPoint>, [FlashCounts; Cause::COUNT]) {
-        let g = Geometry {
-            page_bytes: 512,
-            spare_bytes: 16,
-            pages_per_block: 4,
-            logical_blocks: 16,
-            sequential_program: false,
-        };
-        let built = build(&params, &g).unwrap();
-        let mut ftl = built.ftl;
-        let mut dev = Device::new("nftl", g, 16 + built.extra_blocks, Timing::uniform(1.0));
-        dev.headers_one_by_one = one_by_one;
+        let (mut ftl, mut dev) = toy(params, one_by_one);
         dev.set_torn_pages(true);
         dev.arm_power_cut(Some(cut_every));
         let mut cuts = Vec::new();
         let mut last = [None; 64];
-        let mut x = 1u64;
-        for i in 0..3000u64 {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let lpn = if i < 64 { i } else { (x >> 33) % 64 } as usize;
+        for (i, lpn) in writes() {
             let mut survive = |at, ftl: &mut Box<dyn Ftl>, dev: &mut Device| {
                 cuts.push(at);
                 ftl.mount(dev).unwrap();
