@@ -148,9 +148,15 @@ impl Counters {
     /// Counts one operation of `class` in the counter `field` picks.
     #[inline(always)]
     fn tally(&mut self, class: OpClass, field: impl Fn(&mut FlashCounts) -> &mut u64) {
-        *field(&mut self.total) += 1;
+        self.tally_n(class, field, 1);
+    }
+
+    /// Counts `n` operations of `class` in the counter `field` picks.
+    #[inline(always)]
+    fn tally_n(&mut self, class: OpClass, field: impl Fn(&mut FlashCounts) -> &mut u64, n: u64) {
+        *field(&mut self.total) += n;
         if class == OpClass::Map {
-            *field(&mut self.map) += 1;
+            *field(&mut self.map) += n;
         }
     }
 }
@@ -424,10 +430,7 @@ impl Nand {
                 page: 0,
             });
         }
-        self.counts.total.spare_reads += scanned;
-        if class == OpClass::Map {
-            self.counts.map.spare_reads += scanned;
-        }
+        self.counts.tally_n(class, |c| &mut c.spare_reads, scanned);
         Ok(())
     }
 
