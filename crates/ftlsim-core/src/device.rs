@@ -402,7 +402,7 @@ impl Device {
     /// end of the work whose order the one call changes (NFTL: the scan and the folds it leads to). A cut
     /// lands on one particular operation, so there the caller reads header by header in its own order.
     pub fn read_headers_of(&mut self, scanned: u64, holders: &[Pbn], span: u64) -> Result<bool> {
-        if self.power.cut_before - self.power.ops <= span || self.bad_blocks.is_some() {
+        if !self.in_one_call(span) {
             return Ok(false);
         }
         #[cfg(test)]
@@ -507,16 +507,23 @@ impl Device {
     /// Copies a page (as [`Device::copy`]), counted in `class`; the scheme word is not carried over.
     #[inline(always)]
     pub fn copy_in(&mut self, class: OpClass, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
-        // The chip copies in one call unless a power cut may land on the read or the program, or the scheme's
-        // blocks are remapped around bad ones. (After a broken rule the operation count no longer matters: the
-        // run stops.)
-        if self.power.cut_before - self.power.ops <= 2 || self.bad_blocks.is_some() {
+        // The read and the program in one call to the chip where they can be. (After a broken rule the
+        // operation count no longer matters: the run stops.)
+        if !self.in_one_call(2) {
             return self.copy_step_by_step(class, from, to);
         }
         let copied = self.chip.copy(from, to, class).map_err(|v| self.rule(v))?;
         self.power.ops += 1 + copied.is_some() as u64;
         self.copies += copied.is_some() as u64;
         Ok(copied.and_then(Opt::get))
+    }
+
+    /// Whether the chip may do the next `ops` flash operations in one call: no power cut is armed to land
+    /// among them (a cut lands on one particular operation) and the scheme's blocks are not remapped around
+    /// bad ones (each operation then goes through the map).
+    #[inline]
+    fn in_one_call(&self, ops: u64) -> bool {
+        self.power.cut_before - self.power.ops > ops && self.bad_blocks.is_none()
     }
 
     /// [`Device::copy_in`] as a read, then a program, each its own flash operation for the power switch.
