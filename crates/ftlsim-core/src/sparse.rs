@@ -2,6 +2,8 @@
 //! allocated on first write. Real traces address 100+ GiB volumes and touch a few GiB, so per-logical-page
 //! tables (the integrity shadow map, page maps) use this instead of a flat `Vec`.
 
+use std::ops::Range;
+
 const CHUNK_BITS: u32 = 12;
 const CHUNK: usize = 1 << CHUNK_BITS;
 
@@ -55,31 +57,22 @@ impl<T: Copy> SparseVec<T> {
     /// one call, instead of one chunk lookup per entry).
     pub fn read_range(&self, start: usize, out: &mut [T]) {
         debug_assert!(start + out.len() <= self.len);
-        let mut done = 0;
-        while done < out.len() {
-            let i = start + done;
-            let at = i & (CHUNK - 1);
-            let n = (CHUNK - at).min(out.len() - done);
-            match &self.chunks[i >> CHUNK_BITS] {
-                Some(chunk) => out[done..done + n].copy_from_slice(&chunk[at..at + n]),
-                None => out[done..done + n].fill(self.default),
+        for (chunk, at, part) in chunk_spans(start, out.len()) {
+            let n = part.len();
+            match &self.chunks[chunk] {
+                Some(chunk) => out[part].copy_from_slice(&chunk[at..at + n]),
+                None => out[part].fill(self.default),
             }
-            done += n;
         }
     }
 
     /// Sets entries `start..start + len` to `value`, a chunk at a time.
     pub fn fill_range(&mut self, start: usize, len: usize, value: T) {
         debug_assert!(start + len <= self.len);
-        let mut done = 0;
-        while done < len {
-            let i = start + done;
-            let at = i & (CHUNK - 1);
-            let n = (CHUNK - at).min(len - done);
-            let default = self.default;
-            let chunk = self.chunks[i >> CHUNK_BITS].get_or_insert_with(|| new_chunk(default));
-            chunk[at..at + n].fill(value);
-            done += n;
+        let default = self.default;
+        for (chunk, at, part) in chunk_spans(start, len) {
+            let chunk = self.chunks[chunk].get_or_insert_with(|| new_chunk(default));
+            chunk[at..at + part.len()].fill(value);
         }
     }
 
@@ -106,6 +99,21 @@ impl<T: Copy> SparseVec<T> {
         self.chunks.len() * std::mem::size_of::<usize>()
             + allocated * CHUNK * std::mem::size_of::<T>()
     }
+}
+
+/// The pieces of entries `start..start + len` by chunk: (chunk, first index in it, the piece's place in
+/// `0..len`).
+fn chunk_spans(start: usize, len: usize) -> impl Iterator<Item = (usize, usize, Range<usize>)> {
+    let mut done = 0;
+    std::iter::from_fn(move || {
+        (done < len).then(|| {
+            let i = start + done;
+            let at = i & (CHUNK - 1);
+            let n = (CHUNK - at).min(len - done);
+            done += n;
+            (i >> CHUNK_BITS, at, done - n..done)
+        })
+    })
 }
 
 /// A chunk filled with `default`, built on the heap: `Box::new([default; CHUNK])` would build it on the stack
