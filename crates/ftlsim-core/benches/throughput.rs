@@ -190,30 +190,27 @@ fn summarize(rates: &[(&str, &str, f64)]) {
             continue;
         };
         let quarter = fastest.2 / 4.0;
-        let under: Vec<_> = runs
-            .iter()
-            .filter(|r| r.2 < quarter)
-            .map(|r| format!("{} {:.1} M", r.1, r.2 / 1e6))
-            .collect();
+        // "scheme 12.3 M" of the runs that pass `keep`, or None.
+        let listed = |keep: &dyn Fn(&str, f64) -> bool| {
+            let hits: Vec<_> = runs
+                .iter()
+                .filter(|r| keep(r.1, r.2))
+                .map(|r| format!("{} {:.1} M", r.1, r.2 / 1e6))
+                .collect();
+            (!hits.is_empty()).then(|| hits.join(", "))
+        };
         println!(
             "({wl}) fastest: {} {:.1} M flash ops/s; under a quarter of it ({:.1} M): {}",
             fastest.1,
             fastest.2 / 1e6,
             quarter / 1e6,
-            if under.is_empty() {
-                "none".to_string()
-            } else {
-                under.join(", ")
-            }
+            listed(&|_, ops| ops < quarter).unwrap_or_else(|| "none".into())
         );
         if wl == "a" {
-            let short: Vec<_> = runs
-                .iter()
-                .filter(|r| ["page", "fast", "bast", "tiny"].contains(&r.1) && r.2 < 40e6)
-                .map(|r| format!("{} {:.1} M", r.1, r.2 / 1e6))
-                .collect();
-            if !short.is_empty() {
-                println!("(a) under the 40 M target: {}", short.join(", "));
+            let targeted =
+                |s: &str, ops: f64| ["page", "fast", "bast", "tiny"].contains(&s) && ops < 40e6;
+            if let Some(short) = listed(&targeted) {
+                println!("(a) under the 40 M target: {short}");
             }
         }
     }
