@@ -25,6 +25,7 @@ if _starting:
 import json  # noqa: E402
 import re  # noqa: E402
 import time  # noqa: E402
+import warnings  # noqa: E402
 
 import click
 from click.core import ParameterSource
@@ -340,13 +341,17 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         kwargs["torn_pages"] = True
     bar = LazyProgress(kwargs.get("ftl", "page"))
     try:
-        report = simulate(trace, progress=bar, **kwargs)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            report = simulate(trace, progress=bar, **kwargs)
     except _core.FtlsimError as e:
         bar.close()
         fail(e)
     finally:
         bar.close()
     console.print(report_table(report))
+    for warning in caught:
+        err_console.print(f"[yellow]warning:[/] {warning.message}")
     try:
         if json_path:
             report.to_json(json_path)

@@ -11,6 +11,7 @@ import re
 import sys
 import threading
 import time
+import warnings
 from typing import Callable, Iterable
 
 from . import _core
@@ -98,7 +99,8 @@ def simulate(
     except _core.FtlsimError as e:
         raise type(e)(python_spelling(str(e))) from None
     resolved = resolve_config(cfg)
-    values["config.params"] = json.dumps(resolved["params"], separators=(",", ":"), sort_keys=True)
+    for message in run_warnings(values):
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
     if resolved.get("capacity") is None:
         resolved["capacity"] = str(values["config.capacity_bytes"])
     if resolved.get("preset") is None:
@@ -108,6 +110,18 @@ def simulate(
     values["config.resolved"] = json.dumps({"trace": trace, "config": resolved}, sort_keys=True)
     values.update({f"config.{k}": v for k, v in facts.items()})
     return Report(values)
+
+
+def run_warnings(values: dict) -> list[str]:
+    """What a reader of a report must be told about figures that differ from what was asked."""
+    out = []
+    planned, cuts = values.get("power.cuts_planned", 0), values.get("power.cuts", 0)
+    if cuts < planned:
+        out.append(
+            f"{cuts:,} of {planned:,} planned power cuts landed: a cut drops the rest of its request, so the run "
+            f"does fewer flash operations than the dry run that chose the cut points, and the last "
+            f"{planned - cuts:,} fell past its end")
+    return out
 
 
 def run_key(run: dict) -> str:

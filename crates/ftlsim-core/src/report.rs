@@ -87,6 +87,9 @@ pub struct Times {
 /// A crash test's figures (`power_cuts`) and the cost of mounting the scheme from flash.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PowerFigures {
+    /// Distinct cut points the dry run chose (`power_cuts` of them, fewer when two draws coincide or the run
+    /// has fewer flash operations).
+    pub cuts_planned: u64,
     pub cuts: u64,
     pub cuts_survived: u64,
     pub cuts_in_merge_or_gc: u64,
@@ -825,12 +828,20 @@ impl Report {
 
         let p = &self.power;
         k.section = Section::Power;
-        if p.mounts > 0 || k.schema() {
+        if p.mounts > 0 || p.cuts_planned > 0 || k.schema() {
             k.shown(true);
+            k.put(
+                "power.cuts_planned",
+                Unit::Count,
+                "distinct cut points a dry run of the same trace chose (power_cuts of them, fewer when draws \
+                 coincide); a cut drops the rest of its request, so the run does fewer operations than the dry run \
+                 and the last points can fall past its end",
+                p.cuts_planned,
+            );
             k.put(
                 "power.cuts",
                 Unit::Count,
-                "power cuts of a crash test (power_cuts)",
+                "power cuts of a crash test that landed (at most power.cuts_planned)",
                 p.cuts,
             );
             k.put(

@@ -2,12 +2,14 @@
 //! forwards progress, and maps every engine error to `ftlsim.FtlsimError` in one place.
 
 use ftlsim_core::config::{from_json, DeviceOverrides, PRESETS};
+use ftlsim_core::error::SimError;
 use ftlsim_core::ftl::SCHEMES;
+use ftlsim_core::request::Request;
 use ftlsim_core::sim::{self, Progress, SimConfig};
 use ftlsim_core::stats::{CacheKind, Cause, MergeKind};
-use ftlsim_core::trace::{workload::WORKLOADS, TraceOptions, FORMATS};
+use ftlsim_core::trace::{workload::WORKLOADS, RequestSource, TraceError, TraceOptions, FORMATS};
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
@@ -110,20 +112,75 @@ fn generate(py: Python<'_>, trace: String, output: String, config_json: &str) ->
         }
     }
     ftlsim_core::trace::writer_for(out).map_err(err)?;
-    py.allow_threads(|| {
+    let mut raised: Option<PyErr> = None;
+    let written = py.allow_threads(|| {
         let dev = sim::resolve_device(&cfg, Some(&trace))?;
-        let mut source = ftlsim_core::trace::open_in(
+        let source = ftlsim_core::trace::open_in(
             &trace,
             &cfg.trace,
             dev.layout.as_ref(),
             dev.geometry.logical_bytes(),
             dev.geometry.page_bytes,
             dev.geometry.block_bytes(),
-            &mut |_, _| true,
+            &mut |_, _| interrupted().is_none(),
         )?;
-        Ok::<u64, ftlsim_core::error::SimError>(ftlsim_core::trace::write(source.as_mut(), out)?)
-    })
-    .map_err(err)
+        let mut source = Interruptible {
+            inner: source,
+            read: 0,
+            raised: &mut raised,
+        };
+        Ok::<u64, ftlsim_core::error::SimError>(ftlsim_core::trace::write(&mut source, out)?)
+    });
+    match (raised, written) {
+        (Some(e), _) => Err(e),
+        // Ctrl-C seen by the pre-pass (`compact`'s), which has no place to keep the exception.
+        (None, Err(SimError::Cancelled | SimError::Trace(TraceError::Cancelled))) => {
+            Err(PyKeyboardInterrupt::new_err(""))
+        }
+        (None, written) => written.map_err(err),
+    }
+}
+
+/// Ctrl-C since the last look, as the KeyboardInterrupt to raise (takes the GIL briefly).
+fn interrupted() -> Option<PyErr> {
+    Python::with_gil(|py| py.check_signals().err())
+}
+
+/// A request source that looks for Ctrl-C every [`Interruptible::EVERY`] requests and then ends with
+/// `Cancelled`, so a long `generate` stops within a fraction of a second.
+struct Interruptible<'a> {
+    inner: Box<dyn RequestSource>,
+    read: u64,
+    raised: &'a mut Option<PyErr>,
+}
+
+impl Interruptible<'_> {
+    const EVERY: u64 = 1 << 14;
+}
+
+impl RequestSource for Interruptible<'_> {
+    fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
+        self.read += 1;
+        if self.read.is_multiple_of(Self::EVERY) {
+            if let Some(e) = interrupted() {
+                *self.raised = Some(e);
+                return Some(Err(TraceError::Cancelled));
+            }
+        }
+        self.inner.next_request()
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        self.inner.skipped_lines()
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        self.inner.progress()
+    }
+
+    fn position(&self) -> Option<String> {
+        self.inner.position()
+    }
 }
 
 /// The RAM breakdown of a scheme on a device, as JSON: a list of {name, bytes, layout}.

@@ -4,7 +4,7 @@
 //! ```text
 //! write(lpn): if the policy admits it: keep it in the NVRAM (overwrite in place if cached; else take a free
 //!             slot, evicting the least recently used entry to the inner scheme when none is free)
-//!             else: drop any cached copy of lpn (it is now stale) and write through to the inner scheme
+//!             else: write through to the inner scheme, then drop any cached copy of lpn (it is now stale)
 //! read(lpn):  the cached token if lpn is in the NVRAM (no flash read), else the inner scheme's read
 //! finish:     write every cached page to the inner scheme (unless flush_at_end = false), then inner.finish
 //! ```
@@ -374,13 +374,16 @@ impl Ftl for Nvram {
         self.host_writes += 1;
         let slot = self.slot_of.get(lpn.index()).get();
         if !self.admits(lpn) {
+            self.to_flash += 1;
+            self.inner.write(lpn, token, dev)?;
             if let Some(slot) = slot {
-                // Not in BPLRU (it admits all): the stale cached copy must not shadow the flash one.
+                // Not in BPLRU (it admits all): the stale cached copy must not shadow the flash one. Dropped only
+                // once the flash holds the new data: a power cut during that write leaves the cached copy, the
+                // last acknowledged one, readable.
                 self.lru.unlink(slot);
                 self.free_slot(slot);
             }
-            self.to_flash += 1;
-            return self.inner.write(lpn, token, dev);
+            return Ok(());
         }
         self.absorbed += 1;
         self.charge(self.opts.write_us, dev);

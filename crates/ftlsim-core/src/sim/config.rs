@@ -313,6 +313,9 @@ pub const MAX_OVER_PROVISIONING: f64 = 1.0;
 pub struct BuiltRun {
     pub built: Built,
     pub scheme_extra_blocks: u32,
+    /// Every parameter the scheme was built with (the given ones over its defaults, and the spare capacity the
+    /// run derived for it): what the report echoes as `config.params`.
+    pub params: Value,
 }
 
 /// Builds the run's scheme for its geometry, with the spare capacity the run states (`extra_blocks` or
@@ -342,12 +345,14 @@ pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
         }
         (None, None) => None,
     };
+    let scheme = ftl::scheme(&cfg.ftl)?;
     let Some(stated) = stated else {
-        let built = ftl::build(&cfg.ftl, &cfg.params, g)?;
+        let built = (scheme.build)(&cfg.params, g)?;
         let scheme_extra_blocks = built.extra_blocks;
         return Ok(BuiltRun {
             built,
             scheme_extra_blocks,
+            params: ftl::with_defaults((scheme.defaults)(), &cfg.params),
         });
     };
     let limit = u32::MAX as u64 / g.pages_per_block as u64 - g.logical_blocks as u64;
@@ -360,9 +365,7 @@ pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
     }
     let stated = stated as u32;
     let mut params = cfg.params.clone();
-    let takes_op = (ftl::scheme(&cfg.ftl)?.defaults)()
-        .get("over_provisioning")
-        .is_some();
+    let takes_op = (scheme.defaults)().get("over_provisioning").is_some();
     if takes_op {
         if params.get("over_provisioning").is_some() {
             return Err(SimError::Param(format!(
@@ -382,7 +385,7 @@ pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
         }
         params["over_provisioning"] = op.into();
     }
-    let built = ftl::build(&cfg.ftl, &params, g)?;
+    let built = (scheme.build)(&params, g)?;
     let need = built.extra_blocks;
     if need > stated {
         return Err(SimError::Param(format!(
@@ -397,5 +400,6 @@ pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
             extra_blocks: stated,
         },
         scheme_extra_blocks: need,
+        params: ftl::with_defaults((scheme.defaults)(), &params),
     })
 }

@@ -131,6 +131,7 @@ pub fn run_custom(
             Ok(BuiltRun {
                 built,
                 scheme_extra_blocks,
+                params: cfg.params.clone(),
             })
         },
         requests,
@@ -184,6 +185,8 @@ struct Run<'a> {
     power: PowerFigures,
     /// Extra blocks the scheme uses (of the chip's extra blocks).
     scheme_extra_blocks: u32,
+    /// The scheme's parameters as it was built with them, for the report's echo.
+    params: serde_json::Value,
 }
 
 /// Builds the run's scheme for a geometry.
@@ -202,15 +205,16 @@ fn drive(
     mut ticker: Ticker,
 ) -> Result<Report> {
     let g = resolved.geometry;
-    let mut cut_points = if cfg.power_cuts > 0 {
-        plan_power_cuts(cfg, resolved, make, open)?
+    let planned = if cfg.power_cuts > 0 {
+        plan_power_cuts(cfg, resolved, make, open, &mut *ticker.on_progress)?
     } else {
         Vec::new()
-    }
-    .into_iter()
-    .peekable();
+    };
+    let cuts_planned = planned.len() as u64;
+    let mut cut_points = planned.into_iter().peekable();
     let built = make(&g)?;
     let scheme_extra_blocks = built.scheme_extra_blocks;
+    let built_params = built.params;
     let built = built.built;
     let physical_blocks = g.logical_blocks + built.extra_blocks;
     let nvram = nvram::nvram_options(cfg, &g)?;
@@ -244,8 +248,12 @@ fn drive(
         request_us: 0.0,
         idle_us: 0.0,
         inflight: Vec::new(),
-        power: PowerFigures::default(),
+        power: PowerFigures {
+            cuts_planned,
+            ..PowerFigures::default()
+        },
         scheme_extra_blocks,
+        params: built_params,
     };
     // Preconditioning goes straight to the scheme: the NVRAM is put in front afterwards, so it starts empty.
     match cfg.precondition {
@@ -342,11 +350,26 @@ fn drive(
             }
         })?;
     }
+    // The end-of-trace flush can be cut too (the dry run counted its operations among the cut points): after
+    // the mount the flush starts again from what the NVRAM and the chip still hold.
+    run.inflight.clear();
+    let mut flush_us = 0.0;
+    loop {
+        run.dev.enter_phase(Cause::Flush);
+        let before = run.dev.elapsed_us();
+        let outcome = run.ftl.finish(&mut run.dev);
+        flush_us += run.dev.elapsed_us() - before;
+        match outcome {
+            Err(SimError::PowerCut(at)) => {
+                let cut = cut_points.next().expect("a cut was armed");
+                run.survive_power_cut(at, served)?;
+                run.dev
+                    .arm_power_cut(cut_points.peek().map(|next| next - cut));
+            }
+            outcome => break outcome?,
+        }
+    }
     run.dev.arm_power_cut(None);
-    run.dev.enter_phase(Cause::Flush);
-    let before = run.dev.elapsed_us();
-    run.ftl.finish(&mut run.dev)?;
-    let flush_us = run.dev.elapsed_us() - before;
     if cfg.mount_at_end {
         run.mount()?;
     }
@@ -393,15 +416,17 @@ fn describe(expected: Token) -> String {
     }
 }
 
-/// The flash operations of a run without cuts, and `power_cuts` distinct ones among them chosen by the seed: a
-/// dry run of the same trace counts them. Cut points are numbered from the end of preconditioning.
+/// The flash operations of a run without cuts, and `power_cuts` distinct ones among them chosen by the seed (all
+/// of them when the run has fewer): a dry run of the same trace counts them. Cut points are numbered from the end
+/// of preconditioning.
 fn plan_power_cuts(
     cfg: &SimConfig,
     resolved: &Resolved,
     make: Make,
     open: Open,
+    on_progress: OnProgress,
 ) -> Result<Vec<u64>> {
-    use rand::{Rng, SeedableRng};
+    use rand::SeedableRng;
     let dry_cfg = SimConfig {
         power_cuts: 0,
         mount_at_end: false,
@@ -414,16 +439,20 @@ fn plan_power_cuts(
         open,
         "dry run",
         Instant::now(),
-        Ticker::new(&mut |_| true),
+        // The run's own callback: an interrupt during the dry run is honoured as in the run.
+        Ticker::new(on_progress),
     )?;
     let f = dry.flash;
     let total = f.page_reads + f.spare_reads + f.page_writes + f.spare_writes + f.erases;
     let mut rng = rand_pcg::Pcg64::seed_from_u64(cfg.power_cut_seed);
-    let mut points: Vec<u64> = (0..cfg.power_cuts.min(total.min(u32::MAX as u64) as u32))
-        .map(|_| rng.gen_range(1..=total))
+    // Distinct points, so that `power_cuts` are planned whenever the run has that many operations.
+    let wanted = (cfg.power_cuts as u64).min(total) as usize;
+    let span = usize::try_from(total).unwrap_or(usize::MAX);
+    let mut points: Vec<u64> = rand::seq::index::sample(&mut rng, span, wanted)
+        .into_iter()
+        .map(|i| i as u64 + 1)
         .collect();
     points.sort_unstable();
-    points.dedup();
     Ok(points)
 }
 
@@ -707,7 +736,7 @@ impl Run<'_> {
             version: crate::VERSION.to_string(),
             config: ConfigEcho {
                 scheme: self.cfg.ftl.clone(),
-                params: self.cfg.params.to_string(),
+                params: self.params.to_string(),
                 preset: resolved.spec.preset.to_string(),
                 trace: trace_spec.to_string(),
                 devices: self.cfg.trace.devices.to_string(),
