@@ -21,6 +21,25 @@ def report_schema() -> list[dict]:
     return json.loads(_core.report_schema()) + PYTHON_KEYS
 
 
+def key_section(key: str) -> str:
+    """The report section of `key` (a ``<name>`` part of a schema key matches any name)."""
+    return _sections().get(key) or next((sec for pattern, sec in _section_patterns() if pattern.fullmatch(key)),
+                                        "Other")
+
+
+@functools.lru_cache(maxsize=1)
+def _sections() -> dict:
+    return {k["key"]: k["section"] for k in report_schema() if "<" not in k["key"]}
+
+
+@functools.lru_cache(maxsize=1)
+def _section_patterns() -> list:
+    import re
+
+    return [(re.compile(re.sub(r"<[^>]*>", ".+", re.escape(k["key"]))), k["section"])
+            for k in report_schema() if "<" in k["key"]]
+
+
 # Keys `simulate` adds to the engine's report: what it takes to repeat the run exactly.
 PYTHON_KEYS = [
     {"key": "config.resolved", "unit": "json", "section": "Configuration", "table": False,
@@ -39,6 +58,30 @@ def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def uninformative(values) -> dict[str, str]:
+    """Why a run's figures say nothing about its scheme, by cause, with the options that fix it: the host
+    wrote less than half the device's logical pages (distinct pages are at most that), so the scheme never
+    ran short of free space; or no block was erased, so no merge or GC ran. `values` is a report or a
+    sweep's row. ``--compact`` is offered for a trace file read without it (it packs sparse addresses)."""
+    resolved = json.loads(values.get("config.resolved") or "{}").get("config", {})
+    precondition = resolved.get("precondition", values.get("config.precondition", "none"))
+    fixes = ["`--precondition full`", "a smaller `--capacity`"]
+    if values.get("config.trace_format") not in (None, "workload") and not resolved.get("trace", {}).get("compact"):
+        fixes.append("`--compact`")
+    fix = ", ".join(fixes[:-1]) + " or " + fixes[-1]
+    pages = (values.get("config.capacity_bytes") or 0) // max(values.get("config.page_bytes") or 1, 1)
+    written = values.get("host.write_pages") or 0
+    out = {}
+    if precondition == "none" and pages and written < pages / 2:
+        out["unwritten"] = (f"the host wrote {written:,} pages, {written / pages:.1%} of the device's {pages:,} "
+                            f"logical pages: most of the device is never written and the scheme never runs short "
+                            f"of space; use {fix}")
+    elif values.get("flash.erases") == 0 and written:
+        out["no_erase"] = (f"no block was erased: no merge or garbage collection ran, so the figures do not "
+                           f"depend on the scheme; use {fix}")
+    return out
 
 
 class Report(Mapping):
