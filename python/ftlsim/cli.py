@@ -316,7 +316,7 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         table = load_config(config_path)
         outputs = {k: table[k] for k in ("json", "csv") if k in table and "config.resolved" not in table}
         try:
-            file_kwargs = run_kwargs(table)
+            file_kwargs = run_kwargs(table, f"config file {config_path}")
         except _core.FtlsimError as e:
             fail(e)
     kwargs = option_kwargs(ctx, file_kwargs)
@@ -552,7 +552,8 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
     file_traces, schemes, grid, file_common, settings = [], None, {}, {}, {}
     if config_path:
         try:
-            file_traces, schemes, grid, file_common, settings = sweep_parts(load_config(config_path))
+            file_traces, schemes, grid, file_common, settings = sweep_parts(load_config(config_path),
+                                                                             f"config file {config_path}")
         except _core.FtlsimError as e:
             fail(e)
     traces = list(traces) or file_traces
@@ -810,6 +811,17 @@ def dataframe_table(df, title: str) -> Table:
         table.add_row(*[fmt(v) for v in row])
     return table
 
+
+
+@main.command("config")
+@click.option("--example", type=click.Choice(["run", "sweep"]), required=True,
+              help="Which file: a run (ftlsim run -c) or a sweep (ftlsim sweep -c).")
+def config_cmd(example):
+    """Print an annotated config file (TOML): every key with its default and meaning, and every scheme's
+    parameters. The validator that refuses unknown keys reads the same reference."""
+    from .reference import example_run, example_sweep
+
+    click.echo(example_run() if example == "run" else example_sweep(), nl=False)
 
 
 @main.command("list")

@@ -65,6 +65,9 @@ def prepare(trace: str, ftl: str = "page", preset: str | None = None, capacity: 
         check_name("presets", preset)
     check_name("formats", format)
     check_trace(str(trace))
+    from .config import check_options
+
+    check_options(ftl, options)
     return make_config(ftl, preset, capacity, precondition, format, options)
 
 
