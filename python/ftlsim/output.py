@@ -138,8 +138,11 @@ def short_names(traces) -> dict:
 
 
 def select_metrics(patterns, available) -> list:
-    """The keys of `available` that match any of the glob `patterns` (``merges.*``, ``time_us.total``), in
-    the order of `available`; a pattern that matches nothing is an error naming the nearest key."""
+    """The keys of `available` that match the glob `patterns` (``merges.*``, ``time_us.total``): pattern by
+    pattern, and a pattern's keys shallow before deep (``merges.full`` before ``merges.full.erases``), then in
+    the report's order; a pattern that matches nothing is an error naming the nearest key."""
+    from .report import key_rank
+
     import difflib
     import fnmatch
 
@@ -155,8 +158,9 @@ def select_metrics(patterns, available) -> list:
             hint = f" (did you mean `{near[0]}`?)" if near else ""
             raise _core.FtlsimError(f"--metrics `{pattern}` matches no figure{hint}; give a key or a glob such "
                                     "as `merges.*` (`ftlsim.report_schema()` lists every key)")
+        hits.sort(key=lambda k: (k.count("."), key_rank(k)))
         chosen += [k for k in hits if k not in chosen]
-    return [k for k in available if k in chosen]
+    return chosen
 
 
 def parse_metrics(text: str | None) -> list | None:
@@ -232,10 +236,11 @@ def report_table(report, sections, metrics=None):
     table.add_column("figure", style="cyan", overflow="fold")
     table.add_column("value", justify="right", no_wrap=True)
     if metrics is not None:
-        from .report import key_section
+        from .report import key_rank, key_section
 
         chosen: dict[str, list] = {}
-        for key in select_metrics(metrics, [k for k in report if not k.startswith("config.")]):
+        picked = select_metrics(metrics, [k for k in report if not k.startswith("config.")])
+        for key in sorted(picked, key=key_rank):  # a vertical table reads in the report's order
             chosen.setdefault(key_section(key), []).append(key)
         sections = list(chosen.items())
     for section, keys in sections:

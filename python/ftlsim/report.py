@@ -23,21 +23,25 @@ def report_schema() -> list[dict]:
 
 def key_section(key: str) -> str:
     """The report section of `key` (a ``<name>`` part of a schema key matches any name)."""
-    return _sections().get(key) or next((sec for pattern, sec in _section_patterns() if pattern.fullmatch(key)),
-                                        "Other")
+    return report_schema()[key_rank(key)]["section"] if key_rank(key) < len(report_schema()) else "Other"
+
+
+@functools.lru_cache(maxsize=4096)
+def key_rank(key: str) -> int:
+    """The place of `key` in the report schema's order (sections, then figures as the engine lists them);
+    a key the schema does not know comes last."""
+    exact = {k["key"]: i for i, k in enumerate(report_schema())}
+    if key in exact:
+        return exact[key]
+    return next((i for i, pattern in _patterns() if pattern.fullmatch(key)), len(report_schema()))
 
 
 @functools.lru_cache(maxsize=1)
-def _sections() -> dict:
-    return {k["key"]: k["section"] for k in report_schema() if "<" not in k["key"]}
-
-
-@functools.lru_cache(maxsize=1)
-def _section_patterns() -> list:
+def _patterns() -> list:
     import re
 
-    return [(re.compile(re.sub(r"<[^>]*>", ".+", re.escape(k["key"]))), k["section"])
-            for k in report_schema() if "<" in k["key"]]
+    return [(i, re.compile(re.sub(r"<[^>]*>", ".+", re.escape(k["key"]))))
+            for i, k in enumerate(report_schema()) if "<" in k["key"]]
 
 
 # Keys `simulate` adds to the engine's report: what it takes to repeat the run exactly.
