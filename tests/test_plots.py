@@ -45,7 +45,7 @@ def test_the_readme_sweep_draws_page_as_a_labelled_reference_line_in_every_panel
     df, fig = readme_sweep
     assert set(df["status"]) == {"done"}
     rows = panels(fig)
-    assert set(rows) == {"uniform:writes=20000,seed=1: lee2007, 8 MiB", "hotcold:writes=20000,seed=1: lee2007, 8 MiB"}
+    assert set(rows) == {"uniform:writes=20000,seed=1: lee2007, 8.0 MiB", "hotcold:writes=20000,seed=1: lee2007, 8.0 MiB"}
     for title, axes in rows.items():
         trace = title.split(": ")[0]
         page = df[(df["trace"] == trace) & (df["ftl"] == "page")].iloc[0]
@@ -86,7 +86,7 @@ def test_two_parameter_plot_names_both_parameters_and_uses_log2_axes():
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and list(ax.get_xticks()) == [2, 4, 8]
     assert len(ax.get_lines()) == 2 and all(len(line.get_xdata()) == 3 for line in ax.get_lines())
-    assert list(panels(fig)) == [f"{TRACE}: lee2007, 1 MiB"]
+    assert list(panels(fig)) == [f"{TRACE}: lee2007, 1.0 MiB"]
 
 
 def test_integer_grid_values_stay_integers_in_labels_and_ticks():

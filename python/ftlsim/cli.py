@@ -158,10 +158,10 @@ def progress_bar(counter: str, on, *, eta: bool = True):
 
 def table_sections() -> list[tuple[str, list[str]]]:
     """The keys `ftlsim run` shows, by section in report order: the engine's report schema decides."""
-    from .report import report_schema
+    from .report import schema_rows
 
     sections: dict[str, list[str]] = {}
-    for k in report_schema():
+    for k in schema_rows():
         if k["table"] and "<" not in k["key"]:
             sections.setdefault(k["section"], []).append(k["key"])
     return list(sections.items())
@@ -195,6 +195,24 @@ def complete_names(kind: str, comma: bool = False):
     return complete
 
 
+def registered(kind: str, comma: bool = False):
+    """A click callback: the option's name(s) in their registered spelling (``FAST`` -> ``fast``, ``MSR`` ->
+    ``msr``); an unknown one is bad input, with the nearest name."""
+    from ._registry import check_name
+
+    def callback(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            if comma:
+                return ",".join(check_name(kind, v.strip()) for v in value.split(",") if v.strip())
+            return check_name(kind, value)
+        except _core.FtlsimError as e:
+            fail(e)
+
+    return callback
+
+
 def complete_trace(ctx, param, incomplete: str):
     """A trace is a file (the shell completes paths) or a built-in workload ``name:``."""
     from click.shell_completion import CompletionItem
@@ -206,13 +224,14 @@ def complete_trace(ctx, param, incomplete: str):
 def common_options(f):
     f = click.option("--param", "-p", "params", multiple=True, metavar="K=V",
                      help="A scheme parameter, device override or trace option, e.g. log_blocks=8.")(f)
-    f = click.option("--preset", default=None, shell_complete=complete_names("presets"),
+    f = click.option("--preset", default=None, shell_complete=complete_names("presets"), callback=registered("presets"),
                      help="Device preset (see `ftlsim list`); default lee2007.")(f)
     f = click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the trace's extent.")(f)
     f = click.option("--precondition", type=click.Choice(["none", "full", "trace"]), default="none",
                      help="full: write every logical page once first, then reset the counters; trace: write "
                           "every request of the trace once first (PSU FlashSim's warm-up).")(f)
     f = click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
+                     callback=registered("formats"),
                      help="Trace format (see `ftlsim list`); default: sniff.")(f)
     f = click.option("--device", type=int, default=None, help="Keep one device / ASU of a multi-device trace.")(f)
     f = click.option("--devices", default=None, metavar="fold|concat|N,M",
@@ -286,7 +305,7 @@ def load_config(path) -> dict:
 @click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False),
               help="A run config (TOML, JSON or YAML) or a report saved with --json: repeats that run. Options "
                    "given here override the file.")
-@click.option("--ftl", default=None, shell_complete=complete_names("schemes"),
+@click.option("--ftl", default=None, shell_complete=complete_names("schemes"), callback=registered("schemes"),
               help="Scheme name (see `ftlsim list`); default page.")
 @common_options
 @click.option("--power-cuts", type=click.IntRange(min=0), default=0,
@@ -472,7 +491,7 @@ def grid_columns(schemes, grid: dict) -> list[str]:
 
 @main.command()
 @click.argument("trace", required=False, shell_complete=complete_trace)
-@click.option("--ftl", "ftls", default="bast,fast,ofast", show_default=True,
+@click.option("--ftl", "ftls", default="bast,fast,ofast", show_default=True, callback=registered("schemes", True),
               shell_complete=complete_names("schemes", comma=True), help="Comma-separated schemes.")
 @common_options
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
@@ -501,6 +520,7 @@ MOUNT_COLUMNS = ["mount.spare_reads", "mount.page_reads", "mount.time_us.max", "
 @main.command("mount-cost")
 @click.argument("trace", required=False, shell_complete=complete_trace)
 @click.option("--ftl", "ftls", default=None, shell_complete=complete_names("schemes", comma=True),
+              callback=registered("schemes", True),
               help="Comma-separated schemes (default: every scheme).")
 @common_options
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per scheme as CSV.")
@@ -525,6 +545,7 @@ def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_nam
 @click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False),
               help="A sweep config (TOML, JSON or YAML): traces, schemes with their grids, options, outputs.")
 @click.option("--ftl", "ftls", default=None, shell_complete=complete_names("schemes", comma=True),
+              callback=registered("schemes", True),
               help="Comma-separated schemes (overrides the file's).")
 @common_options
 @click.option("--store", default=None,
@@ -593,7 +614,7 @@ def generate_cmd(workload, output, preset, capacity, params):
         n = generate(workload, output, preset=preset, capacity=capacity, **kwargs)
     except (_core.FtlsimError, ValueError) as e:
         fail(e)
-    console.print(f"{n} requests written to {output}")
+    err_console.print(f"{n:,} requests written to {output}", highlight=False)  # stdout stays for data
 
 
 main.add_command(generate_cmd, "convert")
@@ -864,7 +885,8 @@ def list_cmd(as_json):
 
 
 @main.command("ram")
-@click.option("--ftl", required=True, shell_complete=complete_names("schemes"), help="Scheme name.")
+@click.option("--ftl", required=True, shell_complete=complete_names("schemes"), callback=registered("schemes"),
+              help="Scheme name.")
 @click.option("--preset", default=None, shell_complete=complete_names("presets"),
               help="Device preset (see `ftlsim list`); default lee2007.")
 @click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the preset's, else 64MiB.")

@@ -14,7 +14,7 @@ import os
 import sys
 
 from . import _core
-from ._registry import config_kwargs, did_you_mean, names, scheme_defaults as scheme_params, takes
+from ._registry import check_name, config_kwargs, did_you_mean, names, scheme_defaults as scheme_params, takes
 from .reference import RUN_OUTPUTS, option_keys, run_keys, sweep_keys
 
 
@@ -89,13 +89,14 @@ def check_sweep_table(table: dict, source: str = "sweep config") -> None:
     scheme's grid parameter the scheme does not take, and a [grid] or [params] key no scheme takes."""
     schemes = table.get("schemes", table.get("ftl"))
     per_scheme = schemes if isinstance(schemes, dict) else {s: {} for s in _names(schemes)}
-    known = [s for s in per_scheme if s in names("schemes")]
+    known = [_scheme(s) for s in per_scheme if _scheme(s)]
     scheme_keys = sorted({k for s in known for k in scheme_params(s)})
     problems = [_unknown("", k, sweep_keys() + scheme_keys) for k in table
                 if k not in sweep_keys() and k not in scheme_keys]
-    for ftl, own in per_scheme.items():
-        if ftl not in names("schemes"):
-            problems.append(f"unknown scheme `{ftl}`{did_you_mean(ftl, names('schemes'))}")
+    for name, own in per_scheme.items():
+        ftl = _scheme(name)
+        if ftl is None:
+            problems.append(f"unknown scheme `{name}`{did_you_mean(str(name).lower(), names('schemes'))}")
         elif isinstance(own, dict):
             problems += [_unknown(f"schemes.{ftl}.", k, list(scheme_params(ftl)) + option_keys(), _takes_text(ftl))
                          for k in own if not takes(ftl, k)]
@@ -105,6 +106,14 @@ def check_sweep_table(table: dict, source: str = "sweep config") -> None:
                          if not any(takes(s, k) for s in known)]
     if problems:
         _refuse(source, problems, "sweep")
+
+
+def _scheme(name) -> str | None:
+    """A scheme's registered name (``FAST`` -> ``fast``), or None for an unknown one."""
+    try:
+        return check_name("schemes", name)
+    except _core.FtlsimError:
+        return None
 
 
 def _names(value) -> list:
@@ -172,6 +181,8 @@ def sweep_parts(table: dict, source: str = "sweep config") -> tuple[list, object
     schemes = table.pop("schemes", None) or table.pop("ftl", None)
     if schemes is None:
         raise _core.FtlsimError("sweep config needs `schemes` (a list of names, or a table of name -> grid)")
+    schemes = ({_scheme(k): v for k, v in schemes.items()} if isinstance(schemes, dict)
+               else [_scheme(s) for s in _names(schemes)])
     grid = table.pop("grid", {}) or {}
     settings = {k: table.pop(k) for k in ("store", "csv", "plot", "scheduler", "jobs", "backend") if k in table}
     params = table.pop("params", {}) or {}

@@ -169,7 +169,7 @@ def parse_metrics(text: str | None) -> list | None:
     import fnmatch
     import re
 
-    from .report import report_schema
+    from .report import schema_rows
 
     if text is None:
         return None
@@ -180,7 +180,7 @@ def parse_metrics(text: str | None) -> list | None:
     from ._registry import names
 
     keys = []
-    for k in (k["key"] for k in report_schema() if not k["key"].startswith("config.")):
+    for k in (k["key"] for k in schema_rows() if not k["key"].startswith("config.")):
         for prefix in (names("schemes") + ["nvram"] if k.startswith("<scheme>") else [""]):
             keys.append(re.sub(r"<[^>]*>", "*", k.replace("<scheme>", prefix, 1) if prefix else k))
     for pattern in patterns:
@@ -204,6 +204,16 @@ def wrap_pairs(label: str, pairs, width: int | None) -> list:
     return lines
 
 
+def human_bytes(n) -> str:
+    """A size in binary units, one decimal: ``64.0 MiB``, ``512.0 KiB``, ``3.6 TiB``."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:,.0f} B" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} TiB"
+
+
 def run_header(report, width: int | None) -> str:
     """The lines above `ftlsim run`'s table: the scheme and its parameters as ``k=v`` pairs, the device and
     the trace."""
@@ -213,7 +223,7 @@ def run_header(report, width: int | None) -> str:
     pairs = [(k, json.dumps(v) if isinstance(v, str) and (" " in v or not v) else _param_text(v))
              for k, v in params.items()]
     lines = wrap_pairs(f"scheme: {report['config.scheme']}", pairs, width)
-    lines.append(f"device: {report['config.preset']}, {report['config.capacity_bytes'] / 2**20:,.1f} MiB, "
+    lines.append(f"device: {report['config.preset']}, {human_bytes(report['config.capacity_bytes'])}, "
                  f"{report['config.page_bytes']:,} B pages x {report['config.pages_per_block']:,}")
     lines.append(f"trace: {report['config.trace']}")
     return "\n".join(lines)

@@ -48,8 +48,10 @@ def _device(rows) -> str:
     if "config.preset" not in rows or not len(rows):
         return ""
     presets = ", ".join(dict.fromkeys(str(p) for p in rows["config.preset"]))
-    capacities = ", ".join(f"{c / 2**20:,.0f}" for c in dict.fromkeys(rows["config.capacity_bytes"]))
-    return f"{presets}, {capacities} MiB"
+    from .output import human_bytes
+
+    capacities = ", ".join(human_bytes(c) for c in dict.fromkeys(rows["config.capacity_bytes"]))
+    return f"{presets}, {capacities}"
 
 
 def compare(df, swept=None, title: str = "", precondition: str | None = None,

@@ -13,27 +13,34 @@ from . import _core
 from ._registry import registry
 
 
+def report_schema():
+    """Every key a report can have, from the engine, as a pandas DataFrame with one row per key and the
+    columns key, unit, section, description and table (shown by `ftlsim run`). A ``<...>`` part of a key stands
+    for a name chosen at run time (RAM structures, a scheme's own figures)."""
+    import pandas as pd
+
+    return pd.DataFrame(schema_rows())
+
+
 @functools.lru_cache(maxsize=1)
-def report_schema() -> list[dict]:
-    """Every key a report can have, from the engine: dicts of key, unit, section, description and table (shown
-    by `ftlsim run`). A ``<...>`` part of a key stands for a name chosen at run time (RAM structures, a
-    scheme's own figures)."""
+def schema_rows() -> list[dict]:
+    """`report_schema` as a list of dicts, in the engine's order (sections, then figures)."""
     return json.loads(_core.report_schema()) + PYTHON_KEYS
 
 
 def key_section(key: str) -> str:
     """The report section of `key` (a ``<name>`` part of a schema key matches any name)."""
-    return report_schema()[key_rank(key)]["section"] if key_rank(key) < len(report_schema()) else "Other"
+    return schema_rows()[key_rank(key)]["section"] if key_rank(key) < len(schema_rows()) else "Other"
 
 
 @functools.lru_cache(maxsize=4096)
 def key_rank(key: str) -> int:
     """The place of `key` in the report schema's order (sections, then figures as the engine lists them);
     a key the schema does not know comes last."""
-    exact = {k["key"]: i for i, k in enumerate(report_schema())}
+    exact = {k["key"]: i for i, k in enumerate(schema_rows())}
     if key in exact:
         return exact[key]
-    return next((i for i, pattern in _patterns() if pattern.fullmatch(key)), len(report_schema()))
+    return next((i for i, pattern in _patterns() if pattern.fullmatch(key)), len(schema_rows()))
 
 
 @functools.lru_cache(maxsize=1)
@@ -41,7 +48,7 @@ def _patterns() -> list:
     import re
 
     return [(i, re.compile(re.sub(r"<[^>]*>", ".+", re.escape(k["key"]))))
-            for i, k in enumerate(report_schema()) if "<" in k["key"]]
+            for i, k in enumerate(schema_rows()) if "<" in k["key"]]
 
 
 # Keys `simulate` adds to the engine's report: what it takes to repeat the run exactly.
@@ -129,7 +136,7 @@ class Report(Mapping):
         """A notebook's display: the headline figures of each section, then the configuration."""
         import html
 
-        shown = [(k["section"], k["key"]) for k in report_schema() if k["table"] and k["key"] in self]
+        shown = [(k["section"], k["key"]) for k in schema_rows() if k["table"] and k["key"] in self]
         rows = "".join(f"<tr><td>{html.escape(sec)}</td><td><code>{html.escape(key)}</code></td>"
                        f"<td style='text-align:right'>{html.escape(_fmt(self[key]))}</td></tr>"
                        for sec, key in shown if self[key] not in (0, None))
