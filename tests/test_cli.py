@@ -201,3 +201,23 @@ def test_generate_reports_on_stderr_and_leaves_stdout_for_data(tmp_path):
     assert result.exit_code == 0, result.output
     assert result.stdout == "" and "100 requests written to" in result.stderr
     assert len(out.read_text().splitlines()) >= 100
+
+
+def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path):
+    # 200 one-page writes spread over 100 MiB: the device of the trace's extent is almost all unwritten.
+    trace = tmp_path / "sparse.csv"
+    trace.write_text("".join(f"W,{i * 524288},512\n" for i in range(200)))
+    result = invoke("run", str(trace), "--ftl", "page")
+    assert result.exit_code == 0, result.output
+    warning = result.stderr
+    assert "warning: the host wrote 200 pages, 0.1% of the device's" in warning
+    assert "`--precondition full`, a smaller `--capacity` or `--compact`" in warning
+    # Filled first, the same device says something: no warning.
+    result = invoke("run", "uniform:writes=3000", "--capacity", "1MiB", "--precondition", "full")
+    assert result.exit_code == 0 and "warning" not in result.stderr
+    # In a grid, one warning names every scheme that never erased.
+    result = invoke("compare", "uniform:writes=1500", "--ftl", "page,dftl,fast", "--capacity", "1MiB")
+    assert result.exit_code == 0, result.output
+    assert "warning: page, dftl on uniform:writes=1500: no block was erased" in result.stderr
+    assert "`--precondition full` or a smaller `--capacity`" in result.stderr  # a workload has nothing to compact
+    assert "fast on" not in result.stderr

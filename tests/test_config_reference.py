@@ -101,3 +101,10 @@ def test_a_grid_parameter_some_schemes_take_is_still_fine():
     check_sweep_table({"traces": ["uniform:writes=10"], "schemes": ["page", "fast"], "grid": {"log_blocks": [4]}})
     with pytest.raises(_core.FtlsimError, match="unknown key `grid.log_blokcs`"):
         check_sweep_table({"traces": ["x"], "schemes": ["page", "fast"], "grid": {"log_blokcs": [4]}})
+
+
+def test_a_grid_parameter_typo_on_the_command_line_is_refused_before_running():
+    for command in ("compare", "sweep"):
+        result = invoke(command, "uniform:writes=100000000", "--ftl", "page,fast", "-p", "log_blok=4,8")
+        assert result.exit_code == 2, command
+        assert "--param: unknown key `log_blok` (did you mean `log_blocks`?)" in result.output

@@ -400,8 +400,13 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     """Runs a sweep with a progress bar, prints its table (the `columns` figures, or those the `metrics` globs
     pick) and failures, writes its outputs; exits 1 when a point failed (the others are kept, and in the
     store)."""
+    from .config import grid_problems
     from .sim import sweep
 
+    scheme_names = list(schemes) if isinstance(schemes, dict) else [s for s in str(schemes).split(",") if s]
+    problems = grid_problems(scheme_names, grid)
+    if problems:  # a -p key no scheme takes, named with the nearest, before anything runs
+        fail(f"--param: {'; '.join(problems)}")
     try:
         for key, what in (("csv", "--csv"), ("plot", "--plot")):
             if settings.get(key):
@@ -850,6 +855,7 @@ def config_cmd(example):
 def list_cmd(as_json):
     """List schemes, device presets, built-in workloads and trace formats."""
     from .ftl import schemes
+    from .output import param_text
     from .trace import formats, presets, workloads
 
     if as_json:
@@ -860,7 +866,7 @@ def list_cmd(as_json):
     for c in ("name", "summary", "parameters (defaults)"):
         t.add_column(c)
     for s in schemes():
-        t.add_row(s["name"], s["summary"], ", ".join(f"{k}={v}" for k, v in (s["defaults"] or {}).items()))
+        t.add_row(s["name"], s["summary"], ", ".join(f"{k}={param_text(v)}" for k, v in (s["defaults"] or {}).items()))
     console.print(t)
     t = Table(title="Presets (--preset)", title_justify="left")
     for c in ("name", "page", "pages/block", "read/program/erase us", "source"):

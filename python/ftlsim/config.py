@@ -102,10 +102,15 @@ def check_sweep_table(table: dict, source: str = "sweep config") -> None:
                          for k in own if not takes(ftl, k)]
     for section in ("grid", "params"):
         if isinstance(table.get(section), dict):
-            problems += [_unknown(f"{section}.", k, scheme_keys + option_keys()) for k in table[section]
-                         if not any(takes(s, k) for s in known)]
+            problems += grid_problems(known, table[section], f"{section}.")
     if problems:
         _refuse(source, problems, "sweep")
+
+
+def grid_problems(schemes: list, grid, prefix: str = "") -> list:
+    """A problem for each key of `grid` that none of `schemes` (registered names) takes, with the nearest."""
+    valid = sorted({k for s in schemes for k in scheme_params(s)}) + option_keys()
+    return [_unknown(prefix, k, valid) for k in grid if not any(takes(s, k) for s in schemes)]
 
 
 def _scheme(name) -> str | None:

@@ -220,7 +220,7 @@ def run_header(report, width: int | None) -> str:
     import json
 
     params = json.loads(report.get("config.params") or "{}") or {}
-    pairs = [(k, json.dumps(v) if isinstance(v, str) and (" " in v or not v) else _param_text(v))
+    pairs = [(k, json.dumps(v) if isinstance(v, str) and (" " in v or not v) else param_text(v))
              for k, v in params.items()]
     lines = wrap_pairs(f"scheme: {report['config.scheme']}", pairs, width)
     lines.append(f"device: {report['config.preset']}, {human_bytes(report['config.capacity_bytes'])}, "
@@ -229,7 +229,8 @@ def run_header(report, width: int | None) -> str:
     return "\n".join(lines)
 
 
-def _param_text(value) -> str:
+def param_text(value) -> str:
+    """A parameter value as `-p key=value` takes it: ``false``, ``0.07``, ``greedy``."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
