@@ -96,6 +96,7 @@ def test_integer_grid_values_stay_integers_in_labels_and_ticks():
     fig = drawn(ftlsim.plot.compare(df, ["cmt_entries", "gc_reserve_blocks"]))
     texts = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "DFTL, gc_reserve_blocks=2" in texts and not any(".0" in t for t in texts), texts
+    assert "page-mapped (no cmt_entries)" in texts  # a gap in the other swept parameter loses no scheme
     ax = fig.axes[0]
     assert ax.get_xscale() == "linear"
     ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]

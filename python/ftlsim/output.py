@@ -141,10 +141,10 @@ def select_metrics(patterns, available) -> list:
     """The keys of `available` that match the glob `patterns` (``merges.*``, ``time_us.total``): pattern by
     pattern, and a pattern's keys shallow before deep (``merges.full`` before ``merges.full.erases``), then in
     the report's order; a pattern that matches nothing is an error naming the nearest key."""
-    from .report import key_rank
-
     import difflib
     import fnmatch
+
+    from .report import key_rank
 
     available = list(available)
     chosen = []
@@ -169,6 +169,7 @@ def parse_metrics(text: str | None) -> list | None:
     import fnmatch
     import re
 
+    from ._registry import names
     from .report import schema_rows
 
     if text is None:
@@ -177,8 +178,6 @@ def parse_metrics(text: str | None) -> list | None:
     if not patterns:
         raise _core.FtlsimError("--metrics is empty; give keys or globs, e.g. --metrics 'merges.*,flash.erases'")
     # A schema key's ``<name>`` part matches any name, but ``<scheme>`` only a scheme's (or the NVRAM cache's).
-    from ._registry import names
-
     keys = []
     for k in (k["key"] for k in schema_rows() if not k["key"].startswith("config.")):
         for prefix in (names("schemes") + ["nvram"] if k.startswith("<scheme>") else [""]):

@@ -39,7 +39,7 @@ def _value_text(v) -> str:
 
 def _label(values: dict) -> str:
     parts = [paper_name(values.pop("ftl"))] if "ftl" in values else []
-    parts += [f"{k}={_value_text(v)}" for k, v in values.items() if v == v]
+    parts += [f"{k}={_value_text(v)}" for k, v in values.items() if v is not None and v == v]
     return ", ".join(parts)
 
 
@@ -73,7 +73,7 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     names = short_names(t for t in traces if t is not None)
     # One style per line for the whole figure, so a scheme looks the same in every trace's panels. Schemes
     # often coincide (O-FAST on random writes is FAST): distinct markers, dashes and sizes keep each visible.
-    keys = list(dict.fromkeys(tuple(r) for r in df[others].itertuples(index=False, name=None)))
+    keys = list(dict.fromkeys(_line_keys(df, others)))
     styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("P", "--"), ("X", ":"), ("*", "-.")]
     colors = [f"C{i % 10}" for i in range(len(keys))]
     # The panels keep their width whatever the legend's: the figure widens by the legend's longest label.
@@ -91,7 +91,7 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
             panel.suptitle(heading, fontsize="medium")
         references = [[] for _ in y]
         for i, key in enumerate(keys):
-            rows = rows_t[[tuple(r) == key for r in rows_t[others].itertuples(index=False, name=None)]]
+            rows = rows_t[[k == key for k in _line_keys(rows_t, others)]]
             if not len(rows):
                 continue
             label = _label(dict(zip(others, key)))
@@ -109,6 +109,13 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     if title or subtitle:
         fig.suptitle("\n".join(p for p in (title, subtitle) if p))
     return fig
+
+
+def _line_keys(df, columns) -> list:
+    """Each row's values of `columns`, a gap (NaN: a scheme without that parameter) as None so that rows with
+    the same gaps compare equal."""
+    return [tuple(None if isinstance(v, float) and v != v else v for v in row)
+            for row in df[columns].itertuples(index=False, name=None)]
 
 
 def _draw(ax, rows, x, col, scale, label, color, marker, dash, i, references: list):

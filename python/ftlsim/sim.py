@@ -67,8 +67,9 @@ def prepare(trace: str, ftl: str = "page", preset: str | None = None, capacity: 
     check_trace(str(trace))
     from .config import check_options
 
+    cfg = make_config(ftl, preset, capacity, precondition, format, options)
     check_options(ftl, options)
-    return make_config(ftl, preset, capacity, precondition, format, options)
+    return cfg
 
 
 def simulate(
