@@ -166,7 +166,8 @@ def test_names_as_the_papers_write_them_are_accepted_and_typos_get_the_nearest(t
     result = invoke("run", str(trace), "--ftl", "FAST", "--format", "CSV", "--json", str(out))
     assert result.exit_code == 0, result.output
     report = json.loads(out.read_text())
-    assert report["config.scheme"] == "fast" and json.loads(report["config.resolved"])["config"]["trace"]["format"] == "csv"
+    resolved = json.loads(report["config.resolved"])["config"]
+    assert report["config.scheme"] == "fast" and resolved["trace"]["format"] == "csv"
     csv = tmp_path / "g.csv"
     result = invoke("compare", "uniform:writes=2000", "--ftl", "BAST,O-FAST", "--capacity", "1MiB", "--csv", str(csv))
     assert result.exit_code == 0, result.output

@@ -45,7 +45,7 @@ def test_the_readme_sweep_draws_page_as_a_labelled_reference_line_in_every_panel
     df, fig = readme_sweep
     assert set(df["status"]) == {"done"}
     rows = panels(fig)
-    assert set(rows) == {"uniform:writes=20000,seed=1: lee2007, 8.0 MiB", "hotcold:writes=20000,seed=1: lee2007, 8.0 MiB"}
+    assert set(rows) == {f"{w}:writes=20000,seed=1: lee2007, 8.0 MiB" for w in ("uniform", "hotcold")}
     for title, axes in rows.items():
         trace = title.split(": ")[0]
         page = df[(df["trace"] == trace) & (df["ftl"] == "page")].iloc[0]

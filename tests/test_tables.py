@@ -99,7 +99,8 @@ def test_metrics_globs_pick_the_figures_of_run_compare_and_sweep(tmp_path):
     result = invoke("compare", "uniform:writes=5000", "--ftl", "bast,fast", "--capacity", "1MiB", "--param",
                     "log_blocks=4,8", "--metrics", "merges.full,flash.erases", columns=80)
     assert result.exit_code == 0, result.output
-    header = [c.strip() for line in table_lines(result.output) if line.startswith("┃") for c in line.split("┃")[1:-1]]
+    header = [c.strip() for line in table_lines(result.output) if line.startswith("┃")
+              for c in line.split("┃")[1:-1]]
     assert header == ["ftl", "log_blocks", "merges.full", "flash.erases"]  # in the order asked for
     assert "time_us" not in result.output and "left out" not in result.output
     assert len(cell_values(result.output)) == 4 * 4  # ftl, log_blocks and the two figures, four rows

@@ -72,8 +72,8 @@ def _refuse(source: str, problems: list, kind: str) -> None:
 def check_run_table(table: dict, source: str = "run config") -> None:
     """Refuses, naming `source`, every key of a run table that is neither a run key (`ftlsim config --example
     run`) nor a parameter of its scheme, each with the nearest valid key."""
-    ftl = table.get("ftl", "page")
-    params = scheme_params(ftl) if ftl in names("schemes") else {}
+    ftl = _scheme(table.get("ftl", "page")) or table.get("ftl")  # an unknown name is refused by `simulate`
+    params = scheme_params(ftl)
     problems = [_unknown("", k, run_keys() + list(params)) for k in table if k not in run_keys() and k not in params]
     own = table.get("params") or {}
     if isinstance(own, dict):

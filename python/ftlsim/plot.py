@@ -154,8 +154,8 @@ def _label_references(ax, references: list) -> None:
     for j, (v, labels, color) in enumerate(merged):
         crowded_above = j + 1 < len(merged) and merged[j + 1][0] - v < near
         below = crowded_above and (j == 0 or v - merged[j - 1][0] >= near)
-        ax.text(0.01, v, "\n".join(f" {label}" for label in labels), transform=transform, color=color if len(labels) == 1 else "0.2",
-                fontsize="small", va="top" if below else "bottom", ha="left")
+        ax.text(0.01, v, "\n".join(f" {label}" for label in labels), transform=transform, fontsize="small",
+                color=color if len(labels) == 1 else "0.2", va="top" if below else "bottom", ha="left")
 
 
 def _axes_style(ax, x, xvalues, ylabel: str, count: bool) -> None:
