@@ -119,3 +119,7 @@ def test_short_names_add_parent_folders_only_to_tell_traces_apart():
         "../shared/traces/msr_wdev_1.csv": "msr_wdev_1.csv", "../shared/traces/Financial1.spc": "Financial1.spc"}
     assert short_names(["x/a/t.csv", "x/b/t.csv", "uniform:writes=10,seed=1"]) == {
         "x/a/t.csv": "a/t.csv", "x/b/t.csv": "b/t.csv", "uniform:writes=10,seed=1": "uniform:writes=10,seed=1"}
+    # Workloads drop the settings they all share.
+    assert short_names(["uniform:writes=10,seed=1", "hotcold:writes=10,seed=1", "uniform:writes=10,seed=2"]) == {
+        "uniform:writes=10,seed=1": "uniform:seed=1", "hotcold:writes=10,seed=1": "hotcold:seed=1",
+        "uniform:writes=10,seed=2": "uniform:seed=2"}

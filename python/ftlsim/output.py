@@ -124,17 +124,36 @@ def print_table(table, width: int | None = None, title: str | None = None) -> No
 
 def short_names(traces) -> dict:
     """Each trace's shortest distinguishing name: a path's file name, with as many parent directories as it
-    takes to tell it from the others (``../shared/traces/a.csv`` -> ``a.csv``); a workload spec as given."""
+    takes to tell it from the others (``../shared/traces/a.csv`` -> ``a.csv``); a built-in workload without
+    the ``key=value`` settings every workload given shares (``uniform:writes=20000,seed=1`` and
+    ``hotcold:writes=20000,seed=1`` -> ``uniform`` and ``hotcold``)."""
     traces = list(dict.fromkeys(str(t) for t in traces))
-    parts = {t: os.path.normpath(t).split(os.sep) if os.sep in t else [t] for t in traces}
+    workloads = {t: _workload_parts(t) for t in traces if _workload_parts(t)}
+    shared = set.intersection(*(set(p[1]) for p in workloads.values())) if len(workloads) > 1 else set()
+    parts = {t: os.path.normpath(t).split(os.sep) for t in traces if t not in workloads}
     out = {}
     for t in traces:
+        if t in workloads:
+            name, settings = workloads[t]
+            own = [kv for kv in settings if kv not in shared]
+            out[t] = f"{name}:{','.join(own)}" if own else name
+            continue
         for depth in range(1, len(parts[t]) + 1):
             name = os.sep.join(parts[t][-depth:])
-            if sum(os.sep.join(parts[o][-depth:]) == name for o in traces) == 1:
+            if sum(os.sep.join(parts[o][-depth:]) == name for o in parts) == 1:
                 break
         out[t] = name
+    if len(set(out.values())) < len(out):  # a workload named like a file: keep everything as given
+        return {t: t for t in traces}
     return out
+
+
+def _workload_parts(trace: str):
+    """(name, [key=value, ...]) of a built-in workload spec ``name:key=value,...``; None for a path."""
+    if os.sep in trace or ":" not in trace:
+        return None
+    name, _, settings = trace.partition(":")
+    return name, [kv for kv in settings.split(",") if kv]
 
 
 def select_metrics(patterns, available) -> list:
