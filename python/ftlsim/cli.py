@@ -453,6 +453,8 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
     warning for runs that say nothing about their scheme."""
     from .output import GRID_FIGURES, default_figures, grid_metrics, grid_table, print_table, table_width
 
+    if not (df["status"] == "done").any():
+        return  # every point failed: the failures are listed next
     try:
         figures = grid_metrics(df, metrics) if metrics else default_figures(df, columns or GRID_FIGURES)
     except _core.FtlsimError as e:
