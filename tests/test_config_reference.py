@@ -108,3 +108,16 @@ def test_a_grid_parameter_typo_on_the_command_line_is_refused_before_running():
         result = invoke(command, "uniform:writes=100000000", "--ftl", "page,fast", "-p", "log_blok=4,8")
         assert result.exit_code == 2, command
         assert "--param: unknown key `log_blok` (did you mean `log_blocks`?)" in result.output
+
+
+def test_a_sweep_file_with_a_list_of_schemes_and_a_common_grid_runs(tmp_path):
+    config = tmp_path / "sweep.toml"
+    config.write_text('traces = ["uniform:writes=2000,seed=1"]\ncapacity = "1MiB"\nschemes = ["page", "FAST"]\n'
+                      "[grid]\nlog_blocks = [4, 8]\n")
+    out = tmp_path / "rows.csv"
+    result = invoke("sweep", "-c", str(config), "--jobs", "1", "--csv", str(out))
+    assert result.exit_code == 0, result.output
+    import pandas as pd
+
+    rows = pd.read_csv(out)
+    assert list(rows["ftl"]) == ["page", "fast", "fast"] and list(rows["log_blocks"].dropna()) == [4, 8]

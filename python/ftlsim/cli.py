@@ -381,7 +381,6 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         fail(e)
 
 
-
 def check_plot_path(path: str, what: str = "--plot", inputs=()) -> None:
     """A plot path must be writable and name a format matplotlib draws (png, pdf, svg, ...)."""
     import os
@@ -403,8 +402,9 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     from .config import grid_problems
     from .sim import sweep
 
-    scheme_names = list(schemes) if isinstance(schemes, dict) else [s for s in str(schemes).split(",") if s]
-    problems = grid_problems(scheme_names, grid)
+    if isinstance(schemes, str):
+        schemes = [s for s in schemes.split(",") if s]
+    problems = grid_problems(list(schemes), grid)
     if problems:  # a -p key no scheme takes, named with the nearest, before anything runs
         fail(f"--param: {'; '.join(problems)}")
     try:
