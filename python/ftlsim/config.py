@@ -72,11 +72,14 @@ def _refuse(source: str, problems: list, kind: str) -> None:
 def check_run_table(table: dict, source: str = "run config") -> None:
     """Refuses, naming `source`, every key of a run table that is neither a run key (`ftlsim config --example
     run`) nor a parameter of its scheme, each with the nearest valid key."""
-    ftl = _scheme(table.get("ftl", "page")) or table.get("ftl")  # an unknown name is refused by `simulate`
-    params = scheme_params(ftl)
+    name = table.get("ftl", "page")
+    ftl = _scheme(name)
+    params = scheme_params(ftl) if ftl else {}
     problems = [_unknown("", k, run_keys() + list(params)) for k in table if k not in run_keys() and k not in params]
+    if ftl is None:  # its parameters cannot be checked
+        problems.append(f"unknown scheme `{name}`{did_you_mean(str(name).lower(), names('schemes'))}")
     own = table.get("params") or {}
-    if isinstance(own, dict):
+    if ftl and isinstance(own, dict):
         problems += [_unknown("params.", k, list(params) + option_keys(), _takes_text(ftl))
                      for k in own if k not in params and k not in option_keys()]
     if problems:
