@@ -61,7 +61,8 @@ OPTIONS = {
     "nvram_write_us": "NVRAM time per page write in microseconds; none: FeRAM's",
     "nvram_flush_at_end": "write the NVRAM's dirty pages to flash at the end of the trace",
     "rmw": "a partial-page write reads the old page first; false writes the page without reading it",
-    "measure_from": "zero the counters once the run reaches this request number or trace time",
+    "measure_from": "zero the counters once the run reaches this request number (1000) or trace time (\"30s\", "
+                    "\"1500ms\"): a warm-up window inside the trace",
     "extra_blocks": "physical blocks beyond the logical ones, for every scheme; none: the scheme's own default",
     "over_provisioning": "the same as a fraction of the logical blocks (give this or extra_blocks)",
     "power_cuts": "crash test: cut the power at this many random flash operations, mount from flash after each "
