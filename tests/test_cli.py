@@ -157,3 +157,68 @@ def test_readme_usage_commands_run(tmp_path, monkeypatch):
 
 def test_readme_python_example_runs():
     exec(compile(readme_block("## Using it", "python"), "README.md", "exec"), {})
+
+
+def test_names_as_the_papers_write_them_are_accepted_and_typos_get_the_nearest(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("".join(f"W,{i * 512},512\n" for i in range(64)))
+    out = tmp_path / "r.json"
+    result = invoke("run", str(trace), "--ftl", "FAST", "--format", "CSV", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    resolved = json.loads(report["config.resolved"])["config"]
+    assert report["config.scheme"] == "fast" and resolved["trace"]["format"] == "csv"
+    csv = tmp_path / "g.csv"
+    result = invoke("compare", "uniform:writes=2000", "--ftl", "BAST,O-FAST", "--capacity", "1MiB", "--csv", str(csv))
+    assert result.exit_code == 0, result.output
+    assert list(pd_read(csv)["ftl"]) == ["bast", "ofast"]
+    result = invoke("run", "uniform:writes=10", "--ftl", "FSAT")
+    assert result.exit_code == 2 and "unknown scheme `FSAT` (did you mean `fast`?)" in result.output
+    result = invoke("run", "uniform:writes=10", "--format", "MRS")
+    assert result.exit_code == 2 and "unknown trace format `MRS` (did you mean `msr`?)" in result.output
+
+
+def pd_read(path):
+    import pandas as pd
+
+    return pd.read_csv(path)
+
+
+def test_the_package_lists_its_api_and_the_schema_is_a_dataframe():
+    import ftlsim
+
+    listed = dir(ftlsim)
+    for name in ("simulate", "sweep", "report_schema", "Report", "plot", "config", "schemes", "__version__"):
+        assert name in listed
+    assert "importlib" not in listed
+    schema = ftlsim.report_schema()
+    assert list(schema.columns) == ["key", "unit", "section", "description", "table"]
+    assert schema.set_index("key").loc["flash.erases", "unit"] == "count"
+
+
+def test_generate_reports_on_stderr_and_leaves_stdout_for_data(tmp_path):
+    out = tmp_path / "g.csv"
+    result = invoke("generate", "uniform:writes=100,seed=1", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "" and "100 requests written to" in result.stderr
+    assert len(out.read_text().splitlines()) >= 100
+
+
+def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path):
+    # 200 one-page writes spread over 100 MiB: the device of the trace's extent is almost all unwritten.
+    trace = tmp_path / "sparse.csv"
+    trace.write_text("".join(f"W,{i * 524288},512\n" for i in range(200)))
+    result = invoke("run", str(trace), "--ftl", "page")
+    assert result.exit_code == 0, result.output
+    warning = result.stderr
+    assert "warning: the host wrote 200 pages, 0.1% of the device's" in warning
+    assert "`--precondition full`, a smaller `--capacity` or `--compact`" in warning
+    # Filled first, the same device says something: no warning.
+    result = invoke("run", "uniform:writes=3000", "--capacity", "1MiB", "--precondition", "full")
+    assert result.exit_code == 0 and "warning" not in result.stderr
+    # In a grid, one warning names every scheme that never erased.
+    result = invoke("compare", "uniform:writes=1500", "--ftl", "page,dftl,fast", "--capacity", "1MiB")
+    assert result.exit_code == 0, result.output
+    assert "warning: page, dftl on uniform:writes=1500: no block was erased" in result.stderr
+    assert "`--precondition full` or a smaller `--capacity`" in result.stderr  # a workload has nothing to compact
+    assert "fast on" not in result.stderr

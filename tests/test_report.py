@@ -6,7 +6,9 @@ from ftlsim._registry import registry
 
 
 def test_schema_describes_every_key_of_a_report():
-    schema = ftlsim.report_schema()
+    table = ftlsim.report_schema()
+    assert list(table.columns) == ["key", "unit", "section", "description", "table"]
+    schema = table.to_dict("records")
     exact = {k["key"] for k in schema if "<" not in k["key"]}
     prefixes = [k["key"].split("<")[0] for k in schema if "<" in k["key"]]
     r = ftlsim.simulate("hotcold:writes=3000,seed=1", ftl="nftl", capacity="2MiB", page_cache=8)

@@ -135,20 +135,6 @@ def test_compare_with_a_parameter_only_some_schemes_take(tmp_path):
     assert list(rows["ftl"]) == ["page", "fast", "fast"]
 
 
-def test_two_parameter_plot_names_both_parameters_and_uses_log2_axes():
-    df = ftlsim.sweep(TRACE, ["fast"], {"log_blocks": [2, 4, 8], "pages_per_block": [16, 32]}, capacity="1MiB",
-                      backend="threads", precondition="full")
-    fig = ftlsim.plot.compare(df, ["log_blocks", "pages_per_block"], title="t")
-    ax = fig.axes[0]
-    legend = ax.get_legend()
-    texts = [t.get_text() for t in legend.get_texts()]
-    assert texts == ["fast, pages_per_block=16", "fast, pages_per_block=32"]
-    assert "log_blocks" in legend.get_title().get_text()
-    assert ax.get_xscale() == "log" and list(ax.get_xticks()) == [2, 4, 8]
-    assert len(ax.get_lines()) == 2 and all(len(line.get_xdata()) == 3 for line in ax.get_lines())
-    assert "precondition full" in fig._suptitle.get_text() and "lee2007, 1 MiB" in fig._suptitle.get_text()
-
-
 def test_report_series_and_notebook_display():
     r = ftlsim.simulate(TRACE, ftl="fast", capacity="1MiB")
     s = r.to_series()

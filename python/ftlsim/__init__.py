@@ -30,6 +30,11 @@ def __getattr__(name):
     raise AttributeError(f"module 'ftlsim' has no attribute {name!r}")
 
 
+def __dir__():
+    """The API, for completion in a notebook: the lazily loaded names are listed before their first use."""
+    return sorted(set(__all__) | set(_LAZY) | _SUBMODULES | {"__version__"})
+
+
 __all__ = [
     "FtlsimError",
     "Report",

@@ -26,12 +26,23 @@ def did_you_mean(name: str, valid: list[str]) -> str:
     return f" (did you mean `{near[0]}`?)" if near else ""
 
 
-def check_name(kind: str, name: str) -> None:
-    """Refuses an unknown scheme / preset / format name before anything runs, suggesting the nearest one."""
+def _fold(name) -> str:
+    """A name without case or punctuation: ``O-FAST`` and ``ofast`` are one scheme."""
+    return "".join(c for c in str(name).lower() if c.isalnum())
+
+
+def check_name(kind: str, name: str) -> str:
+    """The registered spelling of a scheme / preset / format name, matched without regard to case (the
+    papers write FAST and MSR); an unknown name is refused before anything runs, suggesting the nearest one."""
     valid = names(kind) + (["auto"] if kind == "formats" else [])
-    if name not in valid:
-        label = {"schemes": "scheme", "presets": "preset", "formats": "trace format"}[kind]
-        raise _core.FtlsimError(f"unknown {label} `{name}`{did_you_mean(name, valid)}; valid names: {', '.join(valid)}")
+    if name in valid:
+        return name
+    folded = {_fold(v): v for v in valid}
+    if _fold(name) in folded:
+        return folded[_fold(name)]
+    label = {"schemes": "scheme", "presets": "preset", "formats": "trace format"}[kind]
+    near = did_you_mean(str(name).lower(), valid)
+    raise _core.FtlsimError(f"unknown {label} `{name}`{near}; valid names: {', '.join(valid)}")
 
 
 def scheme_defaults(ftl: str) -> dict:

@@ -34,8 +34,8 @@ from rich.table import Table
 
 from . import _core
 from ._registry import names, registry
-from .output import check_output
-from .report import Report
+from .output import check_output, fmt
+from .report import Report, uninformative
 from .sim import simulate
 
 if _starting:
@@ -43,8 +43,8 @@ if _starting:
 
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
 # Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
-console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 160)
 
 # The engine's suggestions are written as config keys (capacity="269MiB", wrap=true); on the command line
 # they are these options, and any other key is `-p key=value`.
@@ -152,49 +152,36 @@ def progress_bar(counter: str, on, *, eta: bool = True):
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     columns = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn(counter), TimeElapsedColumn()]
-    return Progress(*columns, *([TimeRemainingColumn()] if eta else []), console=on, transient=True)
+    # Not on a terminal (a log, a pipe) there is no bar: a disabled one leaves no blank line behind.
+    return Progress(*columns, *([TimeRemainingColumn()] if eta else []), console=on, transient=True,
+                    disable=not on.is_terminal)
 
 
 def table_sections() -> list[tuple[str, list[str]]]:
     """The keys `ftlsim run` shows, by section in report order: the engine's report schema decides."""
-    from .report import report_schema
+    from .report import schema_rows
 
     sections: dict[str, list[str]] = {}
-    for k in report_schema():
+    for k in schema_rows():
         if k["table"] and "<" not in k["key"]:
             sections.setdefault(k["section"], []).append(k["key"])
     return list(sections.items())
 
 
-def fmt(value) -> str:
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
-    return str(value)
+def print_report(report: Report, metrics: list[str] | None) -> None:
+    """`ftlsim run`'s output: the header (scheme and parameters, device, trace), the table, and on stderr a
+    warning when the run says nothing about the scheme."""
+    from .output import print_table, report_table, run_header, table_width
 
-
-def report_table(report: Report) -> Table:
-    params = "" if report["config.params"] in ("{}", "null") else f" {report['config.params']}"
-    title = (
-        f"{report['config.scheme']}{params} on {report['config.trace']}\n"
-        f"{report['config.preset']}, {report['config.capacity_bytes'] / 2**20:,.1f} MiB, "
-        f"{report['config.page_bytes']} B pages x {report['config.pages_per_block']}"
-    )
-    table = Table(title=title, show_header=False, title_justify="left")
-    table.add_column("figure", style="cyan")
-    table.add_column("value", justify="right")
-    for section, keys in table_sections():
-        rows = [(k, report.get(k)) for k in keys if k in report]
-        rows = [(k, v) for k, v in rows if v not in (0, None) or k in ("flash.erases", "host.write_requests")]
-        if not rows:
-            continue
-        table.add_row(f"[bold]{section}[/]", "")
-        for key, value in rows:
-            table.add_row(f"  {key}", fmt(value))
-    return table
+    width = table_width()
+    console.print(run_header(report, width), highlight=False, markup=False, soft_wrap=True)
+    try:
+        table = report_table(report, table_sections(), metrics)
+    except _core.FtlsimError as e:  # a glob that names a figure this run does not have
+        fail(e)
+    print_table(table, width)
+    for warning in uninformative(report).values():
+        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
 
 
 def complete_names(kind: str, comma: bool = False):
@@ -209,6 +196,24 @@ def complete_names(kind: str, comma: bool = False):
     return complete
 
 
+def registered(kind: str, comma: bool = False):
+    """A click callback: the option's name(s) in their registered spelling (``FAST`` -> ``fast``, ``MSR`` ->
+    ``msr``); an unknown one is bad input, with the nearest name."""
+    from ._registry import check_name
+
+    def callback(ctx, param, value):
+        if value is None:
+            return None
+        try:
+            if comma:
+                return ",".join(check_name(kind, v.strip()) for v in value.split(",") if v.strip())
+            return check_name(kind, value)
+        except _core.FtlsimError as e:
+            fail(e)
+
+    return callback
+
+
 def complete_trace(ctx, param, incomplete: str):
     """A trace is a file (the shell completes paths) or a built-in workload ``name:``."""
     from click.shell_completion import CompletionItem
@@ -220,13 +225,14 @@ def complete_trace(ctx, param, incomplete: str):
 def common_options(f):
     f = click.option("--param", "-p", "params", multiple=True, metavar="K=V",
                      help="A scheme parameter, device override or trace option, e.g. log_blocks=8.")(f)
-    f = click.option("--preset", default=None, shell_complete=complete_names("presets"),
+    f = click.option("--preset", default=None, shell_complete=complete_names("presets"), callback=registered("presets"),
                      help="Device preset (see `ftlsim list`); default lee2007.")(f)
     f = click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the trace's extent.")(f)
     f = click.option("--precondition", type=click.Choice(["none", "full", "trace"]), default="none",
                      help="full: write every logical page once first, then reset the counters; trace: write "
                           "every request of the trace once first (PSU FlashSim's warm-up).")(f)
     f = click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
+                     callback=registered("formats"),
                      help="Trace format (see `ftlsim list`); default: sniff.")(f)
     f = click.option("--device", type=int, default=None, help="Keep one device / ASU of a multi-device trace.")(f)
     f = click.option("--devices", default=None, metavar="fold|concat|N,M",
@@ -244,6 +250,21 @@ def common_options(f):
                      help="What the NVRAM absorbs (default metadata: writes tagged metadata); region needs "
                           "-p nvram_regions=0-64KiB.")(f)
     return f
+
+
+def metrics_option(f):
+    return click.option("--metrics", "metrics", default=None, metavar="GLOBS",
+                        help="Figures to show, comma-separated keys or globs, e.g. 'merges.*,flash.erases' "
+                             "(every key: ftlsim.report_schema()).")(f)
+
+
+def metrics_of(text: str | None) -> list[str] | None:
+    from .output import parse_metrics
+
+    try:
+        return parse_metrics(text)
+    except _core.FtlsimError as e:
+        fail(e)
 
 
 def option_kwargs(ctx, file_kwargs: dict | None = None) -> dict:
@@ -285,7 +306,7 @@ def load_config(path) -> dict:
 @click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False),
               help="A run config (TOML, JSON or YAML) or a report saved with --json: repeats that run. Options "
                    "given here override the file.")
-@click.option("--ftl", default=None, shell_complete=complete_names("schemes"),
+@click.option("--ftl", default=None, shell_complete=complete_names("schemes"), callback=registered("schemes"),
               help="Scheme name (see `ftlsim list`); default page.")
 @common_options
 @click.option("--power-cuts", type=click.IntRange(min=0), default=0,
@@ -299,21 +320,23 @@ def load_config(path) -> dict:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False),
               help="Write the report as JSON (with the complete configuration: `ftlsim run -c` repeats it).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the report as one CSV row.")
+@metrics_option
 @click.pass_context
 def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
         skip_bad_lines, wrap, compact, nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, torn_pages,
-        json_path, csv_path):
+        json_path, csv_path, metrics):
     """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
 
     With no TRACE, runs the built-in default uniform:writes=150000,seed=1 (the FAST paper's pattern E)."""
     from .config import run_kwargs
 
+    metrics = metrics_of(metrics)
     file_kwargs, outputs = {}, {}
     if config_path:
         table = load_config(config_path)
         outputs = {k: table[k] for k in ("json", "csv") if k in table and "config.resolved" not in table}
         try:
-            file_kwargs = run_kwargs(table)
+            file_kwargs = run_kwargs(table, f"config file {config_path}")
         except _core.FtlsimError as e:
             fail(e)
     kwargs = option_kwargs(ctx, file_kwargs)
@@ -349,9 +372,9 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         fail(e)
     finally:
         bar.close()
-    console.print(report_table(report))
+    print_report(report, metrics)
     for warning in caught:
-        err_console.print(f"[yellow]warning:[/] {warning.message}")
+        err_console.print(f"[yellow]warning:[/] {warning.message}", highlight=False, soft_wrap=True)
     try:
         if json_path:
             report.to_json(json_path)
@@ -361,10 +384,6 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
             err_console.print(f"[dim]report written to {csv_path}[/]")
     except _core.FtlsimError as e:
         fail(e)
-
-
-COMPARE_COLUMNS = ["flash.erases", "time_us.total", "merges.switch", "merges.partial", "merges.full", "merges.dead",
-                   "merges.fold", "flash.page_writes", "flash.spare_reads", "write_amplification", "ram.total_bytes"]
 
 
 def check_plot_path(path: str, what: str = "--plot", inputs=()) -> None:
@@ -380,28 +399,19 @@ def check_plot_path(path: str, what: str = "--plot", inputs=()) -> None:
         raise _core.FtlsimError(f"--plot {path}: unknown image format `.{ext}`; valid: {', '.join(sorted(valid))}")
 
 
-def grid_table(df, title: str, swept: list[str], columns: list[str] = COMPARE_COLUMNS) -> Table:
-    figures = [c for c in columns if c in df and (df[c].fillna(0) != 0).any()]
-    columns = [c for c in ("trace", "ftl") if c in df and (c == "ftl" or df[c].nunique() > 1)] + swept + figures
-    table = Table(title=title, title_justify="left")
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("ftl", "trace") else "right")
-    def cell(v) -> str:
-        if isinstance(v, float):  # a grid column with gaps (a scheme without the parameter) is float
-            return "-" if v != v else fmt(int(v)) if v.is_integer() and abs(v) < 2**53 else fmt(v)
-        return fmt(v)
-
-    for _, row in df[df["status"] == "done"].iterrows():
-        table.add_row(*[cell(row[c]) for c in columns])
-    return table
-
-
 def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: dict, inputs=(),
-             columns: list[str] = COMPARE_COLUMNS):
-    """Runs a sweep with a progress bar, prints its table and failures, writes its outputs; exits 1 when a
-    point failed (the others are kept, and in the store)."""
+             columns: list[str] | None = None, metrics: list[str] | None = None):
+    """Runs a sweep with a progress bar, prints its table (the `columns` figures, or those the `metrics` globs
+    pick) and failures, writes its outputs; exits 1 when a point failed (the others are kept, and in the
+    store)."""
+    from .config import grid_problems
     from .sim import sweep
 
+    if isinstance(schemes, str):
+        schemes = [s for s in schemes.split(",") if s]
+    problems = grid_problems(list(schemes), grid)
+    if problems:  # a -p key no scheme takes, named with the nearest, before anything runs
+        fail(f"--param: {'; '.join(problems)}")
     try:
         for key, what in (("csv", "--csv"), ("plot", "--plot")):
             if settings.get(key):
@@ -416,7 +426,7 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     from rich.markup import escape
 
     swept = [k for k in grid_columns(schemes, grid) if k in df]
-    console.print(grid_table(df, label, swept, columns))
+    print_grid(df, label, swept, columns, metrics)
     failed = df[df["status"] == "failed"]
     for _, row in failed.iterrows():
         err_console.print(f"[bold red]failed:[/] {row['ftl']} on {row['trace']} "
@@ -443,6 +453,45 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         fail(f"{len(failed)} of {len(df)} runs failed (listed above)", code=1)
 
 
+def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metrics: list[str] | None) -> None:
+    """A sweep's table at the terminal's width; the figures that did not fit are named on stderr, then a
+    warning for runs that say nothing about their scheme."""
+    from .output import GRID_FIGURES, default_figures, grid_metrics, grid_table, print_table, table_width
+
+    if not (df["status"] == "done").any():
+        return  # every point failed: the failures are listed next
+    try:
+        figures = grid_metrics(df, metrics) if metrics else default_figures(df, columns or GRID_FIGURES)
+    except _core.FtlsimError as e:
+        fail(e)
+    width = table_width()
+    table, left_out = grid_table(df, swept, figures, width)
+    print_table(table, width, title=label)
+    if left_out:
+        err_console.print(f"[dim]left out at {width} columns: {', '.join(left_out)} (pick figures with "
+                          "--metrics, or widen the terminal)[/]", highlight=False)
+    warn_uninformative(df)
+
+
+def warn_uninformative(df) -> None:
+    """One warning per trace and cause whose runs say nothing about their schemes, naming those schemes."""
+    from .output import short_names
+
+    done = df[df["status"] == "done"] if "status" in df else df
+    if not len(done) or "trace" not in done:
+        return
+    names = short_names(done["trace"])
+    for trace, rows in done.groupby("trace", sort=False):
+        found: dict[str, tuple[str, list[str]]] = {}
+        for _, row in rows.iterrows():
+            for kind, text in uninformative(row.to_dict()).items():
+                found.setdefault(kind, (text, []))[1].append(str(row["ftl"]))
+        for text, schemes in found.values():
+            which = ", ".join(dict.fromkeys(schemes))
+            err_console.print(f"[yellow]warning:[/] {which} on {names[str(trace)]}: {text}", highlight=False,
+                              soft_wrap=True)
+
+
 def grid_columns(schemes, grid: dict) -> list[str]:
     """The swept parameter names, in order: the common grid's, then each scheme's own."""
     cols = list(grid)
@@ -454,16 +503,17 @@ def grid_columns(schemes, grid: dict) -> list[str]:
 
 @main.command()
 @click.argument("trace", required=False, shell_complete=complete_trace)
-@click.option("--ftl", "ftls", default="bast,fast,ofast", show_default=True,
+@click.option("--ftl", "ftls", default="bast,fast,ofast", show_default=True, callback=registered("schemes", True),
               shell_complete=complete_names("schemes", comma=True), help="Comma-separated schemes.")
 @common_options
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Draw erase count and elapsed time against the swept parameters (PNG, PDF or SVG).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel runs (default: all cores).")
+@metrics_option
 @click.pass_context
 def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
-            skip_bad_lines, wrap, compact, nvram, nvram_policy, plot_path, csv_path, jobs):
+            skip_bad_lines, wrap, compact, nvram, nvram_policy, plot_path, csv_path, jobs, metrics):
     """Run a grid of schemes x parameter values on TRACE and print one table.
 
     A parameter given with several comma-separated values (--param log_blocks=4,8,16) is swept; a scheme that
@@ -472,7 +522,7 @@ def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, 
     grid = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
     common = option_kwargs(ctx)
     run_grid(trace, trace, ftls, grid, common, {"csv": csv_path, "plot": plot_path, "jobs": jobs},
-             inputs=(trace,))
+             inputs=(trace,), metrics=metrics_of(metrics))
 
 
 MOUNT_COLUMNS = ["mount.spare_reads", "mount.page_reads", "mount.time_us.max", "ram.total_bytes",
@@ -482,6 +532,7 @@ MOUNT_COLUMNS = ["mount.spare_reads", "mount.page_reads", "mount.time_us.max", "
 @main.command("mount-cost")
 @click.argument("trace", required=False, shell_complete=complete_trace)
 @click.option("--ftl", "ftls", default=None, shell_complete=complete_names("schemes", comma=True),
+              callback=registered("schemes", True),
               help="Comma-separated schemes (default: every scheme).")
 @common_options
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per scheme as CSV.")
@@ -506,6 +557,7 @@ def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_nam
 @click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False),
               help="A sweep config (TOML, JSON or YAML): traces, schemes with their grids, options, outputs.")
 @click.option("--ftl", "ftls", default=None, shell_complete=complete_names("schemes", comma=True),
+              callback=registered("schemes", True),
               help="Comma-separated schemes (overrides the file's).")
 @common_options
 @click.option("--store", default=None,
@@ -519,9 +571,11 @@ def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_nam
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel local runs (default: all cores).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw the figures against the grid.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
+@metrics_option
 @click.pass_context
 def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
-          skip_bad_lines, wrap, compact, nvram, nvram_policy, store, scheduler, backend, jobs, plot_path, csv_path):
+          skip_bad_lines, wrap, compact, nvram, nvram_policy, store, scheduler, backend, jobs, plot_path, csv_path,
+          metrics):
     """Run a grid of TRACES x schemes x parameters, resumably: with --store, re-running computes only the
     points not yet done, and a failed point is recorded with its error without losing the others.
 
@@ -531,7 +585,8 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
     file_traces, schemes, grid, file_common, settings = [], None, {}, {}, {}
     if config_path:
         try:
-            file_traces, schemes, grid, file_common, settings = sweep_parts(load_config(config_path))
+            file_traces, schemes, grid, file_common, settings = sweep_parts(load_config(config_path),
+                                                                             f"config file {config_path}")
         except _core.FtlsimError as e:
             fail(e)
     traces = list(traces) or file_traces
@@ -548,7 +603,7 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
              "csv": csv_path}
     settings.update({k: v for k, v in given.items() if v is not None})
     label = traces[0] if len(traces) == 1 else f"{len(traces)} traces"
-    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces))
+    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces), metrics=metrics_of(metrics))
 
 
 @main.command("generate")
@@ -571,7 +626,7 @@ def generate_cmd(workload, output, preset, capacity, params):
         n = generate(workload, output, preset=preset, capacity=capacity, **kwargs)
     except (_core.FtlsimError, ValueError) as e:
         fail(e)
-    console.print(f"{n} requests written to {output}")
+    err_console.print(f"{n:,} requests written to {output}", highlight=False)  # stdout stays for data
 
 
 main.add_command(generate_cmd, "convert")
@@ -791,11 +846,23 @@ def dataframe_table(df, title: str) -> Table:
 
 
 
+@main.command("config")
+@click.option("--example", type=click.Choice(["run", "sweep"]), required=True,
+              help="Which file: a run (ftlsim run -c) or a sweep (ftlsim sweep -c).")
+def config_cmd(example):
+    """Print an annotated config file (TOML): every key with its default and meaning, and every scheme's
+    parameters. The validator that refuses unknown keys reads the same reference."""
+    from .reference import example_run, example_sweep
+
+    click.echo(example_run() if example == "run" else example_sweep(), nl=False)
+
+
 @main.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print the registries as JSON (for scripts).")
 def list_cmd(as_json):
     """List schemes, device presets, built-in workloads and trace formats."""
     from .ftl import schemes
+    from .output import param_text
     from .trace import formats, presets, workloads
 
     if as_json:
@@ -806,7 +873,7 @@ def list_cmd(as_json):
     for c in ("name", "summary", "parameters (defaults)"):
         t.add_column(c)
     for s in schemes():
-        t.add_row(s["name"], s["summary"], ", ".join(f"{k}={v}" for k, v in (s["defaults"] or {}).items()))
+        t.add_row(s["name"], s["summary"], ", ".join(f"{k}={param_text(v)}" for k, v in (s["defaults"] or {}).items()))
     console.print(t)
     t = Table(title="Presets (--preset)", title_justify="left")
     for c in ("name", "page", "pages/block", "read/program/erase us", "source"):
@@ -831,7 +898,8 @@ def list_cmd(as_json):
 
 
 @main.command("ram")
-@click.option("--ftl", required=True, shell_complete=complete_names("schemes"), help="Scheme name.")
+@click.option("--ftl", required=True, shell_complete=complete_names("schemes"), callback=registered("schemes"),
+              help="Scheme name.")
 @click.option("--preset", default=None, shell_complete=complete_names("presets"),
               help="Device preset (see `ftlsim list`); default lee2007.")
 @click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the preset's, else 64MiB.")

@@ -14,10 +14,8 @@ import os
 import sys
 
 from . import _core
-from ._registry import config_kwargs
-
-RUN_OUTPUTS = ("json", "csv")
-SWEEP_KEYS = ("traces", "trace", "schemes", "ftl", "grid", "store", "csv", "plot", "scheduler", "jobs", "backend")
+from ._registry import check_name, config_kwargs, did_you_mean, names, scheme_defaults as scheme_params, takes
+from .reference import RUN_OUTPUTS, option_keys, run_keys, sweep_keys
 
 
 def load(path) -> dict:
@@ -54,9 +52,99 @@ def is_report(table: dict) -> bool:
     return "config.resolved" in table
 
 
-def run_kwargs(table) -> dict:
+def _unknown(where: str, key: str, valid, takes_text: str = "") -> str:
+    return f"unknown key `{where}{key}`{did_you_mean(key, list(valid))}{takes_text}"
+
+
+def _takes_text(ftl: str) -> str:
+    params = scheme_params(ftl)
+    return f" ({ftl} takes {', '.join(params)})" if params else f" ({ftl} takes no parameters)"
+
+
+def _refuse(source: str, problems: list, kind: str) -> None:
+    """One error for every problem at once, each on its own line when there are several."""
+    if len(problems) == 1:
+        raise _core.FtlsimError(f"{source}: {problems[0]}; every key: ftlsim config --example {kind}")
+    lines = "".join(f"\n  {p}" for p in problems)
+    raise _core.FtlsimError(f"{source}: {len(problems)} problems (every key: ftlsim config --example {kind}):{lines}")
+
+
+def check_run_table(table: dict, source: str = "run config") -> None:
+    """Refuses, naming `source`, every key of a run table that is neither a run key (`ftlsim config --example
+    run`) nor a parameter of its scheme, each with the nearest valid key."""
+    name = table.get("ftl", "page")
+    ftl = _scheme(name)
+    params = scheme_params(ftl) if ftl else {}
+    problems = [_unknown("", k, run_keys() + list(params)) for k in table if k not in run_keys() and k not in params]
+    if ftl is None:  # its parameters cannot be checked
+        problems.append(f"unknown scheme `{name}`{did_you_mean(str(name).lower(), names('schemes'))}")
+    own = table.get("params") or {}
+    if ftl and isinstance(own, dict):
+        problems += [_unknown("params.", k, list(params) + option_keys(), _takes_text(ftl))
+                     for k in own if k not in params and k not in option_keys()]
+    if problems:
+        _refuse(source, problems, "run")
+
+
+def check_sweep_table(table: dict, source: str = "sweep config") -> None:
+    """Refuses, naming `source`, every unknown key of a sweep table: a top-level key that is neither a sweep
+    key (`ftlsim config --example sweep`) nor a parameter of one of its schemes, an unknown scheme, a
+    scheme's grid parameter the scheme does not take, and a [grid] or [params] key no scheme takes."""
+    schemes = table.get("schemes", table.get("ftl"))
+    per_scheme = schemes if isinstance(schemes, dict) else {s: {} for s in _names(schemes)}
+    known = [_scheme(s) for s in per_scheme if _scheme(s)]
+    scheme_keys = sorted({k for s in known for k in scheme_params(s)})
+    problems = [_unknown("", k, sweep_keys() + scheme_keys) for k in table
+                if k not in sweep_keys() and k not in scheme_keys]
+    for name, own in per_scheme.items():
+        ftl = _scheme(name)
+        if ftl is None:
+            problems.append(f"unknown scheme `{name}`{did_you_mean(str(name).lower(), names('schemes'))}")
+        elif isinstance(own, dict):
+            problems += [_unknown(f"schemes.{ftl}.", k, list(scheme_params(ftl)) + option_keys(), _takes_text(ftl))
+                         for k in own if not takes(ftl, k)]
+    for section in ("grid", "params"):
+        if isinstance(table.get(section), dict):
+            problems += grid_problems(known, table[section], f"{section}.")
+    if problems:
+        _refuse(source, problems, "sweep")
+
+
+def grid_problems(schemes: list, grid, prefix: str = "") -> list:
+    """A problem for each key of `grid` that none of `schemes` (registered names) takes, with the nearest."""
+    valid = sorted({k for s in schemes for k in scheme_params(s)}) + option_keys()
+    return [_unknown(prefix, k, valid) for k in grid if not any(takes(s, k) for s in schemes)]
+
+
+def _scheme(name) -> str | None:
+    """A scheme's registered name (``FAST`` -> ``fast``), or None for an unknown one."""
+    try:
+        return check_name("schemes", name)
+    except _core.FtlsimError:
+        return None
+
+
+def _names(value) -> list:
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def check_options(ftl: str, options) -> None:
+    """Refuses a keyword of `simulate` that is neither an option nor a parameter of scheme `ftl`, naming the
+    nearest valid one, before anything runs."""
+    bad = [k for k in options if not takes(ftl, k)]
+    if bad:
+        valid = list(scheme_params(ftl)) + [k for k in run_keys() if k not in RUN_OUTPUTS]
+        raise _core.FtlsimError("; ".join(f"scheme `{ftl}` has no parameter or option `{k}`{did_you_mean(k, valid)}"
+                                          for k in bad) + _takes_text(ftl) + "; every option: ftlsim config "
+                                "--example run")
+
+
+def run_kwargs(table, source: str = "run config") -> dict:
     """Keyword arguments of `simulate` from a run table or a saved report (a `Report` or its dict): the
-    trace, the scheme, every option and the scheme's ``[params]``; output keys are left out."""
+    trace, the scheme, every option and the scheme's ``[params]``; output keys are left out. An unknown key
+    is refused, naming `source` (the file)."""
     if "config.resolved" in table:
         resolved = json.loads(table["config.resolved"])
         trace = resolved["trace"]
@@ -64,6 +152,7 @@ def run_kwargs(table) -> dict:
         check_trace_hash(trace, table.get("config.trace_sha256"))
         return kwargs
     table = dict(table)
+    check_run_table(table, source)
     params = table.pop("params", {}) or {}
     if not isinstance(params, dict):
         raise _core.FtlsimError("config key `params` must be a table of the scheme's parameters")
@@ -88,8 +177,10 @@ def check_trace_hash(trace: str, sha256: str | None) -> None:
                                 f"recorded {sha256[:12]}...); the run would not repeat")
 
 
-def sweep_parts(table: dict) -> tuple[list, object, dict, dict, dict]:
-    """(traces, schemes, grid, common options, sweep settings: store, csv, plot, scheduler, jobs, backend)."""
+def sweep_parts(table: dict, source: str = "sweep config") -> tuple[list, object, dict, dict, dict]:
+    """(traces, schemes, grid, common options, sweep settings: store, csv, plot, scheduler, jobs, backend).
+    An unknown key is refused, naming `source` (the file)."""
+    check_sweep_table(table, source)
     table = dict(table)
     traces = table.pop("traces", None) or table.pop("trace", None)
     if traces is None:
@@ -98,6 +189,8 @@ def sweep_parts(table: dict) -> tuple[list, object, dict, dict, dict]:
     schemes = table.pop("schemes", None) or table.pop("ftl", None)
     if schemes is None:
         raise _core.FtlsimError("sweep config needs `schemes` (a list of names, or a table of name -> grid)")
+    schemes = ({_scheme(k): v for k, v in schemes.items()} if isinstance(schemes, dict)
+               else [_scheme(s) for s in _names(schemes)])
     grid = table.pop("grid", {}) or {}
     settings = {k: table.pop(k) for k in ("store", "csv", "plot", "scheduler", "jobs", "backend") if k in table}
     params = table.pop("params", {}) or {}

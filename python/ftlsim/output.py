@@ -74,3 +74,306 @@ def write_text(path, text: str) -> None:
             f.write(text)
     except OSError as e:
         raise _core.FtlsimError(f"cannot write {path}: {e.strerror}") from None
+
+
+# Tables: what `run`, `compare` and `sweep` print. A number is never cut: a table that does not fit the width
+# leaves out its least informative figure columns and says which; text (trace names, keys) may fold.
+
+# Figures `compare` and `sweep` show by default, most informative first: the two the FAST paper plots
+# (Fig. 10), then merges by kind, then the raw counts behind write amplification, then RAM.
+GRID_FIGURES = ["flash.erases", "time_us.total", "merges.switch", "merges.partial", "merges.full", "merges.dead",
+                "merges.fold", "flash.page_writes", "flash.spare_reads", "write_amplification", "ram.total_bytes"]
+
+
+def fmt(value) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != value:
+            return "-"
+        return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+    return str(value)
+
+
+def table_width() -> int | None:
+    """The width tables must fit: ``COLUMNS`` when set, else the terminal's; None when stdout is not a
+    terminal (a file or pipe has no width: tables there are as wide as their numbers need)."""
+    import shutil
+    import sys
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def print_table(table, width: int | None = None, title: str | None = None) -> None:
+    """Prints a rich table on stdout at `width` (None: as wide as it needs), after its `title` line (a
+    table's own title would be padded with spaces to the table's width)."""
+    from rich.console import Console
+
+    console = Console(width=width or 10_000, highlight=False)
+    if title:
+        console.print(title, markup=False, soft_wrap=width is None)
+    console.print(table)
+
+
+def short_names(traces) -> dict:
+    """Each trace's shortest distinguishing name: a path's file name, with as many parent directories as it
+    takes to tell it from the others (``../shared/traces/a.csv`` -> ``a.csv``); a built-in workload without
+    the ``key=value`` settings every workload given shares (``uniform:writes=20000,seed=1`` and
+    ``hotcold:writes=20000,seed=1`` -> ``uniform`` and ``hotcold``)."""
+    traces = list(dict.fromkeys(str(t) for t in traces))
+    workloads = {t: _workload_parts(t) for t in traces if _workload_parts(t)}
+    shared = set.intersection(*(set(p[1]) for p in workloads.values())) if len(workloads) > 1 else set()
+    parts = {t: os.path.normpath(t).split(os.sep) for t in traces if t not in workloads}
+    out = {}
+    for t in traces:
+        if t in workloads:
+            name, settings = workloads[t]
+            own = [kv for kv in settings if kv not in shared]
+            out[t] = f"{name}:{','.join(own)}" if own else name
+            continue
+        for depth in range(1, len(parts[t]) + 1):
+            name = os.sep.join(parts[t][-depth:])
+            if sum(os.sep.join(parts[o][-depth:]) == name for o in parts) == 1:
+                break
+        out[t] = name
+    if len(set(out.values())) < len(out):  # a workload named like a file: keep everything as given
+        return {t: t for t in traces}
+    return out
+
+
+def _workload_parts(trace: str):
+    """(name, [key=value, ...]) of a built-in workload spec ``name:key=value,...``; None for a path."""
+    if os.sep in trace or ":" not in trace:
+        return None
+    name, _, settings = trace.partition(":")
+    return name, [kv for kv in settings.split(",") if kv]
+
+
+def select_metrics(patterns, available) -> list:
+    """The keys of `available` that match the glob `patterns` (``merges.*``, ``time_us.total``): pattern by
+    pattern, and a pattern's keys shallow before deep (``merges.full`` before ``merges.full.erases``), then in
+    the report's order; a pattern that matches nothing is an error naming the nearest key."""
+    import difflib
+    import fnmatch
+
+    from .report import key_rank
+
+    available = list(available)
+    chosen = []
+    for pattern in patterns:
+        hits = fnmatch.filter(available, pattern)
+        if not hits:
+            # A glob is compared with the globs of each key's first part (`merges.*`), a name with the keys.
+            glob = any(c in pattern for c in "*?[")
+            candidates = sorted({k.split(".")[0] + ".*" for k in available}) if glob else available
+            near = difflib.get_close_matches(pattern, candidates, n=1, cutoff=0.5)
+            hint = f" (did you mean `{near[0]}`?)" if near else ""
+            raise _core.FtlsimError(f"--metrics `{pattern}` matches no figure{hint}; give a key or a glob such "
+                                    "as `merges.*` (`ftlsim.report_schema()` lists every key)")
+        hits.sort(key=lambda k: (k.count("."), key_rank(k)))
+        chosen += [k for k in hits if k not in chosen]
+    return chosen
+
+
+def parse_metrics(text: str | None) -> list | None:
+    """``--metrics "merges.*,flash.erases"`` as a list of globs, each checked against the report schema before
+    anything runs; None when not given."""
+    import fnmatch
+    import re
+
+    from ._registry import names
+    from .report import schema_rows
+
+    if text is None:
+        return None
+    patterns = [p.strip() for p in text.split(",") if p.strip()]
+    if not patterns:
+        raise _core.FtlsimError("--metrics is empty; give keys or globs, e.g. --metrics 'merges.*,flash.erases'")
+    # A schema key's ``<name>`` part matches any name, but ``<scheme>`` only a scheme's (or the NVRAM cache's).
+    keys = []
+    for k in (k["key"] for k in schema_rows() if not k["key"].startswith("config.")):
+        for prefix in (names("schemes") + ["nvram"] if k.startswith("<scheme>") else [""]):
+            keys.append(re.sub(r"<[^>]*>", "*", k.replace("<scheme>", prefix, 1) if prefix else k))
+    for pattern in patterns:
+        exact = not any(c in pattern for c in "*?[")
+        if not any(fnmatch.fnmatchcase(k, pattern) or (exact and fnmatch.fnmatchcase(pattern, k)) for k in keys):
+            select_metrics([pattern], keys)  # raises, naming the nearest key
+    return patterns
+
+
+def wrap_pairs(label: str, pairs, width: int | None) -> list:
+    """``label k=v k=v ...`` as lines no wider than `width`, broken only between pairs; continuation lines
+    are indented under the first pair."""
+    indent = " " * (len(label) + 1)
+    lines = [label]
+    for key, value in pairs:
+        word = f"{key}={value}"
+        if width is None or lines[-1] == label or len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(indent + word)
+    return lines
+
+
+def human_bytes(n) -> str:
+    """A size in binary units, one decimal: ``64.0 MiB``, ``512.0 KiB``, ``3.6 TiB``."""
+    n = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:,.0f} B" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    return f"{n:,.1f} TiB"
+
+
+def run_header(report, width: int | None) -> str:
+    """The lines above `ftlsim run`'s table: the scheme and its parameters as ``k=v`` pairs, the device and
+    the trace."""
+    import json
+
+    params = json.loads(report.get("config.params") or "{}") or {}
+    pairs = [(k, json.dumps(v) if isinstance(v, str) and (" " in v or not v) else param_text(v))
+             for k, v in params.items()]
+    lines = wrap_pairs(f"scheme: {report['config.scheme']}", pairs, width)
+    lines.append(f"device: {report['config.preset']}, {human_bytes(report['config.capacity_bytes'])}, "
+                 f"{report['config.page_bytes']:,} B pages x {report['config.pages_per_block']:,}")
+    lines.append(f"trace: {report['config.trace']}")
+    return "\n".join(lines)
+
+
+def param_text(value) -> str:
+    """A parameter value as `-p key=value` takes it: ``false``, ``0.07``, ``greedy``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def report_table(report, sections, metrics=None):
+    """`ftlsim run`'s table: the figures of each (section, keys) of `sections` that are not zero; with
+    `metrics` (globs), every key that matches, zero or not, under its section."""
+    from rich.table import Table
+
+    table = Table(show_header=False)
+    table.add_column("figure", style="cyan", overflow="fold")
+    table.add_column("value", justify="right", no_wrap=True)
+    if metrics is not None:
+        from .report import key_rank, key_section
+
+        chosen: dict[str, list] = {}
+        picked = select_metrics(metrics, [k for k in report if not k.startswith("config.")])
+        for key in sorted(picked, key=key_rank):  # a vertical table reads in the report's order
+            chosen.setdefault(key_section(key), []).append(key)
+        sections = list(chosen.items())
+    for section, keys in sections:
+        rows = [(k, report.get(k)) for k in keys if k in report]
+        if metrics is None:
+            rows = [(k, v) for k, v in rows if v not in (0, None) or k in ("flash.erases", "host.write_requests")]
+        if not rows:
+            continue
+        table.add_row(f"[bold]{section}[/]", "")
+        for key, value in rows:
+            table.add_row(f"  {key}", fmt(value))
+    return table
+
+
+def default_figures(df, candidates=GRID_FIGURES) -> list:
+    """The figures of `candidates` worth a column: not zero in every row; those that differ between rows
+    before those that do not (a constant column says less)."""
+    present = [c for c in candidates if c in df and (df[c].fillna(0) != 0).any()]
+    return sorted(present, key=lambda c: df[c].nunique(dropna=False) <= 1)
+
+
+def grid_metrics(df, patterns) -> list:
+    """The figure columns of a sweep's rows that `--metrics` globs pick."""
+    columns = list(df.columns)
+    figures = columns[columns.index("error") + 1:] if "error" in columns else columns  # the report's keys
+    return select_metrics(patterns, [c for c in figures if not c.startswith("config.")])
+
+
+TRACE_FOLD_WIDTH = 20
+
+
+def _fit(ident: list, figures: list, head: dict, width: int | None) -> tuple[list, list, int]:
+    """(figures shown, figures left out, width used) of a table of the `ident` columns and as many `figures`,
+    in order, as fit `width`; a column takes its width plus 3 (padding and rule), the table 1 more."""
+    used = 1 + sum(head[c] + 3 for c in ident)
+    shown, left_out = [], []
+    for col in figures:
+        if width is None or used + head[col] + 3 <= width:
+            shown.append(col)
+            used += head[col] + 3
+        else:
+            left_out.append(col)
+    return shown, left_out, used
+
+
+def _cell(value) -> str:
+    """A grid cell: a float column with gaps (a scheme without the parameter) holds its integers as floats."""
+    if isinstance(value, float) and value == value and value.is_integer() and abs(value) < 2**53:
+        return fmt(int(value))
+    return fmt(value)
+
+
+def _header(key: str, width: int) -> str:
+    """A column header broken after ``.`` and ``_`` into lines of at most `width` (or its longest part)."""
+    import re
+
+    parts = re.findall(r"[^._]+[._]?", key) or [key]
+    lines, line = [], ""
+    for part in parts:
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = part
+        else:
+            line += part
+    return "\n".join(lines + [line])
+
+
+def _header_width(key: str) -> int:
+    import re
+
+    return max(len(p) for p in re.findall(r"[^._]+[._]?", key) or [key])
+
+
+def grid_table(df, swept: list, figures: list, width: int | None):
+    """`compare` and `sweep`'s table of done rows: trace (when several, by its shortest distinguishing name),
+    scheme, the swept parameters, then as many of `figures` (most informative first) as fit `width`.
+    Returns (table, the figures left out)."""
+    from rich.table import Table
+
+    done = df[df["status"] == "done"] if "status" in df else df
+    ident = [c for c in ("trace", "ftl") if c in done and (c == "ftl" or done[c].nunique() > 1)] + list(swept)
+    names = short_names(done["trace"]) if "trace" in ident else {}
+    cells = {}
+    for col in ident + list(figures):
+        values = done[col] if col in done else []
+        cells[col] = [names.get(str(v), str(v)) if col == "trace" else _cell(v) for v in values]
+    need = {c: max([len(x) for x in cells[c]] + [1]) for c in cells}
+    head = {c: max(need[c], _header_width(c)) for c in cells}
+    shown, left_out, used = _fit(ident, figures, head, width)
+    if left_out and "trace" in ident and head["trace"] > TRACE_FOLD_WIDTH:
+        head["trace"] = TRACE_FOLD_WIDTH  # a long trace name folds rather than push figures out
+        shown, left_out, used = _fit(ident, figures, head, width)
+    # Room left over unbreaks headers, most informative column first.
+    for col in [c for c in ident + shown if c != "trace"]:
+        extra = max(len(col) - head[col], 0)
+        if width is None or used + extra <= width:
+            head[col] += extra
+            used += extra
+    table = Table()
+    for col in ident + shown:
+        numeric = col not in ("ftl", "trace")
+        table.add_column(_header(col, head[col]), justify="right" if numeric else "left", no_wrap=numeric,
+                         min_width=need[col] if numeric else None, max_width=None if numeric else head[col],
+                         overflow="fold")
+    for i in range(len(done)):
+        table.add_row(*[cells[c][i] for c in ident + shown])
+    return table, left_out

@@ -3,66 +3,189 @@
 from __future__ import annotations
 
 
-def _powers_of_two(values) -> bool:
+# Scheme names as the papers write them (FAST paper §2, NFTL paper, DFTL, TinyFTL, MAST papers); a scheme not
+# listed is shown by its registry name.
+PAPER_NAMES = {"page": "page-mapped", "block": "block-mapped", "bast": "BAST", "fast": "FAST", "ofast": "O-FAST",
+               "nftl": "NFTL", "dftl": "DFTL", "tiny": "TinyFTL", "superblock": "superblock", "last": "LAST",
+               "mast": "MAST", "replacement": "replacement blocks", "logblock-zoned": "log block (zoned map)"}
+
+
+def paper_name(scheme) -> str:
+    return PAPER_NAMES.get(str(scheme), str(scheme))
+
+
+def _numbers(values) -> list:
     import numbers
 
-    vals = [v for v in values if v == v]
-    return len(vals) >= 3 and all(isinstance(v, numbers.Real) and v > 0 and float(v).is_integer()
-                                  and int(v) & (int(v) - 1) == 0 for v in vals)
+    return [v for v in values if isinstance(v, numbers.Real) and not isinstance(v, bool) and v == v]
 
 
-def _label(key, values: dict) -> str:
-    parts = [str(values.pop("ftl"))] if "ftl" in values else []
-    parts += [f"{k}={v}" for k, v in values.items() if v == v]
-    return ", ".join(parts) or str(key)
+def _integers(values) -> bool:
+    vals = _numbers(values)
+    return bool(vals) and len(vals) == len([v for v in values if v == v]) and all(float(v).is_integer() for v in vals)
+
+
+def _powers_of_two(values) -> bool:
+    vals = _numbers(values)
+    return len(vals) >= 3 and _integers(values) and all(v > 0 and int(v) & (int(v) - 1) == 0 for v in vals)
+
+
+def _value_text(v) -> str:
+    """A grid value as written: ``64``, not ``64.0`` (a grid column with gaps is float)."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _label(values: dict) -> str:
+    parts = [paper_name(values.pop("ftl"))] if "ftl" in values else []
+    parts += [f"{k}={_value_text(v)}" for k, v in values.items() if v is not None and v == v]
+    return ", ".join(parts)
+
+
+def _device(rows) -> str:
+    """A trace's device as its rows state it: preset and capacity (several when they differ)."""
+    if "config.preset" not in rows or not len(rows):
+        return ""
+    presets = ", ".join(dict.fromkeys(str(p) for p in rows["config.preset"]))
+    from .output import human_bytes
+
+    capacities = ", ".join(human_bytes(c) for c in dict.fromkeys(rows["config.capacity_bytes"]))
+    return f"{presets}, {capacities}"
 
 
 def compare(df, swept=None, title: str = "", precondition: str | None = None,
             y=(("flash.erases", "erase count", 1.0), ("time_us.total", "elapsed flash time (s)", 1e-6))):
     """A matplotlib Figure of a sweep's rows (a DataFrame from `ftlsim.sweep`): the FAST paper's Fig. 10 shape,
     erase count and elapsed time against the first swept parameter, one line per scheme and combination of
-    the other swept parameters (all named in the legend). Axes are log2 when the values are powers of two;
-    the title names the device and the precondition. In a notebook the figure displays itself."""
+    the other swept parameters, schemes named as the papers write them. A scheme without the parameter (page,
+    DFTL, NFTL) is a labelled horizontal reference line. One row of panels per trace, titled with the trace
+    and its device; one legend, outside the axes. Integer axes get integer ticks, log2 when the values are
+    powers of two. In a notebook the figure displays itself."""
     from matplotlib.figure import Figure
-    from matplotlib.ticker import NullLocator, ScalarFormatter
+
+    from .output import short_names
 
     swept = [swept] if isinstance(swept, str) else [s for s in (swept or []) if s in df]
-    x = swept[0] if swept else "ftl"
-    others = [c for c in ("trace",) if c in df and df[c].nunique() > 1] + ["ftl"] + swept[1:]
-    fig = Figure(figsize=(11, 4.4))
-    axes = fig.subplots(1, len(y))
-    # Schemes often coincide (O-FAST on random writes is FAST): distinct markers, dashes and sizes keep
-    # every curve visible.
+    x = swept[0] if swept else None
+    others = ["ftl"] + swept[1:]
+    traces = list(dict.fromkeys(df["trace"])) if "trace" in df else [None]
+    names = short_names(t for t in traces if t is not None)
+    # One style per line for the whole figure, so a scheme looks the same in every trace's panels. Schemes
+    # often coincide (O-FAST on random writes is FAST): distinct markers, dashes and sizes keep each visible.
+    keys = list(dict.fromkeys(_line_keys(df, others)))
     styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("P", "--"), ("X", ":"), ("*", "-.")]
-    groups = list(df.groupby(others, sort=False, dropna=False))
-    for i, (key, rows) in enumerate(groups):
-        key = key if isinstance(key, tuple) else (key,)
-        label = _label(key, dict(zip(others, key)))
-        rows = rows.sort_values(x) if swept else rows
-        marker, dash = styles[i % len(styles)]
-        style = dict(marker=marker, linestyle=dash, label=label, markersize=8 - 1.5 * (i % 3), alpha=0.85)
-        for ax, (col, _, scale) in zip(axes, y):
-            ax.plot(rows[x], rows[col] * scale, **style)
-    log2 = bool(swept) and _powers_of_two(df[x].unique())
-    for ax, (_, ylabel, _) in zip(axes, y):
-        ax.set_xlabel(x.replace("_", " "))
-        ax.set_ylabel(ylabel)
-        ax.grid(alpha=0.3)
-        if log2:
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(sorted(v for v in df[x].unique() if v == v))
-            ax.xaxis.set_major_formatter(ScalarFormatter())
-            ax.xaxis.set_minor_locator(NullLocator())
-        ax.legend(fontsize="small", title=f"x: {x}; lines: {', '.join(others)}", title_fontsize="small")
-    device = ""
-    if "config.preset" in df and len(df):
-        row = df.iloc[0]
-        device = f"{row['config.preset']}, {row['config.capacity_bytes'] / 2**20:,.0f} MiB"
+    colors = [f"C{i % 10}" for i in range(len(keys))]
+    # The panels keep their width whatever the legend's: the figure widens by the legend's longest label.
+    longest = max([len(_label(dict(zip(others, key)))) + (len(x) + 6 if x else 0) for key in keys] + [10])
+    fig = Figure(figsize=(9.5 + 0.6 + 0.075 * longest, 0.6 + 3.9 * len(traces)), layout="constrained")
+    rows_of_panels = fig.subfigures(len(traces), 1, squeeze=False)[:, 0]
+    handles = {}
+    if len(traces) == 1 and title == str(traces[0]):
+        title = ""  # the panel's own title names the trace
+    for trace, panel in zip(traces, rows_of_panels):
+        rows_t = df if trace is None else df[df["trace"] == trace]
+        axes = panel.subplots(1, len(y), squeeze=False)[0]
+        heading = ": ".join(p for p in (names.get(trace, ""), _device(rows_t)) if p)
+        if heading:
+            panel.suptitle(heading, fontsize="medium")
+        references = [[] for _ in y]
+        for i, key in enumerate(keys):
+            rows = rows_t[[k == key for k in _line_keys(rows_t, others)]]
+            if not len(rows):
+                continue
+            label = _label(dict(zip(others, key)))
+            marker, dash = styles[i % len(styles)]
+            for ax, (col, _, scale), refs in zip(axes, y, references):
+                handles[label] = _draw(ax, rows, x, col, scale, label, colors[i], marker, dash, i, refs)
+        for ax, (col, ylabel, scale), refs in zip(axes, y, references):
+            _axes_style(ax, x, df[x] if x else None, ylabel, count=scale == 1.0 and _integers(df[col]))
+            _label_references(ax, refs)
+    fig.legend(list(handles.values()), [h.get_label() for h in handles.values()], loc="outside right upper",
+               fontsize="small",
+               title=f"lines: {', '.join(others)}" + (f"\nx: {x}" if x else ""), title_fontsize="small")
     precondition = precondition or (df["precondition"].iloc[0] if "precondition" in df and len(df) else None)
-    subtitle = ", ".join(p for p in (device, f"precondition {precondition}" if precondition else "") if p)
-    fig.suptitle(f"{title}\n{subtitle}" if subtitle else title)
-    fig.tight_layout()
+    subtitle = f"precondition {precondition}" if precondition else ""
+    if title or subtitle:
+        fig.suptitle("\n".join(p for p in (title, subtitle) if p))
     return fig
+
+
+def _line_keys(df, columns) -> list:
+    """Each row's values of `columns`, a gap (NaN: a scheme without that parameter) as None so that rows with
+    the same gaps compare equal."""
+    return [tuple(None if isinstance(v, float) and v != v else v for v in row)
+            for row in df[columns].itertuples(index=False, name=None)]
+
+
+def _draw(ax, rows, x, col, scale, label, color, marker, dash, i, references: list):
+    """One scheme's figures on `ax`: a line against `x`; a horizontal reference line when the scheme has no
+    value of `x` (added to `references` to be labelled once all are drawn); a bar when nothing is swept."""
+    values = rows[col] * scale
+    if x is None:
+        return ax.bar(label, values.iloc[0], color=color, label=label)
+    has_x = rows[x].map(lambda v: v == v and v is not None)
+    if not has_x.any():
+        line = None
+        for v in values:
+            line = ax.axhline(v, color=color, linestyle=dash, linewidth=1.6, label=f"{label} (no {x})")
+            references.append((v, label, color))
+        return line
+    rows = rows[has_x.to_numpy()].sort_values(x)
+    line, = ax.plot(rows[x], rows[col] * scale, marker=marker, linestyle=dash, color=color, label=label,
+                    markersize=8 - 1.5 * (i % 3), alpha=0.85)
+    return line
+
+
+def _label_references(ax, references: list) -> None:
+    """Names each reference line at its left end, above the line; lines that coincide share one label, and of
+    two lines too close for both labels above, the lower one's label goes under its line."""
+    from matplotlib.transforms import blended_transform_factory
+
+    low, high = ax.get_ylim()
+    near = (high - low) * 0.04
+    merged: list[list] = []
+    for v, label, color in sorted(references, key=lambda r: r[0]):
+        if merged and abs(v - merged[-1][0]) <= near * 0.1:
+            merged[-1][1].append(label)
+        else:
+            merged.append([v, [label], color])
+    transform = blended_transform_factory(ax.transAxes, ax.transData)
+    for j, (v, labels, color) in enumerate(merged):
+        crowded_above = j + 1 < len(merged) and merged[j + 1][0] - v < near
+        below = crowded_above and (j == 0 or v - merged[j - 1][0] >= near)
+        ax.text(0.01, v, "\n".join(f" {label}" for label in labels), transform=transform, fontsize="small",
+                color=color if len(labels) == 1 else "0.2", va="top" if below else "bottom", ha="left")
+
+
+def _axes_style(ax, x, xvalues, ylabel: str, count: bool) -> None:
+    """Axis labels and ticks: counts with integer ticks and thousands separators, other figures plain (no
+    offset, no scientific notation); x log2 when its values are powers of two, integer ticks for integers."""
+    from matplotlib.ticker import MaxNLocator, NullLocator, ScalarFormatter, StrMethodFormatter
+
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    if count:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+    else:
+        plain = ScalarFormatter(useOffset=False)
+        plain.set_scientific(False)
+        ax.yaxis.set_major_formatter(plain)
+    if x is None:
+        ax.tick_params(axis="x", labelrotation=30)
+        return
+    ax.set_xlabel(x.replace("_", " "))
+    values = sorted(_numbers(xvalues.unique()))
+    if _powers_of_two(values):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(values)
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_locator(NullLocator())
+    elif _integers(values) and len(values) <= 12:
+        ax.set_xticks(values)  # a tick at each grid value
+    elif _integers(values):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
 def compare_plot(df, swept, path: str, title: str = "", precondition: str | None = None) -> None:

@@ -13,12 +13,42 @@ from . import _core
 from ._registry import registry
 
 
+def report_schema():
+    """Every key a report can have, from the engine, as a pandas DataFrame with one row per key and the
+    columns key, unit, section, description and table (shown by `ftlsim run`). A ``<...>`` part of a key stands
+    for a name chosen at run time (RAM structures, a scheme's own figures)."""
+    import pandas as pd
+
+    return pd.DataFrame(schema_rows())
+
+
 @functools.lru_cache(maxsize=1)
-def report_schema() -> list[dict]:
-    """Every key a report can have, from the engine: dicts of key, unit, section, description and table (shown
-    by `ftlsim run`). A ``<...>`` part of a key stands for a name chosen at run time (RAM structures, a
-    scheme's own figures)."""
+def schema_rows() -> list[dict]:
+    """`report_schema` as a list of dicts, in the engine's order (sections, then figures)."""
     return json.loads(_core.report_schema()) + PYTHON_KEYS
+
+
+def key_section(key: str) -> str:
+    """The report section of `key` (a ``<name>`` part of a schema key matches any name)."""
+    return schema_rows()[key_rank(key)]["section"] if key_rank(key) < len(schema_rows()) else "Other"
+
+
+@functools.lru_cache(maxsize=4096)
+def key_rank(key: str) -> int:
+    """The place of `key` in the report schema's order (sections, then figures as the engine lists them);
+    a key the schema does not know comes last."""
+    exact = {k["key"]: i for i, k in enumerate(schema_rows())}
+    if key in exact:
+        return exact[key]
+    return next((i for i, pattern in _patterns() if pattern.fullmatch(key)), len(schema_rows()))
+
+
+@functools.lru_cache(maxsize=1)
+def _patterns() -> list:
+    import re
+
+    return [(i, re.compile(re.sub(r"<[^>]*>", ".+", re.escape(k["key"]))))
+            for i, k in enumerate(schema_rows()) if "<" in k["key"]]
 
 
 # Keys `simulate` adds to the engine's report: what it takes to repeat the run exactly.
@@ -39,6 +69,30 @@ def _fmt(value) -> str:
     if isinstance(value, float):
         return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def uninformative(values) -> dict[str, str]:
+    """Why a run's figures say nothing about its scheme, by cause, with the options that fix it: the host
+    wrote less than half the device's logical pages (distinct pages are at most that), so the scheme never
+    ran short of free space; or no block was erased, so no merge or GC ran. `values` is a report or a
+    sweep's row. ``--compact`` is offered for a trace file read without it (it packs sparse addresses)."""
+    resolved = json.loads(values.get("config.resolved") or "{}").get("config", {})
+    precondition = resolved.get("precondition", values.get("config.precondition", "none"))
+    fixes = ["`--precondition full`", "a smaller `--capacity`"]
+    if values.get("config.trace_format") not in (None, "workload") and not resolved.get("trace", {}).get("compact"):
+        fixes.append("`--compact`")
+    fix = ", ".join(fixes[:-1]) + " or " + fixes[-1]
+    pages = (values.get("config.capacity_bytes") or 0) // max(values.get("config.page_bytes") or 1, 1)
+    written = values.get("host.write_pages") or 0
+    out = {}
+    if precondition == "none" and pages and written < pages / 2:
+        out["unwritten"] = (f"the host wrote {written:,} pages, {written / pages:.1%} of the device's {pages:,} "
+                            f"logical pages: most of the device is never written and the scheme never runs short "
+                            f"of space; use {fix}")
+    elif values.get("flash.erases") == 0 and written:
+        out["no_erase"] = (f"no block was erased: no merge or garbage collection ran, so the figures do not "
+                           f"depend on the scheme; use {fix}")
+    return out
 
 
 class Report(Mapping):
@@ -82,7 +136,7 @@ class Report(Mapping):
         """A notebook's display: the headline figures of each section, then the configuration."""
         import html
 
-        shown = [(k["section"], k["key"]) for k in report_schema() if k["table"] and k["key"] in self]
+        shown = [(k["section"], k["key"]) for k in schema_rows() if k["table"] and k["key"] in self]
         rows = "".join(f"<tr><td>{html.escape(sec)}</td><td><code>{html.escape(key)}</code></td>"
                        f"<td style='text-align:right'>{html.escape(_fmt(self[key]))}</td></tr>"
                        for sec, key in shown if self[key] not in (0, None))

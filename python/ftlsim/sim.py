@@ -61,12 +61,16 @@ def python_spelling(message: str) -> str:
 def prepare(trace: str, ftl: str = "page", preset: str | None = None, capacity: str | int | None = None,
             precondition: str = "none", format: str = "auto", **options) -> dict:
     """The engine config of a run (checked names, then the keyword routing of `make_config`)."""
-    check_name("schemes", ftl)
+    ftl = check_name("schemes", ftl)
     if preset is not None:
-        check_name("presets", preset)
-    check_name("formats", format)
+        preset = check_name("presets", preset)
+    format = check_name("formats", format)
     check_trace(str(trace))
-    return make_config(ftl, preset, capacity, precondition, format, options)
+    from .config import check_options
+
+    cfg = make_config(ftl, preset, capacity, precondition, format, options)
+    check_options(ftl, options)
+    return cfg
 
 
 def simulate(

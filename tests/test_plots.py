@@ -1,0 +1,112 @@
+"""Sweep plots (`compare --plot`, `sweep` plots, `ftlsim.plot.compare`): every scheme that ran is drawn,
+schemes without the swept parameter as labelled reference lines; a row of panels per trace, each titled
+with its trace and device; one legend outside the axes; integer axes with integer ticks; seconds."""
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+import ftlsim
+from ftlsim.cli import grid_columns
+from ftlsim.config import sweep_parts
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+TRACE = "uniform:writes=3000,seed=1"
+
+
+def drawn(fig):
+    FigureCanvasAgg(fig).draw()
+    return fig
+
+
+def panels(fig) -> dict:
+    """Each row of panels (a subfigure) by its title."""
+    return {sub._suptitle.get_text(): sub.axes for sub in fig.subfigs}
+
+
+@pytest.fixture(scope="module")
+def readme_sweep():
+    """The README's sweep.toml, run without its outputs, and its figure."""
+    block = re.search(r"```toml\n# sweep.toml\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    traces, schemes, grid, common, _ = sweep_parts(tomllib.loads(block))
+    df = ftlsim.sweep(traces, schemes, grid, backend="threads", **common)
+    return df, drawn(ftlsim.plot.compare(df, grid_columns(schemes, grid), title="sweep"))
+
+
+def test_the_readme_sweep_draws_page_as_a_labelled_reference_line_in_every_panel(readme_sweep):
+    df, fig = readme_sweep
+    assert set(df["status"]) == {"done"}
+    rows = panels(fig)
+    # Each panel is titled with its trace's shortest distinguishing name (the settings both share are dropped).
+    assert set(rows) == {"uniform: lee2007, 8.0 MiB", "hotcold: lee2007, 8.0 MiB"}
+    for title, axes in rows.items():
+        trace = f"{title.split(':')[0]}:writes=20000,seed=1"
+        page = df[(df["trace"] == trace) & (df["ftl"] == "page")].iloc[0]
+        erases, seconds = axes
+        for ax, value in ((erases, page["flash.erases"]), (seconds, page["time_us.total"] / 1e6)):
+            lines = [line for line in ax.get_lines() if line.get_label() == "page-mapped (no log_blocks)"]
+            assert len(lines) == 1, [line.get_label() for line in ax.get_lines()]
+            assert list(lines[0].get_ydata()) == [value, value] and list(lines[0].get_xdata()) == [0, 1]
+            assert any("page-mapped" in t.get_text() for t in ax.texts)  # named on the plot, not only the legend
+            labels = [line.get_label() for line in ax.get_lines()]
+            assert labels.count("FAST") == 1 and labels.count("BAST") == 1
+            assert len(next(line for line in ax.get_lines() if line.get_label() == "FAST").get_xdata()) == 3
+
+
+def test_one_legend_outside_the_axes_and_integer_log2_ticks(readme_sweep):
+    _, fig = readme_sweep
+    assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
+    legend = fig.legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == ["page-mapped (no log_blocks)", "FAST", "BAST"]
+    box = legend.get_window_extent()
+    assert all(box.x0 >= ax.get_window_extent().x1 for ax in fig.axes)  # right of every panel
+    erases, seconds = fig.axes[:2]
+    assert erases.get_xscale() == "log" and list(erases.get_xticks()) == [4, 8, 16]
+    assert [t.get_text() for t in erases.get_xticklabels()] == ["4", "8", "16"]
+    assert all(float(t.get_text().replace(",", "")).is_integer() for t in erases.get_yticklabels())
+    assert seconds.get_ylabel() == "elapsed flash time (s)"
+    assert seconds.yaxis.get_offset_text().get_text() == "" and erases.yaxis.get_offset_text().get_text() == ""
+    assert "precondition full" in fig._suptitle.get_text()
+
+
+def test_two_parameter_plot_names_both_parameters_and_uses_log2_axes():
+    df = ftlsim.sweep(TRACE, ["fast"], {"log_blocks": [2, 4, 8], "pages_per_block": [16, 32]}, capacity="1MiB",
+                      backend="threads", precondition="full")
+    fig = drawn(ftlsim.plot.compare(df, ["log_blocks", "pages_per_block"], title="t"))
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert texts == ["FAST, pages_per_block=16", "FAST, pages_per_block=32"]
+    assert "x: log_blocks" in fig.legends[0].get_title().get_text()
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and list(ax.get_xticks()) == [2, 4, 8]
+    assert len(ax.get_lines()) == 2 and all(len(line.get_xdata()) == 3 for line in ax.get_lines())
+    assert list(panels(fig)) == [f"{TRACE}: lee2007, 1.0 MiB"]
+
+
+def test_integer_grid_values_stay_integers_in_labels_and_ticks():
+    df = ftlsim.sweep(TRACE, {"page": {}, "dftl": {"cmt_entries": [48, 80, 112], "gc_reserve_blocks": [2, 3]}},
+                      capacity="1MiB", backend="threads")
+    assert df["cmt_entries"].dtype == float  # page's gap makes the column float
+    fig = drawn(ftlsim.plot.compare(df, ["cmt_entries", "gc_reserve_blocks"]))
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "DFTL, gc_reserve_blocks=2" in texts and not any(".0" in t for t in texts), texts
+    assert "page-mapped (no cmt_entries)" in texts  # a gap in the other swept parameter loses no scheme
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "linear"
+    ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+    assert ticks and all(float(t).is_integer() for t in ticks)
+
+
+def test_paper_names():
+    from ftlsim.plot import paper_name
+
+    assert [paper_name(s) for s in ("bast", "fast", "ofast", "nftl", "dftl", "tiny", "mast")] == [
+        "BAST", "FAST", "O-FAST", "NFTL", "DFTL", "TinyFTL", "MAST"]
+    assert paper_name("not-a-scheme") == "not-a-scheme"

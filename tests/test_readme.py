@@ -1,0 +1,45 @@
+"""The README shows what ftlsim does: its sample output is what the command it shows prints, and the links
+and install lines it gives point at things that exist."""
+
+import re
+import shlex
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ftlsim.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+# Figures of the simulator's own wall-clock speed: they differ on every run.
+WALL_CLOCK = re.compile(r"(│\s+sim\.(?:wall_s|\w+_per_s)\s+│)\s*[\d,.]+\s*│")
+
+
+def first_block(lang: str, after: str = "") -> str:
+    return re.search(rf"```{lang}\n(.*?)```", README.split(after, 1)[1] if after else README, re.S).group(1)
+
+
+def test_the_sample_output_is_what_the_first_command_prints():
+    command = first_block("sh").splitlines()[0].split("&&")[-1].strip()
+    assert command == "ftlsim run"
+    sample = first_block("text")
+    result = CliRunner().invoke(main, shlex.split(command)[1:], env={"COLUMNS": "80"}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    printed = WALL_CLOCK.sub(r"\1", result.output)
+    expected = WALL_CLOCK.sub(r"\1", sample)
+    assert len(WALL_CLOCK.findall(sample)) >= 2  # the masked lines are there, only their values vary
+    assert printed == expected
+
+
+def test_the_readme_links_the_config_reference_and_the_scheme_guide():
+    assert "docs/adding-a-scheme.md" in README and (ROOT / "docs" / "adding-a-scheme.md").exists()
+    assert "ftlsim config --example run" in README and "ftlsim config --example sweep" in README
+
+
+def test_the_readme_installs_from_the_checkout_and_builds_a_wheel_for_workers():
+    assert "pip install 'ftlsim[dask]'" not in README  # ftlsim is on no package index
+    assert "pip install '.[dask]'" in README
+    assert "maturin build --release" in README
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert re.search(r"^dask\s*=", pyproject, re.M), "the [dask] extra the README installs exists"

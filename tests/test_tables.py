@@ -1,0 +1,125 @@
+"""What `run`, `compare` and `sweep` print: tables that fit the width without cutting a number, `--metrics`,
+and traces by their shortest distinguishing name."""
+
+import json
+import re
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from ftlsim.cli import main
+from ftlsim.output import fmt, short_names
+
+# COLUMNS=None is a pipe with no width: the table is as wide as its numbers need.
+WIDTHS = [80, 120, None]
+
+
+def invoke(*args, columns=None):
+    env = {"COLUMNS": str(columns) if columns else None}
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+def table_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line[:1] in "┏┃┡│└┌├"]
+
+
+def assert_fits(output: str, columns):
+    assert "…" not in output, output
+    if columns:
+        for line in table_lines(output):
+            assert len(line) <= columns, line
+
+
+def cell_values(output: str) -> list[str]:
+    return [c.strip() for line in table_lines(output) if line.startswith("│") for c in line.split("│")[1:-1]]
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_run_table_fits_and_shows_every_number_whole(tmp_path, columns):
+    out = tmp_path / "r.json"
+    result = invoke("run", "uniform:writes=20000,seed=1", "--ftl", "nftl", "--capacity", "4MiB", "--json", str(out),
+                    columns=columns)
+    assert result.exit_code == 0, result.output
+    assert_fits(result.output, columns)
+    report = json.loads(out.read_text())
+    cells = cell_values(result.output)
+    for key in ("flash.erases", "time_us.total", "flash.spare_reads", "merges.fold"):
+        assert fmt(report[key]) in cells, key
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_compare_table_fits_and_names_what_it_left_out(tmp_path, columns):
+    # The README's Fig. 10 command, smaller: nine-digit times must stay whole at 80 columns.
+    out = tmp_path / "grid.csv"
+    result = invoke("compare", "uniform:writes=20000", "--ftl", "bast,fast,ofast", "--param", "log_blocks=4,16",
+                    "--precondition", "full", "--csv", str(out), columns=columns)
+    assert result.exit_code == 0, result.output
+    assert_fits(result.output, columns)
+    df = pd.read_csv(out)
+    cells = cell_values(result.output)
+    for value in df["time_us.total"]:
+        assert fmt(int(value)) in cells
+    assert max(df["time_us.total"]) > 1e8  # 11 characters with separators
+    left_out = re.search(r"left out at \d+ columns: (.*?) \(pick", result.output.replace("\n", " "))
+    if columns == 80:
+        assert left_out, result.output
+        for name in left_out[1].split(", "):
+            assert name.strip() in df and name.strip() not in result.output.split("left out")[0].replace("\n", "")
+    if columns is None:
+        assert left_out is None
+        assert "ram.total_bytes" in result.output and "write_amplification" in result.output
+
+
+@pytest.mark.parametrize("columns", WIDTHS)
+def test_sweep_of_two_traces_in_one_folder_shows_their_own_names(tmp_path, columns):
+    folder = tmp_path / "a_rather_long_folder_name" / "shared" / "traces"
+    folder.mkdir(parents=True)
+    for name in ("alpha.csv", "beta.csv"):
+        (folder / name).write_text("".join(f"W,{(i * 7919) % 2048 * 512},512\n" for i in range(6000)))
+    config = tmp_path / "sweep.toml"
+    config.write_text(f'traces = ["{folder / "alpha.csv"}", "{folder / "beta.csv"}"]\ncapacity = "1MiB"\n'
+                      '[schemes]\npage = {}\nfast = { log_blocks = [4, 8] }\n')
+    result = invoke("sweep", "-c", str(config), "--jobs", "1", columns=columns)
+    assert result.exit_code == 0, result.output
+    assert_fits(result.output, columns)
+    cells = cell_values(result.output)
+    assert cells.count("alpha.csv") == 3 and cells.count("beta.csv") == 3
+    assert "a_rather_long" not in "".join(table_lines(result.output))
+
+
+def test_metrics_globs_pick_the_figures_of_run_compare_and_sweep(tmp_path):
+    result = invoke("run", "uniform:writes=5000", "--ftl", "bast", "--capacity", "1MiB", "--metrics",
+                    "merges.*,flash.erases", columns=80)
+    assert result.exit_code == 0, result.output
+    shown = re.findall(r"│\s+([\w.]+)\s+│\s+[\d,.]+\s+│", result.output)
+    assert "flash.erases" in shown and "merges.switch" in shown and "merges.dead" in shown  # zero, but asked for
+    assert all(k == "flash.erases" or k.startswith("merges.") for k in shown), shown
+    assert "time_us.total" not in result.output
+    result = invoke("compare", "uniform:writes=5000", "--ftl", "bast,fast", "--capacity", "1MiB", "--param",
+                    "log_blocks=4,8", "--metrics", "merges.full,flash.erases", columns=80)
+    assert result.exit_code == 0, result.output
+    header = [c.strip() for line in table_lines(result.output) if line.startswith("┃")
+              for c in line.split("┃")[1:-1]]
+    assert header == ["ftl", "log_blocks", "merges.full", "flash.erases"]  # in the order asked for
+    assert "time_us" not in result.output and "left out" not in result.output
+    assert len(cell_values(result.output)) == 4 * 4  # ftl, log_blocks and the two figures, four rows
+
+
+def test_a_metrics_glob_that_matches_nothing_is_refused_before_running():
+    result = invoke("compare", "uniform:writes=10000000", "--ftl", "bast", "--metrics", "merge.*")
+    assert result.exit_code == 2
+    assert "`merge.*` matches no figure" in result.output and "did you mean `merges.*`" in result.output
+    result = invoke("run", "uniform:writes=10000000", "--metrics", "flash.erase")
+    assert result.exit_code == 2 and "did you mean `flash.erases`" in result.output
+
+
+def test_short_names_add_parent_folders_only_to_tell_traces_apart():
+    assert short_names(["../shared/traces/msr_wdev_1.csv", "../shared/traces/Financial1.spc"]) == {
+        "../shared/traces/msr_wdev_1.csv": "msr_wdev_1.csv", "../shared/traces/Financial1.spc": "Financial1.spc"}
+    assert short_names(["x/a/t.csv", "x/b/t.csv", "uniform:writes=10,seed=1"]) == {
+        "x/a/t.csv": "a/t.csv", "x/b/t.csv": "b/t.csv", "uniform:writes=10,seed=1": "uniform:writes=10,seed=1"}
+    # Workloads drop the settings they all share.
+    assert short_names(["uniform:writes=10,seed=1", "hotcold:writes=10,seed=1", "uniform:writes=10,seed=2"]) == {
+        "uniform:writes=10,seed=1": "uniform:seed=1", "hotcold:writes=10,seed=1": "hotcold:seed=1",
+        "uniform:writes=10,seed=2": "uniform:seed=2"}
