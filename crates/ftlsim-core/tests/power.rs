@@ -14,6 +14,7 @@ use ftlsim_core::request::{Op, Request, Tag};
 use ftlsim_core::sim::{run_custom, run_requests, SimConfig};
 use proptest::prelude::*;
 use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Schemes that mount, and parameter variants.
 fn mounting() -> Vec<(&'static str, serde_json::Value)> {
@@ -160,6 +161,9 @@ fn nvram_crash_test(
 
 const NVRAM_POLICIES: [&str; 4] = ["metadata", "region", "lru", "bplru"];
 
+/// Cuts survived per policy over the campaign (printed in a long run, `FTLSIM_NVRAM_CRASH_CASES`).
+static NVRAM_CUTS_SURVIVED: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+
 /// A random workload whose writes are tagged metadata or not at random, over few pages so that tagged and
 /// untagged writes meet on the same pages (the `metadata` policy caches the one and writes the other through).
 fn tagged_workload(ops: &[(u8, u16, u8, bool)]) -> Vec<Request> {
@@ -196,14 +200,21 @@ proptest! {
     ) {
         let reqs = tagged_workload(&ops);
         for (scheme, params) in one_per_scheme() {
-            for policy in NVRAM_POLICIES {
+            for (i, policy) in NVRAM_POLICIES.iter().enumerate() {
                 let cfg = nvram_crash_test(scheme, params.clone(), policy, 40, seed);
                 let r = run_requests(&cfg, reqs.clone())
                     .unwrap_or_else(|e| panic!("{scheme} {params} {policy}: {e}"));
                 prop_assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
                 prop_assert!(r.count("power.cuts") <= r.count("power.cuts_planned"));
                 prop_assert_eq!(r.count("power.pages_checked"), r.count("power.cuts") * 64);
+                NVRAM_CUTS_SURVIVED[i].fetch_add(r.count("power.cuts_survived"), Ordering::Relaxed);
             }
+        }
+        if std::env::var_os("FTLSIM_NVRAM_CRASH_CASES").is_some() {
+            let survived = NVRAM_CUTS_SURVIVED.iter().map(|c| c.load(Ordering::Relaxed));
+            let by_policy: Vec<String> =
+                NVRAM_POLICIES.iter().zip(survived).map(|(p, n)| format!("{p} {n}")).collect();
+            eprintln!("cuts survived so far: {}", by_policy.join(", "));
         }
     }
 }
