@@ -22,10 +22,10 @@ _starting = threading.current_thread() is threading.main_thread()
 if _starting:
     _previous_handler = signal.signal(signal.SIGINT, _interrupted_while_starting)
 
-import json  # noqa: E402
-import re  # noqa: E402
-import time  # noqa: E402
-import warnings  # noqa: E402
+import json
+import re
+import time
+import warnings
 
 import click
 from click.core import ParameterSource
