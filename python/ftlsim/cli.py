@@ -392,25 +392,30 @@ def grid_table(df, title: str, swept: list[str], columns: list[str] = COMPARE_CO
 
 
 def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: dict, inputs=(),
-             columns: list[str] = COMPARE_COLUMNS):
+             columns: list[str] = COMPARE_COLUMNS, stored_schemes=None, say_points: bool = False):
     """Runs a sweep with a progress bar, prints its table and failures, writes its outputs; exits 1 when a
-    point failed (the others are kept, and in the store)."""
-    from .sim import sweep
+    point failed (the others are kept, and in the store). The points of `stored_schemes` (the sweep file's
+    schemes when --ftl picks others) are not run, but join the table, CSV and plot when the store has them.
+    With `say_points`, a line on stderr says how many points came from the store, were computed, failed."""
+    from .sim import grid as grid_runs
+    from .sim import run_many
 
     try:
         for key, what in (("csv", "--csv"), ("plot", "--plot")):
             if settings.get(key):
                 (check_plot_path if key == "plot" else check_output)(settings[key], what, inputs=inputs)
+        runs = [{**common, **run} for run in grid_runs(traces, schemes, grid)]
+        stored = [{**common, **run} for run in grid_runs(traces, stored_schemes, grid)] if stored_schemes else None
         with progress_bar("{task.completed}/{task.total} runs", err_console) as bar:  # every backend
             task = bar.add_task(label, total=None)
-            df = sweep(traces, schemes, grid, jobs=settings.get("jobs"), store=settings.get("store"),
-                       scheduler=settings.get("scheduler"), backend=settings.get("backend"),
-                       on_done=lambda d, t: bar.update(task, completed=d, total=t), **common)
+            df = run_many(runs, jobs=settings.get("jobs"), store=settings.get("store"),
+                          scheduler=settings.get("scheduler"), backend=settings.get("backend"), errors="keep",
+                          on_done=lambda d, t: bar.update(task, completed=d, total=t), stored=stored)
     except _core.FtlsimError as e:
         fail(e)
     from rich.markup import escape
 
-    swept = [k for k in grid_columns(schemes, grid) if k in df]
+    swept = [k for k in dict.fromkeys(grid_columns(schemes, grid) + grid_columns(stored_schemes, {})) if k in df]
     console.print(grid_table(df, label, swept, columns))
     failed = df[df["status"] == "failed"]
     for _, row in failed.iterrows():
@@ -434,8 +439,18 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         fail(_core.FtlsimError(f"cannot write output: {e}"))
     if settings.get("store"):
         err_console.print(f"[dim]results stored in {settings['store']}[/]")
+    if say_points:
+        err_console.print(points_line(df.attrs["points"]), highlight=False)
     if len(failed):
         fail(f"{len(failed)} of {len(df)} runs failed (listed above)", code=1)
+
+
+def points_line(points: dict) -> str:
+    """What a sweep did: "12 points from the store, 2 computed, 0 failed", and any torn store row."""
+    line = f"{points['stored']} points from the store, {points['computed']} computed, {points['failed']} failed"
+    if points["torn"]:
+        line += f" ({points['torn']} cut-off row{'s' if points['torn'] > 1 else ''} of the store computed again)"
+    return line
 
 
 def grid_columns(schemes, grid: dict) -> list[str]:
@@ -532,8 +547,10 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
     traces = list(traces) or file_traces
     if not traces:
         fail("no trace: give TRACES or `traces` in the config file")
-    if ftls:  # the named schemes, each with the file's grid for it
+    file_schemes = None
+    if ftls:  # the named schemes, each with the file's grid for it; the file's others are shown if stored
         own = schemes if isinstance(schemes, dict) else {}
+        file_schemes = schemes
         schemes = {s: own.get(s, {}) for s in ftls.split(",") if s.strip()}
     if schemes is None:
         fail("no scheme: give --ftl or `schemes` in the config file")
@@ -543,7 +560,8 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
              "csv": csv_path}
     settings.update({k: v for k, v in given.items() if v is not None})
     label = traces[0] if len(traces) == 1 else f"{len(traces)} traces"
-    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces))
+    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces), stored_schemes=file_schemes,
+             say_points=True)
 
 
 @main.command("generate")
