@@ -564,6 +564,106 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
              say_points=True)
 
 
+STORE_FIGURES = ["flash.erases", "time_us.total"]
+
+
+@main.command("store")
+@click.argument("path", type=click.Path())
+@click.option("--where", "-w", "conditions", multiple=True, metavar="COLUMN=VALUE",
+              help="Keep the rows whose COLUMN is VALUE, e.g. ftl=fast, status=failed, log_blocks=8, key=3fa9 "
+                   "(a key by its first digits); several must all hold.")
+@click.option("--prune", is_flag=True, help="Delete the rows --where selects from the store (their points are "
+                                            "computed again by the next sweep that needs them).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the selected rows as CSV.")
+def store_cmd(path, conditions, prune, csv_path):
+    """List, filter and prune the results store PATH of a sweep (a .parquet or .csv file, or a directory).
+
+    Lists one line per stored point: its trace, scheme and the options that differ between points, its
+    status, erases and modelled time; options every row shares are printed once above the table."""
+    from rich.markup import escape
+
+    from .store import Store, store_file
+
+    try:
+        if not os.path.exists(store_file(path)):
+            raise _core.FtlsimError(f"no store at {path}; give the path a sweep's --store (or `store =`) named")
+        if csv_path:
+            check_output(csv_path, "--csv")
+        if prune and not conditions:
+            raise _core.FtlsimError("--prune deletes the rows --where selects: give --where (to empty the store, "
+                                    "delete its file)")
+        st = Store(path)
+        df = st.frame()
+        selected = df[store_selection(df, conditions)] if len(df) else df
+        if prune:
+            removed = st.remove(selected["key"])
+            err_console.print(f"{removed} rows pruned from {st.path}, {len(st.rows)} left", highlight=False)
+            return
+    except _core.FtlsimError as e:
+        fail(e)
+    if csv_path:
+        from .output import atomic_path
+
+        with atomic_path(csv_path) as tmp:
+            selected.to_csv(tmp, index=False)
+        err_console.print(f"[dim]{len(selected)} rows written to {csv_path}[/]")
+    console.print(store_table(selected, f"{st.path}: {len(selected)} of {len(df)} rows"))
+    if st.torn:
+        err_console.print(f"{st.torn} cut-off rows were skipped; the next sweep computes their points again",
+                          highlight=False)
+
+
+def store_selection(df, conditions) -> "pd.Series":
+    """The rows of `df` that meet every ``COLUMN=VALUE`` condition: numbers compare as numbers, ``key`` by
+    prefix, anything else as text. An unknown column is an error naming the nearest one."""
+    import pandas as pd
+
+    from ._registry import did_you_mean
+
+    keep = pd.Series(True, index=df.index)
+    for condition in conditions:
+        column, sep, value = condition.partition("=")
+        column = column.strip()
+        if not sep or not column:
+            raise _core.FtlsimError(f"--where `{condition}` is not COLUMN=VALUE (e.g. --where ftl=fast)")
+        if column not in df.columns:
+            raise _core.FtlsimError(f"--where {column}: the store has no column `{column}`"
+                                    f"{did_you_mean(column, list(df.columns))}")
+        cells = df[column]
+        if column == "key":
+            keep &= cells.astype(str).str.startswith(value)
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        numeric = pd.to_numeric(cells, errors="coerce")
+        if number is not None and numeric.notna().any():
+            keep &= numeric == number
+        else:
+            keep &= cells.astype(str) == value
+    return keep
+
+
+def store_table(df, title: str) -> Table:
+    """The rows of a store: trace, scheme, the options that differ between rows, status, the main figures and
+    the key; options all rows share go in the title."""
+    from .store import parameter_columns
+
+    params = [c for c in df.columns if c in parameter_columns() and c not in ("trace", "ftl")]
+    varying = [c for c in params if df[c].astype(str).nunique() > 1]
+    shared = [f"{c}={fmt(df[c].iloc[0])}" for c in params if c not in varying and df[c].notna().all()]
+    table = Table(title=title + (f"\nevery row: {', '.join(shared)}" if shared and len(df) else ""),
+                  title_justify="left")
+    columns = ["trace", "ftl", *varying, "status", *[c for c in STORE_FIGURES if c in df], "key"]
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("trace", "ftl", "status", "key") else "right",
+                         overflow="fold")
+    for _, row in df.iterrows():
+        table.add_row(*["-" if row[c] is None or row[c] != row[c] else fmt(row[c]) for c in columns])
+    return table
+
+
 @main.command("generate")
 @click.argument("workload", shell_complete=complete_trace)
 @click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),

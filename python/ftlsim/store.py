@@ -60,16 +60,23 @@ def integers_kept(df):
     gaps): a grid column with gaps (``page`` has no ``log_blocks``) would otherwise be float and read 4.0, 8.0
     in the CSV, the table and the plot's legend."""
     import numpy as np
+    import pandas as pd
+
+    def whole(v) -> bool:
+        if isinstance(v, str):  # Parquet stores of earlier versions kept such columns as text ("4.0")
+            try:
+                v = float(v)
+            except ValueError:
+                return False
+        return (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                and float(v).is_integer())
 
     params = parameter_columns()
     for column in df.columns:
         values = df[column].dropna()
-        if column not in params or values.empty or df[column].dtype == bool:
-            continue
-        if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-               and float(v).is_integer() for v in values):
-            df[column] = [np.nan if v is None or v != v else int(v) for v in df[column]]
-            df[column] = df[column].astype(object)
+        if column in params and len(values) and df[column].dtype != bool and all(whole(v) for v in values):
+            df[column] = pd.Series([np.nan if v is None or v != v else int(float(v)) for v in df[column]],
+                                   index=df.index, dtype=object)
     return df
 
 
