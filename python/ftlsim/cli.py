@@ -312,7 +312,7 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         table = load_config(config_path)
         outputs = {k: table[k] for k in ("json", "csv") if k in table and "config.resolved" not in table}
         try:
-            file_kwargs = run_kwargs(table)
+            file_kwargs = run_kwargs(table, config_path)
         except _core.FtlsimError as e:
             fail(e)
     kwargs = option_kwargs(ctx, file_kwargs)
@@ -541,7 +541,7 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
     file_traces, schemes, grid, file_common, settings = [], None, {}, {}, {}
     if config_path:
         try:
-            file_traces, schemes, grid, file_common, settings = sweep_parts(load_config(config_path))
+            file_traces, schemes, grid, file_common, settings = sweep_parts(load_config(config_path), config_path)
         except _core.FtlsimError as e:
             fail(e)
     traces = list(traces) or file_traces
@@ -821,6 +821,13 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
         fail(f"unknown experiment `{name}`; valid: {', '.join(rp.EXPERIMENTS)} (or none: all of them)")
     if name is None and (csv_path or plot_path):
         fail("--csv and --plot take one experiment: pass its NAME (or use --report DIR for all of them)")
+    try:  # an output that cannot be written is refused before the experiment runs, not after
+        if csv_path:
+            check_output(csv_path, "--csv")
+        if plot_path:
+            check_plot_path(plot_path)
+    except _core.FtlsimError as e:
+        fail(e)
     names = [name] if name else list(rp.EXPERIMENTS)
     results = []
     started = time.perf_counter()

@@ -220,6 +220,9 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
 
     from .store import Store, integers_kept
 
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise _core.FtlsimError(f"jobs={jobs!r}: give a whole number of parallel runs, at least 1 (or None: "
+                                "every core)")
     kwargs = [{k: v for k, v in run.items() if k != "labels"} for run in runs]
     keys = [run_key(kw) for kw in kwargs]
     st = Store(store) if store is not None else None
