@@ -89,15 +89,18 @@ class Store:
 
         self.path = store_file(path)
         folder = os.path.dirname(os.path.abspath(self.path))
-        if os.path.basename(self.path) == DIRECTORY_FILE and not os.fspath(path).endswith(FORMATS):
-            os.makedirs(folder, exist_ok=True)  # a directory store is made on first use
-        elif not os.path.isdir(folder):
-            raise _core.FtlsimError(f"store {self.path}: directory {folder} does not exist; create it or give "
-                                    "another path")
         self._lock = FileLock(self.path + ".lock")
         self.pending: dict[str, dict] = {}
-        with self._lock:
-            self.rows, self.torn = self._read()
+        try:
+            if os.path.basename(self.path) == DIRECTORY_FILE and not os.fspath(path).endswith(FORMATS):
+                os.makedirs(folder, exist_ok=True)  # a directory store is made on first use
+            elif not os.path.isdir(folder):
+                raise _core.FtlsimError(f"store {self.path}: directory {folder} does not exist; create it or "
+                                        "give another path")
+            with self._lock:
+                self.rows, self.torn = self._read()
+        except OSError as e:
+            raise _core.FtlsimError(f"store {self.path}: {e.strerror or e}; give a store path you can write") from None
 
     def done(self, key: str) -> bool:
         return self.rows.get(key, {}).get("status") == "done"
@@ -111,14 +114,17 @@ class Store:
         theirs), under the lock. A stored ``done`` row is never replaced by a ``failed`` one."""
         if not self.pending:
             return
-        with self._lock:
-            rows, _ = self._read()
-            for key, row in self.pending.items():
-                if row["status"] == "done" or rows.get(key, {}).get("status") != "done":
-                    rows[key] = row
-            self._write(rows)
-            self.rows = rows
-            self.pending = {}
+        try:
+            with self._lock:
+                rows, _ = self._read()
+                for key, row in self.pending.items():
+                    if row["status"] == "done" or rows.get(key, {}).get("status") != "done":
+                        rows[key] = row
+                self._write(rows)
+        except OSError as e:
+            raise _core.FtlsimError(f"cannot write store {self.path}: {e.strerror or e}") from None
+        self.rows = rows
+        self.pending = {}
 
     def remove(self, keys) -> int:
         """Deletes the rows of `keys` from the file, under the lock; returns how many were there."""
