@@ -66,6 +66,7 @@ def test_a_csv_store_cut_inside_its_last_row_recomputes_that_point(tmp_path):
     ("results.parquet", b"PAR1 this is not parquet", "cannot be read as a results store"),
     ("results.csv", b"name,size\nfoo,3\n", "is not an ftlsim results store"),
     ("results.csv", b'key,status\n"unterminated,\n', "cannot be read as a results store"),
+    ("results.csv", b"key,status\nabc,done\n0123456789abcdef0123,done\n", "row 1 is not a results row"),
 ])
 def test_a_corrupt_or_foreign_store_is_refused_before_any_point_runs(tmp_path, monkeypatch, name, content, says):
     store = tmp_path / name
@@ -207,3 +208,15 @@ def test_an_unreachable_dask_scheduler_is_one_line_within_seconds():
     assert result.exit_code == 2
     assert "did not answer within 5 s" in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_ftl_with_a_grid_the_files_schemes_do_not_take_keeps_their_stored_rows(tmp_path):
+    config = tmp_path / "sweep.toml"
+    csv = tmp_path / "rows.csv"
+    config.write_text(f'traces = ["uniform:writes=2000,seed=1"]\ncapacity = "1MiB"\nschemes = ["page"]\n'
+                      f'store = "{tmp_path / "s.parquet"}"\ncsv = "{csv}"\n')
+    assert invoke("sweep", "-c", str(config), "--backend", "threads").exit_code == 0
+    result = invoke("sweep", "-c", str(config), "--backend", "threads", "--ftl", "fast", "-p", "log_blocks=4,8")
+    assert result.exit_code == 0, result.output
+    assert "1 point from the store, 2 computed, 0 failed" in result.output
+    assert list(pd.read_csv(csv)["ftl"]) == ["page", "fast", "fast"]

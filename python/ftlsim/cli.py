@@ -405,7 +405,13 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
             if settings.get(key):
                 (check_plot_path if key == "plot" else check_output)(settings[key], what, inputs=inputs)
         runs = [{**common, **run} for run in grid_runs(traces, schemes, grid)]
-        stored = [{**common, **run} for run in grid_runs(traces, stored_schemes, grid)] if stored_schemes else None
+        stored = None
+        if stored_schemes:  # the common grid's keys that none of them takes are left out, as grid() does
+            from ._registry import takes
+            from .sim import _as_list
+
+            own = {k: v for k, v in grid.items() if any(takes(s, k) for s in _as_list(stored_schemes))}
+            stored = [{**common, **run} for run in grid_runs(traces, stored_schemes, own)]
         with progress_bar("{task.completed}/{task.total} runs", err_console) as bar:  # every backend
             task = bar.add_task(label, total=None)
             df = run_many(runs, jobs=settings.get("jobs"), store=settings.get("store"),
@@ -447,7 +453,9 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
 
 def points_line(points: dict) -> str:
     """What a sweep did: "12 points from the store, 2 computed, 0 failed", and any torn store row."""
-    line = f"{points['stored']} points from the store, {points['computed']} computed, {points['failed']} failed"
+    stored = points["stored"]
+    line = f"{stored} point{'' if stored == 1 else 's'} from the store, {points['computed']} computed, " \
+           f"{points['failed']} failed"
     if points["torn"]:
         line += f" ({points['torn']} cut-off row{'s' if points['torn'] > 1 else ''} of the store computed again)"
     return line

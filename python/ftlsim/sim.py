@@ -211,8 +211,8 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     releases the GIL), or Dask: a `client` (``dask.distributed.Client``) or a `scheduler` address
     (``tcp://host:8786``). A trace given by path must exist on the workers at the same path.
     With `store` (a path, see `ftlsim.store.Store`), finished rows are saved as they come, points already done
-    are not run again and failed points are retried; `stored` runs are not computed but their rows are added
-    (after the others) when the store has them. `errors="raise"` raises the first failure after every point
+    are not run again and failed points are retried; `stored` runs are not computed but their rows join the
+    others (in the order of `stored`, trace by trace) when the store has them. `errors="raise"` raises the first failure after every point
     has run; ``"keep"`` returns failed rows with their error. `on_done(done, total)` reports progress; Ctrl-C
     cancels the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the
     store), ``computed`` and ``failed`` (now), and ``torn`` (store rows found cut off, computed again)."""
@@ -311,7 +311,9 @@ def _die_with_the_parent(parent: int):
     """A worker process ends when the sweep that started it does, even killed with SIGKILL (which no handler
     sees): on Linux the kernel sends the worker SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), the most
     robust way since it holds while the worker is deep in the engine; elsewhere a daemon thread polls the
-    parent's pid. Either way a parent that died before this ran is caught by the check of ``getppid``.
+    parent's pid. Either way a parent that died before this ran is caught by the check of ``getppid``. (The
+    kernel watches the thread that forked the worker: `_execute` makes the pool and waits for it on one thread,
+    so that thread outlives its workers.)
 
     The worker also ignores Ctrl-C (a terminal sends it to the whole process group): the parent cancels the
     sweep and terminates its workers. A KeyboardInterrupt inside a worker's own start-up could otherwise leave

@@ -176,7 +176,13 @@ class Store:
         whole &= df["status"].isin(STATUSES)
         if "flash.page_writes" in df.columns:  # a done row always has its figures
             whole &= (df["status"] != "done") | df["flash.page_writes"].notna()
-        torn += int((~whole).sum())
+        broken = [i for i, ok in enumerate(whole) if not ok]
+        if broken and (self.path.endswith(".parquet") or broken != [len(df) - 1]):
+            row = df.iloc[broken[0]]
+            raise _core.FtlsimError(
+                f"store {self.path}: row {broken[0] + 1} is not a results row (key {str(row['key'])[:24]!r}, "
+                f"status {str(row['status'])[:24]!r}); move the file away or give another store path")
+        torn += len(broken)  # only a CSV's last row can be cut off
         df = df[whole].astype(object).where(df[whole].notna(), None)
         return {row["key"]: row for row in df.to_dict("records")}, torn
 
