@@ -575,7 +575,7 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
 STORE_FIGURES = ["flash.erases", "time_us.total"]
 
 
-@main.command("store")
+@main.command("store", short_help="List, filter and prune a sweep's results store.")
 @click.argument("path", type=click.Path())
 @click.option("--where", "-w", "conditions", multiple=True, metavar="COLUMN=VALUE",
               help="Keep the rows whose COLUMN is VALUE, e.g. ftl=fast, status=failed, log_blocks=8, key=3fa9 "
