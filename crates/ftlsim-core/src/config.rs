@@ -342,7 +342,9 @@ impl DeviceSpec {
 
 /// A device field in bytes given as a number (`2048`) or a size with a unit (`"2KiB"`): a config names a page
 /// size the way a datasheet does.
-fn bytes_u32<'de, D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Option<u32>, D::Error> {
+fn bytes_u32<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> std::result::Result<Option<u32>, D::Error> {
     use serde::de::{Error, Visitor};
 
     struct Bytes;
@@ -355,14 +357,19 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Opt
 
         fn visit_u64<E: Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
             u32::try_from(v).map(Some).map_err(|_| {
-                E::custom(format!("{v} bytes is more than the {} a device field holds", u32::MAX))
+                E::custom(format!(
+                    "{v} bytes is more than the {} a device field holds",
+                    u32::MAX
+                ))
             })
         }
 
         fn visit_i64<E: Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
             match u64::try_from(v) {
                 Ok(v) => self.visit_u64(v),
-                Err(_) => Err(E::custom(format!("{v} bytes is negative; give a size such as 2048 or \"2KiB\""))),
+                Err(_) => Err(E::custom(format!(
+                    "{v} bytes is negative; give a size such as 2048 or \"2KiB\""
+                ))),
             }
         }
 
@@ -370,7 +377,9 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Opt
             if v.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&v) {
                 Ok(Some(v as u32))
             } else {
-                Err(E::custom(format!("{v} is not a whole number of bytes; give a size such as 2048 or \"2KiB\"")))
+                Err(E::custom(format!(
+                    "{v} is not a whole number of bytes; give a size such as 2048 or \"2KiB\""
+                )))
             }
         }
 
@@ -390,7 +399,10 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Opt
             Ok(None)
         }
 
-        fn visit_some<D: serde::Deserializer<'de>>(self, de: D) -> std::result::Result<Self::Value, D::Error> {
+        fn visit_some<D: serde::Deserializer<'de>>(
+            self,
+            de: D,
+        ) -> std::result::Result<Self::Value, D::Error> {
             de.deserialize_any(Bytes)
         }
     }
@@ -544,7 +556,10 @@ mod tests {
         assert_eq!(parse_size("2kB").unwrap(), 2000);
         for ambiguous in ["64M", "2k", "1G", "1 T"] {
             let err = parse_size(ambiguous).unwrap_err().to_string();
-            assert!(err.contains("could mean") && err.contains("iB"), "{ambiguous}: {err}");
+            assert!(
+                err.contains("could mean") && err.contains("iB"),
+                "{ambiguous}: {err}"
+            );
         }
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
@@ -564,12 +579,26 @@ mod tests {
         let o: DeviceOverrides = from_json("device", r#"{"page_bytes": null}"#).unwrap();
         assert_eq!(o.page_bytes, None);
         for (json, says) in [
-            (r#"{"page_bytes": "2 parsecs"}"#, "page_bytes: size `2 parsecs` does not parse"),
-            (r#"{"page_bytes": "8GiB"}"#, "page_bytes: 8589934592 bytes is more than"),
-            (r#"{"spare_bytes": -1}"#, "spare_bytes: -1 bytes is negative"),
-            (r#"{"page_bytes": 512.5}"#, "page_bytes: 512.5 is not a whole number"),
+            (
+                r#"{"page_bytes": "2 parsecs"}"#,
+                "page_bytes: size `2 parsecs` does not parse",
+            ),
+            (
+                r#"{"page_bytes": "8GiB"}"#,
+                "page_bytes: 8589934592 bytes is more than",
+            ),
+            (
+                r#"{"spare_bytes": -1}"#,
+                "spare_bytes: -1 bytes is negative",
+            ),
+            (
+                r#"{"page_bytes": 512.5}"#,
+                "page_bytes: 512.5 is not a whole number",
+            ),
         ] {
-            let err = from_json::<DeviceOverrides>("device", json).unwrap_err().to_string();
+            let err = from_json::<DeviceOverrides>("device", json)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(says), "{json}: {err}");
         }
     }
@@ -613,8 +642,9 @@ mod tests {
             msg(r#"{"pages_per_block": "big"}"#),
             "invalid parameter: bad device overrides: pages_per_block: invalid type: string \"big\", expected u32"
         );
-        assert!(msg(r#"{"page_bytes": "big"}"#)
-            .starts_with("invalid parameter: bad device overrides: page_bytes: size `big` does not parse"));
+        assert!(msg(r#"{"page_bytes": "big"}"#).starts_with(
+            "invalid parameter: bad device overrides: page_bytes: size `big` does not parse"
+        ));
         assert!(msg(r#"{"read_us": NaN}"#).contains("read_us: NaN is not a finite number"));
         assert!(
             msg(r#"{"read_us": -Infinity}"#).contains("read_us: -Infinity is not a finite number")
