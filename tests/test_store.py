@@ -220,3 +220,12 @@ def test_ftl_with_a_grid_the_files_schemes_do_not_take_keeps_their_stored_rows(t
     assert result.exit_code == 0, result.output
     assert "1 point from the store, 2 computed, 0 failed" in result.output
     assert list(pd.read_csv(csv)["ftl"]) == ["page", "fast", "fast"]
+
+
+def test_a_scheme_without_the_swept_value_shows_the_one_it_ran_with():
+    df = ftlsim.sweep("uniform:writes=2000,seed=1", {"page": {}, "fast": {"pages_per_block": [16]}},
+                      capacity="1MiB", backend="threads")
+    assert list(df["pages_per_block"]) == [32, 16]  # page ran on lee2007's 32 pages a block
+    df = ftlsim.sweep("uniform:writes=2000,seed=1", {"page": {}, "fast": {}, "ofast": {"log_blocks": [4]}},
+                      capacity="1MiB", backend="threads")
+    assert [v if v == v else None for v in df["log_blocks"]] == [None, 8, 4]  # page has none; fast's default

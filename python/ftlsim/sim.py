@@ -293,20 +293,23 @@ def _row(run: dict, kw: dict, key: str, result: dict) -> dict:
 
 
 def _defaults_filled(df):
-    """`df` with each gap of a scheme-parameter column filled with the value the run used, from its report's
-    ``config.params``: a scheme added to a sweep without its own grid ran with its default ``log_blocks``,
-    and shows it. A scheme that has no such parameter (``page``) keeps the gap."""
+    """`df` with each gap of a scheme-parameter or device column filled with the value the run used, from its
+    report (``config.params``, ``config.pages_per_block``, ...): a scheme added to a sweep without its own grid
+    ran with its default ``log_blocks``, and shows it. A scheme that has no such parameter (``page`` has no
+    ``log_blocks``) keeps the gap."""
     from ._registry import registry
 
     params = {p for s in registry()["schemes"] for p in (s["defaults"] or {})}
-    columns = [c for c in df.columns if c in params and df[c].isna().any()]
+    device = {k for k in registry()["keys"]["device"] if f"config.{k}" in df.columns}
+    columns = [c for c in df.columns if (c in params or c in device) and df[c].isna().any()]
     if not columns or "config.params" not in df.columns:
         return df
     ran_with = df["config.params"].map(lambda p: json.loads(p) if isinstance(p, str) and p.startswith("{") else {})
     for column in columns:
         gaps = df[column].isna()
+        used = df.loc[gaps, f"config.{column}"] if column in device else ran_with[gaps].map(lambda p: p.get(column))
         df[column] = df[column].astype(object)
-        df.loc[gaps, column] = ran_with[gaps].map(lambda used: used.get(column))
+        df.loc[gaps, column] = used
     return df
 
 
