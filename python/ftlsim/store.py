@@ -129,14 +129,17 @@ class Store:
     def remove(self, keys) -> int:
         """Deletes the rows of `keys` from the file, under the lock; returns how many were there."""
         keys = set(keys)
-        with self._lock:
-            rows, _ = self._read()
-            gone = [k for k in rows if k in keys]
-            for key in gone:
-                del rows[key]
-            if gone:
-                self._write(rows)
-            self.rows = rows
+        try:
+            with self._lock:
+                rows, _ = self._read()
+                gone = [k for k in rows if k in keys]
+                for key in gone:
+                    del rows[key]
+                if gone:
+                    self._write(rows)
+        except OSError as e:
+            raise _core.FtlsimError(f"cannot write store {self.path}: {e.strerror or e}") from None
+        self.rows = rows
         return len(gone)
 
     def frame(self):
