@@ -229,3 +229,15 @@ def test_a_scheme_without_the_swept_value_shows_the_one_it_ran_with():
     df = ftlsim.sweep("uniform:writes=2000,seed=1", {"page": {}, "fast": {}, "ofast": {"log_blocks": [4]}},
                       capacity="1MiB", backend="threads")
     assert [v if v == v else None for v in df["log_blocks"]] == [None, 8, 4]  # page has none; fast's default
+
+
+def test_traces_given_on_the_command_line_keep_the_files_stored_points(tmp_path):
+    config = tmp_path / "sweep.toml"
+    csv = tmp_path / "rows.csv"
+    config.write_text(SWEEP_TOML.format(store=tmp_path / "results.parquet", csv=csv))
+    assert invoke("sweep", "-c", str(config), "--backend", "threads").exit_code == 0
+    result = invoke("sweep", "-c", str(config), "--backend", "threads", "hotcold:writes=2000,seed=1")
+    assert result.exit_code == 0, result.output
+    assert "3 points from the store, 3 computed, 0 failed" in result.output
+    rows = pd.read_csv(csv)
+    assert list(rows["trace"].str.split(":").str[0]) == ["hotcold"] * 3 + ["uniform"] * 3

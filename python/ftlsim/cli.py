@@ -392,11 +392,12 @@ def grid_table(df, title: str, swept: list[str], columns: list[str] = COMPARE_CO
 
 
 def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: dict, inputs=(),
-             columns: list[str] = COMPARE_COLUMNS, stored_schemes=None, say_points: bool = False):
+             columns: list[str] = COMPARE_COLUMNS, stored_points=None, say_points: bool = False):
     """Runs a sweep with a progress bar, prints its table and failures, writes its outputs; exits 1 when a
-    point failed (the others are kept, and in the store). The points of `stored_schemes` (the sweep file's
-    schemes when --ftl picks others) are not run, but join the table, CSV and plot when the store has them.
-    With `say_points`, a line on stderr says how many points came from the store, were computed, failed."""
+    point failed (the others are kept, and in the store). The points of `stored_points` (traces, schemes,
+    grid: the sweep file's own, when the command line picks other schemes, traces or values) are not run, but
+    join the table, CSV and plot when the store has them. With `say_points`, a line on stderr says how many
+    points came from the store, were computed, failed."""
     from .sim import grid as grid_runs
     from .sim import run_many
 
@@ -406,12 +407,11 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
                 (check_plot_path if key == "plot" else check_output)(settings[key], what, inputs=inputs)
         runs = [{**common, **run} for run in grid_runs(traces, schemes, grid)]
         stored = None
-        if stored_schemes:  # the common grid's keys that none of them takes are left out, as grid() does
-            from ._registry import takes
-            from .sim import _as_list
-
-            own = {k: v for k, v in grid.items() if any(takes(s, k) for s in _as_list(stored_schemes))}
-            stored = [{**common, **run} for run in grid_runs(traces, stored_schemes, own)]
+        if stored_points:
+            try:
+                stored = [{**common, **run} for run in grid_runs(*stored_points)]
+            except _core.FtlsimError:  # a file grid no file scheme takes: no sweep of the file alone ran
+                stored_points = None
         with progress_bar("{task.completed}/{task.total} runs", err_console) as bar:  # every backend
             task = bar.add_task(label, total=None)
             df = run_many(runs, jobs=settings.get("jobs"), store=settings.get("store"),
@@ -421,7 +421,8 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         fail(e)
     from rich.markup import escape
 
-    swept = [k for k in dict.fromkeys(grid_columns(schemes, grid) + grid_columns(stored_schemes, {})) if k in df]
+    file_columns = grid_columns(*stored_points[1:]) if stored_points else []
+    swept = [k for k in dict.fromkeys(grid_columns(schemes, grid) + file_columns) if k in df]
     console.print(grid_table(df, label, swept, columns))
     failed = df[df["status"] == "failed"]
     for _, row in failed.iterrows():
@@ -555,10 +556,10 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
     traces = list(traces) or file_traces
     if not traces:
         fail("no trace: give TRACES or `traces` in the config file")
-    file_schemes = None
-    if ftls:  # the named schemes, each with the file's grid for it; the file's others are shown if stored
+    # The file's own points: whatever the command line picks, those the store holds are shown too.
+    file_points = (file_traces, schemes, grid) if config_path and file_traces and schemes else None
+    if ftls:  # the named schemes, each with the file's grid for it
         own = schemes if isinstance(schemes, dict) else {}
-        file_schemes = schemes
         schemes = {s: own.get(s, {}) for s in ftls.split(",") if s.strip()}
     if schemes is None:
         fail("no scheme: give --ftl or `schemes` in the config file")
@@ -568,7 +569,7 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
              "csv": csv_path}
     settings.update({k: v for k, v in given.items() if v is not None})
     label = traces[0] if len(traces) == 1 else f"{len(traces)} traces"
-    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces), stored_schemes=file_schemes,
+    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces), stored_points=file_points,
              say_points=True)
 
 
