@@ -206,7 +206,8 @@ def test_sizes_binary_and_decimal_units_and_device_fields_with_units():
             raise AssertionError(f"{ambiguous} was accepted")
     r = ftlsim.simulate("uniform:writes=100", ftl="page", capacity="1MiB", page_bytes="2KiB", spare_bytes="64B")
     assert (r["config.page_bytes"], r["config.capacity_bytes"]) == (2048, 1 << 20)
-    result = CliRunner().invoke(main, ["run", "uniform:writes=100", "--capacity", "1MiB", "-p", "page_bytes=2 lightyears"])
+    result = CliRunner().invoke(main, ["run", "uniform:writes=100", "--capacity", "1MiB",
+                                       "-p", "page_bytes=2 lightyears"])
     assert result.exit_code == 2
     assert "page_bytes: size `2 lightyears` does not parse" in result.output and "column" not in result.output
 

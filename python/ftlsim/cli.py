@@ -589,8 +589,6 @@ def store_cmd(path, conditions, prune, csv_path):
 
     Lists one line per stored point: its trace, scheme and the options that differ between points, its
     status, erases and modelled time; options every row shares are printed once above the table."""
-    from rich.markup import escape
-
     from .store import Store, store_file
 
     try:
@@ -622,7 +620,7 @@ def store_cmd(path, conditions, prune, csv_path):
                           highlight=False)
 
 
-def store_selection(df, conditions) -> "pd.Series":
+def store_selection(df, conditions):
     """The rows of `df` that meet every ``COLUMN=VALUE`` condition: numbers compare as numbers, ``key`` by
     prefix, anything else as text. An unknown column is an error naming the nearest one."""
     import pandas as pd
@@ -657,19 +655,21 @@ def store_selection(df, conditions) -> "pd.Series":
 def store_table(df, title: str) -> Table:
     """The rows of a store: trace, scheme, the options that differ between rows, status, the main figures and
     the key; options all rows share go in the title."""
+    from rich.markup import escape
+
     from .store import parameter_columns
 
     params = [c for c in df.columns if c in parameter_columns() and c not in ("trace", "ftl")]
     varying = [c for c in params if df[c].astype(str).nunique() > 1]
     shared = [f"{c}={fmt(df[c].iloc[0])}" for c in params if c not in varying and df[c].notna().all()]
-    table = Table(title=title + (f"\nevery row: {', '.join(shared)}" if shared and len(df) else ""),
+    table = Table(title=escape(title + (f"\nevery row: {', '.join(shared)}" if shared and len(df) else "")),
                   title_justify="left")
     columns = ["trace", "ftl", *varying, "status", *[c for c in STORE_FIGURES if c in df], "key"]
     for column in columns:
         table.add_column(column, justify="left" if column in ("trace", "ftl", "status", "key") else "right",
                          overflow="fold")
     for _, row in df.iterrows():
-        table.add_row(*["-" if row[c] is None or row[c] != row[c] else fmt(row[c]) for c in columns])
+        table.add_row(*["-" if row[c] is None or row[c] != row[c] else escape(fmt(row[c])) for c in columns])
     return table
 
 

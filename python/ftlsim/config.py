@@ -20,6 +20,12 @@ RUN_OUTPUTS = ("json", "csv")
 SWEEP_KEYS = ("traces", "trace", "schemes", "ftl", "grid", "store", "csv", "plot", "scheduler", "jobs", "backend")
 
 
+try:
+    from yaml import YAMLError as _YamlError
+except ImportError:  # PyYAML is needed only for YAML files
+    _YamlError = ValueError
+
+
 def load(path) -> dict:
     """The table of a config file, by extension: .toml, .json, .yaml / .yml."""
     path = os.fspath(path)
@@ -52,16 +58,14 @@ def load(path) -> dict:
     return table
 
 
-try:
-    from yaml import YAMLError as _YamlError
-except ImportError:  # PyYAML is needed only for YAML files
-    _YamlError = ValueError
-
-
 def _load_yaml(data: bytes):
     """A YAML config, refusing aliases (``*name``): a config needs none, and nested aliases expand
     exponentially (a 1 KB "billion laughs" file took 48 s and gigabytes to walk)."""
-    import yaml
+    try:
+        import yaml
+    except ImportError:
+        raise _core.FtlsimError("YAML config files need PyYAML: pip install pyyaml (or write the config as "
+                                "TOML)") from None
 
     class NoAliasLoader(yaml.SafeLoader):
         def compose_node(self, parent, index):
@@ -72,6 +76,10 @@ def _load_yaml(data: bytes):
             return super().compose_node(parent, index)
 
     return yaml.load(data, Loader=NoAliasLoader)
+
+
+def _in(source) -> str:
+    return f"config file {source}: " if source else ""
 
 
 def _kind(value) -> str:
@@ -95,8 +103,7 @@ def check_value(key: str, value, expected: str, source=None) -> None:
         return
     must = {"path": "a file path (text)", "text": "text", "texts": "text or a list of texts",
             "jobs": "a whole number of at least 1", "table": "a table", "backend": "processes, threads or dask"}
-    where = f"config file {source}: " if source else ""
-    raise _core.FtlsimError(f"{where}`{key}` must be {must[expected]}, found {value!r} ({_kind(value)})")
+    raise _core.FtlsimError(f"{_in(source)}`{key}` must be {must[expected]}, found {value!r} ({_kind(value)})")
 
 
 RUN_TYPES = {"json": "path", "csv": "path", "trace": "text", "ftl": "text", "preset": "text", "format": "text",
@@ -112,8 +119,7 @@ def check_grid(key: str, grid, source=None) -> None:
     for name, values in grid.items():
         for value in values if isinstance(values, list) else [values]:
             if isinstance(value, (dict, list)) or value is None:
-                where = f"config file {source}: " if source else ""
-                raise _core.FtlsimError(f"{where}`{key}.{name}` must be a value or a list of values (numbers, "
+                raise _core.FtlsimError(f"{_in(source)}`{key}.{name}` must be a value or a list of values (numbers, "
                                         f"text, true/false), found {values!r}")
 
 

@@ -212,9 +212,9 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     (``tcp://host:8786``). A trace given by path must exist on the workers at the same path.
     With `store` (a path, see `ftlsim.store.Store`), finished rows are saved as they come, points already done
     are not run again and failed points are retried; `stored` runs are not computed but their rows join the
-    others (in the order of `stored`, trace by trace) when the store has them. `errors="raise"` raises the first failure after every point
-    has run; ``"keep"`` returns failed rows with their error. `on_done(done, total)` reports progress; Ctrl-C
-    cancels the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the
+    others (in the order of `stored`, trace by trace) when the store has them. `errors="raise"` raises the
+    first failure after every point has run; ``"keep"`` returns failed rows with their error.
+    `on_done(done, total)` reports progress; Ctrl-C cancels the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the
     store), ``computed`` and ``failed`` (now), and ``torn`` (store rows found cut off, computed again)."""
     import pandas as pd
 
@@ -307,7 +307,8 @@ def _defaults_filled(df):
     ran_with = df["config.params"].map(lambda p: json.loads(p) if isinstance(p, str) and p.startswith("{") else {})
     for column in columns:
         gaps = df[column].isna()
-        used = df.loc[gaps, f"config.{column}"] if column in device else ran_with[gaps].map(lambda p: p.get(column))
+        used = (df.loc[gaps, f"config.{column}"] if column in device
+                else ran_with[gaps].map(lambda p, key=column: p.get(key)))
         df[column] = df[column].astype(object)
         df.loc[gaps, column] = used
     return df
