@@ -574,6 +574,8 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
 
 
 STORE_FIGURES = ["flash.erases", "time_us.total"]
+STORE_HEADERS = {"flash.erases": "erases", "time_us.total": "time_us"}
+KEY_SHOWN = 10  # hex digits of a key in `ftlsim store`'s table: enough for --where key=..., 80 columns
 
 
 @main.command("store", short_help="List, filter and prune a sweep's results store.")
@@ -654,7 +656,7 @@ def store_selection(df, conditions):
 
 def store_table(df, title: str) -> Table:
     """The rows of a store: trace, scheme, the options that differ between rows, status, the main figures and
-    the key; options all rows share go in the title."""
+    the key's first digits; options all rows share go in the title."""
     from rich.markup import escape
 
     from .store import parameter_columns
@@ -665,11 +667,21 @@ def store_table(df, title: str) -> Table:
     table = Table(title=escape(title + (f"\nevery row: {', '.join(shared)}" if shared and len(df) else "")),
                   title_justify="left")
     columns = ["trace", "ftl", *varying, "status", *[c for c in STORE_FIGURES if c in df], "key"]
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("trace", "ftl", "status", "key") else "right",
-                         overflow="fold")
-    for _, row in df.iterrows():
-        table.add_row(*["-" if row[c] is None or row[c] != row[c] else escape(fmt(row[c])) for c in columns])
+
+    def cell(column, value) -> str:
+        if value is None or value != value:
+            return "-"
+        return value[:KEY_SHOWN] if column == "key" else escape(fmt(value))
+
+    rows = [[cell(c, row[c]) for c in columns] for _, row in df.iterrows()]
+    for i, column in enumerate(columns):
+        # In a narrow terminal the trace folds; every other cell keeps its width (a number is never cut).
+        width = None if column == "trace" else max([len(r[i]) for r in rows], default=1)
+        table.add_column(STORE_HEADERS.get(column, column),
+                         justify="left" if column in ("trace", "ftl", "status", "key") else "right",
+                         overflow="fold", min_width=width)
+    for row in rows:
+        table.add_row(*row)
     return table
 
 
