@@ -440,7 +440,8 @@ def sweep(
     Local processes on all cores by default; `client` (a ``dask.distributed.Client``) or `scheduler`
     (``tcp://host:8786``) run the points on a Dask cluster. With `store` (``results.parquet``, ``.csv`` or a
     directory), re-running the sweep computes only the points not yet done; a failed point is recorded with
-    its error (``errors="raise"`` raises instead)."""
+    its error (``errors="raise"`` raises instead). Several sweeps may share a store at once.
+    ``df.attrs["points"]`` says how many points came from the store, were computed and failed."""
     runs = [{**common, **run} for run in _grid(traces, schemes, grid)]
     return run_many(runs, jobs=jobs, on_done=on_done, store=store, backend=backend, client=client,
                     scheduler=scheduler, errors=errors)
