@@ -144,3 +144,79 @@ def test_readme_experiments_section_runs_as_written(tmp_path, monkeypatch):
     assert [n for n, _ in counts] == [14, 14, 16, 16]  # 2 traces x (1 + 3 + 3); nftl adds 2 points
     assert counts[0][1] == counts[1][1] and counts[2][1] == counts[3][1]  # reruns kept the stored rows
     assert (tmp_path / "sweep.png").stat().st_size > 0
+
+
+def test_wrong_value_types_in_config_files_are_clean_errors(tmp_path):
+    cases = [
+        ("run", "r.toml", 'trace = "uniform:writes=100"\njson = 5\n', "`json` must be a file path (text), found 5"),
+        ("run", "r.toml", 'trace = "uniform:writes=100"\nparams = 3\n', "`params` must be a table, found 3"),
+        ("sweep", "s.toml", 'traces = ["uniform:writes=100"]\nschemes = ["page"]\njobs = -3\n',
+         "`jobs` must be a whole number of at least 1, found -3"),
+        ("sweep", "s.toml", 'traces = ["uniform:writes=100"]\nschemes = ["page"]\njobs = true\n',
+         "`jobs` must be a whole number of at least 1, found True"),
+        ("sweep", "s.toml", 'traces = ["uniform:writes=100"]\nschemes = ["page"]\nbackend = "gpu"\n',
+         "`backend` must be processes, threads or dask"),
+        ("sweep", "s.toml", 'traces = 5\nschemes = ["page"]\n', "`traces` must be text or a list of texts"),
+        ("sweep", "s.toml", 'traces = ["uniform:writes=100"]\n[schemes]\nfast = { log_blocks = [[4]] }\n',
+         "`schemes.fast.log_blocks` must be a value or a list of values"),
+        ("sweep", "s.json", '{"traces": ["uniform:writes=100"], "schemes": ["page"], "store": 7}',
+         "`store` must be a file path (text), found 7"),
+    ]
+    for command, name, text, says in cases:
+        (tmp_path / name).write_text(text)
+        result = CliRunner().invoke(main, [command, "-c", str(tmp_path / name)])
+        assert result.exit_code == 2, (text, result.output)
+        assert f"config file {tmp_path / name}: {says}" in result.output, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path):
+    import time
+
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for level in range(1, 9):
+        prev, cur = chr(ord("a") + level - 1), chr(ord("a") + level)
+        lines.append(f"{cur}: &{cur} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines + ['trace: "uniform:writes=100"']) + "\n")
+    started = time.monotonic()
+    result = CliRunner().invoke(main, ["run", "-c", str(bomb)])
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 2
+    assert "line 2: YAML aliases (*a) are not supported in config files" in result.output
+    (tmp_path / "bad.yaml").write_text("trace: [unclosed\n")
+    result = CliRunner().invoke(main, ["run", "-c", str(tmp_path / "bad.yaml")])
+    assert result.exit_code == 2 and "bad.yaml: line 2, column 1: expected ',' or ']'" in result.output
+
+
+def test_sizes_binary_and_decimal_units_and_device_fields_with_units():
+    def capacity(text):
+        return ftlsim.simulate("uniform:writes=10", ftl="page", capacity=text)["config.capacity_bytes"]
+
+    block = 512 * 32  # lee2007: the capacity is rounded up to whole blocks
+    assert capacity("64MiB") == 64 << 20
+    assert capacity("64MB") == -(-64_000_000 // block) * block  # decimal, not 64 MiB
+    assert capacity("1GB") == -(-10**9 // block) * block
+    for ambiguous in ("64M", "1g"):
+        try:
+            capacity(ambiguous)
+        except ftlsim.FtlsimError as e:
+            assert "could mean" in str(e) and "iB (powers of 1024)" in str(e)
+        else:
+            raise AssertionError(f"{ambiguous} was accepted")
+    r = ftlsim.simulate("uniform:writes=100", ftl="page", capacity="1MiB", page_bytes="2KiB", spare_bytes="64B")
+    assert (r["config.page_bytes"], r["config.capacity_bytes"]) == (2048, 1 << 20)
+    result = CliRunner().invoke(main, ["run", "uniform:writes=100", "--capacity", "1MiB",
+                                       "-p", "page_bytes=2 lightyears"])
+    assert result.exit_code == 2
+    assert "page_bytes: size `2 lightyears` does not parse" in result.output and "column" not in result.output
+
+
+def test_reproduce_csv_into_a_missing_directory_fails_before_the_experiment(tmp_path, monkeypatch):
+    from ftlsim import reproduce
+
+    ran = []
+    monkeypatch.setattr(reproduce, "run", lambda *a, **k: ran.append(a))
+    result = CliRunner().invoke(main, ["reproduce", "fast-fig10", "--quick", "--csv", str(tmp_path / "no" / "x.csv")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    assert ran == []

@@ -141,3 +141,14 @@ def test_report_series_and_notebook_display():
     assert s["flash.erases"] == r.erases and s.name == "fast"
     html = r._repr_html_()
     assert "<table>" in html and "flash.erases" in html and f"{r.erases:,}" in html
+
+
+def test_bad_sweep_settings_from_python_raise_before_any_point_runs(tmp_path, monkeypatch):
+    computed = counting(monkeypatch)
+    with pytest.raises(ftlsim.FtlsimError, match="jobs=-3: give a whole number of parallel runs"):
+        ftlsim.sweep(TRACE, ["page"], capacity="1MiB", jobs=-3)
+    with pytest.raises(ftlsim.FtlsimError, match="`.json` is not a store format"):
+        ftlsim.sweep(TRACE, ["page"], capacity="1MiB", store=tmp_path / "res.json")
+    with pytest.raises(ftlsim.FtlsimError, match="is not a Dask scheduler address"):
+        ftlsim.sweep(TRACE, ["page"], capacity="1MiB", scheduler="nonsense")
+    assert computed == [] and list(tmp_path.iterdir()) == []

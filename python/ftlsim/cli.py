@@ -336,7 +336,7 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         table = load_config(config_path)
         outputs = {k: table[k] for k in ("json", "csv") if k in table and "config.resolved" not in table}
         try:
-            file_kwargs = run_kwargs(table, f"config file {config_path}")
+            file_kwargs = run_kwargs(table, config_path)
         except _core.FtlsimError as e:
             fail(e)
     kwargs = option_kwargs(ctx, file_kwargs)
@@ -400,12 +400,16 @@ def check_plot_path(path: str, what: str = "--plot", inputs=()) -> None:
 
 
 def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: dict, inputs=(),
-             columns: list[str] | None = None, metrics: list[str] | None = None):
+             columns: list[str] | None = None, metrics: list[str] | None = None, stored_points=None,
+             say_points: bool = False):
     """Runs a sweep with a progress bar, prints its table (the `columns` figures, or those the `metrics` globs
     pick) and failures, writes its outputs; exits 1 when a point failed (the others are kept, and in the
-    store)."""
+    store). The points of `stored_points` (traces, schemes, grid: the sweep file's own, when the command line
+    picks other schemes, traces or values) are not run, but join the table, CSV and plot when the store has
+    them. With `say_points`, a line on stderr says how many points came from the store, were computed, failed."""
     from .config import grid_problems
-    from .sim import sweep
+    from .sim import grid as grid_runs
+    from .sim import run_many
 
     if isinstance(schemes, str):
         schemes = [s for s in schemes.split(",") if s]
@@ -416,16 +420,24 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         for key, what in (("csv", "--csv"), ("plot", "--plot")):
             if settings.get(key):
                 (check_plot_path if key == "plot" else check_output)(settings[key], what, inputs=inputs)
+        runs = [{**common, **run} for run in grid_runs(traces, schemes, grid)]
+        stored = None
+        if stored_points:
+            try:
+                stored = [{**common, **run} for run in grid_runs(*stored_points)]
+            except _core.FtlsimError:  # a file grid no file scheme takes: no sweep of the file alone ran
+                stored_points = None
         with progress_bar("{task.completed}/{task.total} runs", err_console) as bar:  # every backend
             task = bar.add_task(label, total=None)
-            df = sweep(traces, schemes, grid, jobs=settings.get("jobs"), store=settings.get("store"),
-                       scheduler=settings.get("scheduler"), backend=settings.get("backend"),
-                       on_done=lambda d, t: bar.update(task, completed=d, total=t), **common)
+            df = run_many(runs, jobs=settings.get("jobs"), store=settings.get("store"),
+                          scheduler=settings.get("scheduler"), backend=settings.get("backend"), errors="keep",
+                          on_done=lambda d, t: bar.update(task, completed=d, total=t), stored=stored)
     except _core.FtlsimError as e:
         fail(e)
     from rich.markup import escape
 
-    swept = [k for k in grid_columns(schemes, grid) if k in df]
+    file_columns = grid_columns(*stored_points[1:]) if stored_points else []
+    swept = [k for k in dict.fromkeys(grid_columns(schemes, grid) + file_columns) if k in df]
     print_grid(df, label, swept, columns, metrics)
     failed = df[df["status"] == "failed"]
     for _, row in failed.iterrows():
@@ -449,6 +461,8 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         fail(_core.FtlsimError(f"cannot write output: {e}"))
     if settings.get("store"):
         err_console.print(f"[dim]results stored in {settings['store']}[/]")
+    if say_points:
+        err_console.print(points_line(df.attrs["points"]), highlight=False)
     if len(failed):
         fail(f"{len(failed)} of {len(df)} runs failed (listed above)", code=1)
 
@@ -490,6 +504,16 @@ def warn_uninformative(df) -> None:
             which = ", ".join(dict.fromkeys(schemes))
             err_console.print(f"[yellow]warning:[/] {which} on {names[str(trace)]}: {text}", highlight=False,
                               soft_wrap=True)
+
+
+def points_line(points: dict) -> str:
+    """What a sweep did: "12 points from the store, 2 computed, 0 failed", and any torn store row."""
+    stored = points["stored"]
+    line = f"{stored} point{'' if stored == 1 else 's'} from the store, {points['computed']} computed, " \
+           f"{points['failed']} failed"
+    if points["torn"]:
+        line += f" ({points['torn']} cut-off row{'s' if points['torn'] > 1 else ''} of the store computed again)"
+    return line
 
 
 def grid_columns(schemes, grid: dict) -> list[str]:
@@ -585,13 +609,14 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
     file_traces, schemes, grid, file_common, settings = [], None, {}, {}, {}
     if config_path:
         try:
-            file_traces, schemes, grid, file_common, settings = sweep_parts(load_config(config_path),
-                                                                             f"config file {config_path}")
+            file_traces, schemes, grid, file_common, settings = sweep_parts(load_config(config_path), config_path)
         except _core.FtlsimError as e:
             fail(e)
     traces = list(traces) or file_traces
     if not traces:
         fail("no trace: give TRACES or `traces` in the config file")
+    # The file's own points: whatever the command line picks, those the store holds are shown too.
+    file_points = (file_traces, schemes, grid) if config_path and file_traces and schemes else None
     if ftls:  # the named schemes, each with the file's grid for it
         own = schemes if isinstance(schemes, dict) else {}
         schemes = {s: own.get(s, {}) for s in ftls.split(",") if s.strip()}
@@ -603,7 +628,120 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
              "csv": csv_path}
     settings.update({k: v for k, v in given.items() if v is not None})
     label = traces[0] if len(traces) == 1 else f"{len(traces)} traces"
-    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces), metrics=metrics_of(metrics))
+    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces), metrics=metrics_of(metrics),
+             stored_points=file_points, say_points=True)
+
+
+STORE_FIGURES = ["flash.erases", "time_us.total"]
+STORE_HEADERS = {"flash.erases": "erases", "time_us.total": "time_us"}
+KEY_SHOWN = 10  # hex digits of a key in `ftlsim store`'s table: enough for --where key=..., 80 columns
+
+
+@main.command("store", short_help="List, filter and prune a sweep's results store.")
+@click.argument("path", type=click.Path())
+@click.option("--where", "-w", "conditions", multiple=True, metavar="COLUMN=VALUE",
+              help="Keep the rows whose COLUMN is VALUE, e.g. ftl=fast, status=failed, log_blocks=8, key=3fa9 "
+                   "(a key by its first digits); several must all hold.")
+@click.option("--prune", is_flag=True, help="Delete the rows --where selects from the store (their points are "
+                                            "computed again by the next sweep that needs them).")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write the selected rows as CSV.")
+def store_cmd(path, conditions, prune, csv_path):
+    """List, filter and prune the results store PATH of a sweep (a .parquet or .csv file, or a directory).
+
+    Lists one line per stored point: its trace, scheme and the options that differ between points, its
+    status, erases and modelled time; options every row shares are printed once above the table."""
+    from .store import Store, store_file
+
+    try:
+        if not os.path.exists(store_file(path)):
+            raise _core.FtlsimError(f"no store at {path}; give the path a sweep's --store (or `store =`) named")
+        if csv_path:
+            check_output(csv_path, "--csv")
+        if prune and not conditions:
+            raise _core.FtlsimError("--prune deletes the rows --where selects: give --where (to empty the store, "
+                                    "delete its file)")
+        st = Store(path)
+        df = st.frame()
+        selected = df[store_selection(df, conditions)] if len(df) else df
+        if prune:
+            removed = st.remove(selected["key"])
+            err_console.print(f"{removed} rows pruned from {st.path}, {len(st.rows)} left", highlight=False)
+            return
+    except _core.FtlsimError as e:
+        fail(e)
+    if csv_path:
+        from .output import atomic_path
+
+        with atomic_path(csv_path) as tmp:
+            selected.to_csv(tmp, index=False)
+        err_console.print(f"[dim]{len(selected)} rows written to {csv_path}[/]")
+    console.print(store_table(selected, f"{st.path}: {len(selected)} of {len(df)} rows"))
+    if st.torn:
+        err_console.print(f"{st.torn} cut-off rows were skipped; the next sweep computes their points again",
+                          highlight=False)
+
+
+def store_selection(df, conditions):
+    """The rows of `df` that meet every ``COLUMN=VALUE`` condition: numbers compare as numbers, ``key`` by
+    prefix, anything else as text. An unknown column is an error naming the nearest one."""
+    import pandas as pd
+
+    from ._registry import did_you_mean
+
+    keep = pd.Series(True, index=df.index)
+    for condition in conditions:
+        column, sep, value = condition.partition("=")
+        column = column.strip()
+        if not sep or not column:
+            raise _core.FtlsimError(f"--where `{condition}` is not COLUMN=VALUE (e.g. --where ftl=fast)")
+        if column not in df.columns:
+            raise _core.FtlsimError(f"--where {column}: the store has no column `{column}`"
+                                    f"{did_you_mean(column, list(df.columns))}")
+        cells = df[column]
+        if column == "key":
+            keep &= cells.astype(str).str.startswith(value)
+            continue
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        numeric = pd.to_numeric(cells, errors="coerce")
+        if number is not None and numeric.notna().any():
+            keep &= numeric == number
+        else:
+            keep &= cells.astype(str) == value
+    return keep
+
+
+def store_table(df, title: str) -> Table:
+    """The rows of a store: trace, scheme, the options that differ between rows, status, the main figures and
+    the key's first digits; options all rows share go in the title."""
+    from rich.markup import escape
+
+    from .store import parameter_columns
+
+    params = [c for c in df.columns if c in parameter_columns() and c not in ("trace", "ftl")]
+    varying = [c for c in params if df[c].astype(str).nunique() > 1]
+    shared = [f"{c}={fmt(df[c].iloc[0])}" for c in params if c not in varying and df[c].notna().all()]
+    table = Table(title=escape(title + (f"\nevery row: {', '.join(shared)}" if shared and len(df) else "")),
+                  title_justify="left")
+    columns = ["trace", "ftl", *varying, "status", *[c for c in STORE_FIGURES if c in df], "key"]
+
+    def cell(column, value) -> str:
+        if value is None or value != value:
+            return "-"
+        return value[:KEY_SHOWN] if column == "key" else escape(fmt(value))
+
+    rows = [[cell(c, row[c]) for c in columns] for _, row in df.iterrows()]
+    for i, column in enumerate(columns):
+        # In a narrow terminal the trace folds; every other cell keeps its width (a number is never cut).
+        width = None if column == "trace" else max([len(r[i]) for r in rows], default=1)
+        table.add_column(STORE_HEADERS.get(column, column),
+                         justify="left" if column in ("trace", "ftl", "status", "key") else "right",
+                         overflow="fold", min_width=width)
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 @main.command("generate")
@@ -763,6 +901,13 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
         fail(f"unknown experiment `{name}`; valid: {', '.join(rp.EXPERIMENTS)} (or none: all of them)")
     if name is None and (csv_path or plot_path):
         fail("--csv and --plot take one experiment: pass its NAME (or use --report DIR for all of them)")
+    try:  # an output that cannot be written is refused before the experiment runs, not after
+        if csv_path:
+            check_output(csv_path, "--csv")
+        if plot_path:
+            check_plot_path(plot_path)
+    except _core.FtlsimError as e:
+        fail(e)
     names = [name] if name else list(rp.EXPERIMENTS)
     results = []
     started = time.perf_counter()

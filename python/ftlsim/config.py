@@ -18,6 +18,12 @@ from ._registry import check_name, config_kwargs, did_you_mean, names, scheme_de
 from .reference import RUN_OUTPUTS, option_keys, run_keys, sweep_keys
 
 
+try:
+    from yaml import YAMLError as _YamlError
+except ImportError:  # PyYAML is needed only for YAML files
+    _YamlError = ValueError
+
+
 def load(path) -> dict:
     """The table of a config file, by extension: .toml, .json, .yaml / .yml."""
     path = os.fspath(path)
@@ -34,18 +40,85 @@ def load(path) -> dict:
                 import tomli as tomllib
             table = tomllib.loads(data.decode())
         elif path.endswith((".yaml", ".yml")):
-            import yaml
-
-            table = yaml.safe_load(data)
+            table = _load_yaml(data)
         elif path.endswith(".json"):
             table = json.loads(data)
         else:
             raise _core.FtlsimError(f"config file {path}: unknown extension; use .toml, .json or .yaml")
     except (ValueError, UnicodeDecodeError) as e:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
         raise _core.FtlsimError(f"config file {path}: {e}") from None
+    except _YamlError as e:
+        mark, problem = getattr(e, "problem_mark", None), getattr(e, "problem", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        raise _core.FtlsimError(f"config file {path}: {where}{problem or str(e).strip()}") from None
     if not isinstance(table, dict):
         raise _core.FtlsimError(f"config file {path}: expected a table of keys, found {type(table).__name__}")
     return table
+
+
+def _load_yaml(data: bytes):
+    """A YAML config, refusing aliases (``*name``): a config needs none, and nested aliases expand
+    exponentially (a 1 KB "billion laughs" file took 48 s and gigabytes to walk)."""
+    try:
+        import yaml
+    except ImportError:
+        raise _core.FtlsimError("YAML config files need PyYAML: pip install pyyaml (or write the config as "
+                                "TOML)") from None
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise yaml.YAMLError(f"line {event.start_mark.line + 1}: YAML aliases (*{event.anchor}) are not "
+                                     "supported in config files; write the value out")
+            return super().compose_node(parent, index)
+
+    return yaml.load(data, Loader=NoAliasLoader)
+
+
+def _in(source) -> str:
+    return f"config file {source}: " if source else ""
+
+
+def _kind(value) -> str:
+    return {bool: "true/false", int: "a number", float: "a number", str: "text", list: "a list",
+            dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def check_value(key: str, value, expected: str, source=None) -> None:
+    """Refuses a config value of the wrong type, naming the file, the key, what it must be and what it is.
+    `expected`: ``path`` (non-empty text), ``text``, ``texts`` (text or a list of texts), ``jobs`` (a whole
+    number of at least 1), ``table``, or ``backend``."""
+    ok = {
+        "path": lambda v: isinstance(v, str) and v != "",
+        "text": lambda v: isinstance(v, str),
+        "texts": lambda v: isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
+        "jobs": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        "table": lambda v: isinstance(v, dict),
+        "backend": lambda v: v in ("processes", "threads", "dask"),
+    }[expected](value)
+    if ok:
+        return
+    must = {"path": "a file path (text)", "text": "text", "texts": "text or a list of texts",
+            "jobs": "a whole number of at least 1", "table": "a table", "backend": "processes, threads or dask"}
+    raise _core.FtlsimError(f"{_in(source)}`{key}` must be {must[expected]}, found {value!r} ({_kind(value)})")
+
+
+RUN_TYPES = {"json": "path", "csv": "path", "trace": "text", "ftl": "text", "preset": "text", "format": "text",
+             "precondition": "text", "params": "table"}
+SWEEP_TYPES = {"traces": "texts", "trace": "texts", "ftl": "texts", "grid": "table", "params": "table",
+               "store": "path", "csv": "path", "plot": "path", "scheduler": "text", "jobs": "jobs",
+               "backend": "backend", "preset": "text", "format": "text", "precondition": "text"}
+
+
+def check_grid(key: str, grid, source=None) -> None:
+    """A grid is a table of parameter -> a value or a list of values (numbers, text, true/false)."""
+    check_value(key, grid, "table", source)
+    for name, values in grid.items():
+        for value in values if isinstance(values, list) else [values]:
+            if isinstance(value, (dict, list)) or value is None:
+                raise _core.FtlsimError(f"{_in(source)}`{key}.{name}` must be a value or a list of values (numbers, "
+                                        f"text, true/false), found {values!r}")
 
 
 def is_report(table: dict) -> bool:
@@ -141,21 +214,22 @@ def check_options(ftl: str, options) -> None:
                                 "--example run")
 
 
-def run_kwargs(table, source: str = "run config") -> dict:
+def run_kwargs(table, source=None) -> dict:
     """Keyword arguments of `simulate` from a run table or a saved report (a `Report` or its dict): the
-    trace, the scheme, every option and the scheme's ``[params]``; output keys are left out. An unknown key
-    is refused, naming `source` (the file)."""
+    trace, the scheme, every option and the scheme's ``[params]``; output keys are left out. A value of the
+    wrong type or an unknown key is refused, naming `source` (the config file)."""
     if "config.resolved" in table:
         resolved = json.loads(table["config.resolved"])
         trace = resolved["trace"]
         kwargs = {"trace": trace, **config_kwargs(resolved["config"])}
         check_trace_hash(trace, table.get("config.trace_sha256"))
         return kwargs
+    for key, expected in RUN_TYPES.items():
+        if key in table:
+            check_value(key, table[key], expected, source)
     table = dict(table)
-    check_run_table(table, source)
+    check_run_table(table, f"config file {source}" if source else "run config")
     params = table.pop("params", {}) or {}
-    if not isinstance(params, dict):
-        raise _core.FtlsimError("config key `params` must be a table of the scheme's parameters")
     kwargs = {k: v for k, v in table.items() if k not in RUN_OUTPUTS}
     clash = set(params) & set(kwargs)
     if clash:
@@ -177,10 +251,21 @@ def check_trace_hash(trace: str, sha256: str | None) -> None:
                                 f"recorded {sha256[:12]}...); the run would not repeat")
 
 
-def sweep_parts(table: dict, source: str = "sweep config") -> tuple[list, object, dict, dict, dict]:
-    """(traces, schemes, grid, common options, sweep settings: store, csv, plot, scheduler, jobs, backend).
-    An unknown key is refused, naming `source` (the file)."""
-    check_sweep_table(table, source)
+def sweep_parts(table: dict, source=None) -> tuple[list, object, dict, dict, dict]:
+    """(traces, schemes, grid, common options, sweep settings: store, csv, plot, scheduler, jobs, backend). A
+    value of the wrong type or an unknown key is refused, naming `source` (the config file)."""
+    for key, expected in SWEEP_TYPES.items():
+        if key in table:
+            check_value(key, table[key], expected, source)
+    if "grid" in table:
+        check_grid("grid", table["grid"], source)
+    schemes = table.get("schemes")
+    if isinstance(schemes, dict):
+        for name, own in schemes.items():
+            check_grid(f"schemes.{name}", own or {}, source)
+    elif schemes is not None:
+        check_value("schemes", schemes, "texts", source)
+    check_sweep_table(table, f"config file {source}" if source else "sweep config")
     table = dict(table)
     traces = table.pop("traces", None) or table.pop("trace", None)
     if traces is None:

@@ -15,7 +15,7 @@ import warnings
 from typing import Callable, Iterable
 
 from . import _core
-from ._registry import check_name, config_kwargs, did_you_mean, make_config, names, resolve_config, takes
+from ._registry import check_name, did_you_mean, make_config, names, resolve_config, takes
 from .report import Report
 
 
@@ -218,49 +218,9 @@ def _check_traces_on(client, traces: set[str]) -> None:
                                 "the same path on every worker or use a shared file system")
 
 
-class Store:
-    """A results store: a Parquet (``.parquet``) or CSV (``.csv``) file, or a directory holding
-    ``results.parquet``, one row per run keyed by `key`, rewritten atomically (temp file + rename)."""
-
-    def __init__(self, path):
-        path = os.fspath(path)
-        if not path:
-            raise _core.FtlsimError("store path is empty; give a .parquet or .csv file or a directory")
-        if not path.endswith((".parquet", ".csv")):
-            os.makedirs(path, exist_ok=True)
-            path = os.path.join(path, "results.parquet")
-        self.path = path
-        self.rows: dict[str, dict] = {}
-        if os.path.exists(path):
-            for row in self._read().to_dict("records"):
-                self.rows[row["key"]] = row
-
-    def _read(self):
-        import pandas as pd
-
-        return pd.read_parquet(self.path) if self.path.endswith(".parquet") else pd.read_csv(self.path)
-
-    def done(self, key: str) -> bool:
-        return self.rows.get(key, {}).get("status") == "done"
-
-    def save(self) -> None:
-        import pandas as pd
-
-        from .output import atomic_path
-
-        df = pd.DataFrame(list(self.rows.values()))
-        with atomic_path(self.path) as tmp:
-            if self.path.endswith(".parquet"):
-                for c in df.columns[df.dtypes == object]:  # mixed values (a grid column of ints and names)
-                    df[c] = df[c].map(lambda v: v if v is None or isinstance(v, str) or v != v else str(v))
-                df.to_parquet(tmp, index=False)
-            else:
-                df.to_csv(tmp, index=False)
-
-
 def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, int], None] | None = None,
              store=None, backend: str | None = None, client=None, scheduler: str | None = None,
-             errors: str = "raise"):
+             errors: str = "raise", stored: list[dict] | None = None):
     """Runs `simulate(**run)` for every run and returns a pandas DataFrame with one row per run, in order: the
     run's `labels` (a dict of extra columns, not passed to `simulate`), its keywords, ``key`` (the hash of
     its resolved configuration), ``status`` (done / failed), ``error``, then the Report's flat keys.
@@ -268,33 +228,45 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     Backends: ``"processes"`` (default: one process per core, `jobs` of them), ``"threads"`` (the engine
     releases the GIL), or Dask: a `client` (``dask.distributed.Client``) or a `scheduler` address
     (``tcp://host:8786``). A trace given by path must exist on the workers at the same path.
-    With `store` (see `Store`), finished rows are saved as they come, points already done are not run again
-    and failed points are retried. `errors="raise"` raises the first failure after every point has run;
-    ``"keep"`` returns failed rows with their error. `on_done(done, total)` reports progress; Ctrl-C cancels
-    the queued runs."""
+    With `store` (a path, see `ftlsim.store.Store`), finished rows are saved as they come, points already done
+    are not run again and failed points are retried; `stored` runs are not computed but their rows join the
+    others (in the order of `stored`, trace by trace) when the store has them. `errors="raise"` raises the
+    first failure after every point has run; ``"keep"`` returns failed rows with their error.
+    `on_done(done, total)` reports progress; Ctrl-C cancels the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the
+    store), ``computed`` and ``failed`` (now), and ``torn`` (store rows found cut off, computed again)."""
     import pandas as pd
 
+    from .store import Store, integers_kept
+
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise _core.FtlsimError(f"jobs={jobs!r}: give a whole number of parallel runs, at least 1 (or None: "
+                                "every core)")
     kwargs = [{k: v for k, v in run.items() if k != "labels"} for run in runs]
     keys = [run_key(kw) for kw in kwargs]
     st = Store(store) if store is not None else None
     results: dict[str, dict] = {k: st.rows[k] for k in keys if st and st.done(k)}
     todo = list(dict.fromkeys(k for k in keys if k not in results))
     first = {k: kw for k, kw in reversed(list(zip(keys, kwargs)))}
+    points = {"stored": len(results), "computed": 0, "failed": 0, "torn": st.torn if st else 0}
     done_count = len(set(keys)) - len(todo)
     total = len(set(keys))
     if on_done and done_count:
         on_done(done_count, total)
-    last_save = time.monotonic()
+    last_save, save_every_s = time.monotonic(), 0.5
 
     def finish(key: str, row: dict):
-        nonlocal done_count, last_save
+        nonlocal done_count, last_save, save_every_s
         results[key] = {"key": key, **row}
         done_count += 1
+        points["computed" if row["status"] == "done" else "failed"] += 1
         if st is not None:
-            st.rows[key] = {**{k: v for k, v in first[key].items()}, "key": key, **row}
-            if time.monotonic() - last_save > 0.5:
+            st.add(key, {**first[key], **row})
+            if time.monotonic() - last_save > save_every_s:
+                started = time.monotonic()
                 st.save()
                 last_save = time.monotonic()
+                # A save re-reads the whole store: a big one is saved less often, at most a fifth of the time.
+                save_every_s = max(0.5, 4 * (last_save - started))
         if on_done:
             on_done(done_count, total)
 
@@ -304,24 +276,90 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     finally:
         if st is not None:
             st.save()
-    rows = []
-    for run, kw, key in zip(runs, kwargs, keys):
-        row = {k: v for k, v in results[key].items() if k not in kw}
-        rows.append({**run.get("labels", {}), **kw, "key": key, **row})
-    df = pd.DataFrame(rows)
+    rows = [_row(run, kw, key, results[key]) for run, kw, key in zip(runs, kwargs, keys)]
+    if st is not None and stored:
+        rows = _with_stored(rows, stored, st, points)
+    df = integers_kept(_defaults_filled(pd.DataFrame(rows)))
+    df.attrs["points"] = points
     failed = df[df["status"] == "failed"]
     if errors == "raise" and len(failed):
         raise _core.FtlsimError(f"{len(failed)} of {len(df)} runs failed; first: {failed['error'].iloc[0]}")
     return df
 
 
-def _leave_ctrl_c_to_the_parent():
-    """A worker process ignores Ctrl-C (a terminal sends it to the whole process group): the parent cancels
-    the sweep and terminates its workers. A KeyboardInterrupt inside a worker's own start-up could otherwise
-    leave it holding an import lock while the parent waits for it (a hang the Ctrl-C test found under load)."""
+def _with_stored(rows: list[dict], stored: list[dict], st, points: dict) -> list[dict]:
+    """`rows` joined by the rows of the `stored` runs that the store has (and `rows` lacks), in the order of
+    `stored` trace by trace, each trace's other rows after them; `points` counts the ones found done."""
+    order = {}
+    for run in stored:
+        kw = {k: v for k, v in run.items() if k != "labels"}
+        key = run_key(kw)
+        order.setdefault(key, (run, kw))
+    have = {row["key"] for row in rows}
+    extra = [_row(run, kw, key, st.rows[key]) for key, (run, kw) in order.items() if key not in have and key in st.rows]
+    points["stored"] += sum(row["status"] == "done" for row in extra)
+    traces = list(dict.fromkeys(str(row.get("trace")) for row in rows + extra))
+    position = {key: i for i, key in enumerate(order)}
+    return sorted(rows + extra, key=lambda row: (traces.index(str(row.get("trace"))),
+                                                 position.get(row["key"], len(position))))
+
+
+def _row(run: dict, kw: dict, key: str, result: dict) -> dict:
+    """A run's row: labels, keywords, key, then the result (status, error, figures)."""
+    row = {k: v for k, v in result.items() if k not in kw and k != "key"}
+    return {**run.get("labels", {}), **kw, "key": key, **row}
+
+
+def _defaults_filled(df):
+    """`df` with each gap of a scheme-parameter or device column filled with the value the run used, from its
+    report (``config.params``, ``config.pages_per_block``, ...): a scheme added to a sweep without its own grid
+    ran with its default ``log_blocks``, and shows it. A scheme that has no such parameter (``page`` has no
+    ``log_blocks``) keeps the gap."""
+    from ._registry import registry
+
+    params = {p for s in registry()["schemes"] for p in (s["defaults"] or {})}
+    device = {k for k in registry()["keys"]["device"] if f"config.{k}" in df.columns}
+    columns = [c for c in df.columns if (c in params or c in device) and df[c].isna().any()]
+    if not columns or "config.params" not in df.columns:
+        return df
+    ran_with = df["config.params"].map(lambda p: json.loads(p) if isinstance(p, str) and p.startswith("{") else {})
+    for column in columns:
+        gaps = df[column].isna()
+        used = (df.loc[gaps, f"config.{column}"] if column in device
+                else ran_with[gaps].map(lambda p, key=column: p.get(key)))
+        df[column] = df[column].astype(object)
+        df.loc[gaps, column] = used
+    return df
+
+
+def _die_with_the_parent(parent: int):
+    """A worker process ends when the sweep that started it does, even killed with SIGKILL (which no handler
+    sees): on Linux the kernel sends the worker SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), the most
+    robust way since it holds while the worker is deep in the engine; elsewhere a daemon thread polls the
+    parent's pid. Either way a parent that died before this ran is caught by the check of ``getppid``. (The
+    kernel watches the thread that forked the worker: `_execute` makes the pool and waits for it on one thread,
+    so that thread outlives its workers.)
+
+    The worker also ignores Ctrl-C (a terminal sends it to the whole process group): the parent cancels the
+    sweep and terminates its workers. A KeyboardInterrupt inside a worker's own start-up could otherwise leave
+    it holding an import lock while the parent waits for it (a hang the Ctrl-C test found under load)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
+    else:
+        def watch():
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True, name="ftlsim-parent-watch").start()
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
@@ -340,7 +378,7 @@ def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
         # __main__ (a notebook, stdin or an unguarded script); elsewhere the platform's default.
         method = "fork" if sys.platform.startswith("linux") else None
         pool = Pool(max_workers=min(jobs, len(todo)), mp_context=multiprocessing.get_context(method),
-                    initializer=_leave_ctrl_c_to_the_parent)
+                    initializer=_die_with_the_parent, initargs=(os.getpid(),))
     else:
         raise _core.FtlsimError(f"unknown backend `{backend}`; valid: processes, threads, dask")
     from concurrent.futures import as_completed
@@ -359,12 +397,33 @@ def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
     pool.shutdown(wait=True)
 
 
+SCHEDULER_TIMEOUT_S = 5
+
+
+def _connect(Client, address: str):
+    """A client of the Dask scheduler at `address`, or one line saying it did not answer within
+    `SCHEDULER_TIMEOUT_S` (distributed's own default waits 30 s and raises a long chained traceback)."""
+    try:
+        return Client(address, timeout=SCHEDULER_TIMEOUT_S)
+    except (ValueError, TypeError) as e:
+        raise _core.FtlsimError(f"`{address}` is not a Dask scheduler address ({str(e)[:160]}); give "
+                                "tcp://HOST:8786") from None
+    except (OSError, TimeoutError) as e:
+        reason = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise _core.FtlsimError(f"the Dask scheduler at {address} did not answer within {SCHEDULER_TIMEOUT_S} s "
+                                f"({reason[:160]}); check the address (tcp://HOST:8786) and that `dask scheduler` "
+                                "runs there") from None
+
+
 def _execute_dask(todo, kwargs_of, finish, client, scheduler):
-    from dask.distributed import Client, as_completed
+    try:
+        from dask.distributed import Client, as_completed
+    except ImportError:
+        raise _core.FtlsimError("the Dask backend needs dask.distributed: pip install 'dask[distributed]'") from None
 
     own = client is None
     if own:
-        client = Client(scheduler) if scheduler else Client(processes=True)
+        client = _connect(Client, scheduler) if scheduler else Client(processes=True)
     try:
         _check_traces_on(client, _trace_paths([kwargs_of[k] for k in todo]))
         futures = {client.submit(_run_point, kwargs_of[k], key=f"ftlsim-{k}", pure=False): k for k in todo}
@@ -399,7 +458,8 @@ def sweep(
     Local processes on all cores by default; `client` (a ``dask.distributed.Client``) or `scheduler`
     (``tcp://host:8786``) run the points on a Dask cluster. With `store` (``results.parquet``, ``.csv`` or a
     directory), re-running the sweep computes only the points not yet done; a failed point is recorded with
-    its error (``errors="raise"`` raises instead)."""
+    its error (``errors="raise"`` raises instead). Several sweeps may share a store at once.
+    ``df.attrs["points"]`` says how many points came from the store, were computed and failed."""
     runs = [{**common, **run} for run in _grid(traces, schemes, grid)]
     return run_many(runs, jobs=jobs, on_done=on_done, store=store, backend=backend, client=client,
                     scheduler=scheduler, errors=errors)

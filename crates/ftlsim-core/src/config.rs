@@ -172,7 +172,10 @@ pub fn check_op_us(key: &str, us: f64) -> std::result::Result<(), String> {
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DeviceOverrides {
+    /// Bytes, as a number or a size with a unit (`"2KiB"`, see [`parse_size`]).
+    #[serde(deserialize_with = "bytes_u32")]
     pub page_bytes: Option<u32>,
+    #[serde(deserialize_with = "bytes_u32")]
     pub spare_bytes: Option<u32>,
     pub pages_per_block: Option<u32>,
     pub sequential_program: Option<bool>,
@@ -337,7 +340,78 @@ impl DeviceSpec {
     }
 }
 
-/// Parses a size such as `34MiB`, `16 GB`, `4096`, `128KiB`. Units are powers of 1024 (KB = KiB).
+/// A device field in bytes given as a number (`2048`) or a size with a unit (`"2KiB"`): a config names a page
+/// size the way a datasheet does.
+fn bytes_u32<'de, D: serde::Deserializer<'de>>(
+    de: D,
+) -> std::result::Result<Option<u32>, D::Error> {
+    use serde::de::{Error, Visitor};
+
+    struct Bytes;
+    impl<'de> Visitor<'de> for Bytes {
+        type Value = Option<u32>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a number of bytes or a size such as \"2KiB\"")
+        }
+
+        fn visit_u64<E: Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
+            u32::try_from(v).map(Some).map_err(|_| {
+                E::custom(format!(
+                    "{v} bytes is more than the {} a device field holds",
+                    u32::MAX
+                ))
+            })
+        }
+
+        fn visit_i64<E: Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
+            match u64::try_from(v) {
+                Ok(v) => self.visit_u64(v),
+                Err(_) => Err(E::custom(format!(
+                    "{v} bytes is negative; give a size such as 2048 or \"2KiB\""
+                ))),
+            }
+        }
+
+        fn visit_f64<E: Error>(self, v: f64) -> std::result::Result<Self::Value, E> {
+            if v.fract() == 0.0 && (0.0..=u32::MAX as f64).contains(&v) {
+                Ok(Some(v as u32))
+            } else {
+                Err(E::custom(format!(
+                    "{v} is not a whole number of bytes; give a size such as 2048 or \"2KiB\""
+                )))
+            }
+        }
+
+        fn visit_str<E: Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
+            let bytes = parse_size(v).map_err(|e| match e {
+                SimError::Param(message) => E::custom(message),
+                other => E::custom(other),
+            })?;
+            self.visit_u64(bytes)
+        }
+
+        fn visit_none<E: Error>(self) -> std::result::Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_unit<E: Error>(self) -> std::result::Result<Self::Value, E> {
+            Ok(None)
+        }
+
+        fn visit_some<D: serde::Deserializer<'de>>(
+            self,
+            de: D,
+        ) -> std::result::Result<Self::Value, D::Error> {
+            de.deserialize_any(Bytes)
+        }
+    }
+    de.deserialize_option(Bytes)
+}
+
+/// Parses a size such as `34MiB`, `16 GB`, `4096`, `128KiB`. KiB, MiB, GiB, TiB are powers of 1024; kB, MB,
+/// GB, TB (any case) powers of 1000, as disk and card makers write them. A bare `K`, `M`, `G` or `T` is
+/// refused: it means either, and a silent guess would change a capacity by 5-10%.
 pub fn parse_size(text: &str) -> Result<u64> {
     let t = text.trim();
     let split = t
@@ -346,16 +420,27 @@ pub fn parse_size(text: &str) -> Result<u64> {
     let (num, unit) = t.split_at(split);
     let bad = |why: &str| {
         SimError::Param(format!(
-            "size `{}` {why}; write a number with an optional unit B, KiB, MiB, GiB, TiB (e.g. \"34MiB\") of at most 16 EiB - 1 byte",
+            "size `{}` {why}; write a number with an optional unit B, KiB, MiB, GiB, TiB (powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. \"34MiB\", of at most 16 EiB - 1 byte",
             crate::trace::clip(text)
         ))
     };
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+    let unit = unit.trim();
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "k" | "m" | "g" | "t" => {
+            let upper = unit.to_ascii_uppercase();
+            return Err(bad(&format!(
+                "has the unit `{unit}`, which could mean {upper}iB (powers of 1024) or {upper}B (powers of 1000)"
+            )));
+        }
         _ => return Err(bad("does not parse")),
     };
     // Whole numbers are exact; decimals go through f64 and are rounded to a byte.
@@ -406,10 +491,16 @@ pub fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T> {
             Some(token) => SimError::Param(format!(
                 "bad {what}: {key}{token} is not a finite number; give a finite number"
             )),
-            None => SimError::Param(format!(
-                "bad {what}: {key}{}",
-                clip_message(&inner.to_string())
-            )),
+            None => {
+                // The key is named: the position in the JSON the front end generated means nothing to the user.
+                let message = inner.to_string();
+                let position = format!(" at line {} column {}", inner.line(), inner.column());
+                let message = match message.strip_suffix(&position) {
+                    Some(bare) if inner.is_data() && !key.is_empty() => bare,
+                    _ => &message,
+                };
+                SimError::Param(format!("bad {what}: {key}{}", clip_message(message)))
+            }
         }
     })?;
     de.end()
@@ -440,7 +531,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_parse_in_binary_units() {
+    fn sizes_parse_in_binary_and_decimal_units() {
         assert_eq!(parse_size("34MiB").unwrap(), 34 << 20);
         assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
         assert_eq!(parse_size("16777215TiB").unwrap(), 16_777_215 << 40);
@@ -459,7 +550,17 @@ mod tests {
         }
         let long = "9".repeat(10_000) + "x";
         assert!(parse_size(&long).unwrap_err().to_string().len() < 400);
-        assert_eq!(parse_size("16 GB").unwrap(), 16 << 30);
+        assert_eq!(parse_size("16 GB").unwrap(), 16_000_000_000);
+        assert_eq!(parse_size("64MB").unwrap(), 64_000_000);
+        assert_eq!(parse_size("64mib").unwrap(), 64 << 20);
+        assert_eq!(parse_size("2kB").unwrap(), 2000);
+        for ambiguous in ["64M", "2k", "1G", "1 T"] {
+            let err = parse_size(ambiguous).unwrap_err().to_string();
+            assert!(
+                err.contains("could mean") && err.contains("iB"),
+                "{ambiguous}: {err}"
+            );
+        }
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
         assert!(parse_size("12 parsecs")
@@ -468,6 +569,38 @@ mod tests {
             .contains("12 parsecs"));
         assert_eq!(format_size(34 << 20), "34MiB");
         assert_eq!(format_size(1000), "1000B");
+    }
+
+    #[test]
+    fn device_sizes_take_units() {
+        let o: DeviceOverrides =
+            from_json("device", r#"{"page_bytes": "2KiB", "spare_bytes": 64}"#).unwrap();
+        assert_eq!((o.page_bytes, o.spare_bytes), (Some(2048), Some(64)));
+        let o: DeviceOverrides = from_json("device", r#"{"page_bytes": null}"#).unwrap();
+        assert_eq!(o.page_bytes, None);
+        for (json, says) in [
+            (
+                r#"{"page_bytes": "2 parsecs"}"#,
+                "page_bytes: size `2 parsecs` does not parse",
+            ),
+            (
+                r#"{"page_bytes": "8GiB"}"#,
+                "page_bytes: 8589934592 bytes is more than",
+            ),
+            (
+                r#"{"spare_bytes": -1}"#,
+                "spare_bytes: -1 bytes is negative",
+            ),
+            (
+                r#"{"page_bytes": 512.5}"#,
+                "page_bytes: 512.5 is not a whole number",
+            ),
+        ] {
+            let err = from_json::<DeviceOverrides>("device", json)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(says), "{json}: {err}");
+        }
     }
 
     #[test]
@@ -506,16 +639,19 @@ mod tests {
                 .to_string()
         };
         assert_eq!(
-            msg(r#"{"page_bytes": "big"}"#),
-            "invalid parameter: bad device overrides: page_bytes: invalid type: string \"big\", expected u32 \
-             at line 1 column 20"
+            msg(r#"{"pages_per_block": "big"}"#),
+            "invalid parameter: bad device overrides: pages_per_block: invalid type: string \"big\", expected u32"
         );
+        assert!(msg(r#"{"page_bytes": "big"}"#).starts_with(
+            "invalid parameter: bad device overrides: page_bytes: size `big` does not parse"
+        ));
         assert!(msg(r#"{"read_us": NaN}"#).contains("read_us: NaN is not a finite number"));
         assert!(
             msg(r#"{"read_us": -Infinity}"#).contains("read_us: -Infinity is not a finite number")
         );
-        assert!(msg(r#"{"page_bytes": -1}"#)
-            .contains("page_bytes: invalid value: integer `-1`, expected u32"));
+        assert!(msg(r#"{"pages_per_block": -1}"#)
+            .contains("pages_per_block: invalid value: integer `-1`, expected u32"));
+        assert!(msg(r#"{"page_bytes": -1}"#).contains("page_bytes: -1 bytes is negative"));
         assert!(msg(r#"{"pagebytes": 1}"#)
             .contains("unknown field `pagebytes`, expected one of `page_bytes`"));
         assert!(msg(r#"{} x"#).contains("trailing characters"));
