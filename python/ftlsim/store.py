@@ -197,7 +197,7 @@ class Store:
         df = integers_kept(pd.DataFrame(list(rows.values())))
         with atomic_path(self.path) as tmp:
             if self.path.endswith(".parquet"):
-                for c in df.select_dtypes(include="object").columns:
+                for c in df.columns[df.dtypes == object]:  # noqa: E721 (a pandas dtype comparison)
                     values = df[c].dropna()
                     if len(values) and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
                         df[c] = df[c].astype("Int64")  # whole numbers with gaps, kept whole
