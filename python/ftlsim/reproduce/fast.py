@@ -171,8 +171,9 @@ ANALYTIC = Experiment(
     f"the four analytic cases: uniform overwrites of nhb hot blocks, nlb = {NLB} log blocks (FAST: {NLB} RW + 1 SW), "
     f"nspb = {NSPB}; erases per nlb x nspb writes",
     _analytic_runs, _analytic_table, _analytic_claims, _analytic_figure,
-    stand_in="hotcold:hot_share=1 (every write to the first nhb blocks, uniformly), the workload the analysis "
-             "describes; the paper counts the first nlb victims, ftlsim counts the steady state over many rounds")
+    notes="The workload is the one the analysis describes: hotcold:hot_share=1, every write to the first nhb "
+          "blocks, uniformly at random. The paper counts the first nlb victims, ftlsim the steady state over "
+          "many rounds.")
 
 # Table II: switch counts of FAST and BAST on camera traces (patterns A and B, private), 4 to 64 log blocks.
 TABLE2 = {  # log blocks: (BAST A, FAST A, BAST B, FAST B), Table II (line 351)

@@ -27,9 +27,16 @@ CLUSTERS_KIB = (2, 4, 16, 32)
 FAT12_FROM_KIB = 16
 
 
+# The variant whose verdict heads each claim: what 003's set-up most plausibly was.
+PLAUSIBLE = ("spec", "next-free", 2)
+PLAUSIBLE_WHY = ("003 formats a 32 MB partition with Linux 2.6.21's VFAT (section 4.1): a layout as mkfs leaves "
+                 "it (the paper gives none, and nothing aligns it to erase blocks), fatgen103's 2 KiB clusters "
+                 "for a 32 MB FAT16 volume, and the Linux driver's next-free allocation")
+
+
 def _variants(quick: bool) -> list[tuple[str, str, int]]:
     if quick:
-        return [("spec", "first-free", 2), ("block", "next-free", 16)]
+        return [PLAUSIBLE, ("block", "first-free", 16)]
     return [(a, al, c) for a in ALIGNS for c in CLUSTERS_KIB for al in ALLOCATIONS]
 
 
@@ -167,11 +174,12 @@ FIG6 = Experiment(
     "Camera-MS500 on 32 MB: Replacement, Log block (BAST) and FAST with 64 extra blocks, without and with a "
     "128 KB NVRAM absorbing metadata writes, under each combination of FAT choices (align, cluster, allocation)",
     _runs_for("camera"), _table,
-    _camera_claims, _figure, stand_in="fat-camera: Camera-MS500 rebuilt from 003 section 4.3 on a FAT model (FAT16; FAT12 for 16 and 32 KiB clusters)",
+    _camera_claims, _figure, plausible=_vname(*PLAUSIBLE), plausible_why=PLAUSIBLE_WHY, stand_in="fat-camera: Camera-MS500 rebuilt from 003 section 4.3 on a FAT model (FAT16; FAT12 for 16 and 32 KiB clusters)",
     notes=CPU_NOTE)
 FIG7 = Experiment(
     "nvram-fig7", HOT_PAPER + ", section 5.3, Fig. 7", "PostMark as configured in 003 section 4.3, as Fig. 6",
-    _runs_for("postmark"), _table, _postmark_claims, _figure,
+    _runs_for("postmark"), _table, _postmark_claims, _figure, plausible=_vname(*PLAUSIBLE),
+    plausible_why=PLAUSIBLE_WHY,
     stand_in="fat-postmark: PostMark 1.5 rebuilt from 003 section 4.3 on a FAT model (FAT16; FAT12 for 16 and 32 KiB clusters)", notes=CPU_NOTE)
 
 # Section 5.1-5.2 and Fig. 5: how concentrated the writes are, and how many reach the flash.
@@ -182,7 +190,7 @@ def _fig5_runs(quick: bool) -> list[dict]:
     for app in ("camera", "postmark"):
         for ftl, p in SCHEMES:
             for nv in ({}, {"nvram": "128KiB", "nvram_policy": "metadata"}):
-                out.append(dict(trace=f"{_workload(app, quick)},align=spec,allocation=first-free", ftl=ftl,
+                out.append(dict(trace=f"{_workload(app, quick)},{_fat_options(*PLAUSIBLE)}", ftl=ftl,
                                 capacity="32MiB", preset="lee2007", labels={"app": app, "cached": bool(nv)}, **p, **nv))
     return out
 
@@ -257,7 +265,7 @@ FIG5 = Experiment(
     "nvram-fig5", HOT_PAPER + ", sections 5.1-5.2, Figs. 3-5",
     "how concentrated the synchronous FAT writes are, how many the NVRAM absorbs and how many page writes reach "
     "the flash under each FTL", None, _fig5_table, _fig5_claims, _fig5_figure, frame=_fig5_frame,
-    stand_in="fat-camera and fat-postmark (align=spec, first-free)",
+    stand_in=f"fat-camera and fat-postmark ({_vname(*PLAUSIBLE)}, the plausible variant of nvram-fig6)",
     notes="Fig. 5 plots writes per physical page; the text gives no numbers, so ftlsim reports page programs and "
           "the highest erase count per block.")
 

@@ -13,6 +13,9 @@ STAND_IN = ("fat-postmark (PostMark on a FAT16 volume filling the 34 MB flash) f
 # Lookup-table bytes on 34 MB (section 5): 26,112 with 8 KB blocks, 17,408 with 16 KB; a page cache entry is
 # 8 bytes, so a cache "as large as the lookup table" holds bytes / 8 entries.
 LOOKUP_BYTES = {16: 26_112, 32: 17_408}
+# The paper sizes the page cache at equal RAM, so 16 KB blocks get fewer entries (2,176) than 8 KB (3,264);
+# "equal entries" gives the 16 KB device the 8 KB device's 3,264 too, so the block size is the only change.
+EQUAL_ENTRIES = "page cache, equal entries"
 
 
 def _trace(quick: bool) -> str:
@@ -28,6 +31,8 @@ def _runs(quick: bool) -> list[dict]:
                                ("page cache", {"page_cache": LOOKUP_BYTES[ppb] // 8})):
                 runs.append(dict(trace=_trace(quick), ftl="nftl", labels={"variant": variant}, preset=preset,
                                  pages_per_block=ppb, capacity="34MiB", **p))
+        runs.append(dict(trace=_trace(quick), ftl="nftl", labels={"variant": EQUAL_ENTRIES}, preset=preset,
+                         pages_per_block=32, capacity="34MiB", page_cache=LOOKUP_BYTES[16] // 8))
     return runs
 
 
@@ -74,9 +79,29 @@ def _table5_claims(quick: bool) -> list[Claim]:
                        f"reads; folds {int(c['merges.fold'])}")
         return "; ".join(out)
 
-    def by_block(variant):
+    def by_block(variant, big=None):
+        """Read gain by block size, averaged over the two devices; `big` is the 16 KB runs' variant."""
         return lambda df: {f"{variant} read gain % @{b // 2}KB": sum(
-            _gain(df, p, b, variant, "time_us.per_read_page") for p in PRESETS) / 2 for b in (16, 32)}
+            _gain(df, p, b, variant if b == 16 else big or variant, "time_us.per_read_page") for p in PRESETS) / 2
+            for b in (16, 32)}
+
+    def hits(df):
+        return "; ".join(
+            f"{b // 2} KB {v}: page cache hits {int(r.get('cache.page_cache.hits', 0))}, misses "
+            f"{int(r.get('cache.page_cache.misses', 0))}" for b, v in ((16, "page cache"), (32, "page cache"),
+                                                                       (32, EQUAL_ENTRIES))
+            for r in [row(df, preset=PRESETS[0], pages_per_block=b, variant=v)])
+
+    # Table 5's page-cache read gains, Combo trace, averaged over the Samsung and Toshiba parts.
+    paper_by_block = {"page cache read gain % @8KB": (11.62 + 15.46) / 2,
+                      "page cache read gain % @16KB": (17.99 + 22.89) / 2}
+
+    def cache_by_block(variant, big):
+        return Claim("page cache gains more with 16 KB blocks", "The gains in the case of larger blocks size is "
+                     "higher compared to a smaller block size", "Table 5, section 5 (4)", 186,
+                     by_block("page cache", big), paper=paper_by_block, unit="points", variant=variant,
+                     holds=lambda o: o["page cache read gain % @16KB"] > o["page cache read gain % @8KB"],
+                     test="16 KB gain > 8 KB gain", cause=hits)
 
     return [
         Claim("lookup table: reads 36.1% faster, writes 4.8%", "The average improvements are: lookup table "
@@ -98,14 +123,8 @@ def _table5_claims(quick: bool) -> list[Claim]:
               "performance for smaller block sizes", "Table 5, section 5 (4)", 186, by_block("lookup table"),
               holds=lambda o: o["lookup table read gain % @8KB"] > o["lookup table read gain % @16KB"],
               test="8 KB gain > 16 KB gain", cause=spare),
-        Claim("page cache gains more with 16 KB blocks", "The gains in the case of larger blocks size is higher "
-              "compared to a smaller block size", "Table 5, section 5 (4)", 186, by_block("page cache"),
-              holds=lambda o: o["page cache read gain % @16KB"] > o["page cache read gain % @8KB"],
-              test="16 KB gain > 8 KB gain",
-              cause=lambda df: "; ".join(
-                  f"{b // 2} KB: page cache hits {int(row(df, preset=PRESETS[0], pages_per_block=b, variant='page cache').get('cache.page_cache.hits', 0))}"
-                  f", misses {int(row(df, preset=PRESETS[0], pages_per_block=b, variant='page cache').get('cache.page_cache.misses', 0))}"
-                  for b in (16, 32))),
+        cache_by_block("cache=equal RAM", "page cache"),
+        cache_by_block("cache=equal entries", EQUAL_ENTRIES),
     ]
 
 
@@ -113,7 +132,7 @@ def _bars(df, path, title, column, paper):
     from ..plot import experiment_bars
 
     t = _table5(df)
-    t = t[t["variant"] != "nftl"]
+    t = t[~t["variant"].isin(["nftl", EQUAL_ENTRIES])]
     t = t.assign(label=t["preset"].str.split("-").str[0] + " " + t["block KB"].astype(str) + " KB")
     experiment_bars(t.pivot(index="label", columns="variant", values=column), path, title, column, paper=paper)
 
@@ -129,7 +148,9 @@ def _table5_figure(df, path, title):
 TABLE5 = Experiment(
     "nftl-table5", NFTL_PAPER + ", Tables 5-6",
     "read and write time per sector of NFTL, the lookup table and an equal-RAM page cache, two devices, 8 and "
-    "16 KB blocks", _runs, _table5, _table5_claims, _table5_figure, stand_in=STAND_IN)
+    "16 KB blocks", _runs, _table5, _table5_claims, _table5_figure, stand_in=STAND_IN,
+    plausible="cache=equal RAM", plausible_why="the paper sizes the page cache so that it takes the lookup "
+    "table's RAM (section 5); equal entries is shown beside it")
 
 # Table 4: the file system's read share against the flash's; Table 6: spare reads avoided.
 
@@ -274,14 +295,6 @@ def _fig5_claims(quick: bool) -> list[Claim]:
             out[f"{b // 2}KB gain 200->400% (us)"] = t[200] - t[400]
         return out
 
-    def gains(df):
-        out = {}
-        for b in (16, 32):
-            base = row(df, pages_per_block=b, **{"cache %": 0})["time_us.per_read_page"]
-            out[f"{b // 2}KB read gain % @100%"] = 100 * (
-                1 - row(df, pages_per_block=b, **{"cache %": 100})["time_us.per_read_page"] / base)
-        return out
-
     def hits(df):
         return "; ".join(f"{b // 2} KB @{s}%: page cache hits {int(r.get('cache.page_cache.hits', 0))}, "
                          f"misses {int(r.get('cache.page_cache.misses', 0))}"
@@ -294,10 +307,6 @@ def _fig5_claims(quick: bool) -> list[Claim]:
               holds=lambda o: all(o[f"{k}KB gain 200->400% (us)"] < 0.5 * o[f"{k}KB gain 0->50% (us)"]
                                   for k in (8, 16)),
               test="the last doubling gains less than half of the first step, for both block sizes", cause=hits),
-        Claim("page cache gains more with 16 KB blocks", "The gains in the case of larger blocks size is higher "
-              "compared to a smaller block size", "Table 5 / Fig. 5, section 5 (4)", 186, gains,
-              holds=lambda o: o["16KB read gain % @100%"] > o["8KB read gain % @100%"],
-              test="16 KB gain > 8 KB gain at 100%", cause=hits),
     ]
 
 
