@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from click.testing import CliRunner
+from PIL import Image
 
 import ftlsim
 from ftlsim.cli import main
@@ -137,6 +138,8 @@ def test_report_holds_the_rule_every_claim_table_figure_and_verdict(results, tmp
         if r.experiment.figure is not None:
             png = tmp_path / f"{r.experiment.name}.png"
             assert png.stat().st_size > 5_000
+            with Image.open(png) as im:
+                assert im.size[0] <= 2_400, (png.name, im.size)  # a paper column, however many variants ran
             assert f"![{r.experiment.name}]({png.name})" in text
     assert len(re.findall(r"^### (exact|close|same direction|contradicts|not comparable): ", text, re.M)) == len(
         variants(results))

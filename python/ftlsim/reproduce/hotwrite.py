@@ -156,17 +156,21 @@ def _postmark_claims(quick: bool) -> list[Claim]:
 
 
 def _figure(df, path, title):
-    from ..plot import experiment_bars
+    """Flash time of each scheme without and with NVRAM under the plausible variant, whiskers spanning every
+    variant: one strip a paper column holds, however many FAT choices ran."""
+    from .figures import bars
 
     t = _table(df)
-    t = t.assign(label=t["variant"].str.replace("align=", "").str.replace("cluster=", "")
-                 .str.replace("allocation=", "").str.replace(", ", "\n"))
-    wide = pd.concat([t.pivot(index="label", columns="ftl", values="seconds"),
-                      t.pivot(index="label", columns="ftl", values="seconds with NVRAM").add_suffix(" +NVRAM")],
-                     axis=1)
-    order = list(dict.fromkeys(t["label"]))
-    cols = [c for n in NAMES.values() for c in (n, n + " +NVRAM")]
-    experiment_bars(wide.loc[order, cols], path, title, "flash time (s)", logy=True)
+    columns = {"seconds": "without NVRAM", "seconds with NVRAM": "with NVRAM"}
+    plausible = _vname(*PLAUSIBLE)
+    head, low, high = {}, {}, {}
+    for column, name in columns.items():
+        by_variant = t.pivot(index="ftl", columns="variant", values=column).loc[list(NAMES.values())]
+        head[name], low[name], high[name] = by_variant[plausible], by_variant.min(axis=1), by_variant.max(axis=1)
+    n = t["variant"].nunique()
+    spread = f"; whiskers: min-max over {n} variants" if n > 1 else ""
+    bars(pd.DataFrame(head), path, f"{title}; bars: {plausible}{spread}", "flash time (s)", logy=True,
+         low=pd.DataFrame(low), high=pd.DataFrame(high))
 
 
 FIG6 = Experiment(
@@ -253,12 +257,12 @@ def _fig5_claims(quick: bool) -> list[Claim]:
 
 
 def _fig5_figure(df, path, title):
-    from ..plot import experiment_bars
+    from .figures import bars
 
     t = _fig5_table(df)
     t = t.assign(label=t["app"] + "\n" + t["ftl"])
-    experiment_bars(t.set_index("label")[["page writes", "page writes with NVRAM"]], path, title,
-                    "page programs reaching flash", logy=True)
+    bars(t.set_index("label")[["page writes", "page writes with NVRAM"]], path, title, "page programs reaching flash",
+         logy=True)
 
 
 FIG5 = Experiment(

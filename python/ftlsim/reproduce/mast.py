@@ -68,10 +68,10 @@ def _fig3_claims(quick: bool) -> list[Claim]:
 
 
 def _fig3_figure(df, path, title):
-    from ..plot import experiment_bars
+    from .figures import bars, paper_name
 
-    t = _fig3_table(df).set_index("ftl")[[f"{k} %" for k in KINDS]]
-    experiment_bars(t, path, title, "share of merges (%)", stacked=True)
+    t = _fig3_table(df).set_index("ftl")[[f"{k} %" for k in KINDS]].rename(index=paper_name)
+    bars(t, path, title, "share of merges (%)", stacked=True)
 
 
 FIG3 = Experiment("mast-fig3", MAST_PAPER + ", section 4.2, Fig. 3", "merge kinds of FAST, LAST and MAST",
@@ -100,12 +100,12 @@ def _fig4_claims(quick: bool) -> list[Claim]:
 
 
 def _fig4_figure(df, path, title):
-    from ..plot import experiment_bars
+    from .figures import bars, paper_name
 
     t = pd.DataFrame({"time vs FAST": df["time_us.total"].values / row(df, ftl="fast")["time_us.total"]},
-                     index=df["ftl"])
-    paper = {("mast", "time vs FAST"): 0.93}
-    experiment_bars(t, path, title, "elapsed time relative to FAST", paper=paper)
+                     index=[paper_name(f) for f in df["ftl"]])
+    paper = {("MAST", "time vs FAST"): 0.93}
+    bars(t, path, title, "elapsed time relative to FAST", paper=paper)
 
 
 FIG4 = Experiment("mast-fig4", MAST_PAPER + ", section 4.3, Fig. 4", "elapsed time of MAST against FAST and LAST",
@@ -130,9 +130,9 @@ def _fig2_claims(quick: bool) -> list[Claim]:
 
 
 def _fig2_figure(df, path, title):
-    from ..plot import experiment_bars
+    from .figures import bars
 
-    experiment_bars(_fig2_table(df).set_index("area")[["utilization"]], path, title, "valid pages / pages")
+    bars(_fig2_table(df).set_index("area")[["utilization"]], path, title, "valid pages / pages")
 
 
 FIG2 = Experiment("mast-fig2", MAST_PAPER + ", section 4.1, Fig. 2", "utilisation (valid pages) of MAST's LA, HA "

@@ -110,12 +110,19 @@ def _fig5_claims(quick: bool) -> list[Claim]:
 
 
 def _fig5_figure(df, path, title):
-    from ..plot import experiment_bars
+    """Time / Logblock per workload under the plausible variant, whiskers spanning every variant."""
+    from .figures import bars
 
     t = _fig5_table(df)
-    t.index = [f"{w}\n" + v.replace(", ", "\n") for v, w in t.index]
-    paper = {(label, "TinyFTL"): 1 - 0.062 for label in t.index if label.startswith("MP3")}
-    experiment_bars(t, path, title, "processing time / Logblock", paper=paper)
+    plausible = _vname(*PLAUSIBLE)
+    workloads = list(_workloads(False))
+    head = t.loc[plausible].loc[workloads]
+    grouped = t.groupby(level="workload")
+    low, high = grouped.min().loc[workloads], grouped.max().loc[workloads]
+    n = t.index.get_level_values("variant").nunique()
+    paper = {("MP3", "TinyFTL"): 1 - 0.062}
+    bars(head, path, f"{title}; bars: {plausible}" + (f"; whiskers: min-max over {n} variants" if n > 1 else ""),
+         "processing time / Logblock", paper=paper, low=low, high=high)
 
 
 FIG5 = Experiment(
@@ -193,11 +200,12 @@ def _fig6_claims(quick: bool) -> list[Claim]:
 
 
 def _cache_figure(df, path, title):
-    from ..plot import experiment_lines
+    from .figures import lines
 
     df = df.assign(miss_ratio=[_miss(r) for _, r in df.iterrows()],
                    series=df["workload"] + " " + df["cache"])
-    experiment_lines(df, "units", [("miss_ratio", "cache miss ratio")], "series", path, title, logx=True)
+    lines(df, "units", [("miss_ratio", "cache miss ratio")], "series", path, title, logx=True,
+          xlabel="cache size (units)")
 
 
 CACHES = Experiment(
@@ -265,9 +273,9 @@ def _zoned_claims(quick: bool) -> list[Claim]:
 
 
 def _zoned_figure(df, path, title):
-    from ..plot import experiment_bars
+    from .figures import bars
 
-    experiment_bars(_zoned_table(df), path, title, "processing time / Logblock")
+    bars(_zoned_table(df), path, title, "processing time / Logblock")
 
 
 ZONED = Experiment(
@@ -316,11 +324,11 @@ def _ram_claims(quick: bool) -> list[Claim]:
 
 
 def _ram_figure(df, path, title):
-    from ..plot import experiment_bars
+    from .figures import bars
 
     t = df.assign(label=df["source"].str.replace(" (", "\n(", regex=False) + "\n" + df["ftl"]).set_index("label")
-    experiment_bars(t[["ftlsim bytes"]], path, title, "bytes", logy=True,
-                    paper={(label, "ftlsim bytes"): p for label, p in t["paper bytes"].items()})
+    bars(t[["ftlsim bytes"]], path, title, "bytes", logy=True,
+         paper={(label, "ftlsim bytes"): p for label, p in t["paper bytes"].items()})
 
 
 RAM = Experiment("ram-tables", TINY_PAPER + " Tables I and IV; " + "NFTL paper section 5",
