@@ -151,7 +151,7 @@ def test_python_api_runs_one_experiment():
     r = ftlsim.reproduce.run("fast-fig10", quick=True)
     assert list(r.df["log_blocks"].unique()) == [4, 16]
     assert len(r.verdicts) == 5
-    with pytest.raises(KeyError, match="valid: fast-fig10"):
+    with pytest.raises(KeyError, match="valid: fast-fig4, fast-fig10, "):
         ftlsim.reproduce.run("nope")
 
 
