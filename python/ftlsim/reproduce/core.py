@@ -139,6 +139,8 @@ class Claim:
         return self.unit in POINT_UNITS
 
     def tolerance(self) -> str:
+        if self.abs_tol == 0:
+            return "0 (exactly)"
         if self.abs_tol is not None:
             return f"{self.abs_tol:g} {'points' if self.points() else self.unit}".strip()
         if self.rel_tol is not None:
