@@ -305,39 +305,55 @@ FIG4 = Experiment(
 SHARES = (0, 50, 100, 200, 400)
 
 
+# Fig. 5's knee depends on the working set: the cache stops paying once it holds the pages read while they
+# still sit in replacement blocks. The paper does not say which trace Fig. 5 ran; both of Table 5's kinds run:
+# Combo-like (the stand-in above, 71% of the flash written) and AtoPM-like (600 files, 18%; AtoPM was 23%).
+FIG5_WORKLOADS = ("Combo-like", "AtoPM-like")
+
+
+def _fig5_trace(workload: str, quick: bool) -> str:
+    if workload == "Combo-like":
+        return _trace(quick)
+    return ("fat-postmark:transactions=500,files=30,seed=1" if quick
+            else "fat-postmark:transactions=10000,files=600,max_bytes=16384,seed=1")
+
+
 def _fig5_runs(quick: bool) -> list[dict]:
-    return [dict(trace=_trace(quick), ftl="nftl", labels={"cache %": s}, preset=PRESETS[0], pages_per_block=ppb,
-                 capacity="34MiB", page_cache=LOOKUP_BYTES[ppb] // 8 * s // 100)
-            for ppb in (16, 32) for s in SHARES]
+    return [dict(trace=_fig5_trace(w, quick), ftl="nftl", labels={"workload": w, "cache %": s}, preset=PRESETS[0],
+                 pages_per_block=ppb, capacity="34MiB", page_cache=LOOKUP_BYTES[ppb] // 8 * s // 100)
+            for w in FIG5_WORKLOADS for ppb in (16, 32) for s in SHARES]
 
 
 def _fig5_table(df):
-    return df.assign(block_kb=df["pages_per_block"] // 2).pivot(index="cache %", columns="block_kb",
+    return df.assign(block_kb=df["pages_per_block"] // 2).pivot(index="cache %", columns=["workload", "block_kb"],
                                                                 values="time_us.per_read_page")
 
 
 def _fig5_claims(quick: bool) -> list[Claim]:
-    def steps(df):
-        out = {}
-        for b in (16, 32):
-            t = {s: row(df, pages_per_block=b, **{"cache %": s})["time_us.per_read_page"] for s in SHARES}
-            out[f"{b // 2}KB gain 0->50% (us)"] = t[0] - t[50]
-            out[f"{b // 2}KB gain 200->400% (us)"] = t[200] - t[400]
-        return out
+    def knee(w):
+        def steps(df):
+            out = {}
+            for b in (16, 32):
+                t = {s: row(df, workload=w, pages_per_block=b, **{"cache %": s})["time_us.per_read_page"]
+                     for s in SHARES}
+                out[f"{b // 2}KB gain 0->50% (us)"] = t[0] - t[50]
+                out[f"{b // 2}KB gain 200->400% (us)"] = t[200] - t[400]
+            return out
+        return steps
 
-    def hits(df):
-        return "; ".join(f"{b // 2} KB @{s}%: page cache hits {int(r.get('cache.page_cache.hits', 0))}, "
-                         f"misses {int(r.get('cache.page_cache.misses', 0))}"
-                         for b in (16, 32) for s in (50, 400)
-                         for r in [row(df, pages_per_block=b, **{"cache %": s})])
+    def hits(w):
+        return lambda df: "; ".join(
+            f"{b // 2} KB @{s}%: page cache hits {int(r.get('cache.page_cache.hits', 0))}, misses "
+            f"{int(r.get('cache.page_cache.misses', 0))}" for b in (16, 32) for s in (50, 400)
+            for r in [row(df, workload=w, pages_per_block=b, **{"cache %": s})])
 
-    return [
-        Claim("diminishing returns past a threshold", "after a certain threshold, increasing the page cache size "
-              "results in a point of diminishing returns", "Fig. 5, section 5", 204, steps,
-              holds=lambda o: all(o[f"{k}KB gain 200->400% (us)"] < 0.5 * o[f"{k}KB gain 0->50% (us)"]
-                                  for k in (8, 16)),
-              test="the last doubling gains less than half of the first step, for both block sizes", cause=hits),
-    ]
+    return [Claim("diminishing returns past a threshold", "after a certain threshold, increasing the page cache size "
+                  "results in a point of diminishing returns", "Fig. 5, section 5", 204, knee(w),
+                  variant=f"workload={w}",
+                  holds=lambda o: all(o[f"{k}KB gain 200->400% (us)"] < 0.5 * o[f"{k}KB gain 0->50% (us)"]
+                                      for k in (8, 16)),
+                  test="the last doubling gains less than half of the first step, for both block sizes",
+                  cause=hits(w)) for w in FIG5_WORKLOADS]
 
 
 def _fig5_figure(df, path, title):
@@ -345,15 +361,19 @@ def _fig5_figure(df, path, title):
     shape is drawn."""
     from .figures import lines
 
-    df = df.assign(block=(df["pages_per_block"] // 2).astype(str) + " KB blocks")
-    lines(df, "cache %", [("time_us.per_read_page", "read time per sector (us)")], "block", path, title,
+    df = df.assign(series=df["workload"] + ", " + (df["pages_per_block"] // 2).astype(str) + " KB blocks")
+    lines(df, "cache %", [("time_us.per_read_page", "read time per sector (us)")], "series", path, title,
           xlabel="page cache, % of the lookup table's RAM")
 
 
 FIG5 = Experiment(
     "nftl-fig5", NFTL_PAPER + ", Fig. 5",
-    "read time per sector against page cache size (0-400% of the lookup table's RAM), Samsung device",
-    _fig5_runs, _fig5_table, _fig5_claims, _fig5_figure, stand_in=STAND_IN,
+    "read time per sector against page cache size (0-400% of the lookup table's RAM), Samsung device, on a "
+    "Combo-like and an AtoPM-like workload", _fig5_runs, _fig5_table, _fig5_claims, _fig5_figure,
+    stand_in=STAND_IN + "; fat-postmark with 600 files (18% of the flash written) for AtoPM (23%)",
+    plausible="workload=Combo-like", plausible_why="Combo is the paper's main trace (Tables 4-6 lead with it) and "
+    "the one at the paper's high utilisation; the knee's position depends on the working set, so AtoPM-like is "
+    "shown beside it",
     notes="Fig. 5's curve did not survive the text; its 0% and 100% points are Table 5's, for the private Combo "
           "trace.")
 
