@@ -749,10 +749,10 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
         console.print(f"[bold]{escape(rp.headline(results))}[/] ({'quick' if quick else 'full'} size, "
                       f"{time.perf_counter() - started:.0f} s)")
         console.print(f"[dim]{escape(rp.RULE)}[/]")
-        t = Table(title="One line per claim", title_justify="left")
-        t.add_column("experiment / claim", overflow="fold", ratio=3)
-        t.add_column("ours vs paper", overflow="fold", ratio=1)
-        t.add_column("verdict", overflow="fold", ratio=1)
+        t = Table(title="One line per claim", title_justify="left", expand=True)
+        t.add_column("experiment / claim", overflow="fold", ratio=5)
+        t.add_column("ours vs paper", overflow="fold", ratio=2)
+        t.add_column("verdict", no_wrap=True)
         for _, v in rp.summary(results).iterrows():
             text = f"[dim]{v['experiment']}:[/] {escape(v['claim'])}"
             if v["under"]:
