@@ -50,7 +50,8 @@ def test_every_experiment_of_the_five_papers_judges_every_claim(results):
             assert isinstance(c["line"], int) and c["line"] > 0
             # A claim whose paper figures ftlsim measures under the same name prints its distance.
             if c["verdict"] in ("exact", "close"):
-                assert re.match(r"^[-+]?[\d.]+(e[-+]\d+)?(x| pt)?( \(.+\))?$", c["distance"]), (c["claim"], c["distance"])
+                distance = r"^[-+]?[\d.]+(e[-+]\d+)?(x| pt)?( \(.+\))?$"
+                assert re.match(distance, c["distance"]), (c["claim"], c["distance"])
         assert len(r.table) > 0
 
 

@@ -126,13 +126,13 @@ class Claim:
         cause = ""
         if self.cause is not None and verdict != "not comparable":
             cause = self.cause(df)
-        return {**self.listing(stand_in), "ftlsim": _fmt(ours), "distance": distance, "verdict": verdict,
+        return {**self.listing(stand_in), "ftlsim": figures_text(ours), "distance": distance, "verdict": verdict,
                 "why": why, "cause": cause}
 
     def listing(self, stand_in: bool = False) -> dict:
         """The claim's columns that need no run."""
         return {"claim": self.id, "variant": self.variant, "statement": self.text, "where": self.where,
-                "line": self.line, "unit": self.unit, "paper": _fmt(self.paper), "ftlsim": "", "distance": "",
+                "line": self.line, "unit": self.unit, "paper": figures_text(self.paper), "ftlsim": "", "distance": "",
                 "rule": self.rule(stand_in), "verdict": SKIPPED, "why": "", "cause": ""}
 
     def points(self) -> bool:
@@ -225,7 +225,8 @@ def _g(v) -> str:
     return str(v)
 
 
-def _fmt(d: dict) -> str:
+def figures_text(d: dict) -> str:
+    """Named figures on one line: `a = 1.5; b = 2`."""
     return "; ".join(f"{k} = {_g(v)}" for k, v in d.items())
 
 

@@ -336,7 +336,8 @@ def _analytic_claims(quick: bool) -> list[Claim]:
                                                for f in ("bast", "fast"))
                   + f". With offset 0 written too (hotcold, nhb = 1), FAST needs {_per(df, 'fast', 1):.3g} erases "
                   f"per round against BAST's {_per(df, 'bast', 1):.3g}: Algorithm 2 sends every offset-0 write to "
-                  f"the SW log block, whose merge the analysis leaves out (" + merge_mix(row(df, ftl="fast", nhb=1, offsets="0-31"))
+                  f"the SW log block, whose merge the analysis leaves out ("
+                  + merge_mix(row(df, ftl="fast", nhb=1, offsets="0-31"))
                   + ")")),
         Claim("case 3: nhb > nlb, FAST about nspb + nlb, BAST up to 2 nlb nspb",
               "FAST requires approximately the (nspb + nlb) erase operations ... BAST will, in its worst case, "
@@ -416,7 +417,8 @@ def _table2_claims(quick: bool) -> list[Claim]:
             return row(df, ftl=ftl, log_blocks=n)["time_us.total"]
         return {f"BAST / FAST time @{lo}": t("bast", lo) / t("fast", lo),
                 f"BAST / FAST time @{hi}": t("bast", hi) / t("fast", hi),
-                "O-FAST / FAST time, all counts": sum(t("ofast", n) for n in counts) / sum(t("fast", n) for n in counts)}
+                "O-FAST / FAST time, all counts": (sum(t("ofast", n) for n in counts)
+                                                   / sum(t("fast", n) for n in counts))}
 
     def mix(df):
         return "; ".join(f"{f} @{n}: {merge_mix(row(df, ftl=f, log_blocks=n))}" for f in ("bast", "fast", "ofast")
@@ -522,10 +524,12 @@ def _fig8_claims(quick: bool) -> list[Claim]:
            "around a two-block sequential write, 4 log blocks of 4 sectors) in which the claim holds")
     return [
         Claim("Fig. 8: FAST needs fewer erases than BAST", "FAST requires seven erase operations ... while BAST "
-              "needs nine", "Fig. 8, section 3.7", 316, _fig8_share("fast", "bast"), paper={"bast erases": 9, "fast erases": 7},
+              "needs nine", "Fig. 8, section 3.7", 316, _fig8_share("fast", "bast"),
+              paper={"bast erases": 9, "fast erases": 7},
               unit="%", not_comparable=why),
         Claim("Fig. 9: O-FAST needs fewer erases than FAST", "O-FAST incurs five erase operations ... while FAST "
-              "requires seven", "Fig. 9, section 3.7", 318, _fig8_share("ofast", "fast"), paper={"ofast erases": 5, "fast erases": 7},
+              "requires seven", "Fig. 9, section 3.7", 318, _fig8_share("ofast", "fast"),
+              paper={"ofast erases": 5, "fast erases": 7},
               unit="%", not_comparable=why),
     ]
 

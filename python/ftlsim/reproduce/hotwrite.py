@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pandas as pd
 
-from .core import HOT_PAPER, Claim, Experiment, _fmt, merge_mix, row, seconds
+from .core import HOT_PAPER, Claim, Experiment, figures_text, merge_mix, row, seconds
 
 SCHEMES = [("replacement", {"replacement_blocks": 64}), ("bast", {"log_blocks": 64}), ("fast", {"log_blocks": 64})]
 NAMES = {"replacement": "Replacement", "bast": "Log block", "fast": "FAST"}
@@ -102,7 +102,7 @@ def _with_fold(claims: list[Claim]) -> list[Claim]:
                             f"{merge_mix(row(folded, variant=c.variant, ftl='replacement', cached=cached))}"
                             for cached in (False, True))
             return (c.cause(df) + ". With Replacement folding in place (Linux NFTL_foldchain, the module 003 "
-                    f"modified): {_fmt(ours)}{verdict} ({mix})")
+                    f"modified): {figures_text(ours)}{verdict} ({mix})")
         return measured
     return [replace(c, cause=cause(c)) if c.variant == _vname(*PLAUSIBLE) else c for c in claims]
 

@@ -47,7 +47,8 @@ def _probes(df) -> str:
     for name in (PAPER_SETUP, *PROBES):
         m = row_of(df, "mast", name)
         out.append(f"{name}: full {_share(m, 'full'):.1f}%, dead {_share(m, 'dead'):.1f}% of merges, MAST "
-                   f"{100 * (1 - m['time_us.total'] / last):+.1f}% vs LAST, {100 * (1 - m['time_us.total'] / fast):+.1f}% "
+                   f"{100 * (1 - m['time_us.total'] / last):+.1f}% vs LAST, "
+                   f"{100 * (1 - m['time_us.total'] / fast):+.1f}% "
                    f"vs FAST, CA {int(m.get('mast.area_blocks.ca', 0))} blocks at the end")
     turned = [name for name in PROBES if row_of(df, "mast", name)["time_us.total"] < last]
     verdict = (f"MAST beats LAST with: {', '.join(turned)}" if turned

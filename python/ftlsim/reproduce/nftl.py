@@ -126,7 +126,8 @@ def _table5_claims(quick: bool) -> list[Claim]:
         Claim("the gains are device specific: larger on the Toshiba part", "The performance gain is device "
               "specific. For the same trace, the performance benefits differ due to differences in page read and "
               "OOB read times", "Table 5, section 5 (1)", 164, by_device,
-              paper={"samsung lookup read gain %": (31.15 + 27.03) / 2, "toshiba lookup read gain %": (41.44 + 34.46) / 2},
+              paper={"samsung lookup read gain %": (31.15 + 27.03) / 2,
+                     "toshiba lookup read gain %": (41.44 + 34.46) / 2},
               unit="points", holds=lambda o: o["toshiba lookup read gain %"] > o["samsung lookup read gain %"],
               test="Toshiba's lookup-table read gain above Samsung's", cause=spare),
         Claim("write gains minimal next to read gains", "The performance gain due to writes is minimal compared to "
