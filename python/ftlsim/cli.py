@@ -873,16 +873,20 @@ def complete_experiment(ctx, param, incomplete: str):
 @click.argument("name", required=False, shell_complete=complete_experiment)
 @click.option("--quick", is_flag=True, help="Small workloads: the shape of each result in seconds.")
 @click.option("--list", "list_only", is_flag=True, help="List the experiments and stop.")
+@click.option("--traces", "traces_dir", type=click.Path(exists=True, file_okay=False), envvar="FTLSIM_TRACES",
+              show_envvar=True, help="Directory of the public traces (msr_wdev_1.csv, ...); experiments that "
+              "need one are skipped without it.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write a self-contained Markdown report (every table, figure and verdict) to this directory.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write every run's report as CSV.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw NAME's figure to this PNG.")
 @click.option("--jobs", type=int, default=None, help="Parallel runs (default: all cores).")
-def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
-    """Re-run the papers' experiments and judge each claim: exact, same direction, contradicts or not comparable.
+def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_path, jobs):
+    """Re-run the papers' experiments and judge each claim: exact, close, same direction, contradicts or not
+    comparable, with its distance from the paper.
 
-    With no NAME, runs every experiment and prints the verdict table; with NAME, one experiment's table, its
-    claims beside the paper's figures, and the measured cause of each contradiction."""
+    With no NAME, runs every experiment and prints one line per distinct claim; with NAME, one experiment's
+    table, its claims beside the paper's figures, and the measured cause of each contradiction."""
     import time
 
     from rich.markup import escape
@@ -892,7 +896,7 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
     if list_only:
         t = Table(title="Experiments (ftlsim reproduce NAME)", title_justify="left")
         for c in ("name", "paper", "what", "stand-in"):
-            t.add_column(c)
+            t.add_column(c, overflow="fold")
         for e in rp.EXPERIMENTS.values():
             t.add_row(e.name, e.paper, e.what, e.stand_in or "-")
         console.print(t)
@@ -917,54 +921,74 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
         for n in names:
             bar.update(task, description=n)
             try:
-                results.append(rp.run(n, quick=quick, jobs=jobs, cache=cache))
+                results.append(rp.run(n, quick=quick, jobs=jobs, cache=cache, traces=traces_dir))
             except _core.FtlsimError as e:
                 fail(f"{n}: {e}")
             bar.update(task, advance=1)
     if name:
         r = results[0]
         e = r.experiment
-        console.print(dataframe_table(r.table, f"{e.name}: {e.paper}"))
+        if r.skipped:
+            console.print(f"[yellow]{rp.SKIPPED}[/] {e.name}: {escape(r.skipped)}")
+        else:
+            console.print(dataframe_table(r.table, f"{e.name}: {e.paper}"))
         if e.stand_in:
-            console.print(f"[bold]Stand-in:[/] {e.stand_in}")
+            console.print(f"[bold]Stand-in:[/] {escape(e.stand_in)}")
+        if e.plausible:
+            console.print(f"[bold]Verdict under:[/] {escape(e.plausible)} ({escape(e.plausible_why)})")
         if e.notes:
-            console.print(f"[dim]{e.notes}[/]")
-        t = Table(title="Claims", title_justify="left", show_lines=True)
-        for c in ("claim", "paper", "ftlsim", "rule", "verdict", "measured"):
-            t.add_column(c, overflow="fold")
+            console.print(f"[dim]{escape(e.notes)}[/]")
+        console.print("[bold]Claims[/]")
         for _, v in r.verdicts.iterrows():
-            t.add_row(escape(v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
-                             + f"\n{v['where']}, line {v['line']}"),
-                      escape(v["paper"] or "-"), escape(v["ftlsim"]), escape(v["rule"]),
-                      _verdict_markup(v["verdict"]) + "\n" + escape(v["why"]), escape(v["cause"] or "-"))
-        console.print(t)
+            title = v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
+            console.print(_verdict_markup(v["verdict"]) + (f" {escape(v['distance'])}" if v["distance"] else "")
+                          + f"  [bold]{escape(title)}[/]")
+            paper = v["paper"] or f'"{v["statement"]}"'
+            details = [("paper", f"({v['where']}, line {v['line']}) {paper}"),
+                       ("ftlsim", v["ftlsim"] + (f" ({v['unit']})" if v["unit"] and v["ftlsim"] else "")),
+                       ("why", v["why"]), ("rule", v["rule"]), ("measured", v["cause"])]
+            for label, text in details:
+                if text:
+                    console.print(f"  [dim]{label}:[/] {escape(text)}")
     else:
-        t = Table(title=f"Verdicts ({'quick' if quick else 'full'} size, {time.perf_counter() - started:.0f} s)",
-                  title_justify="left")
-        for c in ("experiment", "claim", "variant", "verdict"):
-            t.add_column(c)
+        console.print(f"[bold]{escape(rp.headline(results))}[/] ({'quick' if quick else 'full'} size, "
+                      f"{time.perf_counter() - started:.0f} s)")
+        console.print(f"[dim]{escape(rp.RULE)}[/]")
+        t = Table(title="One line per claim", title_justify="left", expand=True)
+        t.add_column("experiment / claim", overflow="fold", ratio=5)
+        t.add_column("ours vs paper", overflow="fold", ratio=2)
+        t.add_column("verdict", no_wrap=True)
         for _, v in rp.summary(results).iterrows():
-            t.add_row(v["experiment"], escape(v["claim"]), escape(v["variant"] or ""), _verdict_markup(v["verdict"]))
+            text = f"[dim]{v['experiment']}:[/] {escape(v['claim'])}"
+            if v["under"]:
+                text += f"\n[dim]under {escape(v['under'])}; {escape(v['spread'])}[/]"
+            t.add_row(text, escape(v["distance"] or "-"), _verdict_markup(v["verdict"]))
         console.print(t)
-        console.print(", ".join(f"{n} {v}" for v, n in rp.counts(results).items()))
-        deciders = rp.deciders(results)
-        if len(deciders):
-            t = Table(title="Which choice decides each verdict (FAT alignment, cluster size, allocation)",
-                      title_justify="left")
-            for c in deciders.columns:
+        by_variant = rp.variants(results)
+        by_variant = by_variant[by_variant["variant"] != ""]
+        if len(by_variant):
+            t = Table(title="Claims by variant (FAT choices the papers leave open)", title_justify="left")
+            for c in ("experiment / claim", "variant", "ours vs paper", "verdict"):
                 t.add_column(c, overflow="fold")
-            for row in deciders.itertuples(index=False):
-                t.add_row(*(escape(str(x)) for x in row))
+            for _, v in by_variant.iterrows():
+                t.add_row(f"[dim]{v['experiment']}:[/] {escape(v['claim'])}", escape(v["variant"]),
+                          escape(v["distance"] or "-"), _verdict_markup(v["verdict"]))
             console.print(t)
         for r in results:
+            if r.skipped:
+                console.print(f"[yellow]{rp.SKIPPED}[/] {r.experiment.name}: {escape(r.skipped)}")
             for _, v in r.verdicts[r.verdicts["verdict"] == "contradicts"].iterrows():
                 console.print(f"[red]contradicts[/] {r.experiment.name}: " + escape(
                     v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
                     + f"\n  ftlsim: {v['ftlsim']}\n  measured: {v['cause'] or v['why']}"))
     if csv_path:
+        if results[0].skipped:
+            fail(f"experiment `{name}` was skipped, no runs to write: {results[0].skipped}")
         results[0].df.to_csv(csv_path, index=False)
         console.print(f"[dim]{len(results[0].df)} runs written to {csv_path}[/]")
     if plot_path:
+        if results[0].skipped:
+            fail(f"experiment `{name}` was skipped, no figure to draw: {results[0].skipped}")
         if not results[0].figure(plot_path):
             fail(f"experiment `{name}` has no figure to draw; use --csv")
         console.print(f"[dim]plot written to {plot_path}[/]")
@@ -974,7 +998,8 @@ def reproduce(name, quick, list_only, report_dir, csv_path, plot_path, jobs):
 
 
 def _verdict_markup(verdict: str) -> str:
-    color = {"exact": "green", "same direction": "cyan", "contradicts": "red", "not comparable": "yellow"}
+    color = {"exact": "green", "close": "green", "same direction": "cyan", "contradicts": "red",
+             "not comparable": "yellow", "skipped": "yellow"}
     return f"[{color.get(verdict, 'white')}]{verdict}[/]"
 
 

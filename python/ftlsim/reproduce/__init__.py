@@ -1,7 +1,8 @@
 """The five papers' experiments as data (`ftlsim reproduce`): each experiment holds its runs, the paper's figures
 for each claim (value, unit, table or figure, line of the paper's text), ftlsim's figures beside them, and a
-verdict per claim computed by one stated rule (see `core`). Where a paper's trace is private, the experiment
-names the stand-in workload it runs instead.
+verdict and a distance per claim computed by one stated rule (`RULE`, see `core`). Where a paper's trace is
+private, the experiment names the stand-in workload it runs instead. The papers' texts are not needed to run;
+the experiments on public traces find them in `traces=` (or $FTLSIM_TRACES) and are `skipped` without them.
 
     >>> from ftlsim import reproduce
     >>> r = reproduce.run("fast-fig10", quick=True)
@@ -9,8 +10,9 @@ names the stand-in workload it runs instead.
     True
 
 `quick=True` shrinks every workload so that all experiments run in well under a minute; its figures show the
-shape only. `run_all()` runs every experiment, `summary()` tabulates the verdicts, `write_report()` writes a
-self-contained Markdown report with every table and figure.
+shape only. `run_all()` runs every experiment, `summary()` gives one row per distinct claim (a claim run under
+several variants is headed by the variant the paper most plausibly ran, with the spread), `variants()` one row
+per claim and variant, `write_report()` a self-contained Markdown report with every table and figure.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ from pathlib import Path
 import pandas as pd
 
 from . import fast, hotwrite, mast, nftl, tiny
-from .core import VERDICTS, Claim, Experiment, Result, RunCache, execute
+from .core import (RULE, SKIPPED, STATUSES, TRACES_ENV, VERDICTS, Claim, Experiment, PublicTrace, Result, RunCache,
+                   execute, traces_dir)
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     *fast.EXPERIMENTS, *nftl.EXPERIMENTS, *mast.EXPERIMENTS, *hotwrite.EXPERIMENTS, *tiny.EXPERIMENTS]}
 
-__all__ = ["EXPERIMENTS", "VERDICTS", "Claim", "Experiment", "Result", "run", "run_all", "summary", "deciders",
-           "write_report", "ram_tables"]
+__all__ = ["EXPERIMENTS", "VERDICTS", "STATUSES", "SKIPPED", "RULE", "TRACES_ENV", "Claim", "Experiment",
+           "PublicTrace", "Result", "run", "run_all", "summary", "variants", "counts", "headline", "write_report",
+           "ram_tables"]
 
 
 def experiment(name: str) -> Experiment:
@@ -37,32 +41,71 @@ def experiment(name: str) -> Experiment:
 
 
 def run(name: str, quick: bool = False, jobs: int | None = None, on_done=None,
-        cache: RunCache | None = None) -> Result:
+        cache: RunCache | None = None, traces: str | Path | None = None) -> Result:
     """Runs experiment `name` and judges its claims: a Result with the raw runs (`df`), the summary `table`,
-    the `verdicts` (one row per claim) and `figure(path)`."""
-    return execute(experiment(name), quick, jobs=jobs, cache=cache, on_done=on_done)
+    the `verdicts` (one row per claim and variant) and `figure(path)`. `traces` is the directory of the public
+    traces (default $FTLSIM_TRACES); an experiment that needs a trace not found there is `skipped`."""
+    return execute(experiment(name), quick, jobs=jobs, cache=cache, on_done=on_done, traces=traces_dir(traces))
 
 
-def run_all(quick: bool = False, jobs: int | None = None, names=None, on_result=None) -> list[Result]:
+def run_all(quick: bool = False, jobs: int | None = None, names=None, on_result=None,
+            traces: str | Path | None = None) -> list[Result]:
     """Runs every experiment (or `names`), sharing runs that several experiments make."""
     cache = RunCache()
+    directory = traces_dir(traces)
     results = []
     for name in names or EXPERIMENTS:
-        r = run(name, quick=quick, jobs=jobs, cache=cache)
+        r = execute(experiment(name), quick, jobs=jobs, cache=cache, traces=directory)
         results.append(r)
         if on_result:
             on_result(r)
     return results
 
 
-def summary(results: list[Result]) -> pd.DataFrame:
-    """One row per claim of every experiment: the experiment, the claim, the choice it ran under, the verdict."""
+def variants(results: list[Result]) -> pd.DataFrame:
+    """One row per claim and variant it ran under: the experiment, the claim, the variant, the distance from
+    the paper, the verdict."""
     rows = []
     for r in results:
         for _, v in r.verdicts.iterrows():
             rows.append({"experiment": r.experiment.name, "claim": v["claim"], "variant": v["variant"],
-                         "verdict": v["verdict"]})
-    return pd.DataFrame(rows, columns=["experiment", "claim", "variant", "verdict"])
+                         "distance": v["distance"], "verdict": v["verdict"]})
+    return pd.DataFrame(rows, columns=["experiment", "claim", "variant", "distance", "verdict"])
+
+
+def _head(r: Result, g: pd.DataFrame) -> pd.Series:
+    """The row that gives a claim its verdict: its only one, or the experiment's plausible variant."""
+    if len(g) == 1:
+        return g.iloc[0]
+    hit = g[g["variant"] == r.experiment.plausible]
+    if len(hit) != 1:
+        raise ValueError(f"{r.experiment.name}: claim `{g.iloc[0]['claim']}` runs under several variants but not "
+                         f"once under the plausible one `{r.experiment.plausible}`")
+    return hit.iloc[0]
+
+
+def spread(verdicts: list[str], variants_: list[str]) -> str:
+    """How a claim's verdict varies over the variants it ran under: the tally, then which choice decides it."""
+    tally = ", ".join(f"{v} {verdicts.count(v)}" for v in STATUSES if v in verdicts)
+    if len(set(verdicts)) == 1:
+        return f"{verdicts[0]} under all {len(verdicts)} variants"
+    return f"{tally} of {len(verdicts)} variants; {_decided_by(verdicts, variants_)}"
+
+
+def summary(results: list[Result]) -> pd.DataFrame:
+    """One row per distinct claim: its experiment, the verdict and distance under the variant the paper most
+    plausibly ran (`under`, empty when the claim ran once), the `spread` over all its variants, and the
+    verdict's reason."""
+    rows = []
+    for r in results:
+        for _, g in r.verdicts.groupby("claim", sort=False):
+            head = _head(r, g)
+            several = len(g) > 1
+            rows.append({"experiment": r.experiment.name, "claim": head["claim"], "distance": head["distance"],
+                         "verdict": head["verdict"], "under": head["variant"] if several else "",
+                         "spread": spread(list(g["verdict"]), list(g["variant"])) if several else "",
+                         "why": head["why"]})
+    return pd.DataFrame(rows, columns=["experiment", "claim", "distance", "verdict", "under", "spread", "why"])
 
 
 def _choices(variant: str) -> dict:
@@ -130,24 +173,15 @@ def _decided_by(verdicts: list[str], variants: list[str]) -> str:
             + ("; ".join(rare) if len(rare) <= 8 else f"{len(rare)} others"))
 
 
-def deciders(results: list[Result]) -> pd.DataFrame:
-    """For every claim judged under several FAT choices (issue 11 item 4): its verdicts by count and which
-    choice decides them, so a reader sees which unknown the outcome hangs on."""
-    rows = []
-    s = summary(results)
-    for (exp, claim), g in s[s["variant"] != ""].groupby(["experiment", "claim"], sort=False):
-        if len(g) < 2:
-            continue
-        verdicts, variants = list(g["verdict"]), list(g["variant"])
-        tally = ", ".join(f"{v} {verdicts.count(v)}" for v in VERDICTS if v in verdicts)
-        rows.append({"experiment": exp, "claim": claim, "verdicts": tally,
-                     "decided by": _decided_by(verdicts, variants)})
-    return pd.DataFrame(rows, columns=["experiment", "claim", "verdicts", "decided by"])
-
-
 def counts(results: list[Result]) -> dict:
+    """Distinct claims by verdict (`skipped` last): the headline."""
     s = summary(results)
-    return {v: int((s["verdict"] == v).sum()) for v in VERDICTS}
+    return {v: int((s["verdict"] == v).sum()) for v in STATUSES}
+
+
+def headline(results: list[Result]) -> str:
+    c = counts(results)
+    return f"{sum(c.values())} claims: " + ", ".join(f"{n} {v}" for v, n in c.items() if n or v in VERDICTS)
 
 
 def ram_tables() -> pd.DataFrame:
@@ -174,51 +208,57 @@ def _md_table(df: pd.DataFrame) -> str:
 
 
 def write_report(results: list[Result], directory: str | Path) -> Path:
-    """Writes `directory`/README.md (every experiment: what ran, the stand-in, the summary table, the figure,
-    and each claim with the paper's figures, ftlsim's, the rule and the verdict) and one PNG per figure.
-    Returns the Markdown file's path."""
+    """Writes `directory`/README.md (the rule; one line per distinct claim; the per-variant table; then every
+    experiment: what ran, the stand-in, the summary table, the figure, and each claim with the paper's figures,
+    ftlsim's, the distance and the verdict) and one PNG per figure. Returns the Markdown file's path."""
     from .. import __version__
 
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     quick = any(r.quick for r in results)
-    c = counts(results)
     lines = [
         "# ftlsim reproduce: the papers' claims, ftlsim's figures, verdicts", "",
         f"ftlsim {__version__}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
-        f"{'QUICK size (shapes only)' if quick else 'full size'}. "
-        + ", ".join(f"{n} {v}" for v, n in c.items()) + ".", "",
-        "Verdict rule (every claim): `not comparable` when the claim says why; `exact` when every ftlsim figure "
-        "that has a paper figure of the same name is within the stated tolerance; `same direction` when the "
-        "claim's qualitative test holds on ftlsim's figures; `contradicts` otherwise, with the measured cause. "
-        "`line` is the line of the paper's text in shared/papers (the extracted texts have no page numbers).", "",
-        "## Summary", "", _md_table(summary(results)), "",
+        f"{'QUICK size (shapes only)' if quick else 'full size'}. {headline(results)}.", "",
+        RULE, "", "`line` is the line of the paper's text in the project's papers directory (the extracted texts "
+        "have no page numbers).", "",
+        "## Claims", "", _md_table(summary(results).drop(columns=["why"])), "",
     ]
-    d = deciders(results)
-    if len(d):
-        lines += ["## Which choice decides each verdict", "",
-                  "Claims judged under several choices the papers leave open (FAT alignment, cluster size, "
-                  "allocation): the verdicts by count, and the choice they follow.", "", _md_table(d), ""]
+    v = variants(results)
+    v = v[v["variant"] != ""]
+    if len(v):
+        lines += ["## Claims by variant", "",
+                  "Claims run under several choices the papers leave open (FAT alignment, cluster size, "
+                  "allocation), one row per variant.", "", _md_table(v), ""]
     for r in results:
         e = r.experiment
         lines += [f"## {e.name}", "", f"**{e.paper}**: {e.what}.", ""]
         if e.stand_in:
             lines += [f"Stand-in workload: {e.stand_in}.", ""]
+        if e.plausible:
+            lines += [f"Claims run under several variants take their verdict under {e.plausible}: "
+                      f"{e.plausible_why}.", ""]
         if e.notes:
             lines += [f"Note: {e.notes}", ""]
-        lines += [f"{len(r.df)} runs, {r.seconds:.1f} s.", "", _md_table(r.table), ""]
-        png = out / f"{e.name}.png"
-        if r.figure(png):
-            lines += [f"![{e.name}]({png.name})", ""]
-        for _, v in r.verdicts.iterrows():
-            title = v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
-            lines += [f"### {v['verdict']}: {title}", "",
-                      f"- paper ({v['where']}, line {v['line']}): \"{v['statement']}\"" + (
-                          f"; figures: {v['paper']}" if v["paper"] else ""),
-                      f"- ftlsim: {v['ftlsim']}" + (f" ({v['unit']})" if v["unit"] else ""),
-                      f"- rule: {v['rule']}", f"- why: {v['why']}"]
-            if v["cause"]:
-                lines.append(f"- measured: {v['cause']}")
+        if r.skipped:
+            lines += [f"**{SKIPPED}**: {r.skipped}.", ""]
+        else:
+            lines += [f"{len(r.df)} runs, {r.seconds:.1f} s.", "", _md_table(r.table), ""]
+            png = out / f"{e.name}.png"
+            if r.figure(png):
+                lines += [f"![{e.name}]({png.name})", ""]
+        for _, c in r.verdicts.iterrows():
+            title = c["claim"] + (f" [{c['variant']}]" if c["variant"] else "")
+            lines += [f"### {c['verdict']}: {title}", "",
+                      f"- paper ({c['where']}, line {c['line']}): \"{c['statement']}\"" + (
+                          f"; figures: {c['paper']}" if c["paper"] else "")]
+            if c["verdict"] != SKIPPED:
+                lines += [f"- ftlsim: {c['ftlsim']}" + (f" ({c['unit']})" if c["unit"] else "")]
+                if c["distance"]:
+                    lines.append(f"- distance (ours vs paper): {c['distance']}")
+            lines += [f"- rule: {c['rule']}", f"- why: {c['why']}"]
+            if c["cause"]:
+                lines.append(f"- measured: {c['cause']}")
             lines.append("")
     path = out / "README.md"
     path.write_text("\n".join(lines) + "\n")

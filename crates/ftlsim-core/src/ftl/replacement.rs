@@ -23,6 +23,15 @@
 //!   folds the longest chain). Ties: the chain that most recently reached that length. If the victim is the
 //!   block being written, the new data goes into the merge at its offset.
 //! - The merge is recorded as `merges.full` (data and replacement blocks copied to a new block, all erased).
+//! - `fold_in_place` (off by default): the merge folds in place when it can, as Linux NFTL's
+//!   `NFTL_foldchain` (drivers/mtd/nftlcore.c) does: if the chain's last block has a free page at every
+//!   offset whose newest copy is in another block, those copies move into it, the rest of the chain is
+//!   erased and the last block becomes the data block (`merges.fold`); else the merge copies into a new block
+//!   as above. Shim et al. describe only the merge into a new block (§2.2), but the module they modified folds
+//!   in place. The merge walks the chain once for every offset (the spare reads of the merge above) and then
+//!   copies; a merge that takes the new data of the write that triggered it never folds in place (that
+//!   offset is taken in every block of the chain). Under `sequential_program` a page below the last block's
+//!   highest programmed page cannot take a copy, which rules the fold out.
 //! - A write stops at the first chain block whose page o is free; a read walks the whole chain (the newest
 //!   copy is in the last block holding o), as Linux NFTL does. A block of the chain whose page o cannot be
 //!   programmed in order (`sequential_program`, o below its highest programmed page) is skipped by writes
@@ -67,12 +76,15 @@ pub const SCHEME: Scheme = Scheme {
 pub struct ReplacementParams {
     /// Replacement blocks that may be in use at once (Shim et al. §4.2: 64).
     pub replacement_blocks: u32,
+    /// Merge into the chain's last block when it has room, as Linux NFTL's `NFTL_foldchain` (see above).
+    pub fold_in_place: bool,
 }
 
 impl Default for ReplacementParams {
     fn default() -> Self {
         ReplacementParams {
             replacement_blocks: 64,
+            fold_in_place: false,
         }
     }
 }
@@ -94,6 +106,9 @@ pub struct ReplacementFtl {
     /// Logical blocks with a chain, keyed by `limit - chain_len` so that the longest pops first.
     chains: ValidBuckets,
     free: FreePool,
+    fold_in_place: bool,
+    /// The block holding the newest copy of each offset, found by a folding merge's walk (reused).
+    sources: Vec<Opt<Pbn>>,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
@@ -122,6 +137,8 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         chain_len: vec![0; g.logical_blocks as usize],
         chains: ValidBuckets::new(g.logical_blocks, p.replacement_blocks),
         free: FreePool::with_range(Pbn(0), physical),
+        fold_in_place: p.fold_in_place,
+        sources: vec![Opt::NONE; g.pages_per_block as usize],
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -224,6 +241,8 @@ impl Ftl for ReplacementFtl {
         // Each block's logical block, first and last sequence numbers, and programmed offsets.
         let mut chains: Vec<Vec<(u32, Pbn)>> = vec![Vec::new(); self.logical_blocks as usize];
         let mut offsets: Vec<Vec<u32>> = vec![Vec::new(); self.physical_blocks as usize];
+        // Programmed pages (data or torn) of each block, for `fold_in_place`'s check below.
+        let mut taken: Vec<Vec<u32>> = vec![Vec::new(); self.physical_blocks as usize];
         let mut newest_block: (u32, Option<Pbn>) = (0, None);
         for b in (0..self.physical_blocks).map(Pbn) {
             // The block's logical block and its first sequence number.
@@ -232,6 +251,7 @@ impl Ftl for ReplacementFtl {
                 let spare = dev.read_spare(dev.ppn(b, o))?;
                 if spare.seq != 0 {
                     self.frontier[b.index()] = o + 1;
+                    taken[b.index()].push(o);
                 }
                 if let Some(lpn) = spare.lpn() {
                     let seq = first.map_or(spare.seq, |(_, s): (usize, u32)| s.min(spare.seq));
@@ -293,6 +313,25 @@ impl Ftl for ReplacementFtl {
             self.free.put(target);
             self.frontier[target.index()] = 0;
         }
+        // A fold in place cut short (`fold_in_place`) leaves a later block of a chain holding an offset that an
+        // earlier one has free, which breaks the chain's rule (a write takes the first free page): such a chain
+        // is merged into a free block once the tables are rebuilt.
+        let seq_prog = self.sequential_program;
+        let blocked = |b: Pbn, o: u32| {
+            taken[b.index()].contains(&o) || (seq_prog && o < self.frontier[b.index()])
+        };
+        let cut_folds: Vec<usize> = chains
+            .iter()
+            .enumerate()
+            .filter(|(_, chain)| {
+                chain.iter().enumerate().any(|(j, &(_, later))| {
+                    offsets[later.index()]
+                        .iter()
+                        .any(|&o| chain[..j].iter().any(|&(_, earlier)| !blocked(earlier, o)))
+                })
+            })
+            .map(|(vb, _)| vb)
+            .collect();
         for (vb, chain) in chains.iter().enumerate() {
             let Some(&(_, first)) = chain.first() else {
                 continue;
@@ -307,6 +346,9 @@ impl Ftl for ReplacementFtl {
                 self.in_use += len;
                 self.chains.insert(vb as u32, self.limit - len);
             }
+        }
+        for vb in cut_folds {
+            self.merge_folding(vb, false, dev)?;
         }
         Ok(())
     }
@@ -341,6 +383,9 @@ impl ReplacementFtl {
 
     /// Merges `vb`'s chain into a free block, with `new` data at its offset if given.
     fn merge(&mut self, vb: usize, new: Option<(u32, Lpn, Token)>, dev: &mut Device) -> Result<()> {
+        if self.fold_in_place && new.is_none() {
+            return self.merge_folding(vb, true, dev);
+        }
         let mark = dev.begin();
         let target = self.take_free(dev)?;
         let first = self.data[vb]
@@ -377,5 +422,187 @@ impl ReplacementFtl {
         self.frontier[target.index()] = frontier;
         dev.end_merge(mark, MergeKind::Full);
         Ok(())
+    }
+
+    /// `fold_in_place`'s merge of `vb`'s chain: into its last block if `in_place` and that block has a free
+    /// page at every offset whose newest copy is elsewhere (a fold), else into a free block (a full merge, as
+    /// `merge`).
+    fn merge_folding(&mut self, vb: usize, in_place: bool, dev: &mut Device) -> Result<()> {
+        let mark = dev.begin();
+        let first = self.data[vb]
+            .get()
+            .expect("a merged logical block has a data block");
+        let mut last = first;
+        while let Some(n) = self.next[last.index()].get() {
+            last = n;
+        }
+        let mut in_place = in_place;
+        for o in 0..self.ppb {
+            let (mut newest, mut last_free) = (None, false);
+            let mut b = Some(first);
+            while let Some(block) = b {
+                let spare = dev.read_spare(dev.ppn(block, o))?;
+                if spare.lpn().is_some() {
+                    newest = Some(block);
+                }
+                if block == last {
+                    let programmable = !self.sequential_program || o >= self.frontier[last.index()];
+                    last_free = spare.seq == 0 && programmable;
+                }
+                b = self.next[block.index()].get();
+            }
+            in_place &= newest.is_none_or(|n| n == last || last_free);
+            self.sources[o as usize] = newest.map_or(Opt::NONE, Opt::some);
+        }
+        let target = if in_place { last } else { self.take_free(dev)? };
+        for o in 0..self.ppb {
+            if let Some(b) = self.sources[o as usize].get().filter(|&b| b != target) {
+                dev.copy(dev.ppn(b, o), dev.ppn(target, o))?;
+                let f = &mut self.frontier[target.index()];
+                *f = (*f).max(o + 1);
+            }
+        }
+        let mut b = Some(first);
+        while let Some(block) = b {
+            b = self.next[block.index()].take();
+            if block != target {
+                dev.erase(block)?;
+                self.free.put(block);
+                self.frontier[block.index()] = 0;
+            }
+        }
+        if self.chains.contains(vb as u32) {
+            self.chains.remove(vb as u32);
+        }
+        self.in_use -= self.chain_len[vb];
+        self.chain_len[vb] = 0;
+        self.data[vb] = Opt::some(target);
+        let kind = if in_place {
+            MergeKind::Fold
+        } else {
+            MergeKind::Full
+        };
+        dev.end_merge(mark, kind);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Timing;
+    use crate::error::SimError;
+    use serde_json::json;
+
+    /// 4 logical blocks of 4 pages, the scheme's extra blocks beside them.
+    fn toy(params: Value) -> (Box<dyn Ftl>, Device) {
+        toy_on(params, false)
+    }
+
+    fn toy_on(params: Value, sequential_program: bool) -> (Box<dyn Ftl>, Device) {
+        let g = Geometry {
+            page_bytes: 512,
+            spare_bytes: 16,
+            pages_per_block: 4,
+            logical_blocks: 4,
+            sequential_program,
+        };
+        let built = build(&params, &g).unwrap();
+        let dev = Device::new(
+            "replacement",
+            g,
+            4 + built.extra_blocks,
+            Timing::uniform(1.0),
+        );
+        (built.ftl, dev)
+    }
+
+    /// One replacement block. Writes: page 0 (block 0's data block D0), page 0 again (replacement block R1,
+    /// offset 0), page 1 (D0, offset 1), page 4 (block 1's data block), page 4 again: no replacement block
+    /// left, so block 0's chain D0 -> R1 is merged. Walking it reads 2 spare areas at each of 4 offsets (8),
+    /// after the write's own spare read of block 1's page 0. Merge into a new block (§2.2): copy page 0 from R1
+    /// and page 1 from D0, erase D0 and R1: 2 copies, 2 erases. Fold in place (Linux NFTL): R1 holds the newest
+    /// page 0 and has page 1 free, so only page 1 moves (D0 -> R1) and only D0 is erased: 1 copy, 1 erase.
+    /// Either way the new page 4 goes to the freed replacement block.
+    #[test]
+    fn a_fold_in_place_moves_only_the_copies_the_last_block_lacks() {
+        for (fold, copies, erases, kind) in [
+            (false, 2, 2, MergeKind::Full),
+            (true, 1, 1, MergeKind::Fold),
+        ] {
+            let (mut ftl, mut dev) = toy(json!({"replacement_blocks": 1, "fold_in_place": fold}));
+            for (token, lpn) in [(1, 0), (2, 0), (3, 1), (4, 4)] {
+                ftl.write(Lpn(lpn), token, &mut dev).unwrap();
+            }
+            let before = dev.counts();
+            ftl.write(Lpn(4), 5, &mut dev).unwrap();
+            let d = dev.counts().minus(&before);
+            assert_eq!(
+                (d.spare_reads, d.page_reads, d.page_writes, d.erases),
+                (1 + 8, copies, copies + 1, erases),
+                "fold_in_place = {fold}"
+            );
+            assert_eq!(dev.stats.merges[kind as usize].count, 1);
+            for _ in 0..2 {
+                for (lpn, token) in [(0, 2), (1, 3), (4, 5), (2, 0)] {
+                    let want = (token > 0).then_some(token);
+                    assert_eq!(ftl.read(Lpn(lpn), &mut dev).unwrap(), want, "page {lpn}");
+                }
+                ftl.mount(&mut dev).unwrap();
+            }
+        }
+    }
+
+    /// Random overwrites of the toy's 16 pages with two replacement blocks, folding in place, torn pages on
+    /// and a power cut every `cut_every` flash operations: after each cut the chains are rebuilt from the
+    /// spare areas and every acknowledged write reads back. Returns the folds and the cuts.
+    fn folds_under_power_cuts(cut_every: u64, sequential_program: bool) -> (u64, usize) {
+        let (mut ftl, mut dev) = toy_on(
+            json!({"replacement_blocks": 2, "fold_in_place": true}),
+            sequential_program,
+        );
+        dev.set_torn_pages(true);
+        dev.arm_power_cut(Some(cut_every));
+        let (mut cuts, mut last) = (0, [None; 16]);
+        let mut x = 1u64;
+        for i in 0..4000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let lpn = ((x >> 33) % 16) as usize;
+            let mut survive = |ftl: &mut Box<dyn Ftl>, dev: &mut Device| {
+                cuts += 1;
+                ftl.mount(dev).unwrap();
+                dev.arm_power_cut(Some(cut_every));
+            };
+            match ftl.write(Lpn(lpn as u32), i + 1, &mut dev) {
+                Ok(()) => last[lpn] = Some(i + 1),
+                Err(SimError::PowerCut(_)) => {
+                    survive(&mut ftl, &mut dev);
+                    last[lpn] = None;
+                }
+                Err(e) => panic!("{e}"),
+            }
+            if let Some(token) = last[lpn] {
+                match ftl.read(Lpn(lpn as u32), &mut dev) {
+                    Ok(got) => assert_eq!(got, Some(token), "page {lpn} after {cuts} cuts"),
+                    Err(SimError::PowerCut(_)) => survive(&mut ftl, &mut dev),
+                    Err(e) => panic!("{e}"),
+                }
+            }
+        }
+        (dev.stats.merges[MergeKind::Fold as usize].count, cuts)
+    }
+
+    /// A fold cut short between its copies and its erases once broke a read here (a write took an earlier
+    /// block's free page while the last block held an older copy); the mount now merges such a chain.
+    #[test]
+    fn folds_in_place_survive_power_cuts() {
+        for (cut_every, sequential_program, min_folds) in
+            [(97, false, 100), (1009, false, 100), (97, true, 10)]
+        {
+            let (folds, cuts) = folds_under_power_cuts(cut_every, sequential_program);
+            assert!(folds > min_folds && cuts > 20, "{folds} folds, {cuts} cuts");
+        }
     }
 }
