@@ -49,6 +49,8 @@ def test_every_experiment_of_the_five_papers_judges_every_claim(results):
             assert c["ftlsim"] or c["verdict"] == "not comparable", (r.experiment.name, c["claim"])
             assert isinstance(c["line"], int) and c["line"] > 0
             # A claim whose paper figures ftlsim measures under the same name prints its distance.
+            if c["verdict"] == "contradicts":
+                assert c["cause"], (r.experiment.name, c["claim"])  # what ftlsim measured, or the runs that test it
             if c["verdict"] in ("exact", "close"):
                 distance = r"^[-+]?[\d.]+(e[-+]\d+)?(x| pt)?( \(.+\))?$"
                 assert re.match(distance, c["distance"]), (c["claim"], c["distance"])

@@ -367,7 +367,7 @@ def _analytic_figure(df, path, title):
                            for f, o in zip(df["ftl"], df["offsets"])])
     paper = {"BAST": [(1, 2 * NLB), (NLB, 2 * NLB)], "FAST": [(1, NLB + 1), (NLB, 2 * NLB), (64, NSPB + NLB)]}
     lines(df, "nhb", [("erases_per_round", f"erases per {NLB}x{NSPB} writes")], "series", path, title, logx=True,
-          paper=paper, xlabel="hot blocks (nhb)")
+          paper=paper, xlabel="hot blocks (nhb)", logy=True)
 
 
 ANALYTIC = Experiment(

@@ -46,7 +46,8 @@ def _finish(fig, title: str, path: str) -> None:
 
 
 def lines(df: pd.DataFrame, x: str, ys: list, series: str, path: str, title: str, logx: bool = False,
-          paper: dict | None = None, paper_label: str = "paper", xlabel: str | None = None) -> None:
+          paper: dict | None = None, paper_label: str = "paper", xlabel: str | None = None,
+          logy: bool = False) -> None:
     """One panel per (column, label) in `ys` against `x`, a line per value of `series` (schemes by their paper
     names); `paper` maps a series value to the paper's (x, y) points, drawn hollow on the first panel."""
     plt = _pyplot()
@@ -78,17 +79,20 @@ def lines(df: pd.DataFrame, x: str, ys: list, series: str, path: str, title: str
             ax.set_xticks(sorted(drawn))
             ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
             ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-        _plain_axis(ax.yaxis)
+        if logy:
+            ax.set_yscale("log")
+        else:
+            _plain_axis(ax.yaxis)
         ax.legend(fontsize=7)
     _finish(fig, title, path)
 
 
 def bars(table: pd.DataFrame, path: str, title: str, ylabel: str, paper: dict | None = None,
          stacked: bool = False, logy: bool = False, low: pd.DataFrame | None = None,
-         high: pd.DataFrame | None = None, spread_label: str = "") -> None:
+         high: pd.DataFrame | None = None, spread_label: str = "", rotate: int = 0) -> None:
     """Grouped (or stacked) bars, a group per row of `table` and a bar per column (schemes by their paper
     names). `paper` maps (row, column) to the paper's value, drawn as a black mark on that bar; `low` / `high`
-    (same shape) draw the spread over variants as error bars."""
+    (same shape) draw the spread over variants as error bars; `rotate` turns the group labels (degrees)."""
     plt = _pyplot()
     import numpy as np
 
@@ -116,7 +120,7 @@ def bars(table: pd.DataFrame, path: str, title: str, ylabel: str, paper: dict | 
     if spread_label:
         ax.errorbar([], [], yerr=[], color="black", label=spread_label)
     ax.set_xticks(xs)
-    ax.set_xticklabels([str(r) for r in rows], fontsize=7)
+    ax.set_xticklabels([str(r) for r in rows], fontsize=7, rotation=rotate, ha="right" if rotate else "center")
     ax.set_ylabel(ylabel)
     if logy:
         ax.set_yscale("log")

@@ -338,8 +338,10 @@ def _ram_claims(quick: bool) -> list[Claim]:
 def _ram_figure(df, path, title):
     from .figures import bars
 
-    t = df.assign(label=df["source"].str.replace(" (", "\n(", regex=False) + "\n" + df["ftl"]).set_index("label")
-    bars(t[["ftlsim bytes"]], path, title, "bytes", logy=True,
+    short = (df["source"].str.replace("TinyFTL ", "").str.replace("NFTL 34 MB, ", "NFTL 34 MB ")
+             + ": " + df["ftl"].str.replace("nftl ", ""))
+    t = df.assign(label=short).set_index("label")
+    bars(t[["ftlsim bytes"]], path, title, "bytes", logy=True, rotate=30,
          paper={(label, "ftlsim bytes"): p for label, p in t["paper bytes"].items()})
 
 
