@@ -16,34 +16,38 @@ from typing import Callable, Iterable
 from . import _core
 from ._registry import check_name, config_kwargs, did_you_mean, make_config, names, resolve_config, takes
 from .report import Report
+from .trace import check_spec, is_stream, readable
 
 
 @functools.lru_cache(maxsize=256)
-def _file_facts(path: str, size: int, mtime_ns: int) -> tuple[str, str]:
-    """(sniffed format, sha256) of a trace file, cached per (path, size, mtime): a sweep hashes a trace once."""
+def _file_facts(path: str, size: int, mtime_ns: int, format: str) -> tuple[str, str]:
+    """(format read, sha256) of a trace file, cached per (path, size, mtime, format): a sweep hashes a trace
+    once. The format is `format` as given, sniffed only for ``auto``."""
     import hashlib
 
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
-    return _core.sniff_format(path), digest.hexdigest()
+    return (_core.sniff_format(path) if format == "auto" else format), digest.hexdigest()
 
 
-def trace_facts(trace: str) -> dict:
-    """What a report records of its trace: the sniffed format, the size in bytes and a sha256 of the content
-    (a built-in workload spec is its own content: format ``workload``, no size or hash)."""
+def trace_facts(trace: str, format: str = "auto") -> dict:
+    """What a report records of its trace: the format read (the one given, else the sniffed one), the size in
+    bytes and a sha256 of the content (a built-in workload spec is its own content: format ``workload``, no
+    size or hash)."""
     if os.path.isfile(trace):
         st = os.stat(trace)
-        fmt, digest = _file_facts(os.path.abspath(trace), st.st_size, st.st_mtime_ns)
+        fmt, digest = _file_facts(os.path.abspath(trace), st.st_size, st.st_mtime_ns, format)
         return {"trace_format": fmt, "trace_bytes": st.st_size, "trace_sha256": digest}
     return {"trace_format": "workload", "trace_bytes": None, "trace_sha256": None}
 
 
 def check_trace(trace: str) -> None:
     """A trace that is neither a file nor a workload spec: name the nearest workload when one is close
-    (``unifrom:writes=10`` -> ``uniform``), else let the engine say the file does not exist."""
-    if os.path.exists(trace) or is_workload(trace):
+    (``unifrom:writes=10`` -> ``uniform``), else let the engine say the file does not exist. An empty string
+    is refused; ``-`` is standard input."""
+    if trace == "-" or os.path.exists(check_spec(trace)) or is_workload(trace):
         return
     name = trace.split(":", 1)[0]
     hint = did_you_mean(name, names("workloads"))
@@ -90,13 +94,15 @@ def simulate(
     The report records the complete resolved configuration (``config.resolved``: every option with its
     default, the scheme's parameters, the resolved capacity) and the trace's format, size and sha256, so
     ``simulate(**ftlsim.config.run_kwargs(report))`` repeats the run exactly."""
-    trace = str(trace)
+    trace = check_spec(trace)
     cfg = prepare(trace, ftl, preset, capacity, precondition, format, **scheme_params)
-    facts = trace_facts(trace)
-    try:
-        values = json.loads(_core.simulate(trace, json.dumps(cfg), progress))
-    except _core.FtlsimError as e:
-        raise type(e)(python_spelling(str(e))) from None
+    with readable(trace) as path:
+        facts = trace_facts(path, format)
+        try:
+            values = json.loads(_core.simulate(path, json.dumps(cfg), progress))
+        except _core.FtlsimError as e:
+            raise type(e)(python_spelling(str(e))) from None
+    values["config.trace"] = trace
     resolved = resolve_config(cfg)
     values["config.params"] = json.dumps(resolved["params"], separators=(",", ":"), sort_keys=True)
     if resolved.get("capacity") is None:
@@ -105,7 +111,9 @@ def simulate(
         resolved["preset"] = values["config.preset"]
     if resolved["trace"]["format"] == "auto" and facts["trace_format"] != "workload":
         resolved["trace"]["format"] = facts["trace_format"]
-    values["config.resolved"] = json.dumps({"trace": trace, "config": resolved}, sort_keys=True)
+    # A file is saved by its absolute path, so that `ftlsim run -c report.json` finds it from anywhere.
+    saved = os.path.abspath(trace) if os.path.exists(trace) and not is_workload(trace) else trace
+    values["config.resolved"] = json.dumps({"trace": saved, "config": resolved}, sort_keys=True)
     values.update({f"config.{k}": v for k, v in facts.items()})
     return Report(values)
 
@@ -118,7 +126,7 @@ def run_key(run: dict) -> str:
     kw = {k: v for k, v in run.items() if k != "labels"}
     trace = str(kw.pop("trace"))
     cfg = resolve_config(prepare(trace, **kw))
-    facts = trace_facts(trace)
+    facts = trace_facts(trace, kw.get("format", "auto"))
     ident = {"config": cfg, "trace": facts["trace_sha256"] or trace, "version": _core_version()}
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
@@ -176,7 +184,10 @@ def _run_point(kwargs: dict) -> dict:
 
 
 def is_workload(trace: str) -> bool:
-    """Whether `trace` is a built-in workload spec rather than a path."""
+    """Whether `trace` is a built-in workload spec rather than a path (never opening a stream, which would wait
+    for a writer and take bytes that are not its to take)."""
+    if is_stream(trace):
+        return False
     try:
         return _core.sniff_format(trace) == "workload"
     except _core.FtlsimError:
