@@ -258,3 +258,16 @@ def test_plot_refs_has_no_offset_calls_a_request_number_no_time_and_is_titled_by
         assert not _labels_collide(ax, "x")
     assert max(float(t.get_text().replace("−", "-")) for t in order.get_xticklabels() if t.get_text()) < 100
     assert fig._suptitle.get_text().startswith("msr_rsrch_1.csv\n")
+
+
+@pytest.mark.parametrize("command", ["compare", "sweep"])
+def test_a_piped_trace_is_read_once_for_every_point_of_a_grid(tmp_path, command):
+    import pandas as pd
+
+    out = tmp_path / "grid.csv"
+    code, _, err = piped(command, "-", "--ftl", "page,fast", "-p", "log_blocks=4,8", "--jobs", "2", "--csv", out,
+                         source=TRACES / "msr_wdev_1.csv")
+    assert code == 0, err
+    df = pd.read_csv(out)
+    assert len(df) == 3 and (df["host.write_requests"] == 1_055).all()
+    assert df.loc[df["ftl"] == "page", "flash.page_writes"].item() == 10_816

@@ -549,7 +549,9 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
              "csv": csv_path}
     settings.update({k: v for k, v in given.items() if v is not None})
     label = traces[0] if len(traces) == 1 else f"{len(traces)} traces"
-    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces))
+    with contextlib.ExitStack() as spools:  # every point reads its trace: a pipe is read once
+        paths = [spools.enter_context(readable_trace(t)) for t in traces]
+        run_grid(label, paths, schemes, grid, common, settings, inputs=tuple(traces))
 
 
 @main.command("generate")
@@ -647,7 +649,9 @@ def info_cell(key: str, value) -> str:
     if key.endswith("_bytes") or key == "highest_address":
         return fmt(value) + " B" if value < 1024 else f"{human_bytes(value)} ({value:,} B)"
     if key.endswith("_us"):
-        return fmt(value) + " us" if value < 1000 else f"{human_us(value)} ({value:,.0f} us)"
+        if value < 1000:
+            return f"{value:,.4g} us"
+        return f"{human_us(value).replace('µs', 'us')} ({value:,.0f} us)"
     if key.startswith("write_share_"):
         return f"{value:.2%}"
     return fmt(value)

@@ -112,8 +112,8 @@ _TIME_TICKS_US = (1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 60e6, 600e6, 3600e6, 3600
 def log_ticks(ax, high: float, kind: str, most: int = 7) -> None:
     """Major ticks of a log (or symlog from 0) x axis up to `high`, labelled in human units and thinned to at most
     `most` so the labels never collide: powers of two for bytes (1 KiB, 1 MiB, ... always among them), decades
-    for counts, decades then minutes, hours and days for times; 0 too on a symlog axis (in place of 1 when
-    the ticks are thinned: the two would touch). Minor ticks are dropped."""
+    for counts, decades then minutes, hours and days for times; 0 too on a symlog axis (in place of 1 on a wide
+    axis, where the two would touch). Minor ticks are dropped."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     high = max(high, 1)
@@ -127,7 +127,7 @@ def log_ticks(ax, high: float, kind: str, most: int = 7) -> None:
     step = next((s for s in steps if math.ceil(len(values) / s) <= most), steps[-1])
     ticks = [v for i, v in enumerate(values) if i % step == 0]
     if ax.get_xscale() == "symlog":
-        ticks = [0.0] + [v for v in ticks if v > 1 or step == 1]
+        ticks = [0.0] + [v for v in ticks if v > 1 or len(values) < 6]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "0" if v == 0 else label(v)))
     ax.xaxis.set_minor_locator(NullLocator())
