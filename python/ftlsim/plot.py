@@ -69,11 +69,9 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
 
 def compare_plot(df, swept, path: str, title: str = "", precondition: str | None = None) -> None:
     """`compare` written to `path` (the format its extension names), atomically."""
-    from .output import atomic_path
+    from .output import save_figure
 
-    fig = compare(df, swept, title=title, precondition=precondition)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format=str(path).rsplit(".", 1)[-1].lower())
+    save_figure(compare(df, swept, title=title, precondition=precondition), path, dpi=120)
 
 
 #: Binary units for bytes, and units of time from microseconds, as axis labels write them.

@@ -126,6 +126,33 @@ fn a_corrupt_compressed_trace_is_an_error_that_names_the_file() {
 }
 
 #[test]
+fn a_bzip2_or_lz4_trace_is_refused_by_name() {
+    for (name, magic, undo) in [
+        ("t.csv.bz2", &b"BZh91AY&SY"[..], "bunzip2"),
+        (
+            "t.csv.lz4",
+            &[0x04, 0x22, 0x4d, 0x18, 0x64, 0x40][..],
+            "unlz4",
+        ),
+    ] {
+        let path = temp(name, magic);
+        let err = info(
+            path.to_str().unwrap(),
+            &opts("auto"),
+            16_384,
+            512,
+            &mut no_progress(),
+        )
+        .unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains(name) && message.contains(undo),
+            "{message}"
+        );
+    }
+}
+
+#[test]
 fn an_empty_trace_is_called_empty() {
     let cases: [(&str, Vec<u8>); 4] = [
         ("empty.csv", vec![]),

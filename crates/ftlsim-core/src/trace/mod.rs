@@ -1,10 +1,13 @@
 //! Host requests from trace files and built-in workloads.
 //!
 //! Every trace format is one file behind the [`Format`] trait: it parses one line into a [`Request`] in bytes
-//! (units are converted at the reader). [`LineReader`] does the rest once for all formats: streaming, gzip,
-//! line numbers, errors that quote the line, `skip_bad_lines`, the device filter, the device layout
-//! ([`devices`]) and `writes_only`.
+//! (units are converted at the reader). [`LineReader`] does the rest once for all formats: streaming, gzip, zstd
+//! and xz (told by their magic number), line numbers, errors that quote the line, `skip_bad_lines`, the device
+//! filter, the device layout ([`devices`]) and `writes_only`.
 //! `format = "auto"` sniffs the first lines against each format in [`FORMATS`] order.
+//!
+//! A trace is opened by path, up to four times (sniffing, the device layout, the capacity, the run), so it must
+//! be a file that can be read again: the Python layer copies a pipe, a FIFO or `-` to a temporary file first.
 
 pub mod blkparse;
 pub mod compact;
@@ -506,6 +509,15 @@ fn open_lines(path: &Path) -> Result<OpenedLines, TraceError> {
             1 << 16,
             lzma_rust2::XzReader::new(raw, true),
         )),
+        Codec::Unread(name, undo) => {
+            return Err(TraceError::Option {
+                spec: path.display().to_string(),
+                what: format!(
+                    "it is compressed with {name}, which ftlsim does not read; decompress it ({undo}), or \
+                     recompress it with gzip, zstd or xz"
+                ),
+            })
+        }
     };
     Ok(OpenedLines {
         lines,
@@ -515,13 +527,16 @@ fn open_lines(path: &Path) -> Result<OpenedLines, TraceError> {
 }
 
 /// How a trace file is compressed, told by its first bytes (not its name, so a pipe spooled to a nameless
-/// file reads as well): gzip, zstd and xz are decompressed as they are read.
+/// file reads as well): gzip, zstd and xz are decompressed as they are read; other compressors are named in a
+/// refusal rather than parsed as text.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Codec {
     None,
     Gzip,
     Zstd,
     Xz,
+    /// A compressor ftlsim does not read, by name, and the command that undoes it.
+    Unread(&'static str, &'static str),
 }
 
 impl Codec {
@@ -532,6 +547,10 @@ impl Codec {
             Codec::Zstd
         } else if magic.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
             Codec::Xz
+        } else if magic.starts_with(b"BZh") {
+            Codec::Unread("bzip2", "bunzip2")
+        } else if magic.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
+            Codec::Unread("lz4", "unlz4")
         } else {
             Codec::None
         }
