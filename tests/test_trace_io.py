@@ -100,9 +100,10 @@ def test_a_fifo_is_read_once_and_ctrl_c_stops_a_wait_for_its_writer(tmp_path):
 
 
 def test_a_given_format_is_used_without_sniffing_and_recorded(tmp_path):
-    # A line no format takes first: sniffing fails, the named format with --skip-bad-lines reads the rest.
+    # A line no format takes, third: sniffing fails, the named format with --skip-bad-lines reads the rest.
     trace = tmp_path / "noisy.msr"
-    trace.write_text("this is not a request\n" + RSRCH.read_text())
+    lines = RSRCH.read_text().splitlines(keepends=True)
+    trace.write_text("".join(lines[:2]) + "this is not a request\n" + "".join(lines[2:]))
     for command in ("info", "run"):
         result = invoke(command, trace)
         assert result.exit_code == 2 and "cannot tell the format" in result.output, command
@@ -113,10 +114,14 @@ def test_a_given_format_is_used_without_sniffing_and_recorded(tmp_path):
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["host.write_requests"] == 13_738 and report["config.trace_format"] == "msr"
+    # Sniffing with --skip-bad-lines passes over that line, in run as in info.
+    for command, count in (("info", "13,780"), ("run", "13,738")):
+        result = invoke(command, trace, "--skip-bad-lines")
+        assert result.exit_code == 0 and count in result.output, (command, result.output)
     # Without skipping, run refuses as info does, naming the line.
     for command in ("info", "run"):
         result = invoke(command, trace, "--format", "msr")
-        assert result.exit_code == 2 and f"{trace}:1: cannot parse `this is not a request`" in result.output
+        assert result.exit_code == 2 and f"{trace}:3: cannot parse `this is not a request`" in result.output
 
     # disksim lines are ssdsim lines: given, disksim is what runs and what the report records.
     financial = TRACES / "umass_financial1_first10k.ssdsim.ascii"

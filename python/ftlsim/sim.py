@@ -20,26 +20,30 @@ from .trace import check_spec, is_stream, readable
 
 
 @functools.lru_cache(maxsize=256)
-def _file_facts(path: str, size: int, mtime_ns: int, format: str) -> tuple[str, str]:
-    """(format read, sha256) of a trace file, cached per (path, size, mtime, format): a sweep hashes a trace
-    once. The format is `format` as given, sniffed only for ``auto``."""
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """sha256 of a trace file, cached per (path, size, mtime): a sweep hashes a trace once."""
     import hashlib
 
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
-    return (_core.sniff_format(path) if format == "auto" else format), digest.hexdigest()
+    return digest.hexdigest()
 
 
-def trace_facts(trace: str, format: str = "auto") -> dict:
-    """What a report records of its trace: the format read (the one given, else the sniffed one), the size in
-    bytes and a sha256 of the content (a built-in workload spec is its own content: format ``workload``, no
-    size or hash)."""
+def trace_sha256(trace: str) -> str:
+    """sha256 of the content of the trace file `trace`."""
+    st = os.stat(trace)
+    return _file_sha256(os.path.abspath(trace), st.st_size, st.st_mtime_ns)
+
+
+def trace_facts(trace: str, options: dict | None = None) -> dict:
+    """What a report records of its trace: the format read (the one the trace `options` name, else the one
+    sniffed with them, as the run reads it), the size in bytes and a sha256 of the content (a built-in workload
+    spec is its own content: format ``workload``, no size or hash)."""
     if os.path.isfile(trace):
-        st = os.stat(trace)
-        fmt, digest = _file_facts(os.path.abspath(trace), st.st_size, st.st_mtime_ns, format)
-        return {"trace_format": fmt, "trace_bytes": st.st_size, "trace_sha256": digest}
+        fmt = _core.sniff_format(trace, json.dumps(options or {}))
+        return {"trace_format": fmt, "trace_bytes": os.stat(trace).st_size, "trace_sha256": trace_sha256(trace)}
     return {"trace_format": "workload", "trace_bytes": None, "trace_sha256": None}
 
 
@@ -97,7 +101,7 @@ def simulate(
     trace = check_spec(trace)
     cfg = prepare(trace, ftl, preset, capacity, precondition, format, **scheme_params)
     with readable(trace) as path:
-        facts = trace_facts(path, format)
+        facts = trace_facts(path, cfg["trace"])
         try:
             values = json.loads(_core.simulate(path, json.dumps(cfg), progress))
         except _core.FtlsimError as e:
@@ -126,7 +130,7 @@ def run_key(run: dict) -> str:
     kw = {k: v for k, v in run.items() if k != "labels"}
     trace = str(kw.pop("trace"))
     cfg = resolve_config(prepare(trace, **kw))
-    facts = trace_facts(trace, kw.get("format", "auto"))
+    facts = trace_facts(trace, cfg["trace"])
     ident = {"config": cfg, "trace": facts["trace_sha256"] or trace, "version": _core_version()}
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
