@@ -62,12 +62,16 @@ def readable(trace: str):
     label = "<stdin>" if trace == "-" else trace
     fd, spool = tempfile.mkstemp(prefix="ftlsim-trace-")
     try:
-        with os.fdopen(fd, "wb") as out:
-            # Python's open and read raise KeyboardInterrupt on Ctrl-C while they wait (PEP 475), where the
-            # engine's reader would retry the system call and hang.
-            with contextlib.nullcontext(_stdin()) if trace == "-" else open(trace, "rb") as source:
-                while chunk := source.read(_SPOOL_CHUNK):
-                    out.write(chunk)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                # Python's open and read raise KeyboardInterrupt on Ctrl-C while they wait (PEP 475), where the
+                # engine's reader would retry the system call and hang.
+                with contextlib.nullcontext(_stdin()) if trace == "-" else open(trace, "rb") as source:
+                    while chunk := source.read(_SPOOL_CHUNK):
+                        out.write(chunk)
+        except OSError as e:
+            raise _core.FtlsimError(f"cannot copy trace {label} to {spool}: {e.strerror}; a stream is read once "
+                                    "into a temporary file (set TMPDIR to a folder with room for it)") from None
         try:
             yield spool
         except _core.FtlsimError as e:
