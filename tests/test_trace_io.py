@@ -276,3 +276,18 @@ def test_a_piped_trace_is_read_once_for_every_point_of_a_grid(tmp_path, command)
     df = pd.read_csv(out)
     assert len(df) == 3 and (df["host.write_requests"] == 1_055).all()
     assert df.loc[df["ftl"] == "page", "flash.page_writes"].item() == 10_816
+
+
+def test_a_trace_typed_at_a_terminal_is_read_once():
+    import pty
+
+    master, slave = pty.openpty()
+    proc = ftlsim_cmd("info", "/dev/stdin", "--format", "csv", stdin=slave)
+    os.close(slave)
+    os.write(master, b"W,0,4096\nW,8192,512\nR,0,512\n\x04")  # three lines, then Ctrl-D
+    out, err = proc.communicate(timeout=60)
+    os.close(master)
+    assert proc.returncode == 0, err
+    rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in out.decode().splitlines()
+            if line.count("│") == 3}
+    assert (rows["requests"], rows["writes"], rows["reads"]) == ("3", "2", "1")

@@ -24,10 +24,14 @@ def check_spec(trace: str) -> str:
     return trace
 
 
+#: Names of the process's standard input: read as a stream whatever feeds it (a pipe, a terminal, a file).
+_STDIN_PATHS = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
 def is_stream(trace: str) -> bool:
-    """True when `trace` delivers its bytes once: ``-`` (standard input), a pipe (``/dev/stdin`` fed by one) or a
-    FIFO. A regular file, a device such as ``/dev/zero`` and a built-in workload can be read again."""
-    if trace == "-":
+    """True when `trace` delivers its bytes once: standard input (``-``, ``/dev/stdin``), a pipe or a FIFO. A
+    regular file, a device such as ``/dev/zero`` and a built-in workload can be read again."""
+    if trace in _STDIN_PATHS:
         return True
     try:
         mode = os.stat(trace).st_mode
@@ -67,8 +71,11 @@ def readable(trace: str):
                 # Python's open and read raise KeyboardInterrupt on Ctrl-C while they wait (PEP 475), where the
                 # engine's reader would retry the system call and hang.
                 with contextlib.nullcontext(_stdin()) if trace == "-" else open(trace, "rb") as source:
-                    while chunk := source.read(_SPOOL_CHUNK):
+                    # A buffered read is short only at the end of input; a terminal's end (Ctrl-D) is said
+                    # once, so it is not asked for twice.
+                    while len(chunk := source.read(_SPOOL_CHUNK)) == _SPOOL_CHUNK:
                         out.write(chunk)
+                    out.write(chunk)
         except OSError as e:
             raise _core.FtlsimError(f"cannot copy trace {label} to {spool}: {e.strerror}; a stream is read once "
                                     "into a temporary file (set TMPDIR to a folder with room for it)") from None
