@@ -153,6 +153,8 @@ def plot_info(stats: dict, path: str | None = None, title: str = ""):
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
+        if key == "inter_arrival_us" and len(counts) == 1:
+            ax.set_title("no arrival times: every gap is 0", fontsize="medium")
     fig.suptitle(f"{title} ({stats['format']}, {stats['requests']:,} requests)".strip())
     fig.tight_layout()
     if path is not None:
