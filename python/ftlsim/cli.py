@@ -22,6 +22,7 @@ _starting = threading.current_thread() is threading.main_thread()
 if _starting:
     _previous_handler = signal.signal(signal.SIGINT, _interrupted_while_starting)
 
+import contextlib
 import json
 import re
 import time
@@ -325,7 +326,8 @@ def load_config(path) -> dict:
 def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
         skip_bad_lines, wrap, compact, nvram, nvram_policy, power_cuts, power_cut_seed, mount_at_end, torn_pages,
         json_path, csv_path, metrics):
-    """Run TRACE (a trace file or a built-in workload) through one scheme and print the figures.
+    """Run TRACE (a trace file, - for standard input, or a built-in workload) through one scheme and print the
+    figures.
 
     With no TRACE, runs the built-in default uniform:writes=150000,seed=1 (the FAST paper's pattern E)."""
     from .config import run_kwargs
@@ -341,8 +343,9 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
             fail(e)
     kwargs = option_kwargs(ctx, file_kwargs)
     kwargs.update({k: parse_value(v) for k, v in parse_params(params).items()})
-    trace = trace or kwargs.pop("trace", None)
-    kwargs.pop("trace", None)
+    # An empty TRACE ("") is an error (simulate says so), not the default workload.
+    file_trace = kwargs.pop("trace", None)
+    trace = file_trace if trace is None else trace
     if ftl is not None:
         kwargs["ftl"] = ftl
     json_path = json_path if json_path is not None else outputs.get("json")
@@ -387,16 +390,17 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
 
 
 def check_plot_path(path: str, what: str = "--plot", inputs=()) -> None:
-    """A plot path must be writable and name a format matplotlib draws (png, pdf, svg, ...)."""
-    import os
+    """A plot path must be writable and name a format matplotlib draws (png, pdf, svg, ...); a stream without an
+    extension (``-``, ``/dev/stdout``) gets PNG."""
+    from .output import image_format
 
     check_output(path, what, inputs=inputs)
-    ext = os.path.splitext(path)[1].lstrip(".").lower()
+    ext = image_format(path)
     from matplotlib.backend_bases import FigureCanvasBase
 
     valid = FigureCanvasBase.get_supported_filetypes()
     if ext not in valid:
-        raise _core.FtlsimError(f"--plot {path}: unknown image format `.{ext}`; valid: {', '.join(sorted(valid))}")
+        raise _core.FtlsimError(f"{what} {path}: unknown image format `.{ext}`; valid: {', '.join(sorted(valid))}")
 
 
 def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: dict, inputs=(),
@@ -542,11 +546,12 @@ def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, 
 
     A parameter given with several comma-separated values (--param log_blocks=4,8,16) is swept; a scheme that
     does not take a parameter runs without it."""
-    trace = trace or DEFAULT_TRACE
+    trace = DEFAULT_TRACE if trace is None else trace
     grid = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
     common = option_kwargs(ctx)
-    run_grid(trace, trace, ftls, grid, common, {"csv": csv_path, "plot": plot_path, "jobs": jobs},
-             inputs=(trace,), metrics=metrics_of(metrics))
+    with readable_trace(trace) as path:  # every run reads it: a pipe is read once
+        run_grid(trace, path, ftls, grid, common, {"csv": csv_path, "plot": plot_path, "jobs": jobs},
+                 inputs=(trace,), metrics=metrics_of(metrics))
 
 
 MOUNT_COLUMNS = ["mount.spare_reads", "mount.page_reads", "mount.time_us.max", "ram.total_bytes",
@@ -568,12 +573,13 @@ def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_nam
     RAM from flash alone (spare areas, map blocks) and the table gives what that mount read and how long it
     took with the preset's timings (e.g. --preset tinyftl-16g). A scheme that cannot mount yet is listed as
     failed."""
-    trace = trace or DEFAULT_TRACE
+    trace = DEFAULT_TRACE if trace is None else trace
     ftls = ftls or ",".join(names("schemes"))
     grid = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
     common = {**option_kwargs(ctx), "mount_at_end": True}
-    run_grid(f"mount cost after {trace}", trace, ftls, grid, common, {"csv": csv_path, "jobs": jobs},
-             inputs=(trace,), columns=MOUNT_COLUMNS)
+    with readable_trace(trace) as path:  # every run reads it: a pipe is read once
+        run_grid(f"mount cost after {trace}", path, ftls, grid, common, {"csv": csv_path, "jobs": jobs},
+                 inputs=(trace,), columns=MOUNT_COLUMNS)
 
 
 @main.command()
@@ -628,8 +634,10 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
              "csv": csv_path}
     settings.update({k: v for k, v in given.items() if v is not None})
     label = traces[0] if len(traces) == 1 else f"{len(traces)} traces"
-    run_grid(label, traces, schemes, grid, common, settings, inputs=tuple(traces), metrics=metrics_of(metrics),
-             stored_points=file_points, say_points=True)
+    with contextlib.ExitStack() as spools:  # every point reads its trace: a pipe is read once
+        paths = [spools.enter_context(readable_trace(t)) for t in traces]
+        run_grid(label, paths, schemes, grid, common, settings, inputs=tuple(traces), metrics=metrics_of(metrics),
+                 stored_points=file_points, say_points=True)
 
 
 STORE_FIGURES = ["flash.erases", "time_us.total"]
@@ -791,7 +799,8 @@ main.add_command(generate_cmd, "convert")
 def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, compact, page_bytes, block_bytes, json_path,
              plot_path):
     """Print a trace's format, devices, requests, read/write mix, bytes, footprint, highest address and write
-    concentration; --plot draws its distributions."""
+    concentration; --plot draws its distributions. TRACE is a file (gzip, zstd or xz too; - or a pipe is read
+    once) or a built-in workload."""
     from .output import write_text
     from .trace import info, plot_info
 
@@ -808,24 +817,67 @@ def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, comp
         fail(e)
     finally:
         progress.close()
-    table = Table(title=trace, show_header=False, title_justify="left")
+    table = Table(title=trace_title(trace), show_header=False, title_justify="left")
     table.add_column("figure", style="cyan")
     table.add_column("value", justify="right")
     for key, value in stats.items():
         if key == "devices":
-            value = ", ".join(device_text(d) for d in value) or "-"
-        elif key == "distributions":
-            continue
-        table.add_row(key, fmt(value))
+            table.add_row(key, ", ".join(device_text(d) for d in value) or "-")
+        elif key != "distributions":
+            table.add_row(key, info_cell(key, value))
     console.print(table)
     if plot_path:
-        plot_info(stats, plot_path, title=trace)
+        try:
+            plot_info(stats, plot_path, title=trace_title(trace))
+        except _core.FtlsimError as e:
+            fail(e)
         err_console.print(f"[dim]plot written to {plot_path}[/]")
     if json_path:
         try:
             write_text(json_path, json.dumps(stats, indent=2))
         except _core.FtlsimError as e:
             fail(e)
+
+
+def info_cell(key: str, value) -> str:
+    """A figure of `ftlsim info` in human units beside the exact count: ``1.5 GiB (1,610,612,736 B)``,
+    ``2.5 s (2,500,000 us)``, shares as percentages."""
+    from .plot import human_bytes, human_us
+
+    if key.endswith("_bytes") or key == "highest_address":
+        return fmt(value) + " B" if value < 1024 else f"{human_bytes(value)} ({value:,} B)"
+    if key.endswith("_us"):
+        if value < 1000:
+            return f"{value:,.4g} us"
+        return f"{human_us(value).replace('µs', 'us')} ({value:,.0f} us)"
+    if key.startswith("write_share_"):
+        return f"{value:.2%}"
+    return fmt(value)
+
+
+@contextlib.contextmanager
+def readable_trace(trace: str):
+    """:func:`ftlsim.trace.readable` on the command line: its errors (an empty TRACE, a stream that cannot be
+    read) end the command as `fail` does."""
+    from .trace import readable
+
+    try:
+        with readable(trace) as path:
+            yield path
+    except _core.FtlsimError as e:
+        fail(e)
+
+
+def trace_title(trace: str) -> str:
+    """A trace as a title names it: a file by its name (the folders are in the command line), standard input
+    as <stdin>, a workload by its spec."""
+    from .sim import is_workload
+
+    if trace == "-":
+        return "<stdin>"
+    if os.path.exists(trace) and not is_workload(trace):
+        return os.path.basename(os.path.normpath(trace)) or trace
+    return trace
 
 
 def device_text(d: dict) -> str:
@@ -848,7 +900,8 @@ def device_text(d: dict) -> str:
 @click.option("--block-bytes", type=click.IntRange(min=1), default=16384, show_default=True,
               help="Size of a logical block.")
 def plot_refs_cmd(trace, output, fmt_name, device, skip_bad_lines, page_bytes, block_bytes):
-    """Draw writes per logical block and the logical block written over time (hot write references)."""
+    """Draw page writes per logical block and the address of each write in trace order (hot write references).
+    TRACE is a file (a pipe or - is read once), or a built-in workload."""
     from .plot import refs_plot
     from .trace import write_refs
 
@@ -856,9 +909,9 @@ def plot_refs_cmd(trace, output, fmt_name, device, skip_bad_lines, page_bytes, b
         check_plot_path(output, "--output", inputs=(trace,))
         refs = write_refs(trace, format=fmt_name, block_bytes=block_bytes, page_bytes=page_bytes, device=device,
                           skip_bad_lines=skip_bad_lines or None)
+        refs_plot(refs, output, title=trace_title(trace))
     except _core.FtlsimError as e:
         fail(e)
-    refs_plot(refs, output, title=trace)
     err_console.print(f"[dim]plot written to {output}[/]")
 
 

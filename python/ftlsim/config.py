@@ -241,11 +241,11 @@ def check_trace_hash(trace: str, sha256: str | None) -> None:
     """A saved report repeats its run only on the same trace content: refuse a changed file."""
     if not sha256:
         return
-    from .sim import trace_facts
+    from .sim import trace_sha256
 
     if not os.path.isfile(trace):
         raise _core.FtlsimError(f"the report's trace {trace} does not exist here; copy it to that path")
-    now = trace_facts(trace)["trace_sha256"]
+    now = trace_sha256(trace)
     if now != sha256:
         raise _core.FtlsimError(f"trace {trace} changed since the report was made (sha256 {now[:12]}... , "
                                 f"recorded {sha256[:12]}...); the run would not repeat")

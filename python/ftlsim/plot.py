@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 
 # Scheme names as the papers write them (FAST paper §2, NFTL paper, DFTL, TinyFTL, MAST papers); a scheme not
 # listed is shown by its registry name.
@@ -190,43 +192,128 @@ def _axes_style(ax, x, xvalues, ylabel: str, count: bool) -> None:
 
 def compare_plot(df, swept, path: str, title: str = "", precondition: str | None = None) -> None:
     """`compare` written to `path` (the format its extension names), atomically."""
-    from .output import atomic_path
+    from .output import save_figure
 
-    fig = compare(df, swept, title=title, precondition=precondition)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format=str(path).rsplit(".", 1)[-1].lower())
+    save_figure(compare(df, swept, title=title, precondition=precondition), path, dpi=120)
 
 
-def refs_plot(refs: dict, path: str, title: str = "") -> None:
-    """003 Figs. 3-4: writes per logical block (left) and the logical block of each write over time (right).
-    A few very hot blocks (FAT sectors, directory entries, an index file) stand out as tall marks on the left
-    and as horizontal lines on the right."""
-    import matplotlib
+#: Binary units for bytes, and units of time from microseconds, as axis labels write them.
+_BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+_TIME_UNITS = ((86400e6, "d"), (3600e6, "h"), (60e6, "min"), (1e6, "s"), (1e3, "ms"), (1.0, "µs"))
+_COUNT_UNITS = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+
+def human_bytes(value: float) -> str:
+    """``4 KiB``, ``1.5 MiB``: bytes in the largest binary unit that keeps the number at least 1."""
+    unit = 0
+    while abs(value) >= 1024 and unit < len(_BYTE_UNITS) - 1:
+        value /= 1024
+        unit += 1
+    return f"{value:.4g} {_BYTE_UNITS[unit]}"
+
+
+def human_us(value: float) -> str:
+    """``250 µs``, ``1 ms``, ``2.5 s``, ``3 min``: microseconds in the largest unit that keeps the number >= 1."""
+    if value == 0:
+        return "0"
+    scale, unit = next(((s, u) for s, u in _TIME_UNITS if abs(value) >= s), _TIME_UNITS[-1])
+    return f"{value / scale:.4g} {unit}"
+
+
+def human_count(value: float) -> str:
+    """``950``, ``10k``, ``2.5M``."""
+    scale, unit = next(((s, u) for s, u in _COUNT_UNITS if abs(value) >= s), (1.0, ""))
+    return f"{value / scale:.4g}{unit}"
+
+
+#: Tick values of a time axis in microseconds: decades up to 10 s, then the units people count in.
+_TIME_TICKS_US = (1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 60e6, 600e6, 3600e6, 36000e6, 86400e6, 864000e6)
+
+
+def log_ticks(ax, high: float, kind: str, most: int = 7) -> None:
+    """Major ticks of a log (or symlog from 0) x axis up to `high`, labelled in human units and thinned to at most
+    `most` so the labels never collide: powers of two for bytes (1 KiB, 1 MiB, ... always among them), decades
+    for counts, decades then minutes, hours and days for times; 0 too on a symlog axis (in place of 1 on a wide
+    axis, where the two would touch). Minor ticks are dropped."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    high = max(high, 1)
+    if kind == "bytes":
+        values, label = [2.0 ** k for k in range(int(math.log2(high)) + 1)], human_bytes
+        steps = (1, 2, 5, 10, 20, 30)  # dividing 10, so 2^10k (1 KiB, 1 MiB, ...) stay
+    elif kind == "us":
+        values, label, steps = [v for v in _TIME_TICKS_US if v <= high], human_us, (1, 2, 3, 4, 5)
+    else:
+        values, label, steps = [10.0 ** k for k in range(int(math.log10(high)) + 1)], human_count, (1, 2, 3, 4, 5)
+    step = next((s for s in steps if math.ceil(len(values) / s) <= most), steps[-1])
+    ticks = [v for i, v in enumerate(values) if i % step == 0]
+    if ax.get_xscale() == "symlog":
+        ticks = [0.0] + [v for v in ticks if v > 1 or len(values) < 6]
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "0" if v == 0 else label(v)))
+    ax.xaxis.set_minor_locator(NullLocator())
+
+
+def _binary_scale(high: float) -> tuple[float, str]:
+    """(divisor, unit) that writes byte values up to `high` as numbers below 1024."""
+    unit = 0
+    while high >= 1024 ** (unit + 1) and unit < len(_BYTE_UNITS) - 1:
+        unit += 1
+    return float(1024 ** unit), _BYTE_UNITS[unit]
+
+
+def _count_scale(high: float) -> tuple[float, str]:
+    """(divisor, word) that writes counts up to `high` as numbers below 1000: thousands, millions, ..."""
+    for scale, word in ((1e9, "billions"), (1e6, "millions"), (1e3, "thousands")):
+        if high >= scale:
+            return scale, word
+    return 1.0, ""
+
+
+def refs_plot(refs: dict, path: str, title: str = ""):
+    """003 Figs. 3-4: page writes per logical block (left) and the logical address of each write request in
+    trace order (right). A few very hot blocks (FAT sectors, directory entries, an index file) stand out as
+    tall marks on the left and as horizontal lines on the right. Addresses are in binary units, request
+    numbers in thousands or millions, never with an axis offset. Saved to `path` (atomically); returns the
+    figure."""
+    from matplotlib.figure import Figure
+
+    from .output import save_figure
 
     info = refs["info"]
-    fig, (ax_count, ax_time) = plt.subplots(1, 2, figsize=(12, 4.4))
-    ax_count.vlines(refs["blocks"], 1, refs["writes"], linewidth=1.0, color="tab:red")
+    block_bytes = info["block_bytes"]
+    fig = Figure(figsize=(12, 4.6))
+    ax_count, ax_order = fig.subplots(1, 2)
+    high = max([*refs["blocks"], *refs["timeline_block"], 0]) * block_bytes + block_bytes
+    divisor, unit = _binary_scale(high)
+    ax_count.vlines([b * block_bytes / divisor for b in refs["blocks"]], 1, refs["writes"], linewidth=1.0,
+                    color="tab:red")
     ax_count.set_yscale("log")
     ax_count.set_ylim(bottom=0.8)
-    ax_count.set_xlabel(f"logical block ({info['block_bytes'] // 1024} KiB)")
-    ax_count.set_ylabel("page writes")
-    ax_count.set_title("writes per logical block")
-    ax_time.scatter(refs["timeline_write"], refs["timeline_block"], s=2, color="tab:blue", alpha=0.5, linewidths=0)
+    ax_count.set_xlabel(f"logical address ({unit}), in blocks of {human_bytes(block_bytes)}")
+    ax_count.set_ylabel("page writes to the block")
+    ax_count.set_title("page writes per logical block", fontsize="medium")
+    n_writes = max([*refs["timeline_write"], 0]) + 1
+    count_div, word = _count_scale(n_writes)
+    ax_order.scatter([w / count_div for w in refs["timeline_write"]],
+                     [b * block_bytes / divisor for b in refs["timeline_block"]],
+                     s=2, color="tab:blue", alpha=0.5, linewidths=0)
     stride = refs["timeline_stride"]
-    ax_time.set_xlabel("write request" + (f" (1 in {stride} shown)" if stride > 1 else ""))
-    ax_time.set_ylabel("logical block")
-    ax_time.set_title("logical block written over time")
-    for ax in (ax_count, ax_time):
+    ax_order.set_xlabel("write request number" + (f" ({word})" if word else "")
+                        + (f", 1 in {stride:,} shown" if stride > 1 else ""))
+    ax_order.set_ylabel(f"logical address ({unit})")
+    ax_order.set_title("address of each write, in trace order", fontsize="medium")
+    for ax in (ax_count, ax_order):
         ax.grid(alpha=0.3)
+        ax.ticklabel_format(axis="x", style="plain", useOffset=False)
+    ax_order.ticklabel_format(axis="y", style="plain", useOffset=False)
     share = info["write_share_hottest_1pct_blocks"]
     share02 = info["write_share_hottest_0_2pct_blocks"]
-    fig.suptitle(f"{title}\n{share02:.1%} of page writes hit the hottest 0.2% of written blocks, {share:.1%} the hottest 1%")
+    fig.suptitle(f"{title}\n{share02:.1%} of page writes hit the hottest 0.2% of written blocks, {share:.1%} the "
+                 "hottest 1%")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(fig, path, dpi=120)
+    return fig
 
 
 def experiment_lines(df, x: str, ys: list, series: str, path: str, title: str = "", logx: bool = False,

@@ -17,34 +17,42 @@ from typing import Callable, Iterable
 from . import _core
 from ._registry import check_name, did_you_mean, make_config, names, resolve_config, takes
 from .report import Report
+from .trace import check_spec, is_stream, readable
 
 
 @functools.lru_cache(maxsize=256)
-def _file_facts(path: str, size: int, mtime_ns: int) -> tuple[str, str]:
-    """(sniffed format, sha256) of a trace file, cached per (path, size, mtime): a sweep hashes a trace once."""
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """sha256 of a trace file, cached per (path, size, mtime): a sweep hashes a trace once."""
     import hashlib
 
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
-    return _core.sniff_format(path), digest.hexdigest()
+    return digest.hexdigest()
 
 
-def trace_facts(trace: str) -> dict:
-    """What a report records of its trace: the sniffed format, the size in bytes and a sha256 of the content
-    (a built-in workload spec is its own content: format ``workload``, no size or hash)."""
+def trace_sha256(trace: str) -> str:
+    """sha256 of the content of the trace file `trace`."""
+    st = os.stat(trace)
+    return _file_sha256(os.path.abspath(trace), st.st_size, st.st_mtime_ns)
+
+
+def trace_facts(trace: str, options: dict | None = None) -> dict:
+    """What a report records of its trace: the format read (the one the trace `options` name, else the one
+    sniffed with them, as the run reads it), the size in bytes and a sha256 of the content (a built-in workload
+    spec is its own content: format ``workload``, no size or hash)."""
     if os.path.isfile(trace):
-        st = os.stat(trace)
-        fmt, digest = _file_facts(os.path.abspath(trace), st.st_size, st.st_mtime_ns)
-        return {"trace_format": fmt, "trace_bytes": st.st_size, "trace_sha256": digest}
+        fmt = _core.sniff_format(trace, json.dumps(options or {}))
+        return {"trace_format": fmt, "trace_bytes": os.stat(trace).st_size, "trace_sha256": trace_sha256(trace)}
     return {"trace_format": "workload", "trace_bytes": None, "trace_sha256": None}
 
 
 def check_trace(trace: str) -> None:
     """A trace that is neither a file nor a workload spec: name the nearest workload when one is close
-    (``unifrom:writes=10`` -> ``uniform``), else let the engine say the file does not exist."""
-    if os.path.exists(trace) or is_workload(trace):
+    (``unifrom:writes=10`` -> ``uniform``), else let the engine say the file does not exist. An empty string
+    is refused; ``-`` is standard input."""
+    if trace == "-" or os.path.exists(check_spec(trace)) or is_workload(trace):
         return
     name = trace.split(":", 1)[0]
     hint = did_you_mean(name, names("workloads"))
@@ -95,13 +103,15 @@ def simulate(
     The report records the complete resolved configuration (``config.resolved``: every option with its
     default, the scheme's parameters, the resolved capacity) and the trace's format, size and sha256, so
     ``simulate(**ftlsim.config.run_kwargs(report))`` repeats the run exactly."""
-    trace = str(trace)
+    trace = check_spec(trace)
     cfg = prepare(trace, ftl, preset, capacity, precondition, format, **scheme_params)
-    facts = trace_facts(trace)
-    try:
-        values = json.loads(_core.simulate(trace, json.dumps(cfg), progress))
-    except _core.FtlsimError as e:
-        raise type(e)(python_spelling(str(e))) from None
+    with readable(trace) as path:
+        facts = trace_facts(path, cfg["trace"])
+        try:
+            values = json.loads(_core.simulate(path, json.dumps(cfg), progress))
+        except _core.FtlsimError as e:
+            raise type(e)(python_spelling(str(e))) from None
+    values["config.trace"] = trace
     resolved = resolve_config(cfg)
     for message in run_warnings(values):
         warnings.warn(message, RuntimeWarning, stacklevel=2)
@@ -111,7 +121,9 @@ def simulate(
         resolved["preset"] = values["config.preset"]
     if resolved["trace"]["format"] == "auto" and facts["trace_format"] != "workload":
         resolved["trace"]["format"] = facts["trace_format"]
-    values["config.resolved"] = json.dumps({"trace": trace, "config": resolved}, sort_keys=True)
+    # A file is saved by its absolute path, so that `ftlsim run -c report.json` finds it from anywhere.
+    saved = os.path.abspath(trace) if os.path.exists(trace) and not is_workload(trace) else trace
+    values["config.resolved"] = json.dumps({"trace": saved, "config": resolved}, sort_keys=True)
     values.update({f"config.{k}": v for k, v in facts.items()})
     return Report(values)
 
@@ -136,7 +148,7 @@ def run_key(run: dict) -> str:
     kw = {k: v for k, v in run.items() if k != "labels"}
     trace = str(kw.pop("trace"))
     cfg = resolve_config(prepare(trace, **kw))
-    facts = trace_facts(trace)
+    facts = trace_facts(trace, cfg["trace"])
     ident = {"config": cfg, "trace": facts["trace_sha256"] or trace, "version": _core_version()}
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
@@ -194,7 +206,10 @@ def _run_point(kwargs: dict) -> dict:
 
 
 def is_workload(trace: str) -> bool:
-    """Whether `trace` is a built-in workload spec rather than a path."""
+    """Whether `trace` is a built-in workload spec rather than a path (never opening a stream, which would wait
+    for a writer and take bytes that are not its to take)."""
+    if is_stream(trace):
+        return False
     try:
         return _core.sniff_format(trace) == "workload"
     except _core.FtlsimError:

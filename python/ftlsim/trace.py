@@ -2,7 +2,90 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
+import sys
+
 from ._registry import registry
+
+#: Chunk in which a pipe is copied to its spool file.
+_SPOOL_CHUNK = 1 << 20
+
+
+def check_spec(trace: str) -> str:
+    """`trace` as a string, refused when it is empty (it would otherwise name no file and no workload)."""
+    trace = str(os.fspath(trace)) if isinstance(trace, os.PathLike) else str(trace)
+    if not trace.strip():
+        from . import _core
+
+        raise _core.FtlsimError("the trace is an empty string; give a trace file, - for standard input, or a "
+                                "built-in workload such as uniform:writes=150000")
+    return trace
+
+
+#: Names of the process's standard input: read as a stream whatever feeds it (a pipe, a terminal, a file).
+_STDIN_PATHS = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
+def is_stream(trace: str) -> bool:
+    """True when `trace` delivers its bytes once: standard input (``-``, ``/dev/stdin``), a pipe or a FIFO. A
+    regular file, a device such as ``/dev/zero`` and a built-in workload can be read again."""
+    if trace in _STDIN_PATHS:
+        return True
+    try:
+        mode = os.stat(trace).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _stdin():
+    from . import _core
+
+    if sys.stdin is None:
+        raise _core.FtlsimError("the trace is - (standard input), but this process has no standard input")
+    return sys.stdin.buffer
+
+
+@contextlib.contextmanager
+def readable(trace: str):
+    """Yields a path the engine can read as often as it needs (it reads a trace up to four times: sniffing, the
+    device layout, the capacity and the run). A stream (``-``, a pipe, a FIFO) delivers its bytes once, so it is
+    first copied, as it is (compressed or not), to a temporary file that is removed afterwards; its errors name
+    the trace as given (``<stdin>`` for ``-``), not the copy. Waiting for the writer can be interrupted with
+    Ctrl-C. Anything else is yielded unchanged."""
+    from . import _core
+
+    trace = check_spec(trace)
+    if not is_stream(trace):
+        yield trace
+        return
+    import tempfile
+
+    label = "<stdin>" if trace == "-" else trace
+    fd, spool = tempfile.mkstemp(prefix="ftlsim-trace-")
+    try:
+        try:
+            with os.fdopen(fd, "wb") as out:
+                # Python's open and read raise KeyboardInterrupt on Ctrl-C while they wait (PEP 475), where the
+                # engine's reader would retry the system call and hang.
+                with contextlib.nullcontext(_stdin()) if trace == "-" else open(trace, "rb") as source:
+                    # A buffered read is short only at the end of input; a terminal's end (Ctrl-D) is said
+                    # once, so it is not asked for twice.
+                    while len(chunk := source.read(_SPOOL_CHUNK)) == _SPOOL_CHUNK:
+                        out.write(chunk)
+                    out.write(chunk)
+        except OSError as e:
+            raise _core.FtlsimError(f"cannot copy trace {label} to {spool}: {e.strerror}; a stream is read once "
+                                    "into a temporary file (set TMPDIR to a folder with room for it)") from None
+        try:
+            yield spool
+        except _core.FtlsimError as e:
+            raise type(e)(str(e).replace(spool, label)) from None
+    finally:
+        with contextlib.suppress(OSError):
+            os.remove(spool)
 
 
 def presets() -> list[dict]:
@@ -36,42 +119,48 @@ def info(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes:
     from . import _core
 
     opts = {"format": format, **{k: v for k, v in options.items() if v is not None}}
-    return json.loads(_core.trace_info(str(trace), json.dumps(opts), block_bytes, page_bytes, progress))
+    with readable(trace) as path:
+        return json.loads(_core.trace_info(path, json.dumps(opts), block_bytes, page_bytes, progress))
 
 
 def plot_info(stats: dict, path: str | None = None, title: str = ""):
     """Draws the four distributions of :func:`info` (request size, inter-arrival time, reuse distance, write
-    popularity) as log2 histograms; saves to `path` when given. Returns the matplotlib figure."""
-    import matplotlib
+    popularity) as log2 histograms, with axes in human units (bytes in KiB/MiB, times in µs/ms/s, counts in
+    k/M); saves to `path` when given (atomically). Returns the matplotlib figure."""
+    from matplotlib.figure import Figure
 
-    if path is not None:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plot import log_ticks
 
     panels = [
-        ("request_bytes", "request size (bytes)", "requests"),
-        ("inter_arrival_us", "inter-arrival time (us)", "requests"),
-        ("reuse_distance_requests", "reuse distance (requests)", "re-references"),
-        ("page_writes", "writes per written page", "pages"),
+        ("request_bytes", "request size", "requests", "bytes"),
+        ("inter_arrival_us", "time between requests", "requests", "us"),
+        ("reuse_distance_requests", "reuse distance (requests since the last use of a page)", "re-references",
+         "count"),
+        ("page_writes", "writes per written page", "pages", "count"),
     ]
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
-    for ax, (key, xlabel, ylabel) in zip(axes.flat, panels):
+    fig = Figure(figsize=(11, 7))
+    axes = fig.subplots(2, 2)
+    for ax, (key, xlabel, ylabel, kind) in zip(axes.flat, panels):
         counts = stats["distributions"][key]
         # Bin k holds [2^(k-1), 2^k): drawn from its lower bound; bin 0 (zeros) at 0 on a symlog axis.
         lows = [0] + [2 ** (k - 1) for k in range(1, len(counts))]
         widths = [1] + [2 ** (k - 1) for k in range(1, len(counts))]
         ax.bar(lows, counts, width=widths, align="edge", edgecolor="black", linewidth=0.4)
         ax.set_xscale("symlog", base=2, linthresh=1)
+        log_ticks(ax, 2 ** max(len(counts) - 1, 0), kind)
         if any(counts):
             ax.set_yscale("log")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
+        if key == "inter_arrival_us" and len(counts) == 1:
+            ax.set_title("no arrival times: every gap is 0", fontsize="medium")
     fig.suptitle(f"{title} ({stats['format']}, {stats['requests']:,} requests)".strip())
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        from .output import save_figure
+
+        save_figure(fig, path, dpi=120)
     return fig
 
 
@@ -92,7 +181,8 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     cfg = make_config("page", preset, capacity, "none", format, options)
     if cfg["params"]:
         raise ValueError(f"generate: unknown options {sorted(cfg['params'])}; it takes device and trace options")
-    return _core.generate(str(trace), str(output), json.dumps(cfg))
+    with readable(trace) as path:
+        return _core.generate(path, str(output), json.dumps(cfg))
 
 
 def write_refs(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes: int = 512,
@@ -103,4 +193,5 @@ def write_refs(trace: str, format: str = "auto", block_bytes: int = 16384, page_
     from . import _core
 
     opts = {"format": format, **{k: v for k, v in options.items() if v is not None}}
-    return json.loads(_core.write_refs(str(trace), json.dumps(opts), block_bytes, page_bytes, max_points))
+    with readable(trace) as path:
+        return json.loads(_core.write_refs(path, json.dumps(opts), block_bytes, page_bytes, max_points))

@@ -7,26 +7,10 @@ use ftlsim_core::trace::devices::Devices;
 use ftlsim_core::trace::info::{info, Distributions, TraceInfo};
 use ftlsim_core::trace::{self, LineReader, RequestSource, TraceError, TraceOptions, FORMATS};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
-use common::trace_files::{fixture, opts, read_all, temp};
-
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
-
-/// A real trace from the shared folder (CI has it beside the clone). A missing one fails the test: a test that
-/// passes without its data proves nothing. `FTLSIM_TRACES` names the folder when the repository is not cloned
-/// next to `shared/` (a git worktree elsewhere).
-fn real(name: &str) -> PathBuf {
-    let dir = std::env::var_os("FTLSIM_TRACES").map_or_else(|| PathBuf::from(REAL), PathBuf::from);
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: clone the repository beside `shared/` or set FTLSIM_TRACES to the traces folder",
-        path.display()
-    );
-    path
-}
+use common::trace_files::{fixture, opts, read_all, real, temp};
 
 /// (requests, reads, writes, trims)
 fn counts(requests: &[Request]) -> (usize, usize, usize, usize) {

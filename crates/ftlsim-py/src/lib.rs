@@ -247,14 +247,24 @@ fn write_refs(
     Ok(serde_json::to_string(&refs).expect("plain data"))
 }
 
-/// The format a trace file is read as when `format` is "auto" (sniffed from its first lines), or "workload"
-/// for a built-in workload spec: recorded in every report so that a saved run can be repeated exactly.
+/// The format a trace file is read as under the JSON trace options `options_json` (default: sniffing with the
+/// default options): the format they name, without reading the file, or for "auto" the one sniffed from its
+/// first lines with those options (`skip_bad_lines` too), as the run does; "workload" for a built-in workload
+/// spec. Recorded in every report so that a saved run can be repeated exactly.
 #[pyfunction]
-fn sniff_format(trace: &str) -> PyResult<&'static str> {
+#[pyo3(signature = (trace, options_json=None))]
+fn sniff_format(trace: &str, options_json: Option<&str>) -> PyResult<&'static str> {
     if ftlsim_core::trace::is_workload(trace) {
         return Ok("workload");
     }
-    ftlsim_core::trace::sniff(std::path::Path::new(trace), &TraceOptions::default())
+    let opts: TraceOptions = match options_json {
+        Some(json) => from_json("trace options", json).map_err(err)?,
+        None => TraceOptions::default(),
+    };
+    if opts.format != "auto" {
+        return ftlsim_core::trace::format(&opts.format).map(|f| f.name).map_err(err);
+    }
+    ftlsim_core::trace::sniff(std::path::Path::new(trace), &opts)
         .map(|f| f.name)
         .map_err(err)
 }

@@ -33,23 +33,24 @@ pub struct TraceInfo {
     pub reads: u64,
     pub writes: u64,
     pub trims: u64,
-    pub read_bytes: u64,
-    pub write_bytes: u64,
-    pub trim_bytes: u64,
+    /// Byte totals are u128: a trace of requests near 2^64 bytes each adds up past u64 (and would wrap to 0).
+    pub read_bytes: u128,
+    pub write_bytes: u128,
+    pub trim_bytes: u128,
     /// Lines skipped because they did not parse (with `skip_bad_lines`).
     pub skipped_lines: u64,
     pub page_bytes: u32,
     pub block_bytes: u64,
-    /// Distinct pages read or written, times the page size.
-    pub footprint_bytes: u64,
+    /// Distinct pages read or written, times the page size (2^64 for a trace that touches every byte).
+    pub footprint_bytes: u128,
     /// Distinct pages written, times the page size.
-    pub write_footprint_bytes: u64,
+    pub write_footprint_bytes: u128,
     /// The furthest byte addressed: max(offset + len).
     pub highest_address: u64,
     /// Last request time minus first (0 for traces without times).
     pub duration_us: f64,
-    /// Pages written, counting every write of a page.
-    pub page_writes: u64,
+    /// Pages written, counting every write of a page (u128: 512 writes of 2^64 - 1 bytes make 2^64 of them).
+    pub page_writes: u128,
     pub written_pages: u64,
     /// Logical blocks (of `block_bytes`) with at least one page written.
     pub written_blocks: u64,
@@ -224,11 +225,9 @@ pub fn info(
         let r = r?;
         t.requests += 1;
         match r.op {
-            Op::Read => (t.reads, t.read_bytes) = (t.reads + 1, t.read_bytes.saturating_add(r.len)),
-            Op::Write => {
-                (t.writes, t.write_bytes) = (t.writes + 1, t.write_bytes.saturating_add(r.len))
-            }
-            Op::Trim => (t.trims, t.trim_bytes) = (t.trims + 1, t.trim_bytes.saturating_add(r.len)),
+            Op::Read => (t.reads, t.read_bytes) = (t.reads + 1, t.read_bytes + r.len as u128),
+            Op::Write => (t.writes, t.write_bytes) = (t.writes + 1, t.write_bytes + r.len as u128),
+            Op::Trim => (t.trims, t.trim_bytes) = (t.trims + 1, t.trim_bytes + r.len as u128),
         }
         t.highest_address = t.highest_address.max(r.offset.saturating_add(r.len));
         first_us = first_us.min(r.time_us);
@@ -265,18 +264,20 @@ pub fn info(
     }
 
     // (page writes, pages) of every written run, and (block's page writes, blocks) in block order.
-    let mut page_counts: Vec<(u64, u64)> = Vec::new();
-    let mut block_counts: Vec<(u64, u64)> = Vec::new();
+    // Page writes are u128: a run of 2^55 pages written 2^10 times each holds 2^65 of them.
+    let mut page_counts: Vec<(u128, u64)> = Vec::new();
+    let mut block_counts: Vec<(u128, u64)> = Vec::new();
     let pages_per_block = block_bytes / page;
-    let mut open_block: Option<(u64, u64)> = None;
+    let mut open_block: Option<(u64, u128)> = None;
     for (&s, &(e, v)) in &pages.runs {
-        t.footprint_bytes += (e - s) * page;
+        t.footprint_bytes += (e - s) as u128 * page as u128;
         if v < 2 {
             continue;
         }
         let writes = (v - 1) as u64;
-        page_counts.push((writes, e - s));
+        page_counts.push((writes as u128, e - s));
         log2_add(&mut t.distributions.page_writes, writes, e - s);
+        let writes = writes as u128;
         // Pages [s, e) add `writes` each to their blocks: a head block shared with earlier runs, whole blocks,
         // and a tail block left open for later runs.
         let (first_block, last_block) = (s / pages_per_block, (e - 1) / pages_per_block);
@@ -285,7 +286,7 @@ pub fn info(
                 &mut open_block,
                 &mut block_counts,
                 first_block,
-                writes * (e - s),
+                writes * (e - s) as u128,
             );
             continue;
         }
@@ -294,29 +295,29 @@ pub fn info(
             &mut open_block,
             &mut block_counts,
             first_block,
-            writes * head,
+            writes * head as u128,
         );
         let whole = last_block - first_block - 1;
         if whole > 0 {
             if let Some((_, sum)) = open_block.take() {
                 block_counts.push((sum, 1));
             }
-            block_counts.push((writes * pages_per_block, whole));
+            block_counts.push((writes * pages_per_block as u128, whole));
         }
         let tail = e - last_block * pages_per_block;
         add_to_block(
             &mut open_block,
             &mut block_counts,
             last_block,
-            writes * tail,
+            writes * tail as u128,
         );
     }
     if let Some((_, sum)) = open_block {
         block_counts.push((sum, 1));
     }
-    t.page_writes = page_counts.iter().map(|&(c, n)| c * n).sum();
+    t.page_writes = page_counts.iter().map(|&(c, n)| c * n as u128).sum();
     t.written_pages = page_counts.iter().map(|&(_, n)| n).sum();
-    t.write_footprint_bytes = t.written_pages * page;
+    t.write_footprint_bytes = t.written_pages as u128 * page as u128;
     t.written_blocks = block_counts.iter().map(|&(_, n)| n).sum();
     t.write_share_hottest_0_2pct_pages = hottest_share(&mut page_counts, 2, 1000);
     t.write_share_hottest_1pct_pages = hottest_share(&mut page_counts, 1, 100);
@@ -328,10 +329,10 @@ pub fn info(
 /// Adds `page_writes` to `block`: to the open block if it is that one, else closing the open block into
 /// `counts` (blocks come in address order).
 fn add_to_block(
-    open: &mut Option<(u64, u64)>,
-    counts: &mut Vec<(u64, u64)>,
+    open: &mut Option<(u64, u128)>,
+    counts: &mut Vec<(u128, u64)>,
     block: u64,
-    page_writes: u64,
+    page_writes: u128,
 ) {
     match open {
         Some((b, sum)) if *b == block => *sum += page_writes,
@@ -344,18 +345,18 @@ fn add_to_block(
 }
 
 /// Share of the total held by the ceil(n * num / den) largest of n counts, given as (count, how many).
-fn hottest_share(counts: &mut [(u64, u64)], num: u64, den: u64) -> f64 {
-    let total: u64 = counts.iter().map(|&(c, n)| c * n).sum();
+fn hottest_share(counts: &mut [(u128, u64)], num: u64, den: u64) -> f64 {
+    let total: u128 = counts.iter().map(|&(c, n)| c * n as u128).sum();
     if total == 0 {
         return 0.0;
     }
     let n: u64 = counts.iter().map(|&(_, n)| n).sum();
-    let mut k = (n * num).div_ceil(den);
+    let mut k = (n as u128 * num as u128).div_ceil(den as u128) as u64;
     counts.sort_unstable_by_key(|&(c, _)| std::cmp::Reverse(c));
     let mut top = 0;
     for &(c, m) in counts.iter() {
         let take = m.min(k);
-        top += c * take;
+        top += c * take as u128;
         k -= take;
         if k == 0 {
             break;
@@ -371,7 +372,7 @@ mod tests {
     #[test]
     fn hottest_share_takes_the_ceiling() {
         // 150 counts: ceil(0.3) = 1 for 0.2%, ceil(1.5) = 2 for 1%.
-        let mut counts = vec![(1u64, 148u64), (5, 1), (10, 1)];
+        let mut counts = vec![(1u128, 148u64), (5, 1), (10, 1)];
         assert_eq!(hottest_share(&mut counts, 2, 1000), 10.0 / 163.0);
         assert_eq!(hottest_share(&mut counts, 1, 100), 15.0 / 163.0);
         assert_eq!(hottest_share(&mut [], 1, 100), 0.0);

@@ -1,10 +1,13 @@
 //! Host requests from trace files and built-in workloads.
 //!
 //! Every trace format is one file behind the [`Format`] trait: it parses one line into a [`Request`] in bytes
-//! (units are converted at the reader). [`LineReader`] does the rest once for all formats: streaming, gzip,
-//! line numbers, errors that quote the line, `skip_bad_lines`, the device filter, the device layout
-//! ([`devices`]) and `writes_only`.
+//! (units are converted at the reader). [`LineReader`] does the rest once for all formats: streaming, gzip, zstd
+//! and xz (told by their magic number), line numbers, errors that quote the line, `skip_bad_lines`, the device
+//! filter, the device layout ([`devices`]) and `writes_only`.
 //! `format = "auto"` sniffs the first lines against each format in [`FORMATS`] order.
+//!
+//! A trace is opened by path, up to four times (sniffing, the device layout, the capacity, the run), so it must
+//! be a file that can be read again: the Python layer copies a pipe, a FIFO or `-` to a temporary file first.
 
 pub mod blkparse;
 pub mod compact;
@@ -59,6 +62,9 @@ pub enum TraceError {
         /// Which line broke the best candidate, and why ("" when no format took even the first line).
         detail: String,
     },
+
+    #[error("trace {path} is empty: it has no line that is not blank (after decompression); give a trace with at least one request")]
+    Empty { path: PathBuf },
 
     #[error("unknown trace format `{name}`; valid formats: {valid}")]
     UnknownFormat { name: String, valid: String },
@@ -215,21 +221,38 @@ pub fn writer_for(path: &Path) -> Result<&'static FormatWriter, TraceError> {
         })
 }
 
-/// Writes every request of `source` to `path` in the format its extension names (gzip when it ends in `.gz`),
-/// through a temporary file renamed into place, so a failure leaves no half-written output. Refuses a request
-/// the format cannot hold unchanged, naming it. Returns the number of requests written.
+/// Writes every request of `source` to `path` in the format its extension names (gzip when it ends in `.gz`).
+/// A regular file (new or old) is written through a temporary file renamed into place, so a failure leaves no
+/// half-written output; a symlink is written through to the file it names (the link stays); a FIFO or device
+/// is written directly. A new file gets the umask's mode, a replaced one keeps its mode. Refuses a request the
+/// format cannot hold unchanged, naming it. Returns the number of requests written.
 pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceError> {
     let writer = writer_for(path)?;
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(format!(".tmp-{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
+    let gz = path.extension().is_some_and(|e| e == "gz");
+    let target = follow_links(path).map_err(io)?;
+    let existing = std::fs::metadata(&target).ok();
+    let direct = existing.as_ref().is_some_and(|m| !m.is_file());
+    let tmp = if direct {
+        target.clone()
+    } else {
+        let mut tmp_name = target.file_name().unwrap_or_default().to_os_string();
+        tmp_name.push(format!(".tmp-{}", std::process::id()));
+        target.with_file_name(tmp_name)
+    };
     let result = (|| {
-        let file = File::create(&tmp).map_err(io)?;
-        let gz = path.extension().is_some_and(|e| e == "gz");
+        let file = if direct {
+            std::fs::OpenOptions::new().write(true).open(&tmp)
+        } else {
+            File::create(&tmp)
+        }
+        .map_err(io)?;
+        if let Some(old) = existing.as_ref().filter(|_| !direct) {
+            file.set_permissions(old.permissions()).map_err(io)?;
+        }
         let mut out: Box<dyn Write> = if gz {
             Box::new(BufWriter::new(GzEncoder::new(file, Compression::default())))
         } else {
@@ -253,13 +276,32 @@ pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceEr
         }
         out.flush().map_err(io)?;
         drop(out);
-        std::fs::rename(&tmp, path).map_err(io)?;
+        if !direct {
+            std::fs::rename(&tmp, &target).map_err(io)?;
+        }
         Ok(n)
     })();
-    if result.is_err() {
+    if result.is_err() && !direct {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The file `path` names once its symlinks are followed (the link's target, even one that does not exist yet),
+/// so an output written through a link replaces the target, not the link.
+fn follow_links(path: &Path) -> std::io::Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    // Linux's own limit on links followed (ELOOP past it).
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&at)?;
+                at = at.parent().unwrap_or(Path::new("")).join(to);
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
 }
 
 /// A stream of host requests.
@@ -448,29 +490,151 @@ fn open_lines(path: &Path) -> Result<OpenedLines, TraceError> {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(io)?;
-    let total = file.metadata().map_err(io)?.len();
-    let mut magic = [0u8; 2];
-    let gz = file.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
     let file = File::open(path).map_err(io)?;
+    let total = file.metadata().map_err(io)?.len();
     let count = Arc::new(AtomicU64::new(0));
-    let counting = CountingReader {
-        inner: file,
-        count: count.clone(),
-    };
-    let lines: Box<dyn BufRead + Send> = if gz {
-        Box::new(BufReader::with_capacity(
+    let mut raw = BufReader::with_capacity(
+        1 << 16,
+        CountingReader {
+            inner: file,
+            count: count.clone(),
+        },
+    );
+    let codec = Codec::of(peek(&mut raw).map_err(io)?);
+    let lines: Box<dyn BufRead + Send> = match codec {
+        Codec::None => Box::new(raw),
+        Codec::Gzip => Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(raw))),
+        Codec::Zstd => Box::new(BufReader::with_capacity(1 << 16, ZstdFrames::new(raw))),
+        Codec::Xz => Box::new(BufReader::with_capacity(
             1 << 16,
-            MultiGzDecoder::new(BufReader::new(counting)),
-        ))
-    } else {
-        Box::new(BufReader::with_capacity(1 << 16, counting))
+            lzma_rust2::XzReader::new(raw, true),
+        )),
+        Codec::Unread(name, undo) => {
+            return Err(TraceError::Option {
+                spec: path.display().to_string(),
+                what: format!(
+                    "it is compressed with {name}, which ftlsim does not read; decompress it ({undo}), or \
+                     recompress it with gzip, zstd or xz"
+                ),
+            })
+        }
     };
     Ok(OpenedLines {
         lines,
         read_bytes: count,
         total_bytes: total,
     })
+}
+
+/// How a trace file is compressed, told by its first bytes (not its name, so a pipe spooled to a nameless
+/// file reads as well): gzip, zstd and xz are decompressed as they are read; other compressors are named in a
+/// refusal rather than parsed as text.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Codec {
+    None,
+    Gzip,
+    Zstd,
+    Xz,
+    /// A compressor ftlsim does not read, by name, and the command that undoes it.
+    Unread(&'static str, &'static str),
+}
+
+impl Codec {
+    fn of(magic: &[u8]) -> Codec {
+        if magic.starts_with(&[0x1f, 0x8b]) {
+            Codec::Gzip
+        } else if magic.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Codec::Zstd
+        } else if magic.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
+            Codec::Xz
+        } else if magic.starts_with(b"BZh") {
+            Codec::Unread("bzip2", "bunzip2")
+        } else if magic.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
+            Codec::Unread("lz4", "unlz4")
+        } else {
+            Codec::None
+        }
+    }
+}
+
+/// A zstd stream of one or more frames, decompressed: ruzstd's `StreamingDecoder` reads one frame, and `zstd`
+/// and `pzstd` may write several, with skippable frames (RFC 8878 §3.1.2) anywhere between them.
+struct ZstdFrames<R: BufRead> {
+    source: R,
+    decoder: ruzstd::decoding::FrameDecoder,
+    /// A frame's header has been read and its blocks are being decoded.
+    in_frame: bool,
+}
+
+impl<R: BufRead> ZstdFrames<R> {
+    fn new(source: R) -> Self {
+        ZstdFrames {
+            source,
+            decoder: ruzstd::decoding::FrameDecoder::new(),
+            in_frame: false,
+        }
+    }
+
+    /// Reads the next frame's header; false at the end of the input.
+    fn next_frame(&mut self) -> std::io::Result<bool> {
+        use ruzstd::decoding::errors::{FrameDecoderError, ReadFrameHeaderError};
+        loop {
+            if peek(&mut self.source)?.is_empty() {
+                return Ok(false);
+            }
+            match self.decoder.reset(&mut self.source) {
+                Ok(()) => return Ok(true),
+                Err(FrameDecoderError::ReadFrameHeaderError(ReadFrameHeaderError::SkipFrame {
+                    length,
+                    ..
+                })) => {
+                    std::io::copy(
+                        &mut (&mut self.source).take(length as u64),
+                        &mut std::io::sink(),
+                    )?;
+                }
+                Err(e) => return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)),
+            }
+        }
+    }
+}
+
+impl<R: BufRead> Read for ZstdFrames<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use ruzstd::decoding::BlockDecodingStrategy;
+        loop {
+            if !self.in_frame {
+                if !self.next_frame()? {
+                    return Ok(0);
+                }
+                self.in_frame = true;
+            }
+            while self.decoder.can_collect() == 0 && !self.decoder.is_finished() {
+                self.decoder
+                    .decode_blocks(&mut self.source, BlockDecodingStrategy::UptoBlocks(1))
+                    .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+            }
+            let n = self.decoder.read(buf)?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // The frame is finished and drained: on to the next one.
+            self.in_frame = false;
+        }
+    }
+}
+
+/// The first bytes of `input`, left unread: one fill of its buffer, which holds the whole magic number for a
+/// file (a read of a regular file is short only at its end); a pipe is spooled to a file before it is read.
+fn peek(input: &mut impl BufRead) -> std::io::Result<&[u8]> {
+    loop {
+        match input.fill_buf() {
+            Ok(_) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    input.fill_buf()
 }
 
 /// Longest line a reader holds, in bytes: a longer line is an error (or skipped), so a file without newlines
@@ -670,6 +834,11 @@ pub fn sniff(path: &Path, opts: &TraceOptions) -> Result<&'static FormatInfo, Tr
         lines: head,
         broken,
     } = head_lines(path, SNIFF_LINES)?;
+    if head.is_empty() && broken.is_none() {
+        return Err(TraceError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
     let refs: Vec<&str> = head.iter().map(|(_, l)| l.as_str()).collect();
     if broken.is_none() || opts.skip_bad_lines {
         if let Some(f) = FORMATS
@@ -755,10 +924,21 @@ impl LineReader {
             what,
         })?;
         let OpenedLines {
-            lines,
+            mut lines,
             read_bytes,
             total_bytes,
         } = open_lines(path)?;
+        let empty = peek(&mut lines)
+            .map_err(|source| TraceError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?
+            .is_empty();
+        if empty {
+            return Err(TraceError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
         Ok(LineReader {
             path: path.to_path_buf(),
             format_name: info.name,

@@ -24,6 +24,10 @@ pub struct WriteRefs {
     pub timeline_stride: u64,
 }
 
+/// Most logical blocks the per-block counts hold, one map entry each (about 200 MB at the limit): a single
+/// request of terabytes writes more blocks than a picture can show, and is refused before they are counted.
+pub const MAX_BLOCKS: u64 = 1 << 22;
+
 pub fn write_refs(
     spec: &str,
     opts: &TraceOptions,
@@ -32,6 +36,18 @@ pub fn write_refs(
     max_points: usize,
 ) -> Result<WriteRefs, TraceError> {
     let info = info(spec, opts, block_bytes, page_bytes, &mut |_, _| true)?;
+    if info.written_blocks > MAX_BLOCKS {
+        let larger = (block_bytes as u128 * info.written_blocks.div_ceil(MAX_BLOCKS) as u128)
+            .next_power_of_two();
+        return Err(TraceError::Option {
+            spec: spec.to_string(),
+            what: format!(
+                "it writes {} logical blocks of {block_bytes} bytes, more than the {MAX_BLOCKS} the write-reference \
+                 picture counts one by one; pass block_bytes={larger} (--block-bytes {larger}) or more",
+                info.written_blocks
+            ),
+        });
+    }
     let page = page_bytes as u64;
     let pages_per_block = block_bytes / page;
     let mut counts: BTreeMap<u64, u64> = BTreeMap::new();

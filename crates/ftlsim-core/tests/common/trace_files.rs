@@ -1,10 +1,26 @@
-//! Trace-file helpers for the trace reader tests (traces.rs, hostile_traces.rs).
+//! Trace-file helpers for the trace reader tests (traces.rs, hostile_traces.rs, trace_io.rs).
 
 use ftlsim_core::request::Request;
 use ftlsim_core::trace::{LineReader, RequestSource, TraceError, TraceOptions};
 use std::path::{Path, PathBuf};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
+
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
+
+/// A real trace from the shared folder (CI has it beside the clone). A missing one fails the test: a test that
+/// passes without its data proves nothing. `FTLSIM_TRACES` names the folder when the repository is not cloned
+/// next to `shared/` (a git worktree elsewhere).
+pub fn real(name: &str) -> PathBuf {
+    let dir = std::env::var_os("FTLSIM_TRACES").map_or_else(|| PathBuf::from(REAL), PathBuf::from);
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: clone the repository beside `shared/` or set FTLSIM_TRACES to the traces folder",
+        path.display()
+    );
+    path
+}
 
 /// A file shipped in `tests/fixtures`.
 pub fn fixture(name: &str) -> PathBuf {
