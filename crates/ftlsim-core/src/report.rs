@@ -907,13 +907,17 @@ impl Report {
                 0,
             );
         }
+        if k.schema() {
+            for (key, what) in crate::ftl::dftl::FIGURES {
+                k.put(*key, Unit::Count, *what, 0);
+            }
+        }
         for (key, value) in &self.extra {
-            k.put(
-                key.clone(),
-                Unit::Count,
-                "a scheme's own figure",
-                value.clone(),
-            );
+            let what = crate::ftl::dftl::FIGURES
+                .iter()
+                .find(|(known, _)| known == key)
+                .map_or("a scheme's own figure", |(_, what)| what);
+            k.put(key.clone(), Unit::Count, what, value.clone());
         }
 
         let s = &self.sim;

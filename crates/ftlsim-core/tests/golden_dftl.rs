@@ -211,3 +211,107 @@ fn a_trimmed_entry_on_flash_does_not_hide_a_newer_copy_at_the_same_address() {
         (1, 4, 0, 4)
     );
 }
+
+/// Every combination of the four options (`cmt_policy`, `writeback`, `gc`, `lazy_copy_dirty`) over `base`.
+fn every_option_combination(base: serde_json::Value) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for policy in ["slru", "lru", "age"] {
+        for writeback in ["page", "entry"] {
+            for gc in ["per-write", "burst"] {
+                for lazy in [true, false] {
+                    let mut p = base.clone();
+                    p["cmt_policy"] = policy.into();
+                    p["writeback"] = writeback.into();
+                    p["gc"] = gc.into();
+                    p["lazy_copy_dirty"] = lazy.into();
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A random workload over `pages` logical pages (a quarter reads, an eighth trims, the rest writes), from a
+/// fixed seed: xorshift, so that the test needs no random crate.
+fn random_workload(
+    requests: usize,
+    pages: u32,
+    mut seed: u64,
+) -> Vec<ftlsim_core::request::Request> {
+    (0..requests)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            page(common::random_op(seed as u8), (seed >> 8) as u32 % pages)
+        })
+        .collect()
+}
+
+#[test]
+fn every_option_combination_reads_back_every_write_and_splits_its_translation_traffic() {
+    // The run's oracle checks every read against the last write. On a full toy device with a 3-entry CMT over
+    // 4-entry translation pages, misses, dirty evictions, GC updates and translation-block GC all happen.
+    for params in every_option_combination(json!({"cmt_entries": 3, "entry_bytes": 128})) {
+        let cfg = full(toy("dftl", params.clone(), 4, 16));
+        let r = run_requests(&cfg, random_workload(4000, 64, 7))
+            .unwrap_or_else(|e| panic!("{params}: {e}"));
+        let sum = |keys: &[&str], prefix: &str| -> u64 {
+            keys.iter().map(|k| r.count(&format!("{prefix}.{k}"))).sum()
+        };
+        assert_eq!(
+            sum(
+                &["miss", "eviction", "gc_update", "translation_gc", "mount"],
+                "dftl.translation_reads"
+            ),
+            r.count("map.page_reads"),
+            "{params}"
+        );
+        assert_eq!(
+            sum(
+                &["eviction", "gc_update", "translation_gc"],
+                "dftl.translation_writes"
+            ),
+            r.count("map.page_writes"),
+            "{params}"
+        );
+        assert_eq!(
+            r.count("dftl.copies.data") + r.count("dftl.copies.translation"),
+            r.count("gc.copied_pages"),
+            "{params}"
+        );
+        for cause in ["eviction", "gc_update", "translation_gc"] {
+            assert!(
+                r.count(&format!("dftl.translation_writes.{cause}")) > 0,
+                "{params}: no {cause} write"
+            );
+        }
+        assert!(r.count("dftl.copies.data") > 0, "{params}");
+        assert_eq!(
+            r.count("dftl.moves_left_clean") > 0,
+            params["lazy_copy_dirty"] == false,
+            "{params}"
+        );
+    }
+}
+
+#[test]
+fn every_option_combination_mounts_and_survives_power_cuts() {
+    for params in every_option_combination(json!({"cmt_entries": 3, "entry_bytes": 128})) {
+        let cfg = SimConfig {
+            power_cuts: 60,
+            power_cut_seed: 5,
+            ..toy("dftl", params.clone(), 4, 16)
+        };
+        let r = run_requests(&cfg, random_workload(3000, 64, 11))
+            .unwrap_or_else(|e| panic!("{params}: {e}"));
+        assert!(r.count("power.cuts") >= 50, "{params}");
+        assert_eq!(
+            r.count("power.cuts"),
+            r.count("power.cuts_survived"),
+            "{params}"
+        );
+        assert!(r.count("power.cuts_in_map_io") > 0, "{params}");
+    }
+}

@@ -1,6 +1,7 @@
 //! Mechanisms several schemes share: free-block pools, victim selection, LRU lists, the block map and log
 //! blocks of the log-block schemes and their merges, map blocks for mapping kept on flash.
 
+pub mod age_order;
 pub mod bitmap;
 pub mod boot_scan;
 pub mod bounds;
