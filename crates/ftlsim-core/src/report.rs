@@ -907,17 +907,27 @@ impl Report {
                 0,
             );
         }
+        let figures = || crate::ftl::FIGURES.iter().flat_map(|f| f.iter());
         if k.schema() {
-            for (key, what) in crate::ftl::dftl::FIGURES {
-                k.put(*key, Unit::Count, *what, 0);
+            for (key, what) in figures() {
+                let unit = if key.ends_with(".profile") {
+                    Unit::Text
+                } else {
+                    Unit::Count
+                };
+                k.put(*key, unit, what, 0);
             }
         }
         for (key, value) in &self.extra {
-            let what = crate::ftl::dftl::FIGURES
-                .iter()
+            let what = figures()
                 .find(|(known, _)| known == key)
                 .map_or("a scheme's own figure", |(_, what)| what);
-            k.put(key.clone(), Unit::Count, what, value.clone());
+            let unit = if value.is_string() {
+                Unit::Text
+            } else {
+                Unit::Count
+            };
+            k.put(key.clone(), unit, what, value.clone());
         }
 
         let s = &self.sim;

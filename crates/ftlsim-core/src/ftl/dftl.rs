@@ -127,6 +127,7 @@ use super::common::bitmap::Bitmap;
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
+use super::common::profiles::{self, Profile};
 use super::common::slot_list::SlotList;
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
@@ -169,6 +170,8 @@ pub struct DftlParams {
     pub gc: GcTiming,
     /// Whether GC's move of a cached entry makes it dirty (lazy copying, §3.3); false is PSU FlashSim's.
     pub lazy_copy_dirty: bool,
+    /// A named parameter set that behaves as another simulator's DFTL ([`PROFILES`]): `psu-flashsim`.
+    pub profile: Option<String>,
 }
 
 impl Default for DftlParams {
@@ -183,9 +186,27 @@ impl Default for DftlParams {
             writeback: Writeback::Page,
             gc: GcTiming::PerWrite,
             lazy_copy_dirty: true,
+            profile: None,
         }
     }
 }
+
+/// DFTL's profiles. `psu-flashsim`: PSU FlashSim's four rules (the options above) and its GC threshold (it
+/// collects when 3 or fewer blocks are free, as `page`'s profile measured); its CMT of 8,192 entries and
+/// 512 entries a translation page (2 KiB pages) are the defaults already.
+pub const PROFILES: &[Profile] = &[Profile {
+    name: "psu-flashsim",
+    peer: "PSU FlashSim, the DFTL authors' DiskSim-based simulator",
+    params: || {
+        vec![
+            ("cmt_policy", "age".into()),
+            ("writeback", "entry".into()),
+            ("gc", "burst".into()),
+            ("lazy_copy_dirty", false.into()),
+            ("gc_reserve_blocks", 3.into()),
+        ]
+    },
+}];
 
 /// The CMT's replacement policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -553,6 +574,8 @@ pub struct DftlFtl {
     /// `lazy_copy_dirty = false`: GC moves of clean cached entries left clean (their translation page on flash
     /// took the move without a counted program).
     moves_left_clean: u64,
+    /// The profile and the settings of it that ran, for the report.
+    profile: Option<String>,
 }
 
 /// Why translation pages were read or written, for the report's `dftl.translation_reads.*` and
@@ -645,10 +668,15 @@ pub const FIGURES: &[(&str, &str)] = &[
         "lazy_copy_dirty=false: GC moves of clean cached entries left clean, whose translation page took the \
          move without a counted write (PSU FlashSim's accounting)",
     ),
+    (
+        "dftl.profile",
+        "the profile given and the settings of it that ran (an explicit parameter wins over the profile)",
+    ),
 ];
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
-    let p: DftlParams = parse_params("dftl", params)?;
+    let resolved = profiles::resolve("dftl", params, PROFILES)?;
+    let p: DftlParams = parse_params("dftl", &resolved.params)?;
     Checks::new("dftl")
         .number(
             "over_provisioning",
@@ -711,6 +739,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         map_io: Default::default(),
         copies: [0; 2],
         moves_left_clean: 0,
+        profile: resolved.echo,
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -941,6 +970,9 @@ impl Ftl for DftlFtl {
             self.copies[TRANSLATION].into(),
         ));
         out.push(("dftl.moves_left_clean".into(), self.moves_left_clean.into()));
+        if let Some(profile) = &self.profile {
+            out.push(("dftl.profile".into(), profile.as_str().into()));
+        }
     }
 }
 

@@ -47,6 +47,10 @@ impl RamItem {
 /// Scheme-specific figures for the report, as (flat key, value).
 pub type Extra = Vec<(String, Value)>;
 
+/// What the schemes' own report keys mean, scheme by scheme, for the report's schema (a key not listed is
+/// "a scheme's own figure").
+pub static FIGURES: &[&[(&str, &str)]] = &[page::FIGURES, dftl::FIGURES];
+
 /// How far ahead of the request that will use it a [`Ftl::prefetch`] hint comes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ahead {

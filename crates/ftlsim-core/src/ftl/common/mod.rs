@@ -14,6 +14,7 @@ pub mod lru;
 pub mod map_area;
 pub mod merge;
 pub mod page_store;
+pub mod profiles;
 pub mod seq_logs;
 pub mod slot_list;
 pub mod valid_buckets;

@@ -1,0 +1,113 @@
+//! Profiles: a named parameter set that makes a scheme behave as another simulator does (`profile =
+//! "psu-flashsim"`). A profile is resolved in the engine before the scheme parses its parameters, so that the
+//! command line and the Python API take it as any other parameter: its values go under the given ones (a
+//! parameter given explicitly wins), and the report echoes what ran (`<scheme>.profile`).
+//! `docs/matching-other-simulators.md` says what each profile matches, how it was measured and what differs.
+
+use crate::error::{Result, SimError};
+use serde_json::{Map, Value};
+
+/// A named parameter set of one scheme.
+pub struct Profile {
+    pub name: &'static str,
+    /// The simulator it reproduces, for the error that lists the profiles.
+    pub peer: &'static str,
+    /// The parameters it sets, as (key, value).
+    pub params: fn() -> Vec<(&'static str, Value)>,
+}
+
+/// A run's parameters once its profile is resolved.
+pub struct Resolved {
+    pub params: Value,
+    /// `name: key=value, ...` with the values that run (an explicit parameter over the profile's), or none
+    /// without a profile.
+    pub echo: Option<String>,
+}
+
+/// `given` with its `profile` (if any) resolved among `profiles` of `scheme`: the profile's parameters under the
+/// given ones. The `profile` key stays, so that the scheme's params record it.
+pub fn resolve(scheme: &str, given: &Value, profiles: &[Profile]) -> Result<Resolved> {
+    let name = match given.get("profile") {
+        None | Some(Value::Null) => {
+            return Ok(Resolved {
+                params: given.clone(),
+                echo: None,
+            })
+        }
+        Some(Value::String(name)) => name.as_str(),
+        Some(other) => {
+            return Err(SimError::Param(format!(
+                "scheme `{scheme}`: profile={other} is not a profile name; {}",
+                offered(profiles)
+            )))
+        }
+    };
+    let profile = profiles.iter().find(|p| p.name == name).ok_or_else(|| {
+        SimError::Param(format!(
+            "scheme `{scheme}`: profile `{name}` is unknown; {}",
+            offered(profiles)
+        ))
+    })?;
+    let mut params: Map<String, Value> = (profile.params)()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    if let Value::Object(given) = given {
+        params.extend(given.clone());
+    }
+    let settings: Vec<String> = (profile.params)()
+        .iter()
+        .map(|(k, _)| format!("{k}={}", params[*k]).replace('"', ""))
+        .collect();
+    Ok(Resolved {
+        params: Value::Object(params),
+        echo: Some(format!("{name}: {}", settings.join(", "))),
+    })
+}
+
+fn offered(profiles: &[Profile]) -> String {
+    if profiles.is_empty() {
+        return "this scheme has no profiles; leave profile out".into();
+    }
+    let list: Vec<String> = profiles
+        .iter()
+        .map(|p| format!("`{}` ({})", p.name, p.peer))
+        .collect();
+    format!("its profiles are: {}", list.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const PROFILES: &[Profile] = &[Profile {
+        name: "peer",
+        peer: "a peer simulator",
+        params: || vec![("a", json!(1)), ("b", json!("x"))],
+    }];
+
+    #[test]
+    fn a_given_parameter_wins_over_the_profile_and_the_echo_shows_what_runs() {
+        let r = resolve("s", &json!({"profile": "peer", "b": "y", "c": 2}), PROFILES).unwrap();
+        assert_eq!(
+            r.params,
+            json!({"profile": "peer", "a": 1, "b": "y", "c": 2})
+        );
+        assert_eq!(r.echo.as_deref(), Some("peer: a=1, b=y"));
+        let none = resolve("s", &json!({"c": 2}), PROFILES).unwrap();
+        assert_eq!((none.params, none.echo), (json!({"c": 2}), None));
+    }
+
+    #[test]
+    fn an_unknown_profile_lists_the_known_ones() {
+        let e = resolve("s", &json!({"profile": "mqsim"}), PROFILES)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("`mqsim` is unknown") && e.contains("`peer` (a peer simulator)"),
+            "{e}"
+        );
+    }
+}
