@@ -675,7 +675,7 @@ pub const FIGURES: &[(&str, &str)] = &[
 ];
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
-    let resolved = profiles::resolve("dftl", params, PROFILES)?;
+    let resolved = profiles::resolve("dftl", params, &defaults_of::<DftlParams>(), PROFILES)?;
     let p: DftlParams = parse_params("dftl", &resolved.params)?;
     Checks::new("dftl")
         .number(

@@ -128,7 +128,7 @@ pub struct PageFtl {
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
-    let resolved = profiles::resolve("page", params, PROFILES)?;
+    let resolved = profiles::resolve("page", params, &defaults_of::<PageParams>(), PROFILES)?;
     let p: PageParams = parse_params("page", &resolved.params)?;
     let frontiers = if p.gc_frontier { 2 } else { 1 };
     Checks::new("page")

@@ -1,7 +1,11 @@
 //! Profiles: a named parameter set that makes a scheme behave as another simulator does (`profile =
 //! "psu-flashsim"`). A profile is resolved in the engine before the scheme parses its parameters, so that the
-//! command line and the Python API take it as any other parameter: its values go under the given ones (a
-//! parameter given explicitly wins), and the report echoes what ran (`<scheme>.profile`).
+//! command line and the Python API take it as any other parameter, and the report echoes what ran
+//! (`<scheme>.profile`). A profile sets each of its parameters unless the run gives that parameter a value
+//! other than the scheme's default: such a value wins. A value equal to the default does not, because the
+//! Python front completes every run's parameters with the defaults (`config.resolved`, which repeats a run):
+//! were it to win, a repeated run would lose its profile. To run a profile with one of its parameters at the
+//! default, give the parameters without the profile.
 //! `docs/matching-other-simulators.md` says what each profile matches, how it was measured and what differs.
 
 use crate::error::{Result, SimError};
@@ -24,9 +28,15 @@ pub struct Resolved {
     pub echo: Option<String>,
 }
 
-/// `given` with its `profile` (if any) resolved among `profiles` of `scheme`: the profile's parameters under the
-/// given ones. The `profile` key stays, so that the scheme's params record it.
-pub fn resolve(scheme: &str, given: &Value, profiles: &[Profile]) -> Result<Resolved> {
+/// `given` with its `profile` (if any) resolved among `profiles` of `scheme`, whose default parameters are
+/// `defaults`: the profile's parameters over the given ones that are at their default (see the module doc).
+/// The `profile` key stays, so that the scheme's params record it.
+pub fn resolve(
+    scheme: &str,
+    given: &Value,
+    defaults: &Value,
+    profiles: &[Profile],
+) -> Result<Resolved> {
     let name = match given.get("profile") {
         None | Some(Value::Null) => {
             return Ok(Resolved {
@@ -48,12 +58,17 @@ pub fn resolve(scheme: &str, given: &Value, profiles: &[Profile]) -> Result<Reso
             offered(profiles)
         ))
     })?;
-    let mut params: Map<String, Value> = (profile.params)()
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-    if let Value::Object(given) = given {
-        params.extend(given.clone());
+    let mut params: Map<String, Value> = match given {
+        Value::Object(given) => given.clone(),
+        _ => Map::new(),
+    };
+    for (key, value) in (profile.params)() {
+        let chosen = params
+            .get(key)
+            .is_some_and(|v| Some(v) != defaults.get(key));
+        if !chosen {
+            params.insert(key.to_string(), value);
+        }
     }
     let settings: Vec<String> = (profile.params)()
         .iter()
@@ -88,20 +103,31 @@ mod tests {
     }];
 
     #[test]
-    fn a_given_parameter_wins_over_the_profile_and_the_echo_shows_what_runs() {
-        let r = resolve("s", &json!({"profile": "peer", "b": "y", "c": 2}), PROFILES).unwrap();
+    fn a_parameter_given_off_its_default_wins_over_the_profile_and_the_echo_shows_what_runs() {
+        let defaults = json!({"a": 0, "b": "w", "c": 0});
+        let r = resolve(
+            "s",
+            &json!({"profile": "peer", "b": "y", "c": 2}),
+            &defaults,
+            PROFILES,
+        )
+        .unwrap();
         assert_eq!(
             r.params,
             json!({"profile": "peer", "a": 1, "b": "y", "c": 2})
         );
         assert_eq!(r.echo.as_deref(), Some("peer: a=1, b=y"));
-        let none = resolve("s", &json!({"c": 2}), PROFILES).unwrap();
+        // The run repeated from its resolved parameters (every default filled in) keeps its profile.
+        let repeated = json!({"profile": "peer", "a": 0, "b": "y", "c": 2});
+        let again = resolve("s", &repeated, &defaults, PROFILES).unwrap();
+        assert_eq!(again.params, r.params);
+        let none = resolve("s", &json!({"c": 2}), &defaults, PROFILES).unwrap();
         assert_eq!((none.params, none.echo), (json!({"c": 2}), None));
     }
 
     #[test]
     fn an_unknown_profile_lists_the_known_ones() {
-        let e = resolve("s", &json!({"profile": "mqsim"}), PROFILES)
+        let e = resolve("s", &json!({"profile": "mqsim"}), &json!({}), PROFILES)
             .err()
             .unwrap()
             .to_string();
