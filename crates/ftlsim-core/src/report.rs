@@ -910,7 +910,7 @@ impl Report {
         let figures = || crate::ftl::FIGURES.iter().flat_map(|f| f.iter());
         if k.schema() {
             for (key, what) in figures() {
-                let unit = if key.ends_with(".profile") {
+                let unit = if key.contains(".profile") {
                     Unit::Text
                 } else {
                     Unit::Count

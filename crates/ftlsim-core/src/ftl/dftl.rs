@@ -127,7 +127,7 @@ use super::common::bitmap::Bitmap;
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
-use super::common::profiles::{self, Profile};
+use super::common::profiles::{self, Applied, Profile};
 use super::common::slot_list::SlotList;
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
@@ -575,7 +575,7 @@ pub struct DftlFtl {
     /// took the move without a counted program).
     moves_left_clean: u64,
     /// The profile and the settings of it that ran, for the report.
-    profile: Option<String>,
+    profile: Option<Applied>,
 }
 
 /// Why translation pages were read or written, for the report's `dftl.translation_reads.*` and
@@ -670,7 +670,11 @@ pub const FIGURES: &[(&str, &str)] = &[
     ),
     (
         "dftl.profile",
-        "the profile given and the settings of it that ran (an explicit parameter wins over the profile)",
+        "the profile given: a named parameter set that behaves as another simulator",
+    ),
+    (
+        "dftl.profile.<parameter>",
+        "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
     ),
 ];
 
@@ -739,7 +743,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         map_io: Default::default(),
         copies: [0; 2],
         moves_left_clean: 0,
-        profile: resolved.echo,
+        profile: resolved.applied,
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -971,7 +975,7 @@ impl Ftl for DftlFtl {
         ));
         out.push(("dftl.moves_left_clean".into(), self.moves_left_clean.into()));
         if let Some(profile) = &self.profile {
-            out.push(("dftl.profile".into(), profile.as_str().into()));
+            profile.report("dftl", out);
         }
     }
 }

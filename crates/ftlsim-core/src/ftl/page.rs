@@ -35,7 +35,7 @@ use super::common::bitmap::Bitmap;
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
-use super::common::profiles::{self, Profile};
+use super::common::profiles::{self, Applied, Profile};
 use super::{address_bytes, defaults_of, parse_params, Ahead, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
@@ -101,10 +101,16 @@ pub const PROFILES: &[Profile] = &[Profile {
 }];
 
 /// The report keys of the page scheme's own figures and what each means.
-pub const FIGURES: &[(&str, &str)] = &[(
-    "page.profile",
-    "the profile given and the settings of it that ran (an explicit parameter wins over the profile)",
-)];
+pub const FIGURES: &[(&str, &str)] = &[
+    (
+        "page.profile",
+        "the profile given: a named parameter set that behaves as another simulator",
+    ),
+    (
+        "page.profile.<parameter>",
+        "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
+    ),
+];
 
 /// The most over-provisioning: the chip at most twice the logical capacity (`common/bounds.rs`).
 const MAX_OVER_PROVISIONING: f64 = 1.0;
@@ -124,7 +130,7 @@ pub struct PageFtl {
     /// One bit per logical page: trimmed since its last write.
     trimmed: Bitmap,
     /// The profile and the settings of it that ran, for the report.
-    profile: Option<String>,
+    profile: Option<Applied>,
 }
 
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
@@ -168,7 +174,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         victim: p.victim,
         wear_threshold: p.wear_leveling_threshold,
         trimmed: Bitmap::new(g.logical_pages() as usize),
-        profile: resolved.echo,
+        profile: resolved.applied,
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -309,7 +315,7 @@ impl Ftl for PageFtl {
 
     fn extra(&self, out: &mut Extra) {
         if let Some(profile) = &self.profile {
-            out.push(("page.profile".into(), profile.as_str().into()));
+            profile.report("page", out);
         }
     }
 }

@@ -9,6 +9,7 @@
 //! `docs/matching-other-simulators.md` says what each profile matches, how it was measured and what differs.
 
 use crate::error::{Result, SimError};
+use crate::ftl::Extra;
 use serde_json::{Map, Value};
 
 /// A named parameter set of one scheme.
@@ -23,9 +24,29 @@ pub struct Profile {
 /// A run's parameters once its profile is resolved.
 pub struct Resolved {
     pub params: Value,
-    /// `name: key=value, ...` with the values that run (an explicit parameter over the profile's), or none
-    /// without a profile.
-    pub echo: Option<String>,
+    /// The profile, if one was given, with the values of its parameters that run.
+    pub applied: Option<Applied>,
+}
+
+/// A profile as it ran: its name and each of its parameters with the value that ran (one given off the
+/// scheme's default wins over the profile's).
+pub struct Applied {
+    pub name: &'static str,
+    pub settings: Vec<(&'static str, Value)>,
+}
+
+impl Applied {
+    /// The report's echo: `<scheme>.profile` = the name, `<scheme>.profile.<parameter>` = each value that ran.
+    pub fn report(&self, scheme: &str, out: &mut Extra) {
+        out.push((format!("{scheme}.profile"), self.name.into()));
+        for (key, value) in &self.settings {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            out.push((format!("{scheme}.profile.{key}"), text.into()));
+        }
+    }
 }
 
 /// `given` with its `profile` (if any) resolved among `profiles` of `scheme`, whose default parameters are
@@ -41,7 +62,7 @@ pub fn resolve(
         None | Some(Value::Null) => {
             return Ok(Resolved {
                 params: given.clone(),
-                echo: None,
+                applied: None,
             })
         }
         Some(Value::String(name)) => name.as_str(),
@@ -70,13 +91,16 @@ pub fn resolve(
             params.insert(key.to_string(), value);
         }
     }
-    let settings: Vec<String> = (profile.params)()
-        .iter()
-        .map(|(k, _)| format!("{k}={}", params[*k]).replace('"', ""))
+    let settings = (profile.params)()
+        .into_iter()
+        .map(|(k, _)| (k, params[k].clone()))
         .collect();
     Ok(Resolved {
         params: Value::Object(params),
-        echo: Some(format!("{name}: {}", settings.join(", "))),
+        applied: Some(Applied {
+            name: profile.name,
+            settings,
+        }),
     })
 }
 
@@ -116,13 +140,27 @@ mod tests {
             r.params,
             json!({"profile": "peer", "a": 1, "b": "y", "c": 2})
         );
-        assert_eq!(r.echo.as_deref(), Some("peer: a=1, b=y"));
+        let mut echo = Extra::new();
+        r.applied.unwrap().report("s", &mut echo);
+        let echo: Vec<(String, Value)> = echo;
+        assert_eq!(
+            echo,
+            [
+                ("s.profile".to_string(), json!("peer")),
+                ("s.profile.a".to_string(), json!("1")),
+                ("s.profile.b".to_string(), json!("y")),
+            ]
+        );
         // The run repeated from its resolved parameters (every default filled in) keeps its profile.
         let repeated = json!({"profile": "peer", "a": 0, "b": "y", "c": 2});
         let again = resolve("s", &repeated, &defaults, PROFILES).unwrap();
-        assert_eq!(again.params, r.params);
+        assert_eq!(
+            again.params,
+            json!({"profile": "peer", "a": 1, "b": "y", "c": 2})
+        );
         let none = resolve("s", &json!({"c": 2}), &defaults, PROFILES).unwrap();
-        assert_eq!((none.params, none.echo), (json!({"c": 2}), None));
+        assert_eq!(none.params, json!({"c": 2}));
+        assert!(none.applied.is_none());
     }
 
     #[test]
