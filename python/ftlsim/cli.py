@@ -177,10 +177,16 @@ def fmt(value) -> str:
 
 def report_table(report: Report) -> Table:
     params = "" if report["config.params"] in ("{}", "null") else f" {report['config.params']}"
+    preset = next((p for p in registry()["presets"] if p["name"] == report["config.preset"]), None)
+    geometry = (report["config.page_bytes"], report["config.pages_per_block"])
+    # A page size or block length other than the preset's keeps the preset's timings per page: say so.
+    device = report["config.preset"]
+    if preset and (preset["page_bytes"], preset["pages_per_block"]) != geometry:
+        device += " timings (geometry overridden)"
     title = (
         f"{report['config.scheme']}{params} on {report['config.trace']}\n"
-        f"{report['config.preset']}, {report['config.capacity_bytes'] / 2**20:,.1f} MiB, "
-        f"{report['config.page_bytes']} B pages x {report['config.pages_per_block']}"
+        f"{device}, {report['config.capacity_bytes'] / 2**20:,.1f} MiB, "
+        f"{geometry[0]} B pages x {geometry[1]}"
     )
     table = Table(title=title, show_header=False, title_justify="left")
     table.add_column("figure", style="cyan")
@@ -218,7 +224,10 @@ def complete_trace(ctx, param, incomplete: str):
 
 def common_options(f):
     f = click.option("--param", "-p", "params", multiple=True, metavar="K=V",
-                     help="A scheme parameter, device override or trace option, e.g. log_blocks=8.")(f)
+                     help="A scheme parameter (log_blocks=8, profile=psu-flashsim), device override "
+                          "(page_bytes=2048), trace option, or run option: extra_blocks=N or "
+                          "over_provisioning=F (the chip's spare blocks), rmw=false (no read before a "
+                          "partial-page write), measure_from=10000 or 30s (count from that request or time).")(f)
     f = click.option("--preset", default=None, shell_complete=complete_names("presets"),
                      help="Device preset (see `ftlsim list`); default lee2007.")(f)
     f = click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the trace's extent.")(f)

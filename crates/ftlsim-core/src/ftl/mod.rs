@@ -166,6 +166,21 @@ pub fn scheme(name: &str) -> Result<&'static Scheme> {
         })
 }
 
+/// A scheme's parameters as they run: its defaults under the given ones, and its profile (`profile = "..."`,
+/// [`common::profiles`]) applied, as the scheme resolves them when it is built. The report's echo of a run's
+/// parameters and a repeated run use this.
+pub fn resolve_params(name: &str, given: &Value) -> Result<Value> {
+    let s = scheme(name)?;
+    let defaults = (s.defaults)();
+    let merged = with_defaults(defaults.clone(), given);
+    let profiles = match name {
+        "page" => page::PROFILES,
+        "dftl" => dftl::PROFILES,
+        _ => &[],
+    };
+    Ok(common::profiles::resolve(name, &merged, &defaults, profiles)?.params)
+}
+
 /// Builds a scheme by name from a JSON object of parameters (absent ones take their defaults).
 pub fn build(name: &str, params: &Value, geometry: &Geometry) -> Result<Built> {
     (scheme(name)?.build)(params, geometry)
