@@ -426,3 +426,43 @@ fn bast_takes_flashsims_chip_of_1040_blocks() {
         "{e}"
     );
 }
+
+#[test]
+fn tiny_and_superblock_take_fewer_extra_blocks_than_the_tinyftl_layout() {
+    // 1,024 logical blocks: the layout gives 25 extra blocks. tiny with 4 log blocks and 4 map blocks uses
+    // those and its 3 reserved free blocks: 11; superblock with 4 log blocks uses those and its 1 reserve: 5.
+    for (scheme, params, fewest) in [
+        (
+            "tiny",
+            serde_json::json!({"log_blocks": 4, "map_blocks": 4}),
+            11,
+        ),
+        ("superblock", serde_json::json!({"log_blocks": 4}), 5),
+    ] {
+        let run_with = |extra| {
+            let cfg = SimConfig {
+                ftl: scheme.into(),
+                params: params.clone(),
+                capacity: Some("16MiB".into()),
+                extra_blocks: extra,
+                ..Default::default()
+            };
+            sim::run(&cfg, "uniform:writes=20000,seed=1", &mut |_| true).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            run_with(None).unwrap().count("device.extra_blocks"),
+            25,
+            "{scheme}"
+        );
+        assert_eq!(
+            run_with(Some(fewest)).unwrap().count("device.extra_blocks"),
+            fewest as u64,
+            "{scheme}"
+        );
+        let e = run_with(Some(fewest - 1)).err().unwrap();
+        assert!(
+            e.contains(&format!("needs {fewest} extra blocks")),
+            "{scheme}: {e}"
+        );
+    }
+}

@@ -178,16 +178,9 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
             1,
             "overwrites go to log blocks",
         )
-        .extra_blocks("log_blocks", p.log_blocks, 1, 0, g);
-    if let Some(op) = p.over_provisioning {
-        checks.number(
-            "over_provisioning",
-            op,
-            1.0,
-            "a fraction of the logical capacity",
-        );
-    }
-    checks.finish()?;
+        .extra_blocks("log_blocks", p.log_blocks, 1, 0, g)
+        .over_provisioning(p.over_provisioning)
+        .finish()?;
     let l = g.logical_blocks;
     let zone_blocks = p.zone_blocks.min(l);
     // A zone map entry is as wide as a block address of the chip, whose size depends on the map blocks it

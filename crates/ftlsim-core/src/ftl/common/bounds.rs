@@ -131,6 +131,19 @@ impl<'a> Checks<'a> {
         self
     }
 
+    /// An optional `over_provisioning` (see [`layout_extra_blocks`]): given, a fraction from 0 to 1.
+    pub fn over_provisioning(&mut self, value: Option<f64>) -> &mut Self {
+        match value {
+            Some(op) => self.number(
+                "over_provisioning",
+                op,
+                1.0,
+                "a fraction of the logical capacity",
+            ),
+            None => self,
+        }
+    }
+
     /// `key` = `value` must be a share: a finite number in `[0, 1]`.
     pub fn share(&mut self, key: &str, value: f64) -> &mut Self {
         self.number(key, value, 1.0, "a share")
