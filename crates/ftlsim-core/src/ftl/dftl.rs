@@ -1207,15 +1207,17 @@ impl DftlFtl {
                     Some(slot) => {
                         let s = slot as usize;
                         cmt.entry[s] = cmt.entry[s].moved(to);
-                        if cmt.dirty.get(s) {
-                        } else if lazy_copy_dirty {
-                            cmt.mark_dirty(slot);
-                            dirty_in[(lpn.0 / epp) as usize] += 1;
-                        } else {
-                            // PSU FlashSim's accounting: the entry stays clean, so no write ever records
-                            // the move; the translation page takes it uncounted, so that reads stay right.
-                            flash_map.set(lpn.index(), cmt.entry[s]);
-                            *left_clean += 1;
+                        // A dirty entry reaches flash at its eviction, moved or not.
+                        if !cmt.dirty.get(s) {
+                            if lazy_copy_dirty {
+                                cmt.mark_dirty(slot);
+                                dirty_in[(lpn.0 / epp) as usize] += 1;
+                            } else {
+                                // PSU FlashSim's accounting: the entry stays clean, so no write ever records
+                                // the move; the translation page takes it uncounted, so that reads stay right.
+                                flash_map.set(lpn.index(), cmt.entry[s]);
+                                *left_clean += 1;
+                            }
                         }
                     }
                     None => match pending.binary_search_by_key(&lpn, |e| e.0) {
