@@ -127,3 +127,17 @@ def test_ram_tables_of_the_tinyftl_paper():
     assert ftlsim.ram(ftl="bast", preset="tinyftl-16g", log_blocks=393)["total_bytes"] == 281_984
     assert ftlsim.ram(ftl="superblock", preset="tinyftl-16g")["total_bytes"] == 198_176
     assert ftlsim.ram(ftl="logblock-zoned", preset="tinyftl-16g", log_blocks=393)["zone_block_map"] == 12_288
+
+
+def test_a_profile_is_echoed_and_repeated_as_it_ran():
+    # The PSU FlashSim profile sets gc_frontier and gc_reserve_blocks: the report's parameters say so, and a run
+    # repeated from the report's resolved configuration gives the same counts.
+    r = ftlsim.simulate("uniform:writes=20000,seed=2", ftl="page", capacity="4MiB", precondition="full",
+                        profile="psu-flashsim")
+    params = json.loads(r["config.params"])
+    assert (params["profile"], params["gc_frontier"], params["gc_reserve_blocks"]) == ("psu-flashsim", True, 3)
+    assert (r["page.profile"], r["page.profile.gc_frontier"]) == ("psu-flashsim", "true")
+    again = ftlsim.simulate(**ftlsim.config.run_kwargs(r))
+    assert (again.erases, again["gc.copied_pages"]) == (r.erases, r["gc.copied_pages"])
+    plain = ftlsim.simulate("uniform:writes=20000,seed=2", ftl="page", capacity="4MiB", precondition="full")
+    assert plain["gc.copied_pages"] != r["gc.copied_pages"]

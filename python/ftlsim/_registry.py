@@ -96,7 +96,12 @@ def resolve_config(cfg: dict) -> dict:
             out[key].update(value)
         else:
             out[key] = value
-    out["params"] = {**scheme_defaults(cfg["ftl"]), **cfg.get("params", {})}
+    try:
+        # The engine's resolution: the defaults under the given parameters, and a profile's (profile=...) applied.
+        out["params"] = json.loads(_core.resolve_params(cfg["ftl"], json.dumps(cfg.get("params", {}))))
+    except _core.FtlsimError:
+        # An unknown scheme or profile: the run itself reports it.
+        out["params"] = {**scheme_defaults(cfg["ftl"]), **cfg.get("params", {})}
     return out
 
 

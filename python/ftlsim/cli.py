@@ -225,7 +225,10 @@ def complete_trace(ctx, param, incomplete: str):
 
 def common_options(f):
     f = click.option("--param", "-p", "params", multiple=True, metavar="K=V",
-                     help="A scheme parameter, device override or trace option, e.g. log_blocks=8.")(f)
+                     help="A scheme parameter (log_blocks=8, profile=psu-flashsim), device override "
+                          "(page_bytes=2048), trace option, or run option: extra_blocks=N or "
+                          "over_provisioning=F (the chip's spare blocks), rmw=false (no read before a "
+                          "partial-page write), measure_from=10000 or 30s (count from that request or time).")(f)
     f = click.option("--preset", default=None, shell_complete=complete_names("presets"), callback=registered("presets"),
                      help="Device preset (see `ftlsim list`); default lee2007.")(f)
     f = click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the trace's extent.")(f)

@@ -324,8 +324,16 @@ def run_header(report, width: int | None) -> str:
     pairs = [(k, json.dumps(v) if isinstance(v, str) and (" " in v or not v) else param_text(v))
              for k, v in params.items()]
     lines = wrap_pairs(f"scheme: {report['config.scheme']}", pairs, width)
-    lines.append(f"device: {report['config.preset']}, {human_bytes(report['config.capacity_bytes'])}, "
-                 f"{report['config.page_bytes']:,} B pages x {report['config.pages_per_block']:,}")
+    from ._registry import registry
+
+    preset = next((p for p in registry()["presets"] if p["name"] == report["config.preset"]), None)
+    geometry = (report["config.page_bytes"], report["config.pages_per_block"])
+    device = report["config.preset"]
+    if preset and (preset["page_bytes"], preset["pages_per_block"]) != geometry:
+        # A page size or block length other than the preset's keeps the preset's timings per page: say so.
+        device += " timings (geometry overridden)"
+    lines.append(f"device: {device}, {human_bytes(report['config.capacity_bytes'])}, "
+                 f"{geometry[0]:,} B pages x {geometry[1]:,}")
     lines.append(f"trace: {report['config.trace']}")
     return "\n".join(lines)
 

@@ -257,6 +257,28 @@ impl Keys<'_> {
 }
 
 /// A finite float as JSON (NaN and infinities, e.g. a ratio over zero, become null).
+/// What a merge of `kind` did, for `merges.<kind>`.
+fn merge_description(kind: MergeKind) -> &'static str {
+    match kind {
+        MergeKind::Switch => {
+            "switch merges: a log block written wholly in order became the data block (one erase, no copy)"
+        }
+        MergeKind::Partial => {
+            "partial merges: the pages a log block lacked were copied into it from its data block, and it became \
+             the data block (one erase)"
+        }
+        MergeKind::Full => {
+            "full merges: the newest copy of each page of a logical block, from its data block and log blocks, \
+             copied to a free block that became the data block; the old data block erased, and each log block \
+             once it held nothing valid (FAST: one full merge per logical block its victim log block holds)"
+        }
+        MergeKind::Dead => {
+            "dead merges: a log block with no valid page left (all overwritten since), only erased, no copy"
+        }
+        MergeKind::Fold => "folds: NFTL's merge of a primary block and its replacement block",
+    }
+}
+
 pub fn num(v: f64) -> Value {
     serde_json::Number::from_f64(v)
         .map(Value::Number)
@@ -334,7 +356,8 @@ impl Report {
         k.put(
             "config.precondition",
             Unit::Text,
-            "none, or full: every logical page written once before counting",
+            "none; full: every logical page written once before counting; trace: every request of the trace \
+             written once first (PSU FlashSim's warm-up), then the trace counted",
             c.precondition.clone(),
         );
         k.put(
@@ -542,7 +565,7 @@ impl Report {
             k.shown(true).put(
                 format!("merges.{name}"),
                 Unit::Count,
-                &format!("{name} merges"),
+                merge_description(*kind),
                 m.count,
             );
             k.shown(false).put(
@@ -918,13 +941,27 @@ impl Report {
                 0,
             );
         }
+        let figures = || crate::ftl::FIGURES.iter().flat_map(|f| f.iter());
+        if k.schema() {
+            for (key, what) in figures() {
+                let unit = if key.contains(".profile") {
+                    Unit::Text
+                } else {
+                    Unit::Count
+                };
+                k.put(*key, unit, what, 0);
+            }
+        }
         for (key, value) in &self.extra {
-            k.put(
-                key.clone(),
-                Unit::Count,
-                "a scheme's own figure",
-                value.clone(),
-            );
+            let what = figures()
+                .find(|(known, _)| known == key)
+                .map_or("a scheme's own figure", |(_, what)| what);
+            let unit = if value.is_string() {
+                Unit::Text
+            } else {
+                Unit::Count
+            };
+            k.put(key.clone(), unit, what, value.clone());
         }
 
         let s = &self.sim;

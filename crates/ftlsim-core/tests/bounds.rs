@@ -325,3 +325,144 @@ fn a_long_key_is_quoted_to_80_characters() {
         .to_string();
     assert!(message.len() < 600, "{} bytes: {message}", message.len());
 }
+
+/// A run on 64 logical blocks of 8 pages, every page written first, with `extra_blocks` stated or not.
+fn spare_run(
+    scheme: &str,
+    params: serde_json::Value,
+    extra: Option<u32>,
+    trace: &str,
+) -> Result<ftlsim_core::report::Report, String> {
+    let cfg = SimConfig {
+        ftl: scheme.into(),
+        params,
+        device: DeviceOverrides {
+            pages_per_block: Some(PPB),
+            ..Default::default()
+        },
+        capacity: Some(format!("{}", 512 * PPB * 64)),
+        precondition: sim::Precondition::Full,
+        extra_blocks: extra,
+        ..Default::default()
+    };
+    sim::run(&cfg, trace, &mut |_| true).map_err(|e| e.to_string())
+}
+
+#[test]
+fn every_scheme_runs_on_the_fewest_extra_blocks_it_accepts_and_refuses_one_fewer() {
+    // Going down from each scheme's default chip to the fewest extra blocks a run may state: one fewer is
+    // refused with the number it needs, and on the fewest a full device takes uniform overwrites and reads
+    // (every read checked) without running out of blocks.
+    for scheme in SCHEMES {
+        let accepts = |extra| {
+            spare_run(
+                scheme.name,
+                serde_json::json!({}),
+                Some(extra),
+                "uniform:writes=1",
+            )
+            .is_ok()
+        };
+        let default = spare_run(scheme.name, serde_json::json!({}), None, "uniform:writes=1")
+            .unwrap()
+            .count("device.extra_blocks") as u32;
+        let mut fewest = default;
+        while fewest > 0 && accepts(fewest - 1) {
+            fewest -= 1;
+        }
+        assert!(fewest > 0, "{}: accepts no extra block", scheme.name);
+        let refused = spare_run(
+            scheme.name,
+            serde_json::json!({}),
+            Some(fewest - 1),
+            "uniform:writes=1",
+        )
+        .err()
+        .unwrap();
+        assert!(
+            refused.contains(&format!("extra_blocks={fewest}")),
+            "{}: {refused}",
+            scheme.name
+        );
+        let r = spare_run(
+            scheme.name,
+            serde_json::json!({}),
+            Some(fewest),
+            "uniform:writes=3000,seed=3,read_share=0.2",
+        )
+        .unwrap_or_else(|e| panic!("{} on {fewest} extra blocks: {e}", scheme.name));
+        assert_eq!(
+            r.count("device.extra_blocks"),
+            fewest as u64,
+            "{}",
+            scheme.name
+        );
+    }
+}
+
+#[test]
+fn bast_takes_flashsims_chip_of_1040_blocks() {
+    // MatiasBjorling/flashsim's BAST: 1,024 logical blocks, 16 log blocks, 1,040 blocks. ftlsim's default chip
+    // is the TinyFTL layout (25 extra blocks); a run may state down to the 17 BAST uses (16 log blocks and the
+    // free block a full merge copies into).
+    let run_with = |extra| {
+        let cfg = SimConfig {
+            ftl: "bast".into(),
+            params: serde_json::json!({"log_blocks": 16}),
+            capacity: Some("16MiB".into()),
+            extra_blocks: extra,
+            ..Default::default()
+        };
+        sim::run(&cfg, "uniform:writes=20000,seed=1", &mut |_| true).map_err(|e| e.to_string())
+    };
+    assert_eq!(run_with(None).unwrap().count("device.extra_blocks"), 25);
+    assert_eq!(
+        run_with(Some(17)).unwrap().count("device.physical_blocks"),
+        1_041
+    );
+    let e = run_with(Some(16)).err().unwrap();
+    assert!(
+        e.contains("needs 17 extra blocks") && e.contains("extra_blocks=17"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tiny_and_superblock_take_fewer_extra_blocks_than_the_tinyftl_layout() {
+    // 1,024 logical blocks: the layout gives 25 extra blocks. tiny with 4 log blocks and 4 map blocks uses
+    // those and its 3 reserved free blocks: 11; superblock with 4 log blocks uses those and its 1 reserve: 5.
+    for (scheme, params, fewest) in [
+        (
+            "tiny",
+            serde_json::json!({"log_blocks": 4, "map_blocks": 4}),
+            11,
+        ),
+        ("superblock", serde_json::json!({"log_blocks": 4}), 5),
+    ] {
+        let run_with = |extra| {
+            let cfg = SimConfig {
+                ftl: scheme.into(),
+                params: params.clone(),
+                capacity: Some("16MiB".into()),
+                extra_blocks: extra,
+                ..Default::default()
+            };
+            sim::run(&cfg, "uniform:writes=20000,seed=1", &mut |_| true).map_err(|e| e.to_string())
+        };
+        assert_eq!(
+            run_with(None).unwrap().count("device.extra_blocks"),
+            25,
+            "{scheme}"
+        );
+        assert_eq!(
+            run_with(Some(fewest)).unwrap().count("device.extra_blocks"),
+            fewest as u64,
+            "{scheme}"
+        );
+        let e = run_with(Some(fewest - 1)).err().unwrap();
+        assert!(
+            e.contains(&format!("needs {fewest} extra blocks")),
+            "{scheme}: {e}"
+        );
+    }
+}

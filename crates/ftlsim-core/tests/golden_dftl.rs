@@ -211,3 +211,292 @@ fn a_trimmed_entry_on_flash_does_not_hide_a_newer_copy_at_the_same_address() {
         (1, 4, 0, 4)
     );
 }
+
+/// Every combination of the four options (`cmt_policy`, `writeback`, `gc`, `lazy_copy_dirty`) over `base`.
+fn every_option_combination(base: serde_json::Value) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    for policy in ["slru", "lru", "age"] {
+        for writeback in ["page", "entry"] {
+            for gc in ["per-write", "burst"] {
+                for lazy in [true, false] {
+                    let mut p = base.clone();
+                    p["cmt_policy"] = policy.into();
+                    p["writeback"] = writeback.into();
+                    p["gc"] = gc.into();
+                    p["lazy_copy_dirty"] = lazy.into();
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A random workload over `pages` logical pages (a quarter reads, an eighth trims, the rest writes), from a
+/// fixed seed: xorshift, so that the test needs no random crate.
+fn random_workload(
+    requests: usize,
+    pages: u32,
+    mut seed: u64,
+) -> Vec<ftlsim_core::request::Request> {
+    (0..requests)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            page(common::random_op(seed as u8), (seed >> 8) as u32 % pages)
+        })
+        .collect()
+}
+
+#[test]
+fn every_option_combination_reads_back_every_write_and_splits_its_translation_traffic() {
+    // The run's oracle checks every read against the last write. On a full toy device with a 3-entry CMT over
+    // 4-entry translation pages, misses, dirty evictions, GC updates and translation-block GC all happen.
+    for params in every_option_combination(json!({"cmt_entries": 3, "entry_bytes": 128})) {
+        let cfg = full(toy("dftl", params.clone(), 4, 16));
+        let r = run_requests(&cfg, random_workload(4000, 64, 7))
+            .unwrap_or_else(|e| panic!("{params}: {e}"));
+        let sum = |keys: &[&str], prefix: &str| -> u64 {
+            keys.iter().map(|k| r.count(&format!("{prefix}.{k}"))).sum()
+        };
+        assert_eq!(
+            sum(
+                &["miss", "eviction", "gc_update", "translation_gc", "mount"],
+                "dftl.translation_reads"
+            ),
+            r.count("map.page_reads"),
+            "{params}"
+        );
+        assert_eq!(
+            sum(
+                &["eviction", "gc_update", "translation_gc"],
+                "dftl.translation_writes"
+            ),
+            r.count("map.page_writes"),
+            "{params}"
+        );
+        assert_eq!(
+            r.count("dftl.copies.data") + r.count("dftl.copies.translation"),
+            r.count("gc.copied_pages"),
+            "{params}"
+        );
+        for cause in ["eviction", "gc_update", "translation_gc"] {
+            assert!(
+                r.count(&format!("dftl.translation_writes.{cause}")) > 0,
+                "{params}: no {cause} write"
+            );
+        }
+        assert!(r.count("dftl.copies.data") > 0, "{params}");
+        if params["writeback"] == "entry" {
+            assert!(r.count("dftl.copies.translation") > 0, "{params}");
+        }
+        assert_eq!(
+            r.count("dftl.moves_left_clean") > 0,
+            params["lazy_copy_dirty"] == false,
+            "{params}"
+        );
+    }
+}
+
+#[test]
+fn every_option_combination_mounts_and_survives_power_cuts() {
+    for params in every_option_combination(json!({"cmt_entries": 3, "entry_bytes": 128})) {
+        let cfg = SimConfig {
+            power_cuts: 60,
+            power_cut_seed: 5,
+            ..toy("dftl", params.clone(), 4, 16)
+        };
+        let r = run_requests(&cfg, random_workload(3000, 64, 11))
+            .unwrap_or_else(|e| panic!("{params}: {e}"));
+        assert!(r.count("power.cuts") >= 50, "{params}");
+        assert_eq!(
+            r.count("power.cuts"),
+            r.count("power.cuts_survived"),
+            "{params}"
+        );
+        assert!(r.count("power.cuts_in_map_io") > 0, "{params}");
+    }
+}
+
+#[test]
+fn writeback_entry_rewrites_a_translation_page_for_each_dirty_eviction() {
+    // The first ledger's device (2 entries a translation page: T0 = {0, 1}, T1 = {2, 3}), a 2-entry LRU CMT.
+    //   W0 W1      misses 1, 2; T0 never written: no read. CMT [1*, 0*] (newest first, * dirty).
+    //   W2         miss 3, victim 0 dirty -> write back T0 (never written: no read; map write 1) holding 0 and 1.
+    //              page: both become clean, CMT [2*, 1]. entry: only 0 does, CMT [2*, 1*].
+    //   W3         miss 4. page: victim 1 is clean, no write. entry: victim 1 dirty -> write back T0 (map read 1
+    //              of the copy written at W2, map write 2). CMT [3*, 2*].
+    //   R0         miss 5, victim 2 dirty -> write back T1 (never written: map write 2 / 3; page folds 3 in too),
+    //              then read T0 (map read 1 / 2), which names 0's page: the read returns W0's data.
+    let mut reqs = writes(&[0, 1, 2, 3]);
+    reqs.push(page(Op::Read, 0));
+    for (writeback, reads, writes, eviction_reads) in [("page", 1, 2, 0), ("entry", 2, 3, 1)] {
+        let params = json!({"cmt_entries": 2, "entry_bytes": 256, "cmt_policy": "lru", "writeback": writeback});
+        let r = run_requests(&toy("dftl", params, 4, 2), reqs.clone()).unwrap();
+        assert_eq!(
+            (r.count("cache.cmt.misses"), r.count("cache.cmt.hits")),
+            (5, 0),
+            "{writeback}"
+        );
+        assert_eq!(
+            (r.count("map.page_reads"), r.count("map.page_writes")),
+            (reads, writes),
+            "{writeback}"
+        );
+        assert_eq!(
+            (
+                r.count("dftl.translation_reads.miss"),
+                r.count("dftl.translation_reads.eviction"),
+                r.count("dftl.translation_writes.eviction"),
+            ),
+            (1, eviction_reads, writes),
+            "{writeback}"
+        );
+    }
+}
+
+#[test]
+fn cmt_policies_keep_different_entries() {
+    // Reads on a fresh device (translation pages never written: no map I/O), a 5-entry CMT: `slru` protects
+    // 2 entries; `age` keeps 4 hot and 1 cold (ages: a new entry one above the top age, a hit adds one).
+    // 1) R0 R0 R1 R2 R3 R4 R5 R0
+    //    lru:  the hit makes 0 the newest, but R1..R4 come after it: R5 evicts 0, R0 misses. 7 misses, 1 hit.
+    //    slru: the hit protects 0; R5 evicts the probationary segment's oldest, 1; R0 hits. 6 misses, 2 hits.
+    //    age:  0 ages 1, 2 (hit); 1..3 age 3..5 fill the hot segment; R4 (age 6) sends the lowest hot, 0, cold;
+    //          R5 evicts the cold 0 (and 1 goes cold); R0 misses. 7 misses, 1 hit.
+    // 2) R0 R1 R2 R3 R4 R0 R5 R6 R0
+    //    lru:  R0 hits and is the newest; R5, R6 evict 1, 2; R0 hits. 7 misses, 2 hits.
+    //    slru: the same evictions (the protected 0 stays). 7 misses, 2 hits.
+    //    age:  0..3 age 1..4; R4 (age 5) sends 0 cold; R0 hits it in the cold segment: age 2 >= 1's (the lowest
+    //          hot, 2): they swap. R5 evicts the cold 1 and sends 0 (age 2, the lowest hot) cold again; R6
+    //          evicts 0; R0 misses. 8 misses, 1 hit.
+    let sequences: [&[u32]; 2] = [&[0, 0, 1, 2, 3, 4, 5, 0], &[0, 1, 2, 3, 4, 0, 5, 6, 0]];
+    for (policy, expected) in [
+        ("lru", [(7, 1), (7, 2)]),
+        ("slru", [(6, 2), (7, 2)]),
+        ("age", [(7, 1), (8, 1)]),
+    ] {
+        for (lpns, (misses, hits)) in sequences.iter().zip(expected) {
+            let reqs = lpns.iter().map(|&l| page(Op::Read, l)).collect();
+            let params = json!({"cmt_entries": 5, "cmt_policy": policy});
+            let r = run_requests(&toy("dftl", params, 4, 2), reqs).unwrap();
+            assert_eq!(
+                (r.count("cache.cmt.misses"), r.count("cache.cmt.hits")),
+                (misses, hits),
+                "{policy} {lpns:?}"
+            );
+            assert_eq!(r.count("map.page_reads") + r.count("map.page_writes"), 0);
+        }
+    }
+}
+
+#[test]
+fn burst_gc_waits_for_the_data_frontier_to_fill() {
+    // 26 writes of logical page 0 on the toy device (8 physical blocks, GC while 2 or fewer are free), a CMT of
+    // all 8 logical pages (one miss, no translation I/O). Writes 1-4 fill B0, and each 4 more open a block:
+    // write 21 opens the sixth, leaving 2 free.
+    //   per-write: before write 22, 2 free: GC erases a block of no valid page (3 free); write 25 opens a
+    //              block (2 free); before write 26 GC again. 2 runs.
+    //   burst:     writes 22-24 fill the open block without GC; write 25 finds it full: one run, then it opens
+    //              a block; write 26 has room. 1 run.
+    for (gc, runs) in [("per-write", 2), ("burst", 1)] {
+        let params = json!({"cmt_entries": 8, "entry_bytes": 256, "gc": gc});
+        let r = run_requests(&toy("dftl", params, 4, 2), writes(&[0; 26])).unwrap();
+        assert_eq!(
+            (
+                r.count("gc.runs"),
+                r.count("flash.erases"),
+                r.count("gc.copied_pages")
+            ),
+            (runs, runs, 0),
+            "{gc}"
+        );
+        assert_eq!(
+            (r.count("cache.cmt.misses"), r.count("cache.cmt.hits")),
+            (1, 25)
+        );
+        assert_eq!(r.count("map.page_reads") + r.count("map.page_writes"), 0);
+    }
+}
+
+#[test]
+fn a_moved_clean_entry_left_clean_saves_its_write_back() {
+    // The GC ledger above with `lazy_copy_dirty = false`. At step 8 GC moves logical page 1, cached and clean
+    // (loaded by the read miss of step 4): it stays clean (one move left clean). At step 10 the eviction of 1
+    // then writes nothing: map read 7 and map write 4 of that ledger do not happen, and 0 stays dirty. Step 11
+    // writes T2 at p18 (not p19); at step 13 GC 3's write back of T0 (folding the dirty 0) takes p19, the last
+    // page of B4, instead of opening the recycled B0: 3 blocks stay free, so GC 4 (T3's write back: a map read,
+    // a map write and a map erase) does not run. 9 map reads (5 misses, 2 evictions, 2 GC updates) and 5 map
+    // writes (3 evictions, 2 GC updates); the reads of logical page 1 return its data all along.
+    let cfg = full(toy(
+        "dftl",
+        json!({"cmt_entries": 2, "entry_bytes": 256, "lazy_copy_dirty": false}),
+        4,
+        2,
+    ));
+    let mut reqs = writes(&[7, 2, 3]);
+    reqs.push(page(Op::Read, 1));
+    reqs.push(page(Op::Read, 1));
+    reqs.extend(writes(&[0, 0, 0, 0, 6, 0, 0, 0]));
+    let r = run_requests(&cfg, reqs).unwrap();
+    assert_eq!(r.count("dftl.moves_left_clean"), 1);
+    assert_eq!(
+        (r.count("cache.cmt.misses"), r.count("cache.cmt.hits")),
+        (5, 8)
+    );
+    let reads = ["miss", "eviction", "gc_update", "translation_gc"]
+        .map(|c| r.count(&format!("dftl.translation_reads.{c}")));
+    let writes = ["eviction", "gc_update", "translation_gc"]
+        .map(|c| r.count(&format!("dftl.translation_writes.{c}")));
+    assert_eq!((reads, writes), ([5, 2, 2, 0], [3, 2, 0]));
+    assert_eq!(
+        (
+            r.count("map.page_reads"),
+            r.count("map.page_writes"),
+            r.count("map.erases")
+        ),
+        (9, 5, 0)
+    );
+    assert_eq!(
+        (
+            r.count("gc.runs"),
+            r.count("flash.erases"),
+            r.count("gc.copied_pages")
+        ),
+        (3, 3, 4)
+    );
+}
+
+#[test]
+fn the_gc_ledger_splits_translation_traffic_by_cause() {
+    // The GC ledger above (default options). Its 11 map reads: misses at steps 2, 3, 4, 6 and 10 (5),
+    // evictions' write backs at steps 3, 4 and 10 (3; T3's at step 2 was never written), GC updates of T2 at
+    // step 11 and T0 at step 13 (2), and T3's write back by the GC of its translation block (1). Its 7 map
+    // writes: evictions at steps 2, 3, 4 and 10, the two GC updates, and T3's write back. GC copied 4 data pages
+    // and no translation page (T3 was written back instead).
+    let cfg = full(toy(
+        "dftl",
+        json!({"cmt_entries": 2, "entry_bytes": 256}),
+        4,
+        2,
+    ));
+    let mut reqs = writes(&[7, 2, 3]);
+    reqs.push(page(Op::Read, 1));
+    reqs.push(page(Op::Read, 1));
+    reqs.extend(writes(&[0, 0, 0, 0, 6, 0, 0, 0]));
+    let r = run_requests(&cfg, reqs).unwrap();
+    let reads = ["miss", "eviction", "gc_update", "translation_gc", "mount"]
+        .map(|c| r.count(&format!("dftl.translation_reads.{c}")));
+    let writes = ["eviction", "gc_update", "translation_gc"]
+        .map(|c| r.count(&format!("dftl.translation_writes.{c}")));
+    assert_eq!(reads, [5, 3, 2, 1, 0]);
+    assert_eq!(writes, [4, 2, 1]);
+    assert_eq!(
+        (
+            r.count("dftl.copies.data"),
+            r.count("dftl.copies.translation")
+        ),
+        (4, 0)
+    );
+}

@@ -36,6 +36,12 @@ fn variants(scheme: &str) -> Vec<serde_json::Value> {
                                       "victim": "cost-benefit"}),
             );
             v.push(serde_json::json!({"cmt_entries": 3, "over_provisioning": 0.0}));
+            // PSU FlashSim's four rules.
+            v.push(
+                serde_json::json!({"cmt_entries": 5, "entry_bytes": 128, "over_provisioning": 0.25,
+                                      "cmt_policy": "age", "writeback": "entry", "gc": "burst",
+                                      "lazy_copy_dirty": false}),
+            );
         }
         "bast" => {
             v.push(serde_json::json!({"log_blocks": 1}));

@@ -65,6 +65,11 @@ fn mounting() -> Vec<(&'static str, serde_json::Value)> {
             json!({"cmt_entries": 5, "entry_bytes": 64, "victim": "cost-benefit"}),
         ),
         ("dftl", json!({})),
+        (
+            "dftl",
+            json!({"cmt_entries": 3, "entry_bytes": 128, "cmt_policy": "age", "writeback": "entry",
+                   "gc": "burst", "lazy_copy_dirty": false}),
+        ),
         ("fast", json!({})),
         ("fast", json!({"log_blocks": 2})),
         ("ofast", json!({})),

@@ -86,6 +86,14 @@ fn simulate(
 
 /// The report's keys: a JSON list of {key, unit, section, description, table}, where `<...>` in a key stands
 /// for a name chosen at run time and `table` says whether `ftlsim run` shows the key.
+/// A scheme's parameters as they run (JSON): its defaults under the given ones, its profile applied.
+#[pyfunction]
+fn resolve_params(ftl: &str, params_json: &str) -> PyResult<String> {
+    let given: serde_json::Value = from_json("scheme parameters", params_json).map_err(err)?;
+    let resolved = ftlsim_core::ftl::resolve_params(ftl, &given).map_err(err)?;
+    Ok(resolved.to_string())
+}
+
 #[pyfunction]
 fn report_schema() -> String {
     serde_json::to_string(&ftlsim_core::report::schema()).expect("plain data")
@@ -262,7 +270,9 @@ fn sniff_format(trace: &str, options_json: Option<&str>) -> PyResult<&'static st
         None => TraceOptions::default(),
     };
     if opts.format != "auto" {
-        return ftlsim_core::trace::format(&opts.format).map(|f| f.name).map_err(err);
+        return ftlsim_core::trace::format(&opts.format)
+            .map(|f| f.name)
+            .map_err(err);
     }
     ftlsim_core::trace::sniff(std::path::Path::new(trace), &opts)
         .map(|f| f.name)
@@ -311,6 +321,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_refs, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(report_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_params, m)?)?;
     m.add_function(wrap_pyfunction!(sniff_format, m)?)?;
     Ok(())
 }

@@ -42,9 +42,10 @@
 //! old data block holds a page the target lacks, or an untagged one): a full merge whose target holds one
 //! is undone (the target erased: the data and log blocks still hold every page); a partial merge whose
 //! target (the log block) holds one is redone into a free block. Extra physical blocks: `log_blocks` + 1
-//! (the free block a full merge copies into), and at least the TinyFTL paper's 24 in every 1,024 so that
-//! BAST, TinyFTL and the Superblock FTL run on the same chip; blocks beyond those BAST uses stay in the free
-//! pool.
+//! (the free block a full merge copies into), and by default at least the TinyFTL paper's 24 in every 1,024
+//! so that BAST, TinyFTL and the Superblock FTL run on the same chip; blocks beyond those BAST uses stay in
+//! the free pool. A run that states its spare capacity (`extra_blocks`) may give fewer, down to
+//! `log_blocks` + 1 (and the map blocks).
 //!
 //! `logblock-zoned` (TinyFTL paper §II, §VI.B): the same scheme with its block map kept in map blocks and
 //! loaded one zone of `zone_blocks` logical blocks at a time ([`ZoneMap`]). A request to another zone
@@ -63,7 +64,7 @@
 use super::common::boot_scan::{
     finish_merge, is_torn, mount_bug, scan_block, settle_torn, Extent, InPlace,
 };
-use super::common::bounds::Checks;
+use super::common::bounds::{layout_extra_blocks, Checks};
 use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
 use super::common::log_blocks::LogBlocks;
@@ -110,6 +111,9 @@ pub struct BastParams {
     pub partial_merge: bool,
     /// Logical blocks per zone of a block map kept on flash; 0 keeps the whole map in RAM.
     pub zone_blocks: u32,
+    /// Physical space beyond the logical capacity, as a fraction of it; none: the TinyFTL layout (24 blocks
+    /// in every 1,024). Never less than the scheme uses (`log_blocks` + 1, and the map blocks).
+    pub over_provisioning: Option<f64>,
 }
 
 impl Default for BastParams {
@@ -118,6 +122,7 @@ impl Default for BastParams {
             log_blocks: 8,
             partial_merge: false,
             zone_blocks: 0,
+            over_provisioning: None,
         }
     }
 }
@@ -174,6 +179,7 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
             "overwrites go to log blocks",
         )
         .extra_blocks("log_blocks", p.log_blocks, 1, 0, g)
+        .over_provisioning(p.over_provisioning)
         .finish()?;
     let l = g.logical_blocks;
     let zone_blocks = p.zone_blocks.min(l);
@@ -193,7 +199,7 @@ fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
                 g.pages_per_block,
             )
         };
-        blocks = l + (p.log_blocks + 1 + map_blocks).max(paper_chip_blocks(l) - l);
+        blocks = l + layout_extra_blocks(g, p.over_provisioning, p.log_blocks + 1 + map_blocks);
         if address_bytes(blocks as u64) == entry {
             break;
         }

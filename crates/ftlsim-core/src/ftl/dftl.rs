@@ -4,29 +4,58 @@
 //!
 //! ```text
 //! translate(lpn):  CMT hit -> the cached entry
-//!                  miss    -> CMT full: evict the least recently used entry of the probationary segment; if it
-//!                             is dirty, write back its translation page (below)
+//!                  miss    -> CMT full: evict the `cmt_policy`'s victim; if it is dirty, write back its
+//!                             translation page (below)
 //!                             read translation page lpn / E (located by the GTD) and cache lpn's entry
 //! write back tp:   read tp (unless never written), program it at the translation frontier with every dirty
-//!                  CMT entry of tp folded in (all become clean: §3.3 batch update), GTD[tp] := new page
-//! write(lpn):      GC if needed; translate(lpn); program the data frontier; CMT[lpn] := new page, dirty
+//!                  CMT entry of tp folded in (`writeback`: all become clean, or the evicted one), GTD[tp] := new
+//! write(lpn):      GC if needed (`gc`); translate(lpn); program the data frontier; CMT[lpn] := new page, dirty
 //! read(lpn):       translate(lpn); read the page
 //! gc:              victim := the full block with the most invalid pages, data or translation (§3.3; `victim`
 //!                  may be cost-benefit)
 //!                  translation block: its valid translation pages go to the translation frontier, written back
-//!                  (dirty entries folded in) if the CMT holds dirty entries of them, else copied; GTD updated
+//!                  (dirty entries folded in) if the CMT holds dirty entries of them, else copied (`entry` write
+//!                  back: always copied); GTD updated
 //!                  data block: copy its valid pages to the data frontier; an entry cached in the CMT is
-//!                  updated there (dirty, lazy copying §3.3); the others through their translation pages, one
-//!                  write back per translation page however many of its entries moved (batch update §3.3)
+//!                  updated there (lazy copying §3.3: dirty, unless `lazy_copy_dirty` is false); the others
+//!                  through their translation pages, one write back per translation page however many of its
+//!                  entries moved (batch update §3.3)
 //! mount:           scan every block's spare areas; GTD[tp] := newest copy of tp; read each translation page
 //!                  once; a logical page whose newest data copy is not what its translation page names, or is
 //!                  newer than that translation page, goes back into the CMT, dirty and untrimmed
 //! ```
 //! E = page_bytes / entry_bytes entries per translation page (512 for 2 KiB pages and 4-byte entries, §3.1).
-//! The CMT is a segmented LRU (§3.1): a hit in the probationary segment promotes the entry to the protected
-//! one, whose least recently used entry is demoted back to the probationary segment's front when it overflows.
 //! `tests/golden_dftl.rs` works the GC through by hand (lazy copying, a two-entry batch update, a translation
-//! block's GC).
+//! block's GC), and each option below.
+//!
+//! Options: four rules where DFTL implementations differ. Each default is what the paper describes, or where
+//! it is silent what ftlsim has always done (the regression fixture records it); the other values are PSU
+//! FlashSim's (the DiskSim-based simulator of the paper's authors), and `profile = "psu-flashsim"` sets all
+//! four its way (`docs/matching-other-simulators.md`).
+//! - `cmt_policy`: `slru` (default), the segmented LRU of §3.1: a hit in the probationary segment promotes
+//!   the entry to the protected one (half the CMT, rounded down), whose least recently used entry is demoted
+//!   back to the probationary segment's front when it overflows; the victim is the probationary segment's
+//!   least recently used entry. `lru`: one LRU list. `age`: PSU FlashSim's age-based replacement
+//!   ([`AgeOrder`]: hot and cold segments ordered by an age that each hit raises), which the paper does not
+//!   describe.
+//! - `writeback`: `page` (default): a dirty eviction's write back folds in every dirty entry of its
+//!   translation page and all become clean, as §3.3's batch update does for GC (the page is read and
+//!   rewritten whole either way; Algorithm 1 writes the victim's page back and is silent on its other dirty
+//!   entries). `entry`: only the evicted entry becomes clean, so each dirty eviction costs a translation-page
+//!   write (PSU FlashSim; on Financial1 13,425 translation writes against 114). Either way the programmed
+//!   page holds the current value of every dirty entry of it (a controller writes what it knows), so that
+//!   a translation page on flash is current as of its program (the mount relies on it); with `entry`, GC of
+//!   a translation block copies every valid page, the copy holding the dirty entries, which stay dirty.
+//! - `gc`: `per-write` (default): GC before every host write, and before a dirty eviction, while
+//!   `gc_reserve_blocks` or fewer blocks are free. `burst`: only when the frontier about to be programmed
+//!   (data for a host write, translation for a write back) is full and must open a block, then until more
+//!   than `gc_reserve_blocks` are free (PSU FlashSim collects at block boundaries). §3.3 triggers GC when
+//!   free blocks fall below a threshold and says no more.
+//! - `lazy_copy_dirty`: true (default): GC's move of a cached entry makes it dirty (§3.3 lazy copying: the
+//!   move reaches flash when the entry is evicted). false: PSU FlashSim leaves the entry clean, so no write
+//!   ever records the move (PSU keeps its whole page map in RAM, so nothing is lost there). ftlsim then writes
+//!   the move into the translation page's content without counting a program, so that every read stays
+//!   correct and checked: translation writes are undercounted by `dftl.moves_left_clean` at most.
 //!
 //! RAM: the CMT (entries x (logical + physical page address)) and its two recency lists (2 links a slot),
 //! the GTD (translation pages x physical page address), and the page store's block state (2-byte valid count
@@ -58,16 +87,20 @@
 //! frontiers (the newest partly written block of each kind) and the free pool follow.
 //!
 //! Flash I/O of translation pages (reads, writes, copies and erases of translation blocks) is in the map class,
-//! reported as `map.*`; CMT lookups as `cache.cmt.*`.
+//! reported as `map.*`; CMT lookups as `cache.cmt.*`. `dftl.translation_reads.*` and `dftl.translation_writes.*`
+//! split `map.page_reads` and `map.page_writes` by cause (CMT miss, eviction write back, GC update of a data
+//! block's moved pages, translation-block GC, mount), as the chip counted them around each; `dftl.copies.*`
+//! split `gc.copied_pages` into data and translation pages ([`FIGURES`] describes each key).
 //!
 //! Choices where the paper is silent or open:
-//! - The protected segment holds half the CMT (rounded down; a 1-entry CMT is plain LRU).
+//! - The protected segment of `slru` holds half the CMT (rounded down; a 1-entry CMT is plain LRU).
 //! - A translation page never written (a fresh device) costs no read: the GTD knows it is empty.
 //! - Eviction writes back before the missing entry is read, even when both lie in the same translation page
 //!   (two map operations, as the paper's Algorithm 1 does them in that order).
-//! - Every translation-page write back, for any reason, folds in all dirty cached entries of that page; GC of a
-//!   translation block writes back a page with dirty entries instead of copying it (same flash operations, but
-//!   not counted in `gc.copied_pages`), so that the mount can trust a translation page as of its program.
+//! - With `page` write back, every translation-page write back, for any reason, folds in all dirty cached
+//!   entries of that page; GC of a translation block writes back a page with dirty entries instead of copying
+//!   it (same flash operations, but not counted in `gc.copied_pages`), so that the mount can trust a
+//!   translation page as of its program.
 //! - Trim translates the page (as a write would) and marks the cached entry trimmed (the top bit of the entry,
 //!   so devices of 2^31 pages or more are refused): the page reads as nothing, but stays live for GC until it
 //!   is overwritten, so that no older copy can win at a mount.
@@ -75,7 +108,7 @@
 //!   paper: the most invalid pages, as its FlashSim does; data wins a tie, its translation blocks stay longer
 //!   to be invalidated); GC copies of data go to the host data frontier. GC runs while `gc_reserve_blocks` or
 //!   fewer blocks are free, before a host write and before a dirty eviction (so a read or a trim can run GC:
-//!   its write back programs a page).
+//!   its write back programs a page); with `gc = "burst"` only when that write's frontier is full.
 //! - A GC run must leave a free block for the next: a data block's GC may take two (one for its copies, one,
 //!   after its erase, for the translation pages it rewrites), a translation block's one. With fewer than two
 //!   free, the best victim of each kind that fits is taken (the one with fewer valid pages; translation on a
@@ -89,19 +122,21 @@
 //! translation blocks are collected as soon as they are no fuller than the data victims (26 of 32 pages valid
 //! on a full 16 MiB device). `cost-benefit`, which waits for hot blocks to empty, halves it there.
 
+use super::common::age_order::AgeOrder;
 use super::common::bitmap::Bitmap;
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
+use super::common::profiles::{self, Applied, Profile};
 use super::common::slot_list::SlotList;
-use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::{Result, SimError};
 use crate::nand::OpClass;
 use crate::sparse::SparseVec;
-use crate::stats::CacheKind;
+use crate::stats::{CacheKind, FlashCounts};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::ops::Range;
@@ -123,10 +158,20 @@ pub struct DftlParams {
     pub entry_bytes: u32,
     /// Physical space beyond the logical capacity, as a fraction of it.
     pub over_provisioning: f64,
-    /// Free blocks kept in reserve; garbage collection runs when no more remain.
+    /// Free blocks kept in reserve: garbage collection runs while this many or fewer blocks are free.
     pub gc_reserve_blocks: u32,
     /// GC victim policy: `greedy` (most invalid pages, §3.4) or `cost-benefit`.
     pub victim: Victim,
+    /// CMT replacement: `slru` (segmented LRU), `lru` or `age` (PSU FlashSim's).
+    pub cmt_policy: CmtPolicy,
+    /// What a dirty eviction writes back: `page` (every dirty entry of its translation page) or `entry`.
+    pub writeback: Writeback,
+    /// When GC runs: `per-write` (before every write that needs it) or `burst` (when a frontier needs a block).
+    pub gc: GcTiming,
+    /// Whether GC's move of a cached entry makes it dirty (lazy copying, §3.3); false is PSU FlashSim's.
+    pub lazy_copy_dirty: bool,
+    /// A named parameter set that behaves as another simulator's DFTL ([`PROFILES`]): `psu-flashsim`.
+    pub profile: Option<String>,
 }
 
 impl Default for DftlParams {
@@ -137,8 +182,63 @@ impl Default for DftlParams {
             over_provisioning: 0.07,
             gc_reserve_blocks: 2,
             victim: Victim::Greedy,
+            cmt_policy: CmtPolicy::Slru,
+            writeback: Writeback::Page,
+            gc: GcTiming::PerWrite,
+            lazy_copy_dirty: true,
+            profile: None,
         }
     }
+}
+
+/// DFTL's profiles. `psu-flashsim`: PSU FlashSim's four rules (the options above) and its GC threshold (it
+/// collects when 3 or fewer blocks are free, as `page`'s profile measured); its CMT of 8,192 entries and
+/// 512 entries a translation page (2 KiB pages) are the defaults already.
+pub const PROFILES: &[Profile] = &[Profile {
+    name: "psu-flashsim",
+    peer: "PSU FlashSim, the DFTL authors' DiskSim-based simulator",
+    params: || {
+        vec![
+            ("cmt_policy", "age".into()),
+            ("writeback", "entry".into()),
+            ("gc", "burst".into()),
+            ("lazy_copy_dirty", false.into()),
+            ("gc_reserve_blocks", 3.into()),
+        ]
+    },
+}];
+
+/// The CMT's replacement policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CmtPolicy {
+    /// Segmented LRU, half the entries protected (§3.1).
+    Slru,
+    /// Plain LRU.
+    Lru,
+    /// PSU FlashSim's age-based replacement ([`AgeOrder`]).
+    Age,
+}
+
+/// What the write back of a dirty evicted entry cleans.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Writeback {
+    /// Only the evicted entry (PSU FlashSim: one translation-page write per dirty eviction).
+    Entry,
+    /// Every dirty entry of its translation page (§3.3's batch update, applied to evictions too).
+    Page,
+}
+
+/// When garbage collection runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcTiming {
+    /// Before every host write (and dirty eviction) while `gc_reserve_blocks` or fewer blocks are free.
+    PerWrite,
+    /// Only when a write frontier is full and needs a block (PSU FlashSim: at block boundaries), then in a
+    /// burst until more than `gc_reserve_blocks` are free.
+    Burst,
 }
 
 const DATA: usize = 0;
@@ -203,7 +303,8 @@ impl MapEntry {
     }
 }
 
-/// The cached mapping table: a segmented LRU over logical pages, each slot holding a cached map entry.
+/// The cached mapping table: logical pages in slots, each holding a cached map entry, in the recency order of
+/// the `cmt_policy`.
 struct Cmt {
     slot_of: SparseVec<Opt<u32>>,
     /// The logical page of each slot `0..len` (slots past `len` hold no entry and are never read).
@@ -217,36 +318,38 @@ struct Cmt {
     /// `ram()`: a controller could as well scan the CMT.
     dirty_head: Vec<Opt<u32>>,
     dirty_next: Vec<Opt<u32>>,
+    order: Recency,
+    len: u32,
+}
+
+/// The CMT's replacement order (`cmt_policy`).
+enum Recency {
+    /// `slru` and `lru` (a protected segment of no entries).
+    Segmented(SegmentedLru),
+    Age(AgeOrder),
+}
+
+/// A segmented LRU (§3.1): a hit in the probationary segment promotes the entry to the protected one, whose
+/// least recently used entry is demoted back to the probationary segment's front when it overflows. With a
+/// protected segment of no entries it is a plain LRU.
+struct SegmentedLru {
     protected: Bitmap,
     probation: SlotList,
     protect: SlotList,
     protected_len: u32,
     protected_cap: u32,
-    len: u32,
 }
 
-impl Cmt {
-    fn new(capacity: u32, logical_pages: u32, epp: u32) -> Cmt {
+impl SegmentedLru {
+    fn new(capacity: u32, protected_cap: u32) -> SegmentedLru {
         let c = capacity as usize;
-        Cmt {
-            slot_of: SparseVec::new(logical_pages as usize, Opt::NONE),
-            lpn: vec![Lpn(0); c],
-            entry: vec![MapEntry::NONE; c],
-            dirty: Bitmap::new(c),
-            epp,
-            dirty_head: vec![Opt::NONE; logical_pages.div_ceil(epp) as usize],
-            dirty_next: vec![Opt::NONE; c],
+        SegmentedLru {
             protected: Bitmap::new(c),
             probation: SlotList::new(c),
             protect: SlotList::new(c),
             protected_len: 0,
-            protected_cap: capacity / 2,
-            len: 0,
+            protected_cap,
         }
-    }
-
-    fn slot(&self, lpn: Lpn) -> Option<u32> {
-        self.slot_of.get(lpn.index()).get()
     }
 
     /// A hit: the entry moves to the front of the protected segment (promoted from the probationary one).
@@ -273,6 +376,78 @@ impl Cmt {
         }
     }
 
+    /// The eviction candidate of a full CMT: the probationary segment's least recently used slot.
+    fn victim(&self) -> u32 {
+        self.probation.back().expect(
+            "a full CMT has a probationary entry (the protected segment holds at most half)",
+        )
+    }
+}
+
+impl Recency {
+    fn new(policy: CmtPolicy, capacity: u32) -> Recency {
+        match policy {
+            CmtPolicy::Slru => Recency::Segmented(SegmentedLru::new(capacity, capacity / 2)),
+            CmtPolicy::Lru => Recency::Segmented(SegmentedLru::new(capacity, 0)),
+            CmtPolicy::Age => Recency::Age(AgeOrder::new(capacity as usize)),
+        }
+    }
+
+    fn touch(&mut self, slot: u32) {
+        match self {
+            Recency::Segmented(lru) => lru.touch(slot),
+            Recency::Age(age) => age.touch(slot),
+        }
+    }
+
+    fn victim(&self) -> u32 {
+        match self {
+            Recency::Segmented(lru) => lru.victim(),
+            Recency::Age(age) => age.victim(),
+        }
+    }
+
+    /// Unlinks the evicted `slot` (the victim).
+    fn remove(&mut self, slot: u32) {
+        match self {
+            Recency::Segmented(lru) => lru.probation.unlink(slot),
+            Recency::Age(age) => age.remove(slot),
+        }
+    }
+
+    /// Links a new entry in `slot`.
+    fn insert(&mut self, slot: u32) {
+        match self {
+            Recency::Segmented(lru) => lru.probation.push_front(slot),
+            Recency::Age(age) => age.insert(slot),
+        }
+    }
+}
+
+impl Cmt {
+    fn new(capacity: u32, logical_pages: u32, epp: u32, policy: CmtPolicy) -> Cmt {
+        let c = capacity as usize;
+        Cmt {
+            slot_of: SparseVec::new(logical_pages as usize, Opt::NONE),
+            lpn: vec![Lpn(0); c],
+            entry: vec![MapEntry::NONE; c],
+            dirty: Bitmap::new(c),
+            epp,
+            dirty_head: vec![Opt::NONE; logical_pages.div_ceil(epp) as usize],
+            dirty_next: vec![Opt::NONE; c],
+            order: Recency::new(policy, capacity),
+            len: 0,
+        }
+    }
+
+    fn slot(&self, lpn: Lpn) -> Option<u32> {
+        self.slot_of.get(lpn.index()).get()
+    }
+
+    fn touch(&mut self, slot: u32) {
+        self.order.touch(slot);
+    }
+
     /// Marks `slot` dirty; true if it was clean.
     fn mark_dirty(&mut self, slot: u32) -> bool {
         let s = slot as usize;
@@ -286,30 +461,55 @@ impl Cmt {
         true
     }
 
-    /// Cleans every dirty entry of translation page `tp`, giving each (logical page, entry) to `fold`.
-    fn clean(&mut self, tp: u32, mut fold: impl FnMut(Lpn, MapEntry)) {
-        let mut next = self.dirty_head[tp as usize].take();
+    /// Gives each dirty entry of translation page `tp` to `fold` as (logical page, entry); with `clean` they
+    /// become clean.
+    fn fold_dirty(&mut self, tp: u32, clean: bool, mut fold: impl FnMut(Lpn, MapEntry)) {
+        let mut next = self.dirty_head[tp as usize].get();
+        if clean {
+            self.dirty_head[tp as usize] = Opt::NONE;
+        }
         while let Some(slot) = next {
             let s = slot as usize;
-            self.dirty.clear(s);
+            if clean {
+                self.dirty.clear(s);
+            }
             fold(self.lpn[s], self.entry[s]);
             next = self.dirty_next[s].get();
         }
+    }
+
+    /// Cleans the dirty `slot` alone, unlinking it from its translation page's dirty list.
+    fn clean_one(&mut self, slot: u32) {
+        let s = slot as usize;
+        debug_assert!(self.dirty.get(s), "only a dirty entry is cleaned");
+        self.dirty.clear(s);
+        let tp = (self.lpn[s].0 / self.epp) as usize;
+        let after = self.dirty_next[s];
+        if self.dirty_head[tp].get() == Some(slot) {
+            self.dirty_head[tp] = after;
+            return;
+        }
+        let mut at = self.dirty_head[tp]
+            .get()
+            .expect("a dirty slot is on its page's list");
+        while self.dirty_next[at as usize].get() != Some(slot) {
+            at = self.dirty_next[at as usize]
+                .get()
+                .expect("a dirty slot is on its page's list");
+        }
+        self.dirty_next[at as usize] = after;
     }
 
     fn is_full(&self) -> bool {
         self.len as usize == self.lpn.len()
     }
 
-    /// The eviction candidate of a full CMT: the probationary segment's least recently used slot.
+    /// The eviction candidate of a full CMT.
     fn victim(&self) -> u32 {
-        self.probation.back().expect(
-            "a full CMT has a probationary entry (the protected segment holds at most half)",
-        )
+        self.order.victim()
     }
 
-    /// Caches `lpn -> ppn` (clean) at the front of the probationary segment, in `slot` (an evicted one) or
-    /// a fresh slot.
+    /// Caches `lpn -> ppn` (clean) as the policy's newest entry, in `slot` (an evicted one) or a fresh slot.
     fn insert(&mut self, lpn: Lpn, entry: MapEntry, reuse: Option<u32>) -> u32 {
         let slot = match reuse {
             Some(slot) => {
@@ -317,7 +517,7 @@ impl Cmt {
                     !self.dirty.get(slot as usize),
                     "an evicted entry is written back first"
                 );
-                self.probation.unlink(slot);
+                self.order.remove(slot);
                 self.slot_of.set(self.lpn[slot as usize].index(), Opt::NONE);
                 slot
             }
@@ -331,7 +531,7 @@ impl Cmt {
         self.entry[s] = entry;
         self.dirty.clear(s);
         self.slot_of.set(lpn.index(), Opt::some(slot));
-        self.probation.push_front(slot);
+        self.order.insert(slot);
         slot
     }
 }
@@ -346,7 +546,8 @@ pub struct DftlFtl {
     store: PageStore,
     /// What the translation pages on flash hold, entry by entry (the chip keeps a token per page, not its
     /// bytes): changed only once the program of a translation page has succeeded, so it is always the content
-    /// of each translation page's newest copy. A CMT miss and the mount read it through a counted page read.
+    /// of each translation page's newest copy (save the uncounted moves of `lazy_copy_dirty = false`). A CMT
+    /// miss and the mount read it through a counted page read.
     flash_map: SparseVec<MapEntry>,
     /// Global translation directory: where each translation page's newest copy is, none if never written.
     gtd: Vec<Opt<Ppn>>,
@@ -359,10 +560,127 @@ pub struct DftlFtl {
     /// none for the page once written back. Like dirty CMT entries they count in `dirty_in`, a write back of
     /// their translation page folds them in, and GC moves them in place (lazy copying).
     pending: Vec<(Lpn, Opt<Ppn>)>,
+    /// The translation pages a translation block's GC copied (`entry` write back folds their dirty entries in
+    /// once copied); capacity one block.
+    copied_tps: Vec<u32>,
+    cmt_policy: CmtPolicy,
+    writeback: Writeback,
+    gc: GcTiming,
+    lazy_copy_dirty: bool,
+    /// Translation-page reads and writes by cause ([`MapIo`]), as the chip counted them.
+    map_io: [MapIoCount; MapIo::ALL.len()],
+    /// GC's page copies: data pages, translation pages.
+    copies: [u64; 2],
+    /// `lazy_copy_dirty = false`: GC moves of clean cached entries left clean (their translation page on flash
+    /// took the move without a counted program).
+    moves_left_clean: u64,
+    /// The profile and the settings of it that ran, for the report.
+    profile: Option<Applied>,
 }
 
+/// Why translation pages were read or written, for the report's `dftl.translation_reads.*` and
+/// `dftl.translation_writes.*`: these partition `map.page_reads` and `map.page_writes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MapIo {
+    /// A CMT miss reads its translation page.
+    Miss,
+    /// A dirty eviction's write back (read the old copy, program the new).
+    Eviction,
+    /// GC of a data block rewrites the translation pages of the uncached pages it moved (§3.3 batch update).
+    GcUpdate,
+    /// GC of a translation block: its valid pages copied (or, in `page` write back, written back).
+    TranslationGc,
+    /// The mount reads each translation page once.
+    Mount,
+}
+
+impl MapIo {
+    const ALL: [MapIo; 5] = [
+        MapIo::Miss,
+        MapIo::Eviction,
+        MapIo::GcUpdate,
+        MapIo::TranslationGc,
+        MapIo::Mount,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            MapIo::Miss => "miss",
+            MapIo::Eviction => "eviction",
+            MapIo::GcUpdate => "gc_update",
+            MapIo::TranslationGc => "translation_gc",
+            MapIo::Mount => "mount",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct MapIoCount {
+    reads: u64,
+    writes: u64,
+}
+
+/// The report keys of DFTL's own figures and what each means (the report's schema lists them).
+pub const FIGURES: &[(&str, &str)] = &[
+    (
+        "dftl.translation_reads.miss",
+        "translation-page reads of CMT misses",
+    ),
+    (
+        "dftl.translation_reads.eviction",
+        "translation-page reads of dirty evictions' write backs (the old copy, read to be rewritten)",
+    ),
+    (
+        "dftl.translation_reads.gc_update",
+        "translation-page reads of GC updates: a data block's GC rewrites the translation pages of the \
+         uncached pages it moved",
+    ),
+    (
+        "dftl.translation_reads.translation_gc",
+        "translation-page reads of translation blocks' GC (copies, or write backs of pages with dirty entries)",
+    ),
+    (
+        "dftl.translation_reads.mount",
+        "translation-page reads of mounts (each page once)",
+    ),
+    (
+        "dftl.translation_writes.eviction",
+        "translation-page writes of dirty evictions' write backs",
+    ),
+    (
+        "dftl.translation_writes.gc_update",
+        "translation-page writes of GC updates (one per translation page of the uncached moved pages)",
+    ),
+    (
+        "dftl.translation_writes.translation_gc",
+        "translation-page writes of translation blocks' GC (copies and write backs)",
+    ),
+    (
+        "dftl.copies.data",
+        "data pages GC copied (with dftl.copies.translation, gc.copied_pages)",
+    ),
+    (
+        "dftl.copies.translation",
+        "translation pages GC copied (not counting those written back instead)",
+    ),
+    (
+        "dftl.moves_left_clean",
+        "lazy_copy_dirty=false: GC moves of clean cached entries left clean, whose translation page took the \
+         move without a counted write (PSU FlashSim's accounting)",
+    ),
+    (
+        "dftl.profile",
+        "the profile given: a named parameter set that behaves as another simulator",
+    ),
+    (
+        "dftl.profile.<parameter>",
+        "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
+    ),
+];
+
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
-    let p: DftlParams = parse_params("dftl", params)?;
+    let resolved = profiles::resolve("dftl", params, &defaults_of::<DftlParams>(), PROFILES)?;
+    let p: DftlParams = parse_params("dftl", &resolved.params)?;
     Checks::new("dftl")
         .number(
             "over_provisioning",
@@ -409,9 +727,23 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         flash_map: SparseVec::new(g.logical_pages() as usize, MapEntry::NONE),
         gtd: vec![Opt::NONE; translation_pages as usize],
         dirty_in: vec![0; translation_pages as usize],
-        cmt: Cmt::new(p.cmt_entries.min(g.logical_pages()), g.logical_pages(), epp),
+        cmt: Cmt::new(
+            p.cmt_entries.min(g.logical_pages()),
+            g.logical_pages(),
+            epp,
+            p.cmt_policy,
+        ),
         moved: Vec::with_capacity(g.pages_per_block as usize),
         pending: Vec::new(),
+        copied_tps: Vec::with_capacity(g.pages_per_block as usize),
+        cmt_policy: p.cmt_policy,
+        writeback: p.writeback,
+        gc: p.gc,
+        lazy_copy_dirty: p.lazy_copy_dirty,
+        map_io: Default::default(),
+        copies: [0; 2],
+        moves_left_clean: 0,
+        profile: resolved.applied,
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -429,8 +761,13 @@ impl Ftl for DftlFtl {
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        self.ensure_free(dev)?;
+        if self.gc == GcTiming::PerWrite {
+            self.ensure_free(dev)?;
+        }
         let slot = self.translate(lpn, dev)?;
+        if self.gc == GcTiming::Burst {
+            self.collect_for(DATA, dev)?;
+        }
         let ppn = self.store.next_page(DATA, dev)?;
         dev.program(ppn, token, lpn)?;
         self.store.place(ppn, lpn.0);
@@ -464,7 +801,7 @@ impl Ftl for DftlFtl {
             self.gtd.len() as u32,
         );
         self.store.clear();
-        self.cmt = Cmt::new(self.cmt.lpn.len() as u32, lp, self.epp);
+        self.cmt = Cmt::new(self.cmt.lpn.len() as u32, lp, self.epp, self.cmt_policy);
         self.dirty_in.fill(0);
         self.moved.clear();
         self.gtd.fill(Opt::NONE);
@@ -504,12 +841,14 @@ impl Ftl for DftlFtl {
             }
         }
         // The newest copy of each translation page is read once: its entries tell which data copies it names.
+        let since = dev.map_counts();
         for tp in 0..tps {
             if let Some(at) = self.gtd[tp as usize].get() {
                 dev.read_in(OpClass::Map, at)?;
                 self.store.place(at, tp);
             }
         }
+        self.tally(MapIo::Mount, since, dev);
         // Every logical page's newest data copy is its current one (GC and trim keep the newest copy live), and
         // a translation page on flash is current as of its program (every write back and every GC move of it
         // folds in the dirty entries). So the entry stands if the copy it names is the newest and older than the
@@ -572,11 +911,26 @@ impl Ftl for DftlFtl {
                 cmt * (lpn_b + ppn_b),
                 format!("{cmt} entries x ({lpn_b} B logical + {ppn_b} B physical page)"),
             ),
-            RamItem::new(
-                "cmt_lists",
-                cmt * 2 * link_b,
-                format!("{cmt} entries x 2 links x {link_b} B (segmented LRU)"),
-            ),
+            match self.cmt_policy {
+                CmtPolicy::Slru | CmtPolicy::Lru => RamItem::new(
+                    "cmt_lists",
+                    cmt * 2 * link_b,
+                    format!(
+                        "{cmt} entries x 2 links x {link_b} B ({})",
+                        if self.cmt_policy == CmtPolicy::Slru {
+                            "segmented LRU"
+                        } else {
+                            "LRU"
+                        }
+                    ),
+                ),
+                // PSU FlashSim's int map_age; it finds the lowest age by scanning the table.
+                CmtPolicy::Age => RamItem::new(
+                    "cmt_ages",
+                    cmt * 4,
+                    format!("{cmt} entries x 4 B age (age-based replacement)"),
+                ),
+            },
             RamItem::new(
                 "gtd",
                 tps * ppn_b,
@@ -588,6 +942,41 @@ impl Ftl for DftlFtl {
         ];
         items.extend(self.store.ram());
         items
+    }
+
+    fn reset_counters(&mut self) {
+        self.map_io = Default::default();
+        self.copies = [0; 2];
+        self.moves_left_clean = 0;
+    }
+
+    fn extra(&self, out: &mut Extra) {
+        for why in MapIo::ALL {
+            let io = self.map_io[why as usize];
+            out.push((
+                format!("dftl.translation_reads.{}", why.name()),
+                io.reads.into(),
+            ));
+        }
+        for why in MapIo::ALL
+            .into_iter()
+            .filter(|&w| w != MapIo::Miss && w != MapIo::Mount)
+        {
+            let io = self.map_io[why as usize];
+            out.push((
+                format!("dftl.translation_writes.{}", why.name()),
+                io.writes.into(),
+            ));
+        }
+        out.push(("dftl.copies.data".into(), self.copies[DATA].into()));
+        out.push((
+            "dftl.copies.translation".into(),
+            self.copies[TRANSLATION].into(),
+        ));
+        out.push(("dftl.moves_left_clean".into(), self.moves_left_clean.into()));
+        if let Some(profile) = &self.profile {
+            profile.report("dftl", out);
+        }
     }
 }
 
@@ -602,7 +991,9 @@ impl DftlFtl {
         dev.record_cache(CacheKind::Cmt, false);
         let reuse = self.make_room(dev)?;
         if let Some(at) = self.gtd[(lpn.0 / self.epp) as usize].get() {
+            let since = dev.map_counts();
             dev.read_in(OpClass::Map, at)?;
+            self.tally(MapIo::Miss, since, dev);
         }
         Ok(self.cmt.insert(lpn, self.flash_map.get(lpn.index()), reuse))
     }
@@ -615,12 +1006,25 @@ impl DftlFtl {
         let victim = self.cmt.victim();
         if self.cmt.dirty.get(victim as usize) {
             // A read or trim can write too: collect first (GC may write the victim's page back itself).
-            self.ensure_free(dev)?;
+            self.collect_for(TRANSLATION, dev)?;
             if self.cmt.dirty.get(victim as usize) {
-                self.write_back(self.cmt.lpn[victim as usize].0 / self.epp, 0..0, dev)?;
+                let since = dev.map_counts();
+                let tp = self.cmt.lpn[victim as usize].0 / self.epp;
+                self.write_back(tp, 0..0, Some(victim), dev)?;
+                self.tally(MapIo::Eviction, since, dev);
             }
         }
         Ok(Some(victim))
+    }
+
+    /// GC before a program at `frontier`: while the reserve is reached (`per-write`), or only when the frontier
+    /// has no erased page left and must open a block (`burst`).
+    fn collect_for(&mut self, frontier: usize, dev: &mut Device) -> Result<()> {
+        match self.gc {
+            GcTiming::PerWrite => self.ensure_free(dev),
+            GcTiming::Burst if self.store.room(frontier) == 0 => self.ensure_free(dev),
+            GcTiming::Burst => Ok(()),
+        }
     }
 
     fn mark_dirty(&mut self, slot: u32) {
@@ -629,10 +1033,24 @@ impl DftlFtl {
         }
     }
 
+    /// Adds the translation-page I/O the chip counted since `since` to `why`.
+    fn tally(&mut self, why: MapIo, since: FlashCounts, dev: &Device) {
+        let done = dev.map_counts().minus(&since);
+        let io = &mut self.map_io[why as usize];
+        io.reads += done.page_reads;
+        io.writes += done.page_writes;
+    }
+
     /// Writes translation page `tp` anew: read the old copy, program the new one at the translation frontier
-    /// with GC's moves `self.moved[moves]` and every dirty cached entry of it folded in (they become clean:
-    /// §3.3 batch update).
-    fn write_back(&mut self, tp: u32, moves: Range<usize>, dev: &mut Device) -> Result<()> {
+    /// with GC's moves `self.moved[moves]` and the dirty entries of it folded in ([`DftlFtl::fold_dirty`]; the
+    /// dirty eviction `evicted` is one of them).
+    fn write_back(
+        &mut self,
+        tp: u32,
+        moves: Range<usize>,
+        evicted: Option<u32>,
+        dev: &mut Device,
+    ) -> Result<()> {
         let old = self.gtd[tp as usize].get();
         if let Some(old) = old {
             dev.read_in(OpClass::Map, old)?;
@@ -644,27 +1062,46 @@ impl DftlFtl {
             let entry = self.flash_map.get_mut(lpn.index());
             *entry = entry.moved(page);
         }
-        if self.dirty_in[tp as usize] > 0 {
-            let first = Lpn(tp * self.epp);
-            let end = Lpn((first.0 + self.epp).min(self.logical_pages));
-            let flash_map = &mut self.flash_map;
-            self.cmt
-                .clean(tp, |lpn, entry| flash_map.set(lpn.index(), entry));
-            let lo = self.pending.partition_point(|e| e.0 < first);
-            let hi = self.pending.partition_point(|e| e.0 < end);
-            for (lpn, page) in &mut self.pending[lo..hi] {
-                if let Some(page) = page.take() {
-                    self.flash_map.set(lpn.index(), MapEntry::page(page));
-                }
-            }
-            self.dirty_in[tp as usize] = 0;
-        }
+        self.fold_dirty(tp, evicted);
         if let Some(old) = old {
             self.store.invalidate(old);
         }
         self.store.place(to, tp);
         self.gtd[tp as usize] = Opt::some(to);
         Ok(())
+    }
+
+    /// A program of translation page `tp` holds every dirty entry of it (cached, or recovered by a mount): the
+    /// controller writes what it knows, so the page on flash is current as of its program (the mount relies
+    /// on it). With `page` write back they all become clean (§3.3 batch update); with `entry` only the dirty
+    /// eviction `evicted` does, and each other dirty entry still costs its own write back when evicted.
+    fn fold_dirty(&mut self, tp: u32, evicted: Option<u32>) {
+        if self.dirty_in[tp as usize] == 0 {
+            return;
+        }
+        let clean_all = self.writeback == Writeback::Page;
+        let first = Lpn(tp * self.epp);
+        let end = Lpn((first.0 + self.epp).min(self.logical_pages));
+        let flash_map = &mut self.flash_map;
+        self.cmt.fold_dirty(tp, clean_all, |lpn, entry| {
+            flash_map.set(lpn.index(), entry)
+        });
+        let lo = self.pending.partition_point(|e| e.0 < first);
+        let hi = self.pending.partition_point(|e| e.0 < end);
+        for (lpn, page) in &mut self.pending[lo..hi] {
+            if let Some(at) = page.get() {
+                self.flash_map.set(lpn.index(), MapEntry::page(at));
+                if clean_all {
+                    *page = Opt::NONE;
+                }
+            }
+        }
+        if clean_all {
+            self.dirty_in[tp as usize] = 0;
+        } else if let Some(slot) = evicted.filter(|&s| self.cmt.dirty.get(s as usize)) {
+            self.cmt.clean_one(slot);
+            self.dirty_in[tp as usize] -= 1;
+        }
     }
 
     /// The next GC victim: greedy (or cost-benefit) over data and translation blocks alike (§3.3) while two
@@ -708,52 +1145,92 @@ impl DftlFtl {
             let (victim, kind) = self.pick_victim(dev)?;
             let mark = dev.begin();
             if kind == TRANSLATION {
-                // A translation page with dirty entries is written back (they are folded in, §3.3 batch
-                // update) rather than copied, so that every translation page is current as of its program.
-                for offset in 0..self.ppb {
-                    if let Some(tp) = self.store.owner(dev.ppn(victim, offset)) {
-                        if self.dirty_in[tp as usize] > 0 {
-                            self.write_back(tp, 0..0, dev)?;
-                        }
-                    }
-                }
-                let gtd = &mut self.gtd;
-                self.store
-                    .collect(victim, TRANSLATION, OpClass::Map, dev, |tp, to| {
-                        gtd[tp as usize] = Opt::some(to)
-                    })?;
+                self.collect_translation_block(victim, dev)?;
             } else {
-                self.moved.clear();
-                let (cmt, moved, pending, dirty_in, epp) = (
-                    &mut self.cmt,
-                    &mut self.moved,
-                    &mut self.pending,
-                    &mut self.dirty_in,
-                    self.epp,
-                );
-                self.store
-                    .collect(victim, DATA, OpClass::Data, dev, |lpn, to| {
-                        let lpn = Lpn(lpn);
-                        match cmt.slot(lpn) {
-                            // Lazy copying (§3.3): a cached entry is updated in the CMT only.
-                            Some(slot) => {
-                                let s = slot as usize;
-                                cmt.entry[s] = cmt.entry[s].moved(to);
-                                if cmt.mark_dirty(slot) {
-                                    dirty_in[(lpn.0 / epp) as usize] += 1;
-                                }
-                            }
-                            None => match pending.binary_search_by_key(&lpn, |e| e.0) {
-                                // A mount's recovered entry, not yet in the CMT: moved in place too.
-                                Ok(k) if pending[k].1.is_some() => pending[k].1 = Opt::some(to),
-                                _ => moved.push((lpn, to)),
-                            },
-                        }
-                    })?;
-                self.apply_moves(dev)?;
+                self.collect_data_block(victim, dev)?;
             }
             dev.end_gc(mark);
         }
+        Ok(())
+    }
+
+    /// GC of a translation block: its valid translation pages move to the translation frontier. With `page`
+    /// write back a page with dirty entries is written back (they are folded in, §3.3 batch update) rather
+    /// than copied, so that every translation page is current as of its program; with `entry` every page is
+    /// copied (PSU FlashSim) and the copy holds its dirty entries, which stay dirty.
+    fn collect_translation_block(&mut self, victim: Pbn, dev: &mut Device) -> Result<()> {
+        let since = dev.map_counts();
+        if self.writeback == Writeback::Page {
+            for offset in 0..self.ppb {
+                if let Some(tp) = self.store.owner(dev.ppn(victim, offset)) {
+                    if self.dirty_in[tp as usize] > 0 {
+                        self.write_back(tp, 0..0, None, dev)?;
+                    }
+                }
+            }
+        }
+        let before_copies = dev.map_counts();
+        self.copied_tps.clear();
+        let (gtd, copied_tps) = (&mut self.gtd, &mut self.copied_tps);
+        self.store
+            .collect(victim, TRANSLATION, OpClass::Map, dev, |tp, to| {
+                gtd[tp as usize] = Opt::some(to);
+                copied_tps.push(tp);
+            })?;
+        self.copies[TRANSLATION] += dev.map_counts().page_writes - before_copies.page_writes;
+        for k in 0..self.copied_tps.len() {
+            self.fold_dirty(self.copied_tps[k], None);
+        }
+        self.tally(MapIo::TranslationGc, since, dev);
+        Ok(())
+    }
+
+    /// GC of a data block: its valid pages move to the data frontier. A cached entry is updated in the CMT
+    /// (lazy copying, §3.3: dirty, unless `lazy_copy_dirty` is false); the others through their translation
+    /// pages, one write back per translation page ([`DftlFtl::apply_moves`]).
+    fn collect_data_block(&mut self, victim: Pbn, dev: &mut Device) -> Result<()> {
+        self.moved.clear();
+        let data_writes = dev.chip().counts(OpClass::Data).page_writes;
+        let (cmt, moved, pending, dirty_in, flash_map, epp) = (
+            &mut self.cmt,
+            &mut self.moved,
+            &mut self.pending,
+            &mut self.dirty_in,
+            &mut self.flash_map,
+            self.epp,
+        );
+        let (lazy_copy_dirty, left_clean) = (self.lazy_copy_dirty, &mut self.moves_left_clean);
+        self.store
+            .collect(victim, DATA, OpClass::Data, dev, |lpn, to| {
+                let lpn = Lpn(lpn);
+                match cmt.slot(lpn) {
+                    Some(slot) => {
+                        let s = slot as usize;
+                        cmt.entry[s] = cmt.entry[s].moved(to);
+                        // A dirty entry reaches flash at its eviction, moved or not.
+                        if !cmt.dirty.get(s) {
+                            if lazy_copy_dirty {
+                                cmt.mark_dirty(slot);
+                                dirty_in[(lpn.0 / epp) as usize] += 1;
+                            } else {
+                                // PSU FlashSim's accounting: the entry stays clean, so no write ever records
+                                // the move; the translation page takes it uncounted, so that reads stay right.
+                                flash_map.set(lpn.index(), cmt.entry[s]);
+                                *left_clean += 1;
+                            }
+                        }
+                    }
+                    None => match pending.binary_search_by_key(&lpn, |e| e.0) {
+                        // A mount's recovered entry, not yet in the CMT: moved in place too.
+                        Ok(k) if pending[k].1.is_some() => pending[k].1 = Opt::some(to),
+                        _ => moved.push((lpn, to)),
+                    },
+                }
+            })?;
+        self.copies[DATA] += dev.chip().counts(OpClass::Data).page_writes - data_writes;
+        let since = dev.map_counts();
+        self.apply_moves(dev)?;
+        self.tally(MapIo::GcUpdate, since, dev);
         Ok(())
     }
 
@@ -769,7 +1246,7 @@ impl DftlFtl {
             let end = (i + 1..self.moved.len())
                 .find(|&k| tp_of(&self.moved[k]) != tp)
                 .unwrap_or(self.moved.len());
-            self.write_back(tp, i..end, dev)?;
+            self.write_back(tp, i..end, None, dev)?;
             i = end;
         }
         Ok(())

@@ -47,6 +47,10 @@ impl RamItem {
 /// Scheme-specific figures for the report, as (flat key, value).
 pub type Extra = Vec<(String, Value)>;
 
+/// What the schemes' own report keys mean, scheme by scheme, for the report's schema (a key not listed is
+/// "a scheme's own figure").
+pub static FIGURES: &[&[(&str, &str)]] = &[page::FIGURES, dftl::FIGURES];
+
 /// How far ahead of the request that will use it a [`Ftl::prefetch`] hint comes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ahead {
@@ -160,6 +164,21 @@ pub fn scheme(name: &str) -> Result<&'static Scheme> {
                 .collect::<Vec<_>>()
                 .join(", "),
         })
+}
+
+/// A scheme's parameters as they run: its defaults under the given ones, and its profile (`profile = "..."`,
+/// [`common::profiles`]) applied, as the scheme resolves them when it is built. The report's echo of a run's
+/// parameters and a repeated run use this.
+pub fn resolve_params(name: &str, given: &Value) -> Result<Value> {
+    let s = scheme(name)?;
+    let defaults = (s.defaults)();
+    let merged = with_defaults(defaults.clone(), given);
+    let profiles = match name {
+        "page" => page::PROFILES,
+        "dftl" => dftl::PROFILES,
+        _ => &[],
+    };
+    Ok(common::profiles::resolve(name, &merged, &defaults, profiles)?.params)
 }
 
 /// Builds a scheme by name from a JSON object of parameters (absent ones take their defaults).

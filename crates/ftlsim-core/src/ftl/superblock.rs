@@ -46,14 +46,14 @@
 //! free block: the mount then finishes the collection into the active block (a victim that fits there).
 //! Choices: N = 4 (`superblock_blocks`); `log_blocks` (393, clamped to max(1, logical / 2)) extra blocks are
 //! shared by all superblocks, at most `extra_blocks_per_superblock` (2) in one; one free block is kept in
-//! reserve for collection; extra physical blocks max(24 per 1,024 of the chip, log blocks + 1). Collection
+//! reserve for collection; extra physical blocks max(24 per 1,024 of the chip, log blocks + 1) (a run that
+//! states its extra blocks gets them, down to log blocks + 1). Collection
 //! is recorded as GC (`gc.runs`); a reclaim compaction as a full merge. Trim is ignored. The page-map cache
 //! is write-through (the spare copy is written with the data), so evictions cost nothing.
 
 use super::common::boot_scan::{scan_block, Extent};
-use super::common::bounds::Checks;
+use super::common::bounds::{layout_extra_blocks, Checks};
 use super::common::free_pool::FreePool;
-use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
 use super::common::map_area::{load_page_table, rebuild_spare_tables};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
@@ -88,6 +88,9 @@ pub struct SuperblockParams {
     pub cache_entries: u32,
     /// Logical pages a page table (one cache unit) covers.
     pub page_table_entries: u32,
+    /// Physical space beyond the logical capacity, as a fraction of it; none: the TinyFTL layout (24 blocks
+    /// in every 1,024). Never less than the scheme uses.
+    pub over_provisioning: Option<f64>,
 }
 
 impl Default for SuperblockParams {
@@ -98,6 +101,7 @@ impl Default for SuperblockParams {
             extra_blocks_per_superblock: 2,
             cache_entries: 16,
             page_table_entries: 32,
+            over_provisioning: None,
         }
     }
 }
@@ -132,6 +136,7 @@ pub struct SuperblockFtl {
 fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let p: SuperblockParams = parse_params("superblock", params)?;
     let mut checks = Checks::new("superblock");
+    checks.over_provisioning(p.over_provisioning);
     for (name, v) in [
         ("superblock_blocks", p.superblock_blocks),
         ("log_blocks", p.log_blocks),
@@ -146,7 +151,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let n = p.superblock_blocks.min(l);
     let superblocks = l.div_ceil(n);
     let log_blocks = p.log_blocks.min((l / 2).max(1));
-    let extra = (paper_chip_blocks(l) - l).max(log_blocks + RESERVE as u32);
+    let extra = layout_extra_blocks(g, p.over_provisioning, log_blocks + RESERVE as u32);
     checks
         .at_most(
             "extra_blocks_per_superblock",

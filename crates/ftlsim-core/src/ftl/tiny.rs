@@ -80,16 +80,16 @@
 //!   collection) and both blocks are erased.
 //! - Trim is ignored (correct; a later read may return the old data).
 //! - Sizes on small devices: log blocks min(393, max(1, logical/2)); map blocks min(256, max(1, logical/4)),
-//!   raised to what the map pages need; extra blocks max(24 per 1,024 of the chip, log + map + reserved free).
+//!   raised to what the map pages need; extra blocks max(24 per 1,024 of the chip, log + map + reserved free)
+//!   (a run that states its extra blocks gets them, down to log + map + reserved free).
 //!   On `tinyftl-16g` that is 1,536: 393 log, 256 map, the rest free and bad-block reserve (the paper says
 //!   877 for bad blocks, but 1,536 - 393 - 256 = 887).
 //! - Block table entries (256) and page table entries (16) are parameters too, so that toy devices exercise
 //!   the caches; block table cache 1..64 units and page table cache 8..512 entries (§VI.D, §VI.E ranges).
 
 use super::common::boot_scan::{scan_block, Extent};
-use super::common::bounds::Checks;
+use super::common::bounds::{layout_extra_blocks, Checks};
 use super::common::free_pool::FreePool;
-use super::common::logblock_ram::paper_chip_blocks;
 use super::common::lru::Lru;
 use super::common::map_area::{load_page_table, rebuild_spare_tables, MapArea};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
@@ -127,6 +127,9 @@ pub struct TinyParams {
     pub page_table_entries: u32,
     /// Page tables the page mapping cache holds (§V.E: 128; 8..512).
     pub page_table_cache_entries: u32,
+    /// Physical space beyond the logical capacity, as a fraction of it; none: the TinyFTL layout (24 blocks
+    /// in every 1,024). Never less than the scheme uses.
+    pub over_provisioning: Option<f64>,
 }
 
 impl Default for TinyParams {
@@ -139,6 +142,7 @@ impl Default for TinyParams {
             block_table_cache_units: 8,
             page_table_entries: 16,
             page_table_cache_entries: 128,
+            over_provisioning: None,
         }
     }
 }
@@ -178,6 +182,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let p: TinyParams = parse_params("tiny", params)?;
     let mut checks = Checks::new("tiny");
     checks
+        .over_provisioning(p.over_provisioning)
         .at_least(
             "block_table_cache_units",
             p.block_table_cache_units as u64,
@@ -231,7 +236,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         )
         .finish()?;
     let needed = log_blocks + map_blocks + p.reserved_free_blocks;
-    let extra = (paper_chip_blocks(l) - l).max(needed);
+    let extra = layout_extra_blocks(g, p.over_provisioning, needed);
     let chip_blocks = l + extra;
     let pool = chip_blocks - map_blocks;
     let pt_entries = p.page_table_entries.min(ppb);

@@ -352,7 +352,7 @@ pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
         return Ok(BuiltRun {
             built,
             scheme_extra_blocks,
-            params: ftl::with_defaults((scheme.defaults)(), &cfg.params),
+            params: ftl::resolve_params(&cfg.ftl, &cfg.params)?,
         });
     };
     let limit = u32::MAX as u64 / g.pages_per_block as u64 - g.logical_blocks as u64;
@@ -400,6 +400,6 @@ pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
             extra_blocks: stated,
         },
         scheme_extra_blocks: need,
-        params: ftl::with_defaults((scheme.defaults)(), &params),
+        params: ftl::resolve_params(&cfg.ftl, &params)?,
     })
 }

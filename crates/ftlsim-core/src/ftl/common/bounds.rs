@@ -8,6 +8,7 @@
 //! of page locations or page tables holds at most one entry per logical page, or [`MIN_LIMIT`] on a smaller
 //! device.
 
+use super::logblock_ram::paper_chip_blocks;
 use crate::config::Geometry;
 use crate::error::{Result, SimError};
 
@@ -21,6 +22,19 @@ pub fn extra_blocks_limit(g: &Geometry) -> u32 {
     g.logical_blocks
         .max(MIN_LIMIT)
         .min(addressable.saturating_sub(g.logical_blocks))
+}
+
+/// The extra blocks of a scheme whose chip is by default the TinyFTL paper's layout (24 blocks beyond the
+/// host's in every 1,024, [`paper_chip_blocks`]) so that the log-block schemes run on the same chip: that
+/// layout, or the `over_provisioning` the run states (set from its `extra_blocks`), but never fewer than
+/// `need`, the blocks the scheme uses. A run can so give such a scheme a smaller chip than the layout's, down
+/// to what it needs (MatiasBjorling/flashsim's 1,040 blocks for 1,024 logical ones and 16 log blocks).
+pub fn layout_extra_blocks(g: &Geometry, over_provisioning: Option<f64>, need: u32) -> u32 {
+    let spare = match over_provisioning {
+        Some(op) => (g.logical_blocks as f64 * op).ceil() as u32,
+        None => paper_chip_blocks(g.logical_blocks) - g.logical_blocks,
+    };
+    spare.max(need)
 }
 
 /// The most entries a cache of page locations or page tables may have on `g` (see the module doc).
@@ -115,6 +129,19 @@ impl<'a> Checks<'a> {
             ));
         }
         self
+    }
+
+    /// An optional `over_provisioning` (see [`layout_extra_blocks`]): given, a fraction from 0 to 1.
+    pub fn over_provisioning(&mut self, value: Option<f64>) -> &mut Self {
+        match value {
+            Some(op) => self.number(
+                "over_provisioning",
+                op,
+                1.0,
+                "a fraction of the logical capacity",
+            ),
+            None => self,
+        }
     }
 
     /// `key` = `value` must be a share: a finite number in `[0, 1]`.

@@ -1,6 +1,7 @@
 //! Mechanisms several schemes share: free-block pools, victim selection, LRU lists, the block map and log
 //! blocks of the log-block schemes and their merges, map blocks for mapping kept on flash.
 
+pub mod age_order;
 pub mod bitmap;
 pub mod boot_scan;
 pub mod bounds;
@@ -13,6 +14,7 @@ pub mod lru;
 pub mod map_area;
 pub mod merge;
 pub mod page_store;
+pub mod profiles;
 pub mod seq_logs;
 pub mod slot_list;
 pub mod valid_buckets;

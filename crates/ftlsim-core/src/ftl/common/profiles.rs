@@ -1,0 +1,177 @@
+//! Profiles: a named parameter set that makes a scheme behave as another simulator does (`profile =
+//! "psu-flashsim"`). A profile is resolved in the engine before the scheme parses its parameters, so that the
+//! command line and the Python API take it as any other parameter, and the report echoes what ran
+//! (`<scheme>.profile`). A profile sets each of its parameters unless the run gives that parameter a value
+//! other than the scheme's default: such a value wins. A value equal to the default does not, because the
+//! Python front completes every run's parameters with the defaults (`config.resolved`, which repeats a run):
+//! were it to win, a repeated run would lose its profile. To run a profile with one of its parameters at the
+//! default, give the parameters without the profile.
+//! `docs/matching-other-simulators.md` says what each profile matches, how it was measured and what differs.
+
+use crate::error::{Result, SimError};
+use crate::ftl::Extra;
+use serde_json::{Map, Value};
+
+/// A named parameter set of one scheme.
+pub struct Profile {
+    pub name: &'static str,
+    /// The simulator it reproduces, for the error that lists the profiles.
+    pub peer: &'static str,
+    /// The parameters it sets, as (key, value).
+    pub params: fn() -> Vec<(&'static str, Value)>,
+}
+
+/// A run's parameters once its profile is resolved.
+pub struct Resolved {
+    pub params: Value,
+    /// The profile, if one was given, with the values of its parameters that run.
+    pub applied: Option<Applied>,
+}
+
+/// A profile as it ran: its name and each of its parameters with the value that ran (one given off the
+/// scheme's default wins over the profile's).
+pub struct Applied {
+    pub name: &'static str,
+    pub settings: Vec<(&'static str, Value)>,
+}
+
+impl Applied {
+    /// The report's echo: `<scheme>.profile` = the name, `<scheme>.profile.<parameter>` = each value that ran.
+    pub fn report(&self, scheme: &str, out: &mut Extra) {
+        out.push((format!("{scheme}.profile"), self.name.into()));
+        for (key, value) in &self.settings {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            out.push((format!("{scheme}.profile.{key}"), text.into()));
+        }
+    }
+}
+
+/// `given` with its `profile` (if any) resolved among `profiles` of `scheme`, whose default parameters are
+/// `defaults`: the profile's parameters over the given ones that are at their default (see the module doc).
+/// The `profile` key stays, so that the scheme's params record it.
+pub fn resolve(
+    scheme: &str,
+    given: &Value,
+    defaults: &Value,
+    profiles: &[Profile],
+) -> Result<Resolved> {
+    let name = match given.get("profile") {
+        None | Some(Value::Null) => {
+            return Ok(Resolved {
+                params: given.clone(),
+                applied: None,
+            })
+        }
+        Some(Value::String(name)) => name.as_str(),
+        Some(other) => {
+            return Err(SimError::Param(format!(
+                "scheme `{scheme}`: profile={other} is not a profile name; {}",
+                offered(profiles)
+            )))
+        }
+    };
+    let profile = profiles.iter().find(|p| p.name == name).ok_or_else(|| {
+        SimError::Param(format!(
+            "scheme `{scheme}`: profile `{name}` is unknown; {}",
+            offered(profiles)
+        ))
+    })?;
+    let mut params: Map<String, Value> = match given {
+        Value::Object(given) => given.clone(),
+        _ => Map::new(),
+    };
+    for (key, value) in (profile.params)() {
+        let chosen = params
+            .get(key)
+            .is_some_and(|v| Some(v) != defaults.get(key));
+        if !chosen {
+            params.insert(key.to_string(), value);
+        }
+    }
+    let settings = (profile.params)()
+        .into_iter()
+        .map(|(k, _)| (k, params[k].clone()))
+        .collect();
+    Ok(Resolved {
+        params: Value::Object(params),
+        applied: Some(Applied {
+            name: profile.name,
+            settings,
+        }),
+    })
+}
+
+fn offered(profiles: &[Profile]) -> String {
+    if profiles.is_empty() {
+        return "this scheme has no profiles; leave profile out".into();
+    }
+    let list: Vec<String> = profiles
+        .iter()
+        .map(|p| format!("`{}` ({})", p.name, p.peer))
+        .collect();
+    format!("its profiles are: {}", list.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const PROFILES: &[Profile] = &[Profile {
+        name: "peer",
+        peer: "a peer simulator",
+        params: || vec![("a", json!(1)), ("b", json!("x"))],
+    }];
+
+    #[test]
+    fn a_parameter_given_off_its_default_wins_over_the_profile_and_the_echo_shows_what_runs() {
+        let defaults = json!({"a": 0, "b": "w", "c": 0});
+        let r = resolve(
+            "s",
+            &json!({"profile": "peer", "b": "y", "c": 2}),
+            &defaults,
+            PROFILES,
+        )
+        .unwrap();
+        assert_eq!(
+            r.params,
+            json!({"profile": "peer", "a": 1, "b": "y", "c": 2})
+        );
+        let mut echo = Extra::new();
+        r.applied.unwrap().report("s", &mut echo);
+        let echo: Vec<(String, Value)> = echo;
+        assert_eq!(
+            echo,
+            [
+                ("s.profile".to_string(), json!("peer")),
+                ("s.profile.a".to_string(), json!("1")),
+                ("s.profile.b".to_string(), json!("y")),
+            ]
+        );
+        // The run repeated from its resolved parameters (every default filled in) keeps its profile.
+        let repeated = json!({"profile": "peer", "a": 0, "b": "y", "c": 2});
+        let again = resolve("s", &repeated, &defaults, PROFILES).unwrap();
+        assert_eq!(
+            again.params,
+            json!({"profile": "peer", "a": 1, "b": "y", "c": 2})
+        );
+        let none = resolve("s", &json!({"c": 2}), &defaults, PROFILES).unwrap();
+        assert_eq!(none.params, json!({"c": 2}));
+        assert!(none.applied.is_none());
+    }
+
+    #[test]
+    fn an_unknown_profile_lists_the_known_ones() {
+        let e = resolve("s", &json!({"profile": "mqsim"}), &json!({}), PROFILES)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("`mqsim` is unknown") && e.contains("`peer` (a peer simulator)"),
+            "{e}"
+        );
+    }
+}
