@@ -99,6 +99,17 @@ PARAMS = {
     "wear_leveling_threshold": "static wear levelling: migrate the coldest full block when erase counts spread "
                                "by more than this; 0: off",
     "cmt_entries": "entries of DFTL's cached mapping table (CMT)",
+    "cmt_policy": "DFTL's CMT replacement: slru (segmented LRU, §3.1), lru, or age (PSU FlashSim's)",
+    "writeback": "DFTL's dirty eviction writes its translation page with every dirty entry of that page made "
+                 "clean (page), or only the evicted one (entry, PSU FlashSim's)",
+    "gc": "DFTL's garbage collection: before every write that needs a block (per-write), or only when the "
+          "frontier is full (burst, PSU FlashSim's)",
+    "lazy_copy_dirty": "DFTL's GC move of a cached entry makes it dirty (§3.3); false leaves it clean (PSU "
+                       "FlashSim's)",
+    "profile": "a named parameter set that makes the scheme behave as another simulator's (psu-flashsim); "
+               "parameters given off their default override it",
+    "fold_in_place": "the replacement scheme folds a chain into its last block when it can (Linux NFTL's "
+                     "NFTL_foldchain), not into a new block",
     "entry_bytes": "bytes of one map entry in a translation page (DFTL §3.1: 4)",
     "log_blocks": "log blocks (BAST, FAST, LAST: the log buffer; MAST: all areas; TinyFTL, superblock: blocks "
                   "beyond the logical ones)",
@@ -208,7 +219,8 @@ def example_run() -> str:
     out += ["", "# Outputs"] + [line for key in RUN_OUTPUTS for line in _line(key, None)]
     out += ["", "# The scheme's own parameters, here page's (the default scheme) with their defaults."]
     out += _params_reference()
-    out += ["[params]"] + [f"{k} = {toml_value(v)}" for k, v in scheme_defaults("page").items()]
+    out += ["[params]"] + [f"{k} = {toml_value(v)}" if v is not None else f"# {k} ="
+                           for k, v in scheme_defaults("page").items()]
     return "\n".join(out) + "\n"
 
 
