@@ -95,7 +95,8 @@ PARAMS = {
     "over_provisioning": "physical space beyond the logical capacity, as a fraction of it (0 to 1)",
     "gc_reserve_blocks": "free blocks kept in reserve; garbage collection runs when fewer remain",
     "gc_frontier": "GC copies go to a write frontier of their own (hot/cold separation)",
-    "victim": "GC victim policy: greedy (most invalid pages) or cost-benefit",
+    "victim": "victim policy; page, DFTL: GC's, greedy (most invalid pages) or cost-benefit; TinyFTL: the log "
+              "block to compact, lru (§V.E) or switchable (first, as Logblock, FAST §3.7)",
     "wear_leveling_threshold": "static wear levelling: migrate the coldest full block when erase counts spread "
                                "by more than this; 0: off",
     "cmt_entries": "entries of DFTL's cached mapping table (CMT)",

@@ -76,6 +76,10 @@ fn variants(scheme: &str) -> Vec<serde_json::Value> {
             v.push(serde_json::json!({"log_blocks": 1, "block_table_cache_units": 1, "page_table_cache_entries": 8,
                                       "block_table_entries": 2, "page_table_entries": 2}));
             v.push(serde_json::json!({"log_blocks": 2, "reserved_free_blocks": 1, "block_table_entries": 1}));
+            // FAST §3.7's victim rule: a switchable log block first.
+            v.push(serde_json::json!({"log_blocks": 2, "victim": "switchable"}));
+            v.push(serde_json::json!({"log_blocks": 1, "victim": "switchable", "block_table_cache_units": 1,
+                                      "page_table_cache_entries": 8, "block_table_entries": 2}));
         }
         "last" => {
             v.push(serde_json::json!({"log_blocks": 3}));

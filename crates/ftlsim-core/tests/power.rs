@@ -49,6 +49,7 @@ fn mounting() -> Vec<(&'static str, serde_json::Value)> {
             json!({"log_blocks": 3, "block_table_cache_units": 1, "page_table_cache_entries": 8,
                    "block_table_entries": 2, "page_table_entries": 2}),
         ),
+        ("tiny", json!({"log_blocks": 3, "victim": "switchable"})),
         ("superblock", json!({})),
         (
             "superblock",

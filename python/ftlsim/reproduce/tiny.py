@@ -4,10 +4,12 @@ RAM tables (Tables I and IV, with the NFTL paper's RAM figures)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from ..ftl import ram
-from .core import TINY_PAPER, Claim, Experiment, PublicTrace, merge_mix, row
+from .core import TINY_PAPER, Claim, Experiment, PublicTrace, figures_text, merge_mix, row
 
 SCHEMES = [("bast", {"log_blocks": 393}), ("logblock-zoned", {"log_blocks": 393}), ("superblock", {}), ("tiny", {})]
 NAMES = {"bast": "Logblock", "logblock-zoned": "Logblock-zoned", "superblock": "Superblock", "tiny": "TinyFTL"}
@@ -51,18 +53,58 @@ def _vname(align, cluster_kib) -> str:
     return f"align={align}, cluster={cluster_kib}KiB"
 
 
+# 004 links TinyFTL's log blocks in LRU order (section V.E) and compacts the least recently used; Logblock prefers
+# a log block it can switch (the FAST paper's section 3.7 rule, which `bast` follows). TinyFTL under Logblock's
+# rule runs beside the plausible variant on PIC and MP3, and the "faster than Logblock" claim says what it
+# measures there, to test the victim rule as the cause of a contradiction.
+SWITCHABLE = "switchable"
+
+
 def _fig5_runs(quick: bool) -> list[dict]:
-    return [dict(trace=f"{t},align={a},cluster={c * 1024}", labels={"workload": w, "variant": _vname(a, c)},
-                 ftl=ftl, preset="tinyftl-16g", **p)
-            for a, c in _variants(quick) for w, t in _workloads(quick).items() for ftl, p in SCHEMES]
+    def run(a, c, w, t, ftl, **p):
+        return dict(trace=f"{t},align={a},cluster={c * 1024}", labels={"workload": w, "variant": _vname(a, c)},
+                    ftl=ftl, preset="tinyftl-16g", **p)
+
+    runs = [run(a, c, w, t, ftl, **p) for a, c in _variants(quick) for w, t in _workloads(quick).items()
+            for ftl, p in SCHEMES]
+    return runs + [run(*PLAUSIBLE, w, _workloads(quick)[w], "tiny", victim=SWITCHABLE) for w in ("PIC", "MP3")]
 
 
-def _norm(df, workload, variant, ftl) -> float:
-    return (row(df, workload=workload, variant=variant, ftl=ftl)["time_us.total"]
-            / row(df, workload=workload, variant=variant, ftl="bast")["time_us.total"])
+def _run(df, workload, variant, ftl, victim="lru") -> pd.Series:
+    """A Fig. 5 run; `victim`: TinyFTL's victim rule (its own, LRU, unless told)."""
+    return row(df, workload=workload, variant=variant, ftl=ftl, **({"victim": victim} if ftl == "tiny" else {}))
+
+
+def _norm(df, workload, variant, ftl, victim="lru") -> float:
+    """Time / Logblock's."""
+    return (_run(df, workload, variant, ftl, victim)["time_us.total"]
+            / _run(df, workload, variant, "bast")["time_us.total"])
+
+
+def _own_rules(df: pd.DataFrame) -> pd.DataFrame:
+    """The runs of each scheme under its own paper's rules (without TinyFTL under Logblock's victim rule)."""
+    return df[df["victim"] != SWITCHABLE]
+
+
+def _with_switchable(claim: Claim) -> Claim:
+    """The claim's cause, under the plausible variant, also judged with TinyFTL evicting as Logblock does."""
+    def cause(df):
+        def faster(w):
+            return 100 * (1 - _norm(df, w, claim.variant, "tiny", SWITCHABLE))
+
+        ours = {f"{w} TinyFTL faster than Logblock %": faster(w) for w in ("PIC", "MP3")}
+        verdict = "the claim holds" if claim.holds(ours) else "the claim still fails"
+        mix = "; ".join(f"{w} TinyFTL: {merge_mix(r)}" for w in ("PIC", "MP3")
+                        for r in [_run(df, w, claim.variant, "tiny", SWITCHABLE)])
+        return (claim.cause(df) + ". With TinyFTL compacting a switchable log block first (Logblock's victim "
+                f"rule, FAST paper section 3.7; TinyFTL's is LRU, section V.E): {figures_text(ours)}; {verdict} "
+                f"({mix})")
+
+    return replace(claim, cause=cause)
 
 
 def _fig5_table(df: pd.DataFrame) -> pd.DataFrame:
+    df = _own_rules(df)
     df = df.assign(normalised=[_norm(df, r["workload"], r["variant"], r["ftl"]) for _, r in df.iterrows()])
     t = df.pivot(index=["variant", "workload"], columns="ftl", values="normalised")
     order = list(dict.fromkeys(zip(df["variant"], df["workload"])))
@@ -81,7 +123,7 @@ def _fig5_claims(quick: bool) -> list[Claim]:
             return "; ".join(f"{w} {NAMES[f]}: {merge_mix(r)}, map page reads {int(r['map.page_reads'])}, "
                              f"writes {int(r['map.page_writes'])}"
                              for w in ("PIC", "MP3") for f in ("bast", "superblock", "tiny")
-                             for r in [row(df, workload=w, variant=v, ftl=f)])
+                             for r in [_run(df, w, v, f)])
 
         def norms(df, v=v):
             return {f"{w} {NAMES[f]}": _norm(df, w, v, f) for w in _workloads(quick) for f, _ in SCHEMES}
@@ -96,10 +138,12 @@ def _fig5_claims(quick: bool) -> list[Claim]:
                   "Fig. 5, section VI.C", 229, against_superblock, variant=v,
                   holds=lambda o: all(x < 1.10 for x in o.values()),
                   test="TinyFTL within 10% of Superblock's time on each", cause=cause),
-            Claim("TinyFTL 6.2-16.6% faster than Logblock except MOV", "Except for the MOV trace, TinyFTL improves "
-                  "the total processing time of the Logblock FTL by 6.2% (MP3) - 16.6% (WEB)", "Fig. 5, section VI.C",
-                  227, faster, paper={"MP3 TinyFTL faster than Logblock %": 6.2, "WEB TinyFTL faster than Logblock %": 16.6}, unit="points", abs_tol=3, variant=v,
-                  holds=lambda o: all(x > 0 for x in o.values()), test="TinyFTL faster on PIC and MP3", cause=cause),
+            (_with_switchable if variant == PLAUSIBLE else lambda c: c)(Claim(
+                "TinyFTL 6.2-16.6% faster than Logblock except MOV", "Except for the MOV trace, TinyFTL improves "
+                "the total processing time of the Logblock FTL by 6.2% (MP3) - 16.6% (WEB)", "Fig. 5, section VI.C",
+                227, faster, paper={"MP3 TinyFTL faster than Logblock %": 6.2,
+                                    "WEB TinyFTL faster than Logblock %": 16.6}, unit="points", abs_tol=3, variant=v,
+                holds=lambda o: all(x > 0 for x in o.values()), test="TinyFTL faster on PIC and MP3", cause=cause)),
             Claim("Superblock performs best", "the Superblock FTL performs best among all the FTLs evaluated",
                   "Fig. 5, section VI.C", 229, norms, variant=v,
                   holds=lambda o: all(o[f"{w} Superblock"] <= min(o[f"{w} {n}"] for n in NAMES.values()) + 1e-9

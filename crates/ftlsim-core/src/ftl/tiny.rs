@@ -10,7 +10,7 @@
 //!             no data block          -> take a free block (the block table entry changes)
 //!             data block has a free page -> program the next one (pages sit anywhere in the block)
 //!             else log block has a free page -> program it (no log block: take one; when all log blocks are
-//!                                 in use, compact the least recently used one first)
+//!                                 in use, compact a victim first: by `victim`, see below)
 //!             else compact lbn and retry
 //!             the program carries lbn's new page directory and page table in its spare area (no extra op)
 //! compact(lbn): every valid page in the log     -> the log becomes the data block; erase the old one (switch)
@@ -72,6 +72,16 @@
 //!   every compaction; map blocks are garbage collected greedily. `finish` flushes dirty tables.
 //! - The page mapping cache is write-through (the spare copy is written with the data): evictions are free.
 //! - The log-block LRU order is refreshed by every write to a logical block that has a log block.
+//! - Victim log block (`victim`): `lru` (default) compacts the least recently used log block, as §V.E
+//!   describes ("The list of log blocks is linked in the LRU order") and §V.A's garbage collection implies.
+//!   `switchable` is not TinyFTL's: it compacts the least recently used log block that can be switched (it
+//!   holds the newest copy of every page of its logical block), else the least recently used one, the victim
+//!   rule the FAST paper §3.7 assumes for Logblock (BAST), so that the two schemes can be compared under one
+//!   rule. A log block can only be switched once full, and a write to a logical block whose log block is
+//!   full compacts it at once, so a switchable log block is never touched again: the least recently used
+//!   switchable one is the one that became switchable first. The controller needs a switchable bit in each
+//!   log block list entry for it (counted in `log_block_list`); whether a block is switchable is learnt from
+//!   its page table when its last page is programmed.
 //! - Compaction order, re-read from §V.A (issue 11): "when the reserved log blocks are exhausted, TinyFTL
 //!   starts the garbage collection process", which compacts the least recently used log block, as here; a
 //!   logical block whose data and log blocks are both full is compacted at once (the paper does not say;
@@ -130,6 +140,19 @@ pub struct TinyParams {
     /// Physical space beyond the logical capacity, as a fraction of it; none: the TinyFTL layout (24 blocks
     /// in every 1,024). Never less than the scheme uses.
     pub over_provisioning: Option<f64>,
+    /// Which log block is compacted when all are in use: `lru` (§V.E) or `switchable` (FAST §3.7's rule for
+    /// Logblock: the least recently used log block that can be switched, else the least recently used).
+    pub victim: LogVictim,
+}
+
+/// How TinyFTL picks the log block to compact when all log blocks are in use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LogVictim {
+    /// The least recently used log block (TinyFTL §V.E).
+    Lru,
+    /// The least recently used log block that can be switched, else the least recently used (FAST §3.7).
+    Switchable,
 }
 
 impl Default for TinyParams {
@@ -143,6 +166,7 @@ impl Default for TinyParams {
             page_table_entries: 16,
             page_table_cache_entries: 128,
             over_provisioning: None,
+            victim: LogVictim::Lru,
         }
     }
 }
@@ -173,6 +197,10 @@ pub struct TinyFtl {
     block_tables: Lru,
     page_tables: Lru,
     log_list: Lru<Lbn>,
+    victim: LogVictim,
+    /// Under `switchable`: the logical blocks whose log block can be switched, in the order they became so
+    /// (which is their LRU order: a full log block is never written again).
+    switchable: Lru<Lbn>,
     map: MapArea,
     free: FreePool,
     scratch: Vec<u32>,
@@ -261,6 +289,8 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
         block_tables: Lru::new(p.block_table_cache_units, tables),
         page_tables: Lru::new(p.page_table_cache_entries, l * tables_per_block),
         log_list: Lru::new(log_blocks, l),
+        victim: p.victim,
+        switchable: Lru::new(log_blocks, l),
         map: MapArea::new(Pbn(pool), map_blocks, map_pages, ppb),
         free: FreePool::with_range(Pbn(0), pool),
         scratch: Vec::new(),
@@ -290,6 +320,9 @@ impl Ftl for TinyFtl {
         self.loc.set(lpn.index(), Opt::some(ppn));
         self.dir_loc[lbn.index()] = Opt::some(ppn);
         self.table_loc.set(unit as usize, Opt::some(ppn));
+        if self.victim == LogVictim::Switchable && self.log_next[lbn.index()] == self.ppb {
+            self.note_if_switchable(lbn);
+        }
         Ok(())
     }
 
@@ -375,7 +408,7 @@ impl Ftl for TinyFtl {
         // The log-block list in LRU order: by the newest page written in each log block.
         self.log_list = Lru::new(self.log_blocks, lbns);
         logs.sort_unstable();
-        for (_, lbn) in logs {
+        for &(_, lbn) in &logs {
             if self.log_list.is_full() {
                 return Err(dev.out_of_space(format!(
                     "mount found more logical blocks with a log block than the {} log blocks",
@@ -403,6 +436,15 @@ impl Ftl for TinyFtl {
             |lpn| (lpn.lbn(ppb).0 * tables + lpn.offset(ppb) / pte) as usize,
             &mut self.table_loc,
         );
+        // The switchable log blocks, in the order they became so (the order of their newest page).
+        self.switchable = Lru::new(self.log_blocks, lbns);
+        if self.victim == LogVictim::Switchable {
+            for &(_, lbn) in &logs {
+                if self.log_next[lbn.index()] == ppb {
+                    self.note_if_switchable(lbn);
+                }
+            }
+        }
         self.free = free;
         self.block_tables = Lru::new(self.block_tables.capacity(), self.directory_page);
         self.page_tables = Lru::new(self.page_tables.capacity(), lbns * tables);
@@ -427,7 +469,8 @@ impl Ftl for TinyFtl {
         let pm_cache = pm * (pm_unit + pm_tag + 2 * pm_ptr) + 2 * pm_ptr;
         let bits = |n: u64| 64 - n.saturating_sub(1).leading_zeros() as u64;
         let log = self.log_blocks as u64;
-        let log_entry_bits = bits(self.chip_blocks as u64) + bits(log) + 1;
+        let switchable_bit = (self.victim == LogVictim::Switchable) as u64;
+        let log_entry_bits = bits(self.chip_blocks as u64) + bits(log) + 1 + switchable_bit;
         let log_list = (log * log_entry_bits + 2 * bits(log)).div_ceil(8);
         let block_addr = address_bytes(self.chip_blocks as u64);
         vec![
@@ -460,8 +503,9 @@ impl Ftl for TinyFtl {
                 "log_block_list",
                 log_list,
                 format!(
-                    "{log} entries x {log_entry_bits} bits (log block number, next pointer in LRU order, in-use bit) \
-                     + 2 x {} bits head/tail, in bytes (layout derived from Table I's 1,280)",
+                    "{log} entries x {log_entry_bits} bits (log block number, next pointer in LRU order, in-use \
+                     bit{}) + 2 x {} bits head/tail, in bytes (layout derived from Table I's 1,280)",
+                    if switchable_bit == 1 { ", switchable bit" } else { "" },
                     bits(log)
                 ),
             ),
@@ -550,7 +594,7 @@ impl TinyFtl {
                 }
                 None => {
                     if self.log_list.is_full() {
-                        let victim = self.log_list.lru().expect("a full list has an LRU entry");
+                        let victim = self.victim_log_block();
                         self.compact(victim, dev)?;
                     }
                     let log = self.take_free(dev)?;
@@ -631,8 +675,35 @@ impl TinyFtl {
         dev.end_merge(mark, kind);
         self.log[b] = Opt::NONE;
         self.log_list.remove(lbn);
+        self.switchable.remove(lbn);
         self.block_table_changed(lbn, dev)?;
         self.flush_block_tables(dev)
+    }
+
+    /// The log block to compact when all are in use (`victim`).
+    fn victim_log_block(&self) -> Lbn {
+        let lru = || self.log_list.lru().expect("a full list has an LRU entry");
+        match self.victim {
+            LogVictim::Lru => lru(),
+            LogVictim::Switchable => self.switchable.lru().unwrap_or_else(lru),
+        }
+    }
+
+    /// Called when the log block of `lbn` is full: it can be switched when it holds the newest copy of every
+    /// page of `lbn` (FAST §2.4's switch merge), then it joins the switchable ones as the newest.
+    fn note_if_switchable(&mut self, lbn: Lbn) {
+        let Some(log) = self.log[lbn.index()].get() else {
+            return;
+        };
+        let all_in_log = (0..self.ppb).all(|off| {
+            self.loc
+                .get(lbn.lpn(off, self.ppb).index())
+                .get()
+                .is_some_and(|at| at.block(self.ppb) == log)
+        });
+        if all_in_log {
+            self.switchable.insert(lbn);
+        }
     }
 
     /// Writes every dirty cached block table and the block directory to the map blocks.
@@ -650,5 +721,114 @@ impl TinyFtl {
         self.free
             .take()
             .ok_or_else(|| dev.out_of_space("no free block"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Timing;
+    use serde_json::json;
+
+    /// TinyFTL with 2 log blocks on 4 logical blocks of 4 pages, under victim rule `victim`.
+    fn toy(victim: &str) -> (Box<dyn Ftl>, Device) {
+        let g = Geometry {
+            page_bytes: 512,
+            spare_bytes: 16,
+            pages_per_block: 4,
+            logical_blocks: 4,
+            sequential_program: true,
+        };
+        let built = build(&json!({"log_blocks": 2, "victim": victim}), &g).unwrap();
+        let dev = Device::new("tiny", g, 4 + built.extra_blocks, Timing::uniform(1.0));
+        (built.ftl, dev)
+    }
+
+    /// Fills the data blocks of logical blocks 0-2, then: one page of block 0 to a log block, all four pages
+    /// of block 1 to another (a switchable log block, the most recently used), then one page of block 2 with
+    /// both log blocks in use. Every page is read back. Returns (switch, full) merges and their copied pages
+    /// and erases.
+    fn replay(victim: &str) -> [u64; 4] {
+        let (mut ftl, mut dev) = toy(victim);
+        let mut written = vec![None; 16];
+        let mut token = 0;
+        let fill = 0..12;
+        let overwrites = [0, 4, 5, 6, 7, 8];
+        for lpn in fill.chain(overwrites) {
+            token += 1;
+            ftl.write(Lpn(lpn), token, &mut dev).unwrap();
+            written[lpn as usize] = Some(token);
+        }
+        for (lpn, want) in written.iter().enumerate() {
+            assert_eq!(ftl.read(Lpn(lpn as u32), &mut dev).unwrap(), *want);
+        }
+        let [switch, full] =
+            [MergeKind::Switch, MergeKind::Full].map(|k| dev.stats.merges[k as usize]);
+        [
+            switch.count,
+            full.count,
+            switch.copied_pages + full.copied_pages,
+            switch.erases + full.erases,
+        ]
+    }
+
+    #[test]
+    fn lru_compacts_the_oldest_log_block_with_a_full_merge() {
+        // Block 0's log block (1 page) is the least recently used: its 3 data pages and 1 log page are copied
+        // to a free block and both old blocks are erased.
+        assert_eq!(replay("lru"), [0, 1, 4, 2]);
+    }
+
+    #[test]
+    fn switchable_compacts_block_1s_full_log_block_with_a_switch() {
+        // Block 1's log block holds all four of its pages: it becomes the data block, the old data block is
+        // erased, nothing is copied; block 0's log block stays.
+        assert_eq!(replay("switchable"), [1, 0, 0, 1]);
+    }
+
+    #[test]
+    fn switchable_costs_a_bit_per_log_block_list_entry() {
+        // On the paper's chip (65,536 blocks, 393 log blocks): 393 x (16 + 9 + 1 + 1) + 2 x 9 = 10,629 bits,
+        // 1,329 bytes, against Table I's 1,280 under LRU.
+        let g = Geometry {
+            page_bytes: 2048,
+            spare_bytes: 64,
+            pages_per_block: 128,
+            logical_blocks: 64_000,
+            sequential_program: true,
+        };
+        let log_list = |victim| {
+            let built = build(&json!({"victim": victim}), &g).unwrap();
+            let ram = built.ftl.ram();
+            ram.iter()
+                .find(|i| i.name == "log_block_list")
+                .unwrap()
+                .bytes
+        };
+        assert_eq!((log_list("lru"), log_list("switchable")), (1_280, 1_329));
+    }
+
+    #[test]
+    fn switchable_survives_a_mount_and_falls_back_to_lru() {
+        // After a mount the switchable log blocks are rebuilt from the chip: the same replay, mounted before
+        // the write that needs a victim, still switches block 1.
+        let (mut ftl, mut dev) = toy("switchable");
+        for (token, lpn) in (0..12).chain([0, 4, 5, 6, 7]).enumerate() {
+            ftl.write(Lpn(lpn), token as u64 + 1, &mut dev).unwrap();
+        }
+        ftl.mount(&mut dev).unwrap();
+        let merges = |dev: &Device| {
+            [MergeKind::Switch, MergeKind::Full].map(|k| dev.stats.merges[k as usize].count)
+        };
+        ftl.write(Lpn(8), 100, &mut dev).unwrap();
+        assert_eq!(merges(&dev), [1, 0]);
+        // No switchable log block left (blocks 0 and 2 hold one page each in theirs): when block 3, filled
+        // next, needs a log block, the victim is the least recently used, block 0, by a full merge.
+        for (token, lpn) in (101..).zip([12, 13, 14, 15, 12]) {
+            ftl.write(Lpn(lpn), token, &mut dev).unwrap();
+        }
+        assert_eq!(merges(&dev), [1, 1]);
+        assert_eq!(ftl.read(Lpn(0), &mut dev).unwrap(), Some(13));
+        assert_eq!(ftl.read(Lpn(12), &mut dev).unwrap(), Some(105));
     }
 }
