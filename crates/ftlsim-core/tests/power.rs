@@ -68,8 +68,10 @@ fn mounting() -> Vec<(&'static str, serde_json::Value)> {
         ("dftl", json!({})),
         (
             "dftl",
+            // PSU FlashSim's four rules with its reserve (the psu-flashsim profile's): burst GC with the default
+            // reserve of 2 ran out of free blocks on a random workload here.
             json!({"cmt_entries": 3, "entry_bytes": 128, "cmt_policy": "age", "writeback": "entry",
-                   "gc": "burst", "lazy_copy_dirty": false}),
+                   "gc": "burst", "lazy_copy_dirty": false, "gc_reserve_blocks": 3}),
         ),
         ("fast", json!({})),
         ("fast", json!({"log_blocks": 2})),
