@@ -16,6 +16,7 @@ pub mod request;
 pub mod sim;
 pub mod sparse;
 pub mod stats;
+pub mod text;
 pub mod trace;
 
 pub use error::SimError;
