@@ -11,7 +11,7 @@
 //!   pages (its data stays readable) and gets a marker numbering the failure (one counted spare program,
 //!   written with the failed erase: a cut cannot fall between them). The scheme's block is remapped to the
 //!   next reserve block, which is erased, so the scheme's erase succeeds as far as it can tell. When the
-//!   reserve is empty the run ends with [`SimError::WornOut`].
+//!   reserve is empty the run ends with [`crate::device::FlashError::WornOut`].
 //! - **Mount**: the remap table is RAM and is lost at a power cut. It is rebuilt from the markers alone (one
 //!   counted spare read per chip block): the format's mapping, then each grown failure in its number's order
 //!   takes the next reserve block, exactly as it did when it happened.
@@ -19,7 +19,7 @@
 use crate::addr::Pbn;
 /// The options are configuration (`config.rs`); this layer applies them.
 pub use crate::config::BadBlockOptions;
-use crate::error::{Result, SimError};
+use crate::config::ConfigError;
 use crate::nand::FACTORY_BAD;
 use std::collections::VecDeque;
 
@@ -36,14 +36,14 @@ pub struct BadBlockMap {
 impl BadBlockMap {
     /// The map of `blocks` scheme blocks over a chip whose blocks carry `markers` (0 good, [`FACTORY_BAD`],
     /// or a grown failure's number).
-    pub fn from_markers(blocks: u32, markers: &[u32]) -> Result<BadBlockMap> {
+    pub fn from_markers(blocks: u32, markers: &[u32]) -> Result<BadBlockMap, ConfigError> {
         let chip_blocks = markers.len() as u32;
         let good: Vec<u32> = (0..chip_blocks)
             .filter(|&b| markers[b as usize] != FACTORY_BAD)
             .collect();
         let factory = chip_blocks - good.len() as u32;
         if (good.len() as u32) < blocks {
-            return Err(SimError::Param(format!(
+            return Err(ConfigError::Param(format!(
                 "bad_block_ratio: {factory} of the chip's {chip_blocks} blocks are bad from the factory, leaving \
                  {} good ones for the scheme's {blocks}; lower bad_block_ratio or raise bad_block_reserve",
                 good.len()

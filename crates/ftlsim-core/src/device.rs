@@ -4,11 +4,61 @@
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::bad_blocks::{factory_positions, BadBlockMap, BadBlockOptions};
-use crate::config::{Geometry, Timing};
-use crate::error::{Result, SimError};
+use crate::config::{ConfigError, Geometry, Timing};
 use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, FACTORY_BAD};
 use crate::request::{Op, Tag};
 use crate::stats::{CacheKind, Cause, FlashCounts, MergeKind, Stats};
+use thiserror::Error;
+
+/// An error of the flash layer: a scheme broke a NAND rule, ran out of blocks, wore the chip out or could not
+/// mount; or the power was cut, which unwinds the scheme's call stack to the run loop.
+#[derive(Debug, Error)]
+pub enum FlashError {
+    #[error("NAND rule broken by scheme `{scheme}`: {what} (block {block}, page {page})")]
+    NandRule {
+        scheme: String,
+        what: String,
+        block: u32,
+        page: u32,
+    },
+
+    #[error("scheme `{scheme}` ran out of free blocks: {what}; give it more spare blocks or a larger over-provisioning")]
+    OutOfSpace { scheme: String, what: String },
+
+    #[error(
+        "the chip ran out of good blocks: {went_bad} blocks went bad ({factory} from the factory, {grown} worn \
+         out, the last at chip erase #{at_erase} of block {block}) and the reserve of {reserve} replacement \
+         blocks is used up; raise bad_block_reserve, endurance, or lower bad_block_ratio"
+    )]
+    WornOut {
+        went_bad: u32,
+        factory: u32,
+        grown: u32,
+        reserve: u32,
+        at_erase: u64,
+        block: u32,
+    },
+
+    #[error(
+        "scheme `{scheme}` cannot yet rebuild itself from flash after a power cut (no mount); \
+         run it without power_cuts / mount_at_end"
+    )]
+    NoMount { scheme: String },
+
+    #[error(
+        "scheme `{scheme}` cannot mount: the chip holds {what}, which its writes never leave behind; this is \
+         a bug in the scheme: report it with the trace and the power_cut_seed"
+    )]
+    Mount { scheme: String, what: String },
+
+    /// The power was cut (a crash test): the scheme's RAM is gone, the chip keeps what it holds. Not a failure:
+    /// the run loop catches it, mounts the scheme and goes on.
+    #[error("power cut before flash operation {} while {}", .0.op, .0.doing())]
+    PowerCut(CutPoint),
+}
+
+/// The result of a flash operation, and of a scheme's reads, writes and mount.
+pub type Result<T, E = FlashError> = std::result::Result<T, E>;
 
 /// The host request about to be served, given to a scheme through [`crate::ftl::Ftl::begin_request`] (LAST
 /// looks at its size, the NVRAM policies at its tag).
@@ -163,10 +213,10 @@ impl Device {
         physical_blocks: u32,
         timing: Timing,
         opts: BadBlockOptions,
-    ) -> Result<Device> {
+    ) -> Result<Device, ConfigError> {
         let most = physical_blocks.max(1024);
         if opts.reserve > most {
-            return Err(SimError::Param(format!(
+            return Err(ConfigError::Param(format!(
                 "bad_block_reserve={} is more than the scheme's {physical_blocks} blocks (or 1,024 on a small \
                  device); a reserve is a small share of the chip, e.g. bad_block_reserve={}",
                 opts.reserve,
@@ -177,7 +227,7 @@ impl Device {
             .checked_add(opts.reserve)
             .filter(|&b| b as u64 * geometry.pages_per_block as u64 <= u32::MAX as u64)
             .ok_or_else(|| {
-                SimError::Param(format!(
+                ConfigError::Param(format!(
                     "bad_block_reserve={} beside the scheme's {physical_blocks} blocks is more pages than a chip \
                      address holds; give a smaller reserve",
                     opts.reserve
@@ -210,7 +260,13 @@ impl Device {
             self.step(OpClass::Data)?;
             markers.push(self.chip.bad_marker(Pbn(b), OpClass::Data));
         }
-        self.bad_blocks = Some(Box::new(BadBlockMap::from_markers(self.blocks, &markers)?));
+        // The markers are the format's, so they leave as many good blocks as they did then.
+        let map =
+            BadBlockMap::from_markers(self.blocks, &markers).map_err(|e| FlashError::Mount {
+                scheme: self.scheme.clone(),
+                what: format!("bad-block markers that leave too few good blocks ({e})"),
+            })?;
+        self.bad_blocks = Some(Box::new(map));
         Ok(())
     }
 
@@ -327,8 +383,8 @@ impl Device {
 
     #[cold]
     #[inline(never)]
-    fn rule(&self, v: Violation) -> SimError {
-        SimError::NandRule {
+    fn rule(&self, v: Violation) -> FlashError {
+        FlashError::NandRule {
             scheme: self.scheme.clone(),
             what: v.what.to_string(),
             block: v.block,
@@ -484,7 +540,7 @@ impl Device {
             .expect("only a chip with an endurance fails an erase, and it has a bad-block map");
         self.chip.mark_bad(failed, map.grown + 1, Some(class));
         if map.replace(pbn).is_none() {
-            return Err(SimError::WornOut {
+            return Err(FlashError::WornOut {
                 went_bad: map.factory + map.grown + 1,
                 factory: map.factory,
                 grown: map.grown + 1,
@@ -554,7 +610,7 @@ impl Device {
         self.power.open_marks = 0;
     }
 
-    /// Counts a flash operation; the one a power cut lands before fails with [`SimError::PowerCut`].
+    /// Counts a flash operation; the one a power cut lands before fails with [`FlashError::PowerCut`].
     #[inline]
     fn step(&mut self, class: OpClass) -> Result<()> {
         self.power.ops += 1;
@@ -577,14 +633,14 @@ impl Device {
     /// The power cut lands now, before an operation of `class` (a program of the given page, if one).
     #[cold]
     #[inline(never)]
-    fn cut(&mut self, class: OpClass, program: Option<Ppn>) -> SimError {
+    fn cut(&mut self, class: OpClass, program: Option<Ppn>) -> FlashError {
         self.power.cut_before = u64::MAX;
         let torn = self.power.tear && program.is_some();
         if let Some(ppn) = program.filter(|_| torn) {
             let on_chip = self.on_chip(ppn);
             self.chip.tear(on_chip);
         }
-        SimError::PowerCut(CutPoint {
+        FlashError::PowerCut(CutPoint {
             op: self.power.ops,
             class,
             phase: self.causes.phase.unwrap_or(Cause::Host),
@@ -706,8 +762,8 @@ impl Device {
     }
 
     /// An error for a scheme that found no free block where it needed one.
-    pub fn out_of_space(&self, what: impl Into<String>) -> SimError {
-        SimError::OutOfSpace {
+    pub fn out_of_space(&self, what: impl Into<String>) -> FlashError {
+        FlashError::OutOfSpace {
             scheme: self.scheme.clone(),
             what: what.into(),
         }

@@ -1,17 +1,22 @@
-//! The one error type of the engine. Every message names the thing, the value, the limit and the fix.
+//! The error of a run, at the top of the layers: it wraps the configuration's, the flash layer's and the
+//! trace's errors, and adds the checks only a whole run can make (integrity, durability, capacity) and
+//! cancelling. Every message names the thing, the value, the limit and the fix.
 
 use crate::config::{ConfigError, Invalid, SizeError};
+use crate::device::FlashError;
+use crate::trace::TraceError;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum SimError {
-    #[error("NAND rule broken by scheme `{scheme}`: {what} (block {block}, page {page})")]
-    NandRule {
-        scheme: String,
-        what: String,
-        block: u32,
-        page: u32,
-    },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+
+    #[error(transparent)]
+    Flash(#[from] FlashError),
+
+    #[error(transparent)]
+    Trace(#[from] TraceError),
 
     #[error(
         "integrity check failed in scheme `{scheme}`: logical page {lpn} should read token {expected} \
@@ -38,60 +43,11 @@ pub enum SimError {
         suggest: String,
     },
 
-    #[error("scheme `{scheme}` ran out of free blocks: {what}; give it more spare blocks or a larger over-provisioning")]
-    OutOfSpace { scheme: String, what: String },
-
-    #[error("unknown {kind} `{name}`; valid names: {valid}")]
-    Unknown {
-        kind: &'static str,
-        name: String,
-        valid: String,
-    },
-
-    #[error("invalid parameter: {0}")]
-    Param(String),
-
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-
-    #[error("{0}")]
-    Trace(#[from] crate::trace::TraceError),
-
     #[error("run cancelled")]
     Cancelled,
 
-    /// The power was cut (a crash test): the scheme's RAM is gone, the chip keeps what it holds.
-    #[error("power cut before flash operation {} while {}", .0.op, .0.doing())]
-    PowerCut(crate::device::CutPoint),
-
     #[error("{0}")]
     Durability(Box<DurabilityBroken>),
-
-    #[error(
-        "the chip ran out of good blocks: {went_bad} blocks went bad ({factory} from the factory, {grown} worn \
-         out, the last at chip erase #{at_erase} of block {block}) and the reserve of {reserve} replacement \
-         blocks is used up; raise bad_block_reserve, endurance, or lower bad_block_ratio"
-    )]
-    WornOut {
-        went_bad: u32,
-        factory: u32,
-        grown: u32,
-        reserve: u32,
-        at_erase: u64,
-        block: u32,
-    },
-
-    #[error(
-        "scheme `{scheme}` cannot yet rebuild itself from flash after a power cut (no mount); \
-         run it without power_cuts / mount_at_end"
-    )]
-    NoMount { scheme: String },
-
-    #[error(
-        "scheme `{scheme}` cannot mount: the chip holds {what}, which its writes never leave behind; this is \
-         a bug in the scheme: report it with the trace and the power_cut_seed"
-    )]
-    Mount { scheme: String, what: String },
 }
 
 pub type Result<T> = std::result::Result<T, SimError>;

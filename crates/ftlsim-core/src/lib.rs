@@ -2,7 +2,18 @@
 //!
 //! The arrows point one way: `ftl/*` depend on [`device`] (which wraps [`nand`] and [`stats`]), never on
 //! [`sim`], traces or Python; [`sim`] drives requests from [`trace`] through a scheme and builds the
-//! [`report::Report`].
+//! [`report::Report`]. The layers, top to bottom (each imports only those below it; `tests/layers.rs` checks
+//! that no import circle forms):
+//!
+//! ```text
+//! sim                         the run loop; error::SimError wraps the errors below with #[from]
+//! report, error
+//! ftl                         the schemes: builders return ConfigError, reads and writes FlashError
+//! device                      the chip as schemes see it; device::FlashError
+//! bad_blocks, nand, stats     bad-block map, the chip, counters
+//! config, trace               config::ConfigError (with config::Invalid); trace::TraceError
+//! addr, request, sparse, text leaves
+//! ```
 
 pub mod addr;
 pub mod bad_blocks;

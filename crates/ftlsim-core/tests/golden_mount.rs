@@ -11,7 +11,7 @@
 use ftlsim_core::addr::{Lpn, Token};
 use ftlsim_core::config::{Geometry, Timing};
 use ftlsim_core::device::Device;
-use ftlsim_core::error::SimError;
+use ftlsim_core::device::FlashError;
 use ftlsim_core::ftl::{build, Ftl};
 use ftlsim_core::stats::FlashCounts;
 use serde_json::json;
@@ -54,7 +54,7 @@ fn write_all(ftl: &mut dyn Ftl, dev: &mut Device, writes: &[(u32, Token)]) {
 fn cut_write(ftl: &mut dyn Ftl, dev: &mut Device, lpn: u32, token: Token, op: u64) {
     dev.arm_power_cut(Some(op));
     match ftl.write(Lpn(lpn), token, dev) {
-        Err(SimError::PowerCut(at)) => assert_eq!(at.op, op),
+        Err(FlashError::PowerCut(at)) => assert_eq!(at.op, op),
         other => panic!("the cut did not land in the write: {other:?}"),
     }
     dev.arm_power_cut(None);

@@ -10,7 +10,7 @@ use common::{cases, random_op, toy, writes};
 use ftlsim_core::addr::Lpn;
 use ftlsim_core::config::{Geometry, Timing};
 use ftlsim_core::device::Device;
-use ftlsim_core::error::SimError;
+use ftlsim_core::device::FlashError;
 use ftlsim_core::ftl::{self, Ftl};
 use ftlsim_core::request::Request;
 use ftlsim_core::sim::{run_requests, SimConfig};
@@ -61,7 +61,7 @@ fn write_and_cut(
             Some((n, op)) if n == i => {
                 dev.arm_power_cut(Some(op));
                 let e = ftl.write(Lpn(lpn), i as u64 + 1, dev).unwrap_err();
-                assert!(matches!(e, SimError::PowerCut(_)), "{e}");
+                assert!(matches!(e, FlashError::PowerCut(_)), "{e}");
                 return expect;
             }
             _ => ftl.write(Lpn(lpn), i as u64 + 1, dev).unwrap(),

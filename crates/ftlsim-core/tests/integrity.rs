@@ -18,7 +18,7 @@ struct Forgetful {
 }
 
 impl Ftl for Forgetful {
-    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> ftlsim_core::error::Result<Option<Token>> {
+    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> ftlsim_core::device::Result<Option<Token>> {
         let ppn = if self.updated[lpn.index()] {
             lpn.0 + 64
         } else {
@@ -32,7 +32,7 @@ impl Ftl for Forgetful {
         lpn: Lpn,
         token: Token,
         dev: &mut Device,
-    ) -> ftlsim_core::error::Result<()> {
+    ) -> ftlsim_core::device::Result<()> {
         let written = dev
             .chip()
             .peek(ftlsim_core::addr::Ppn(lpn.0))

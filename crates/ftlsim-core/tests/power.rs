@@ -7,8 +7,8 @@ mod common;
 use common::{cases, random_op, toy};
 use ftlsim_core::addr::{Lpn, Ppn, Token};
 use ftlsim_core::config::{Geometry, Timing};
+use ftlsim_core::device::FlashError;
 use ftlsim_core::device::{Device, RequestInfo};
-use ftlsim_core::error::SimError;
 use ftlsim_core::ftl::{build, Built, Ftl, RamItem};
 use ftlsim_core::request::{Op, Request, Tag};
 use ftlsim_core::sim::{run_custom, run_requests, SimConfig};
@@ -360,7 +360,7 @@ fn mount_cost_is_the_spare_reads_of_the_scan() {
 struct Unmountable;
 
 impl Ftl for Unmountable {
-    fn read(&mut self, _lpn: Lpn, _dev: &mut Device) -> ftlsim_core::error::Result<Option<Token>> {
+    fn read(&mut self, _lpn: Lpn, _dev: &mut Device) -> ftlsim_core::device::Result<Option<Token>> {
         Ok(None)
     }
     fn write(
@@ -368,7 +368,7 @@ impl Ftl for Unmountable {
         lpn: Lpn,
         token: Token,
         dev: &mut Device,
-    ) -> ftlsim_core::error::Result<()> {
+    ) -> ftlsim_core::device::Result<()> {
         dev.program(Ppn(lpn.0), token, lpn)
     }
     fn ram(&self) -> Vec<RamItem> {
@@ -403,7 +403,7 @@ struct Forgetful {
 }
 
 impl Ftl for Forgetful {
-    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> ftlsim_core::error::Result<Option<Token>> {
+    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> ftlsim_core::device::Result<Option<Token>> {
         match self.map[lpn.index()] {
             Some(ppn) => Ok(dev.read(ppn)?.token),
             None => Ok(None),
@@ -414,14 +414,14 @@ impl Ftl for Forgetful {
         lpn: Lpn,
         token: Token,
         dev: &mut Device,
-    ) -> ftlsim_core::error::Result<()> {
+    ) -> ftlsim_core::device::Result<()> {
         let ppn = Ppn(self.next);
         self.next += 1;
         dev.program(ppn, token, lpn)?;
         self.map[lpn.index()] = Some(ppn);
         Ok(())
     }
-    fn mount(&mut self, _dev: &mut Device) -> ftlsim_core::error::Result<()> {
+    fn mount(&mut self, _dev: &mut Device) -> ftlsim_core::device::Result<()> {
         self.map.iter_mut().for_each(|e| *e = None);
         Ok(())
     }
@@ -659,7 +659,7 @@ fn write_all(ftl: &mut dyn Ftl, dev: &mut Device, writes: &[(u32, Token)]) -> [u
 fn tear_write(ftl: &mut dyn Ftl, dev: &mut Device, lpn: u32, op: u64) {
     dev.arm_power_cut(Some(op));
     match ftl.write(Lpn(lpn), 999, dev) {
-        Err(SimError::PowerCut(at)) => assert!(at.op == op && at.torn, "{at:?}"),
+        Err(FlashError::PowerCut(at)) => assert!(at.op == op && at.torn, "{at:?}"),
         other => panic!("the cut did not land in the write: {other:?}"),
     }
     dev.arm_power_cut(None);

@@ -30,11 +30,12 @@ create_exception!(
 /// An engine error as Python sees it: a run that started and failed is a `RunFailedError`, bad input an
 /// `FtlsimError` (the command line exits 1 or 2).
 fn sim_err(e: ftlsim_core::error::SimError) -> PyErr {
-    use ftlsim_core::error::SimError::{Durability, Integrity, NandRule, OutOfSpace, WornOut};
+    use ftlsim_core::device::FlashError::{NandRule, OutOfSpace, WornOut};
+    use ftlsim_core::error::SimError::{Durability, Flash, Integrity};
     match e {
-        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) | WornOut { .. } => {
-            RunFailedError::new_err(e.to_string())
-        }
+        Flash(NandRule { .. } | OutOfSpace { .. } | WornOut { .. })
+        | Integrity { .. }
+        | Durability(_) => RunFailedError::new_err(e.to_string()),
         e => err(e),
     }
 }

@@ -74,9 +74,10 @@ use super::common::seq_logs::SEQ_LOG_AUX;
 use super::common::zone_map::ZoneMap;
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::device::Result;
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
@@ -155,21 +156,21 @@ fn zoned_defaults() -> Value {
     .unwrap_or(Value::Null)
 }
 
-fn build_bast(params: &Value, g: &Geometry) -> Result<Built> {
+fn build_bast(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     build(parse_params("bast", params)?, g, "bast")
 }
 
-fn build_zoned(params: &Value, g: &Geometry) -> Result<Built> {
+fn build_zoned(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let p: BastParams = parse_params("logblock-zoned", &with_defaults(zoned_defaults(), params))?;
     if p.zone_blocks == 0 {
-        return Err(SimError::Param(
+        return Err(ConfigError::Param(
             "scheme `logblock-zoned`: zone_blocks=0 must be at least 1 (use `bast` for a block map wholly in RAM)".into(),
         ));
     }
     build(p, g, "logblock-zoned")
 }
 
-fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built> {
+fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built, ConfigError> {
     let mut checks = Checks::new(name);
     checks
         .at_least(

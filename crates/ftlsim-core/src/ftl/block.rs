@@ -28,9 +28,10 @@ use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
 use super::{defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Pbn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -56,7 +57,7 @@ pub struct BlockFtl {
     free: FreePool,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built> {
+fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let _: BlockParams = parse_params("block", params)?;
     let blocks = g.logical_blocks + 1;
     let ftl = BlockFtl {

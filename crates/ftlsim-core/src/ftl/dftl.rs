@@ -131,9 +131,10 @@ use super::common::profiles::{self, Applied, Profile};
 use super::common::slot_list::SlotList;
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::device::Result;
 use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, FlashCounts};
@@ -678,7 +679,7 @@ pub const FIGURES: &[(&str, &str)] = &[
     ),
 ];
 
-fn build(params: &Value, g: &Geometry) -> Result<Built> {
+fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let resolved = profiles::resolve("dftl", params, &defaults_of::<DftlParams>(), PROFILES)?;
     let p: DftlParams = parse_params("dftl", &resolved.params)?;
     Checks::new("dftl")
@@ -711,7 +712,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built> {
     let blocks = g.logical_blocks + extra;
     let pages = blocks as u64 * g.pages_per_block as u64;
     if pages > MapEntry::MAX_PAGES {
-        return Err(SimError::Param(format!(
+        return Err(ConfigError::Param(format!(
             "scheme `dftl`: {pages} physical pages are too many; a map entry keeps its top bit for the trimmed \
              flag, so at most {} pages can be addressed; use a smaller capacity or larger pages",
             MapEntry::MAX_PAGES

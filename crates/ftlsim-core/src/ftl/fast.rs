@@ -59,9 +59,10 @@ use super::common::log_blocks::sector_map_ram;
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -107,12 +108,12 @@ fn ofast_defaults() -> Value {
     .unwrap_or(Value::Null)
 }
 
-fn build_fast(params: &Value, g: &Geometry) -> Result<Built> {
+fn build_fast(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let p: FastParams = parse_params("fast", params)?;
     build(p, g, "fast")
 }
 
-fn build_ofast(params: &Value, g: &Geometry) -> Result<Built> {
+fn build_ofast(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     build(
         parse_params("ofast", &with_defaults(ofast_defaults(), params))?,
         g,
@@ -120,7 +121,7 @@ fn build_ofast(params: &Value, g: &Geometry) -> Result<Built> {
     )
 }
 
-fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built> {
+fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built, ConfigError> {
     Checks::new(name)
         .at_least(
             "log_blocks",

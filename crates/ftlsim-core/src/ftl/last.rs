@@ -64,9 +64,10 @@ use super::common::log_blocks::sector_map_ram;
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
+use crate::device::Result;
 use crate::device::{Device, RequestInfo};
-use crate::error::{Result, SimError};
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -111,7 +112,7 @@ const HOT: usize = 0;
 const COLD: usize = 1;
 const FREE: u8 = 2;
 
-fn build_last(params: &Value, g: &Geometry) -> Result<Built> {
+fn build_last(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let p: LastParams = parse_params("last", params)?;
     let seq = if p.seq_log_blocks == 0 {
         (p.log_blocks / 16).max(1)
@@ -147,7 +148,7 @@ fn build_last(params: &Value, g: &Geometry) -> Result<Built> {
         p.hot_blocks
     };
     if hot == 0 || hot >= random {
-        return Err(SimError::Param(format!(
+        return Err(ConfigError::Param(format!(
             "scheme `last`: hot_blocks={hot} must leave each partition a block of the {random} random log \
              blocks; pick 1..={}",
             random - 1

@@ -80,9 +80,10 @@ use super::common::log_blocks::{sector_map_ram, PageState};
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -143,7 +144,7 @@ const CA: usize = 2;
 const FREE: u8 = 3;
 const AREA_NAMES: [&str; 3] = ["la", "ha", "ca"];
 
-fn build_mast(params: &Value, g: &Geometry) -> Result<Built> {
+fn build_mast(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let p: MastParams = parse_params("mast", params)?;
     let ppb = g.pages_per_block;
     let mut checks = Checks::new("mast");

@@ -17,9 +17,10 @@ pub mod superblock;
 pub mod tiny;
 
 use crate::addr::{Lpn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::{Device, RequestInfo};
-use crate::error::{Result, SimError};
+use crate::device::{FlashError, Result};
 use crate::request::Op;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -100,7 +101,7 @@ pub trait Ftl: Send {
     /// blocks, reserved blocks), as the controller does at boot. What the scheme reads and writes here are real
     /// flash operations, reported as the mount's cost. A scheme that cannot mount says so (the default).
     fn mount(&mut self, dev: &mut Device) -> Result<()> {
-        Err(SimError::NoMount {
+        Err(FlashError::NoMount {
             scheme: dev.scheme().to_string(),
         })
     }
@@ -131,7 +132,7 @@ pub struct Scheme {
     pub citation: &'static str,
     /// The parameters with their defaults, as JSON.
     pub defaults: fn() -> Value,
-    pub build: fn(&Value, &Geometry) -> Result<Built>,
+    pub build: fn(&Value, &Geometry) -> Result<Built, ConfigError>,
 }
 
 /// Every scheme, in the order `ftlsim list` shows them.
@@ -151,11 +152,11 @@ pub static SCHEMES: &[Scheme] = &[
     mast::SCHEME,
 ];
 
-pub fn scheme(name: &str) -> Result<&'static Scheme> {
+pub fn scheme(name: &str) -> Result<&'static Scheme, ConfigError> {
     SCHEMES
         .iter()
         .find(|s| s.name == name)
-        .ok_or_else(|| SimError::Unknown {
+        .ok_or_else(|| ConfigError::Unknown {
             kind: "scheme",
             name: name.to_string(),
             valid: SCHEMES
@@ -169,7 +170,7 @@ pub fn scheme(name: &str) -> Result<&'static Scheme> {
 /// A scheme's parameters as they run: its defaults under the given ones, and its profile (`profile = "..."`,
 /// [`common::profiles`]) applied, as the scheme resolves them when it is built. The report's echo of a run's
 /// parameters and a repeated run use this.
-pub fn resolve_params(name: &str, given: &Value) -> Result<Value> {
+pub fn resolve_params(name: &str, given: &Value) -> Result<Value, ConfigError> {
     let s = scheme(name)?;
     let defaults = (s.defaults)();
     let merged = with_defaults(defaults.clone(), given);
@@ -182,7 +183,7 @@ pub fn resolve_params(name: &str, given: &Value) -> Result<Value> {
 }
 
 /// Builds a scheme by name from a JSON object of parameters (absent ones take their defaults).
-pub fn build(name: &str, params: &Value, geometry: &Geometry) -> Result<Built> {
+pub fn build(name: &str, params: &Value, geometry: &Geometry) -> Result<Built, ConfigError> {
     (scheme(name)?.build)(params, geometry)
 }
 
@@ -191,7 +192,7 @@ pub fn build(name: &str, params: &Value, geometry: &Geometry) -> Result<Built> {
 pub fn parse_params<P: DeserializeOwned + Serialize + Default>(
     scheme: &str,
     params: &Value,
-) -> Result<P> {
+) -> Result<P, ConfigError> {
     let value = if params.is_null() {
         Value::Object(Default::default())
     } else {
@@ -209,7 +210,7 @@ pub fn parse_params<P: DeserializeOwned + Serialize + Default>(
             "." => String::new(),
             path => format!("{path}: "),
         };
-        SimError::Param(format!(
+        ConfigError::Param(format!(
             "scheme `{scheme}`: {key}{}; its parameters are: {accepted}",
             e.inner()
         ))

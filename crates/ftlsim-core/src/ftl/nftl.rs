@@ -81,9 +81,10 @@ use super::common::free_pool::FreePool;
 use super::common::location_cache::{LocationCache, Policy};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -158,7 +159,7 @@ pub struct NftlFtl {
     avoided_by_cache: u64,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built> {
+fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let p: NftlParams = parse_params("nftl", params)?;
     let mut checks = Checks::new("nftl");
     checks
@@ -701,7 +702,7 @@ mod tests {
     use super::*;
     use crate::config::Timing;
     use crate::device::CutPoint;
-    use crate::error::SimError;
+    use crate::device::FlashError;
     use crate::stats::{Cause, FlashCounts};
     use serde_json::json;
 
@@ -768,7 +769,7 @@ mod tests {
             };
             match ftl.write(Lpn(lpn as u32), i + 1, &mut dev) {
                 Ok(()) => last[lpn] = Some(i + 1),
-                Err(SimError::PowerCut(at)) => {
+                Err(FlashError::PowerCut(at)) => {
                     survive(at, &mut ftl, &mut dev);
                     last[lpn] = None;
                 }
@@ -777,7 +778,7 @@ mod tests {
             if let Some(token) = last[lpn] {
                 match ftl.read(Lpn(lpn as u32), &mut dev) {
                     Ok(got) => assert_eq!(got, Some(token)),
-                    Err(SimError::PowerCut(at)) => survive(at, &mut ftl, &mut dev),
+                    Err(FlashError::PowerCut(at)) => survive(at, &mut ftl, &mut dev),
                     Err(e) => panic!("{e}"),
                 }
             }

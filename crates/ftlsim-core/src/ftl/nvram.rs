@@ -39,8 +39,8 @@ use super::common::slot_list::SlotList;
 use super::{address_bytes, Extra, Ftl, RamItem};
 use crate::addr::{Lbn, Lpn, Opt, Token};
 use crate::config::{check_op_us, parse_size_of, ConfigError, Geometry};
+use crate::device::Result;
 use crate::device::{Device, RequestInfo};
-use crate::error::{Result, SimError};
 use crate::request::Tag;
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
@@ -87,10 +87,10 @@ impl NvramOptions {
         write_us: Option<f64>,
         flush_at_end: bool,
         g: &Geometry,
-    ) -> Result<NvramOptions> {
+    ) -> Result<NvramOptions, ConfigError> {
         let bytes = parse_size_of("nvram", size)?;
         if bytes < g.page_bytes as u64 {
-            return Err(SimError::Param(format!(
+            return Err(ConfigError::Param(format!(
                 "nvram=`{size}` holds no page: it must be at least one page ({} bytes); pass e.g. nvram=\"128KiB\"",
                 g.page_bytes
             )));
@@ -99,7 +99,7 @@ impl NvramOptions {
             .iter()
             .find(|(n, _)| *n == policy)
             .map(|(_, p)| *p)
-            .ok_or_else(|| SimError::Unknown {
+            .ok_or_else(|| ConfigError::Unknown {
                 kind: "nvram policy",
                 name: policy.to_string(),
                 valid: POLICIES
@@ -111,7 +111,7 @@ impl NvramOptions {
         let mut parsed = Vec::new();
         match (policy, regions) {
             (Policy::Region, None) => {
-                return Err(SimError::Param(
+                return Err(ConfigError::Param(
                     "nvram_policy=\"region\" needs nvram_regions, byte ranges like \"0-64KiB,1MiB-2MiB\"".into(),
                 ))
             }
@@ -119,7 +119,7 @@ impl NvramOptions {
                 let page = g.page_bytes as u64;
                 for range in text.split(',').filter(|r| !r.trim().is_empty()) {
                     let bad = || {
-                        SimError::Param(format!(
+                        ConfigError::Param(format!(
                             "nvram_regions: `{range}` is not a byte range START-END with START < END (e.g. \"0-64KiB\")"
                         ))
                     };
@@ -136,7 +136,7 @@ impl NvramOptions {
                 }
             }
             (_, Some(_)) => {
-                return Err(SimError::Param(
+                return Err(ConfigError::Param(
                     "nvram_regions is only used by nvram_policy=\"region\"".into(),
                 ))
             }
@@ -145,7 +145,7 @@ impl NvramOptions {
         let feram = g.page_bytes as f64 / 2.0 * FERAM_CYCLE_US;
         for (name, v) in [("nvram_read_us", read_us), ("nvram_write_us", write_us)] {
             if let Some(v) = v {
-                check_op_us(name, v).map_err(ConfigError::from)?;
+                check_op_us(name, v)?;
             }
         }
         Ok(NvramOptions {

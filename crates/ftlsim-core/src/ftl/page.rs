@@ -38,9 +38,10 @@ use super::common::page_store::{PageStore, Victim};
 use super::common::profiles::{self, Applied, Profile};
 use super::{address_bytes, defaults_of, parse_params, Ahead, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use crate::nand::OpClass;
 use crate::request::Op;
 use crate::sparse::SparseVec;
@@ -133,7 +134,7 @@ pub struct PageFtl {
     profile: Option<Applied>,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built> {
+fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let resolved = profiles::resolve("page", params, &defaults_of::<PageParams>(), PROFILES)?;
     let p: PageParams = parse_params("page", &resolved.params)?;
     let frontiers = if p.gc_frontier { 2 } else { 1 };

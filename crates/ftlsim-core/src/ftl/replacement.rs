@@ -56,9 +56,10 @@ use super::common::free_pool::FreePool;
 use super::common::valid_buckets::ValidBuckets;
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -111,7 +112,7 @@ pub struct ReplacementFtl {
     sources: Vec<Opt<Pbn>>,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built> {
+fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let p: ReplacementParams = parse_params("replacement", params)?;
     Checks::new("replacement")
         .at_least(
@@ -491,7 +492,7 @@ impl ReplacementFtl {
 mod tests {
     use super::*;
     use crate::config::Timing;
-    use crate::error::SimError;
+    use crate::device::FlashError;
     use serde_json::json;
 
     /// 4 logical blocks of 4 pages, the scheme's extra blocks beside them.
@@ -577,7 +578,7 @@ mod tests {
             };
             match ftl.write(Lpn(lpn as u32), i + 1, &mut dev) {
                 Ok(()) => last[lpn] = Some(i + 1),
-                Err(SimError::PowerCut(_)) => {
+                Err(FlashError::PowerCut(_)) => {
                     survive(&mut ftl, &mut dev);
                     last[lpn] = None;
                 }
@@ -586,7 +587,7 @@ mod tests {
             if let Some(token) = last[lpn] {
                 match ftl.read(Lpn(lpn as u32), &mut dev) {
                     Ok(got) => assert_eq!(got, Some(token), "page {lpn} after {cuts} cuts"),
-                    Err(SimError::PowerCut(_)) => survive(&mut ftl, &mut dev),
+                    Err(FlashError::PowerCut(_)) => survive(&mut ftl, &mut dev),
                     Err(e) => panic!("{e}"),
                 }
             }

@@ -58,9 +58,10 @@ use super::common::lru::Lru;
 use super::common::map_area::{load_page_table, rebuild_spare_tables};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
@@ -133,7 +134,7 @@ pub struct SuperblockFtl {
     cursor: u32,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built> {
+fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let p: SuperblockParams = parse_params("superblock", params)?;
     let mut checks = Checks::new("superblock");
     checks.over_provisioning(p.over_provisioning);

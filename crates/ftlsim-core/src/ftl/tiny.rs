@@ -104,9 +104,10 @@ use super::common::lru::Lru;
 use super::common::map_area::{load_page_table, rebuild_spare_tables, MapArea};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::device::{FlashError, Result};
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
@@ -206,7 +207,7 @@ pub struct TinyFtl {
     scratch: Vec<u32>,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built> {
+fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
     let p: TinyParams = parse_params("tiny", params)?;
     let mut checks = Checks::new("tiny");
     checks
@@ -384,7 +385,7 @@ impl Ftl for TinyFtl {
         for group in claims.chunk_by(|a, b| a.0 == b.0) {
             let b = group[0].0.index();
             if let Some(&(_, _, extra, _, _)) = group.get(3) {
-                return Err(SimError::NandRule {
+                return Err(FlashError::NandRule {
                     scheme: dev.scheme().to_string(),
                     what: format!(
                         "mount found a fourth block of logical block {b} (tiny holds at most a data block, a \

@@ -2,6 +2,7 @@
 //! capacity.
 
 use super::Progress;
+use crate::config::ConfigError;
 use crate::config::{parse_size_of, DeviceOverrides, DeviceSpec, Geometry};
 use crate::error::{Result, SimError};
 use crate::ftl::{self, Built};
@@ -162,7 +163,9 @@ pub fn resolve_device_with(
         _ => DEFAULT_WORKLOAD_CAPACITY,
     };
     if capacity == 0 {
-        return Err(SimError::Param("capacity must be more than 0 bytes".into()));
+        return Err(SimError::Config(ConfigError::Param(
+            "capacity must be more than 0 bytes".into(),
+        )));
     }
     let geometry = spec.geometry(capacity)?;
     Ok(Resolved {
@@ -291,15 +294,15 @@ impl MeasureFrom {
             .iter()
             .find_map(|(unit, scale)| t.strip_suffix(unit).map(|n| (n, *scale)))
             .ok_or_else(|| {
-                SimError::Param(format!(
+                SimError::Config(ConfigError::Param(format!(
                     "measure_from=`{text}`: give a request number (e.g. 10000) or a time with a unit (30s, 1500ms, 200us)"
-                ))
+                )))
             })?;
         match number.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v * scale)),
-            _ => Err(SimError::Param(format!(
+            _ => Err(SimError::Config(ConfigError::Param(format!(
                 "measure_from=`{text}`: `{number}` is not a non-negative number; e.g. measure_from=\"30s\""
-            ))),
+            )))),
         }
     }
 }
@@ -328,20 +331,20 @@ pub struct BuiltRun {
 pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
     let stated = match (cfg.extra_blocks, cfg.over_provisioning) {
         (Some(_), Some(_)) => {
-            return Err(SimError::Param(
+            return Err(SimError::Config(ConfigError::Param(
                 "give extra_blocks or over_provisioning, not both (one is derived from the other)".into(),
-            ))
+            )))
         }
         (Some(blocks), None) => Some(blocks as u64),
         (None, Some(op)) if op.is_finite() && (0.0..=MAX_OVER_PROVISIONING).contains(&op) => {
             Some((g.logical_blocks as f64 * op).ceil() as u64)
         }
         (None, Some(op)) => {
-            return Err(SimError::Param(format!(
+            return Err(SimError::Config(ConfigError::Param(format!(
                 "scheme `{}`: over_provisioning={op} must be a number from 0 to {MAX_OVER_PROVISIONING} (a \
                  fraction of the logical capacity); e.g. over_provisioning=0.07",
                 cfg.ftl
-            )))
+            ))))
         }
         (None, None) => None,
     };
@@ -357,22 +360,22 @@ pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
     };
     let limit = u32::MAX as u64 / g.pages_per_block as u64 - g.logical_blocks as u64;
     if stated > limit {
-        return Err(SimError::Param(format!(
+        return Err(SimError::Config(ConfigError::Param(format!(
             "extra_blocks={stated} makes more physical pages than a 32-bit page address holds; at most {limit} \
              with {} pages a block",
             g.pages_per_block
-        )));
+        ))));
     }
     let stated = stated as u32;
     let mut params = cfg.params.clone();
     let takes_op = (scheme.defaults)().get("over_provisioning").is_some();
     if takes_op {
         if params.get("over_provisioning").is_some() {
-            return Err(SimError::Param(format!(
+            return Err(SimError::Config(ConfigError::Param(format!(
                 "scheme `{}`: its over_provisioning parameter and the run's extra_blocks / over_provisioning both \
                  state the spare capacity; give one",
                 cfg.ftl
-            )));
+            ))));
         }
         // The largest fraction whose blocks (rounded up, as the scheme does) are the stated ones.
         let logical = g.logical_blocks as f64;
@@ -388,11 +391,11 @@ pub fn build_scheme(cfg: &SimConfig, g: &Geometry) -> Result<BuiltRun> {
     let built = (scheme.build)(&params, g)?;
     let need = built.extra_blocks;
     if need > stated {
-        return Err(SimError::Param(format!(
+        return Err(SimError::Config(ConfigError::Param(format!(
             "scheme `{}` needs {need} extra blocks with these parameters (its log, reserve or map blocks), but the \
              run gives extra_blocks={stated}; give extra_blocks={need} or more, or parameters that need fewer",
             cfg.ftl
-        )));
+        ))));
     }
     Ok(BuiltRun {
         built: Built {

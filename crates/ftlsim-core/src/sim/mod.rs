@@ -14,7 +14,9 @@ pub use config::{
 pub use nvram::ram;
 
 use crate::addr::{Lpn, Token};
+use crate::config::ConfigError;
 use crate::config::{format_size, Geometry};
+use crate::device::FlashError;
 use crate::device::{CutPoint, Device, RequestInfo};
 use crate::error::{DurabilityBroken, Result, SimError};
 use crate::ftl::nvram::Nvram;
@@ -228,10 +230,10 @@ fn drive(
         Some(opts) => Device::with_bad_blocks(&cfg.ftl, g, physical_blocks, timing, opts)?,
     };
     if cfg.torn_pages && !built.ftl.detects_torn_pages() {
-        return Err(SimError::Param(format!(
+        return Err(SimError::Config(ConfigError::Param(format!(
             "scheme `{}` does not yet detect torn pages when it mounts; run it without torn_pages / --torn-pages",
             cfg.ftl
-        )));
+        ))));
     }
     dev.set_torn_pages(cfg.torn_pages);
     let mut run = Run {
@@ -332,7 +334,7 @@ fn drive(
                 .map_err(|e| e.located(source.position()));
         }
         served += 1;
-        if let Err(SimError::PowerCut(at)) = outcome {
+        if let Err(SimError::Flash(FlashError::PowerCut(at))) = outcome {
             // The cut's position in the planned numbering, then the next one relative to it.
             let cut = cut_points.next().expect("a cut was armed");
             run.survive_power_cut(at, served)?;
@@ -360,7 +362,7 @@ fn drive(
         let outcome = run.ftl.finish(&mut run.dev);
         flush_us += run.dev.elapsed_us() - before;
         match outcome {
-            Err(SimError::PowerCut(at)) => {
+            Err(FlashError::PowerCut(at)) => {
                 let cut = cut_points.next().expect("a cut was armed");
                 run.survive_power_cut(at, served)?;
                 run.dev

@@ -1,6 +1,7 @@
 //! Wiring a run's NVRAM write cache (`ftl/nvram.rs`) in front of its scheme, from the run's options.
 
 use super::config::{resolve_device, SimConfig};
+use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::error::{Result, SimError};
 use crate::ftl::nvram::{Nvram, NvramOptions};
@@ -18,9 +19,9 @@ pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<Nvra
     match &cfg.nvram {
         None => {
             if cfg.nvram_regions.is_some() {
-                return Err(SimError::Param(
+                return Err(SimError::Config(ConfigError::Param(
                     "nvram_regions is set but there is no NVRAM; pass nvram=SIZE too".into(),
-                ));
+                )));
             }
             Ok(None)
         }
@@ -33,7 +34,8 @@ pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<Nvra
             cfg.nvram_flush_at_end,
             g,
         )
-        .map(Some),
+        .map(Some)
+        .map_err(SimError::from),
     }
 }
 

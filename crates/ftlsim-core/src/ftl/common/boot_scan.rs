@@ -13,7 +13,7 @@
 use super::bitmap::Bitmap;
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn};
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::device::{FlashError, Result};
 use crate::nand::Spare;
 
 /// A torn page (issue 13, `torn_pages`: a program cut by the power loss): programmed, so it cannot be
@@ -406,8 +406,8 @@ pub fn resolve_or_bug(dev: &Device, group: &[InPlace]) -> Result<Roles> {
 }
 
 /// The error of a mount that finds, at block `pbn`, a state the scheme's writes never leave.
-pub fn mount_bug(dev: &Device, pbn: Pbn, what: &str) -> SimError {
-    SimError::Mount {
+pub fn mount_bug(dev: &Device, pbn: Pbn, what: &str) -> FlashError {
+    FlashError::Mount {
         scheme: dev.scheme().to_string(),
         what: format!("{what} (block {})", pbn.0),
     }

@@ -9,8 +9,9 @@
 //! device.
 
 use super::logblock_ram::paper_chip_blocks;
+use crate::config::ConfigError;
 use crate::config::Geometry;
-use crate::error::{Result, SimError};
+use crate::device::Result;
 
 /// The least a device-derived limit is, so that the papers' toy devices (4 blocks of 4 pages) run every
 /// scheme's defaults (the largest unclamped one: `replacement`'s 64 replacement blocks + 1) and small caches.
@@ -156,11 +157,11 @@ impl<'a> Checks<'a> {
     }
 
     /// Every problem found, in one error naming the scheme.
-    pub fn finish(&mut self) -> Result<()> {
+    pub fn finish(&mut self) -> Result<(), ConfigError> {
         if self.problems.is_empty() {
             return Ok(());
         }
-        Err(SimError::Param(format!(
+        Err(ConfigError::Param(format!(
             "scheme `{}`: {}",
             self.scheme,
             std::mem::take(&mut self.problems).join("; ")

@@ -10,7 +10,7 @@ use super::bitmap::Bitmap;
 use super::free_pool::FreePool;
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use crate::ftl::{address_bytes, RamItem};
 
 pub struct DataBlocks {

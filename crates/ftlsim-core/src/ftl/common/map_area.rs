@@ -14,7 +14,7 @@
 use super::lru::Lru;
 use crate::addr::{Lpn, Opt, Pbn, Ppn};
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;

@@ -15,7 +15,7 @@ use super::data_blocks::DataBlocks;
 use super::free_pool::FreePool;
 use crate::addr::{Lbn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 
 /// Programs the offsets of `target` outside `held` (the offsets it already holds) for `lbn` from `sources`,
 /// or `incoming` at its offset.

@@ -8,7 +8,8 @@
 //! default, give the parameters without the profile.
 //! `docs/matching-other-simulators.md` says what each profile matches, how it was measured and what differs.
 
-use crate::error::{Result, SimError};
+use crate::config::ConfigError;
+use crate::device::Result;
 use crate::ftl::Extra;
 use serde_json::{Map, Value};
 
@@ -57,7 +58,7 @@ pub fn resolve(
     given: &Value,
     defaults: &Value,
     profiles: &[Profile],
-) -> Result<Resolved> {
+) -> Result<Resolved, ConfigError> {
     let name = match given.get("profile") {
         None | Some(Value::Null) => {
             return Ok(Resolved {
@@ -67,14 +68,14 @@ pub fn resolve(
         }
         Some(Value::String(name)) => name.as_str(),
         Some(other) => {
-            return Err(SimError::Param(format!(
+            return Err(ConfigError::Param(format!(
                 "scheme `{scheme}`: profile={other} is not a profile name; {}",
                 offered(profiles)
             )))
         }
     };
     let profile = profiles.iter().find(|p| p.name == name).ok_or_else(|| {
-        SimError::Param(format!(
+        ConfigError::Param(format!(
             "scheme `{scheme}`: profile `{name}` is unknown; {}",
             offered(profiles)
         ))

@@ -55,7 +55,7 @@ use super::merge;
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::device::{FlashError, Result};
 use crate::stats::MergeKind;
 
 /// The scheme word of a page programmed into a log block that serves one logical block (a sequential log
@@ -432,7 +432,7 @@ impl HybridBlocks {
             }
         }
         if seq_blocks.len() > self.seq.len() || logs.len() > self.log.slots() as usize {
-            return Err(SimError::Mount {
+            return Err(FlashError::Mount {
                 scheme: dev.scheme().to_string(),
                 what: format!(
                     "{} sequential and {} random log blocks for {} and {} slots",

@@ -8,7 +8,7 @@
 use super::map_area::MapArea;
 use crate::addr::{Lbn, Pbn};
 use crate::device::Device;
-use crate::error::Result;
+use crate::device::Result;
 use crate::nand::OpClass;
 use crate::stats::CacheKind;
 
