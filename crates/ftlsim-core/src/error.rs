@@ -76,6 +76,11 @@ impl From<SizeError> for SimError {
 }
 
 impl SimError {
+    /// A parameter problem said in free text (the configuration layer's [`ConfigError::Param`]).
+    pub fn param(text: impl Into<String>) -> SimError {
+        SimError::Config(ConfigError::Param(text.into()))
+    }
+
     /// The parameters whose values were not allowed, each with its key, value, what was expected and a
     /// suggestion, for a front end to spell in its own words (empty for any other error).
     pub fn invalid(&self) -> &[Invalid] {

@@ -123,16 +123,7 @@ fn generate(py: Python<'_>, trace: String, output: String, config_json: &str) ->
     ftlsim_core::trace::writer_for(out).map_err(err)?;
     let mut raised: Option<PyErr> = None;
     let written = py.allow_threads(|| {
-        let dev = sim::resolve_device(&cfg, Some(&trace))?;
-        let source = ftlsim_core::trace::open_in(
-            &trace,
-            &cfg.trace,
-            dev.layout.as_ref(),
-            dev.geometry.logical_bytes(),
-            dev.geometry.page_bytes,
-            dev.geometry.block_bytes(),
-            &mut |_, _| interrupted().is_none(),
-        )?;
+        let source = sim::open_trace(&cfg, &trace, &mut |_| interrupted().is_none())?;
         let mut source = Interruptible {
             inner: source,
             read: 0,

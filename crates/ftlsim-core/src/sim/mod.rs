@@ -1,34 +1,28 @@
 //! Drives host requests through a scheme on the simulated chip: checks every read against the last write,
 //! charges each request the flash work done on its behalf, and hands the counts to the [`Report`].
-//! The run's configuration is in [`config`], the NVRAM wiring in `nvram`, latency figures in `latency`.
+//! The run's configuration is in [`config`], resolved once into a [`RunPlan`] ([`plan`]); the NVRAM wiring is in
+//! `nvram`, latency figures in `latency`.
 
 pub mod config;
 mod latency;
 mod lookahead;
 mod nvram;
+pub mod plan;
 
-pub use config::{
-    build_scheme, resolve_device, BuiltRun, MeasureFrom, Precondition, Resolved, SimConfig,
-    DEFAULT_WORKLOAD_CAPACITY,
-};
+pub use config::{MeasureFrom, Precondition, SimConfig, DEFAULT_WORKLOAD_CAPACITY};
 pub use nvram::ram;
+pub use plan::{open, open_trace, resolve_device, Input, Resolved, RunPlan};
 
 use crate::addr::{Lpn, Token};
-use crate::config::ConfigError;
 use crate::config::{format_size, Geometry};
-use crate::device::FlashError;
-use crate::device::{CutPoint, Device, RequestInfo};
+use crate::device::{CutPoint, Device, FlashError, RequestInfo};
 use crate::error::{DurabilityBroken, Result, SimError};
-use crate::ftl::nvram::Nvram;
 use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
-use crate::report::{
-    BadBlockFigures, ConfigEcho, HostCounts, PowerFigures, Report, SimFigures, Times,
-};
+use crate::report::{BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times};
 use crate::request::{Op, Request};
 use crate::sparse::SparseVec;
 use crate::stats::Cause;
-use crate::trace::{self, RequestSource};
 use latency::Latencies;
 use lookahead::Lookahead;
 use std::time::{Duration, Instant};
@@ -57,16 +51,6 @@ struct Ticker<'a> {
 }
 
 impl<'a> Ticker<'a> {
-    /// Reports the progress of a pre-pass over the trace as it comes (every few thousand requests); false
-    /// when the callback cancels.
-    fn pre_pass(&mut self, done: u64, total: u64) -> bool {
-        (self.on_progress)(Progress {
-            requests: 0,
-            done,
-            total,
-        })
-    }
-
     fn new(on_progress: OnProgress<'a>) -> Ticker<'a> {
         Ticker {
             on_progress,
@@ -93,29 +77,16 @@ impl<'a> Ticker<'a> {
 /// returning false cancels the run.
 pub fn run(cfg: &SimConfig, trace_spec: &str, progress: OnProgress) -> Result<Report> {
     let started = Instant::now();
-    let ticker = Ticker::new(progress);
-    let resolved =
-        config::resolve_device_with(cfg, Some(trace_spec), &mut |p| (ticker.on_progress)(p))?;
-    let open = |pre_pass: &mut dyn FnMut(u64, u64) -> bool| -> Result<Box<dyn RequestSource>> {
-        trace::open_in(
-            trace_spec,
-            &cfg.trace,
-            resolved.layout.as_ref(),
-            resolved.geometry.logical_bytes(),
-            resolved.geometry.page_bytes,
-            resolved.geometry.block_bytes(),
-            pre_pass,
-        )
-        .map_err(config::cancelled)
-    };
-    let make = |g: &Geometry| build_scheme(cfg, g);
-    drive(cfg, &resolved, &make, &open, trace_spec, started, ticker)
+    let plan = RunPlan::resolve(cfg, Input::Trace(trace_spec), &mut *progress)?;
+    execute(&plan, started, Ticker::new(progress))
 }
 
 /// Runs requests held in memory (tests, generated sequences). The capacity comes from the config, else the
-/// furthest request rounded up to a block.
+/// furthest request.
 pub fn run_requests(cfg: &SimConfig, requests: Vec<Request>) -> Result<Report> {
-    run_built(cfg, |g| build_scheme(cfg, g), requests)
+    let started = Instant::now();
+    let plan = RunPlan::resolve(cfg, Input::Memory(&requests), &mut |_| true)?;
+    execute(&plan, started, Ticker::new(&mut |_| true))
 }
 
 /// Runs requests held in memory through a scheme made by `make` for the resolved geometry: the way tests run
@@ -125,254 +96,102 @@ pub fn run_custom(
     make: impl Fn(&Geometry) -> Result<ftl::Built>,
     requests: Vec<Request>,
 ) -> Result<Report> {
-    run_built(
-        cfg,
-        |g| {
-            let built = make(g)?;
-            let scheme_extra_blocks = built.extra_blocks;
-            Ok(BuiltRun {
-                built,
-                scheme_extra_blocks,
-                params: cfg.params.clone(),
-            })
-        },
-        requests,
-    )
+    let started = Instant::now();
+    let plan = RunPlan::resolve_custom(cfg, Input::Memory(&requests), make)?;
+    execute(&plan, started, Ticker::new(&mut |_| true))
 }
 
-fn run_built(
-    cfg: &SimConfig,
-    make: impl Fn(&Geometry) -> Result<BuiltRun>,
-    requests: Vec<Request>,
-) -> Result<Report> {
-    let started = Instant::now();
-    let mut resolved = resolve_device(cfg, None)?;
-    if cfg.capacity.is_none() && resolved.spec.preset_capacity_bytes.is_none() {
-        let end = requests.iter().map(|r| r.offset + r.len).max().unwrap_or(1);
-        resolved.geometry = resolved.spec.geometry(end)?;
-    }
-    let open = |_: &mut dyn FnMut(u64, u64) -> bool| -> Result<Box<dyn RequestSource>> {
-        Ok(Box::new(trace::VecSource::new(requests.clone())))
+/// Runs a resolved plan: the power cuts' dry run first when it has any, then the run.
+fn execute(plan: &RunPlan, started: Instant, mut ticker: Ticker) -> Result<Report> {
+    let cuts = if plan.power.cuts > 0 {
+        plan_power_cuts(plan, &mut ticker)?
+    } else {
+        Vec::new()
     };
-    drive(
-        cfg,
-        &resolved,
-        &make,
-        &open,
-        "memory",
-        started,
-        Ticker::new(&mut |_| true),
-    )
+    drive(plan, Pass::Run(cuts), started, &mut ticker)
 }
 
 /// The shadow map's marker for a page trimmed after its last write: a read may return that write or nothing.
 const TRIMMED: u64 = 1 << 63;
 
-struct Run<'a> {
+struct Run<'p> {
+    plan: &'p RunPlan<'p>,
     ftl: Box<dyn Ftl>,
     dev: Device,
     shadow: SparseVec<Token>,
     next_token: Token,
     page_bytes: u64,
     capacity: u64,
-    cfg: &'a SimConfig,
     host: HostCounts,
     read_latency: Latencies,
     write_latency: Latencies,
     request_us: f64,
     idle_us: f64,
+    /// Whether `inflight` is kept: only a run with power cuts checks it (without, the list would grow with the
+    /// request: a single 1 TiB request is 2^26 entries of 16 KiB pages, and the allocation fails).
+    track_inflight: bool,
     /// Pages written by the request being served: (logical page, token before, token written). After a power
     /// cut each may read either.
     inflight: Vec<(u32, Token, Token)>,
+    cuts: Cuts,
     power: PowerFigures,
-    /// Extra blocks the scheme uses (of the chip's extra blocks).
-    scheme_extra_blocks: u32,
-    /// The scheme's parameters as it was built with them, for the report's echo.
-    params: serde_json::Value,
+    /// Mount once after the trace (not in a dry run).
+    mount_at_end: bool,
 }
 
-/// Builds the run's scheme for a geometry.
-type Make<'a> = &'a dyn Fn(&Geometry) -> Result<BuiltRun>;
-/// Opens the run's requests from the start, telling the progress (done, total) of a pre-pass (`compact`'s) to
-/// its argument; false from it cancels.
-type Open<'a> = &'a dyn Fn(&mut dyn FnMut(u64, u64) -> bool) -> Result<Box<dyn RequestSource>>;
+/// A pass over the trace: the dry run that counts the flash operations a power-cut plan chooses from, or the
+/// run with the cut points chosen.
+enum Pass {
+    DryRun,
+    Run(Vec<u64>),
+}
 
-fn drive(
-    cfg: &SimConfig,
-    resolved: &Resolved,
-    make: Make,
-    open: Open,
-    trace_spec: &str,
-    started: Instant,
-    mut ticker: Ticker,
-) -> Result<Report> {
-    let g = resolved.geometry;
-    let planned = if cfg.power_cuts > 0 {
-        plan_power_cuts(cfg, resolved, make, open, &mut *ticker.on_progress)?
-    } else {
-        Vec::new()
-    };
-    let cuts_planned = planned.len() as u64;
-    let mut cut_points = planned.into_iter().peekable();
-    let built = make(&g)?;
-    let scheme_extra_blocks = built.scheme_extra_blocks;
-    let built_params = built.params;
-    let built = built.built;
-    let physical_blocks = g.logical_blocks + built.extra_blocks;
-    let nvram = nvram::nvram_options(cfg, &g)?;
-    let measure_from_us = match &cfg.measure_from {
-        Some(m) => m.time_us()?,
-        None => None,
-    };
-    let timing = resolved.spec.timing;
-    let mut dev = match resolved.spec.bad_block_options(physical_blocks) {
-        None => Device::new(&cfg.ftl, g, physical_blocks, timing),
-        Some(opts) => Device::with_bad_blocks(&cfg.ftl, g, physical_blocks, timing, opts)?,
-    };
-    if cfg.torn_pages && !built.ftl.detects_torn_pages() {
-        return Err(SimError::Config(ConfigError::Param(format!(
-            "scheme `{}` does not yet detect torn pages when it mounts; run it without torn_pages / --torn-pages",
-            cfg.ftl
-        ))));
+/// What a step of the run came to: done, or cut short by the power cut armed on the chip.
+enum Step {
+    Done,
+    PowerCut(CutPoint),
+}
+
+/// A step's result with the power cut taken out of the errors: the one place that knows how the chip reports
+/// a cut.
+fn step<E: Into<SimError>>(result: std::result::Result<(), E>) -> Result<Step> {
+    match result.map_err(Into::into) {
+        Ok(()) => Ok(Step::Done),
+        Err(SimError::Flash(FlashError::PowerCut(at))) => Ok(Step::PowerCut(at)),
+        Err(e) => Err(e),
     }
-    dev.set_torn_pages(cfg.torn_pages);
-    let mut run = Run {
-        ftl: built.ftl,
-        dev,
-        shadow: SparseVec::new(g.logical_pages() as usize, 0),
-        next_token: 0,
-        page_bytes: g.page_bytes as u64,
-        capacity: g.logical_bytes(),
-        cfg,
-        host: HostCounts::default(),
-        read_latency: Latencies::new(),
-        write_latency: Latencies::new(),
-        request_us: 0.0,
-        idle_us: 0.0,
-        inflight: Vec::new(),
-        power: PowerFigures {
-            cuts_planned,
-            ..PowerFigures::default()
-        },
-        scheme_extra_blocks,
-        params: built_params,
-    };
-    // Preconditioning goes straight to the scheme: the NVRAM is put in front afterwards, so it starts empty.
-    match cfg.precondition {
-        Precondition::None => {}
-        Precondition::Full => {
-            let pages = g.logical_pages();
-            for lpn in 0..pages {
-                run.write_page(Lpn(lpn))?;
-                ticker.tick(lpn as u64, || Progress {
-                    requests: 0,
-                    done: lpn as u64,
-                    total: pages as u64,
-                })?;
-            }
-        }
-        Precondition::Trace => {
-            let mut source = open(&mut |done, total| ticker.pre_pass(done, total))?;
-            let mut n = 0;
-            while let Some(request) = source.next_request() {
-                run.warm_up(&request?)
-                    .map_err(|e| e.located(source.position()))?;
-                n += 1;
-                ticker.tick(n, || {
-                    let (done, total) = source.progress();
-                    Progress {
-                        requests: 0,
-                        done,
-                        total,
-                    }
-                })?;
-            }
-        }
+}
+
+/// The planned power cuts still to come: flash operation numbers counted from the end of preconditioning.
+struct Cuts(std::iter::Peekable<std::vec::IntoIter<u64>>);
+
+impl Cuts {
+    /// The first cut, counted from the end of preconditioning.
+    fn first(&mut self) -> Option<u64> {
+        self.0.peek().copied()
     }
-    let precondition_erases = run.dev.counts().erases;
-    if cfg.precondition != Precondition::None {
-        run.reset_measurement();
+
+    /// Takes the cut that happened; the next one, counted from it.
+    fn after_cut(&mut self) -> Option<u64> {
+        let cut = self.0.next().expect("a cut was armed");
+        self.0.peek().map(|next| next - cut)
     }
-    if let Some(opts) = nvram {
-        run.ftl = Box::new(Nvram::new(run.ftl, opts, &g));
-    }
-    run.dev.arm_power_cut(cut_points.peek().copied());
-    let mut source = Lookahead::new(open(&mut |done, total| ticker.pre_pass(done, total))?);
+}
+
+/// One pass over the trace, in its steps: build the chip and the scheme, precondition, wrap the scheme in the
+/// NVRAM, arm the first power cut, serve the trace, finish (flush), mount, report.
+fn drive(plan: &RunPlan, pass: Pass, started: Instant, ticker: &mut Ticker) -> Result<Report> {
+    let mut run = Run::build(plan, pass)?;
+    let precondition_erases = run.precondition(ticker)?;
+    let mut run = run.wrap_nvram();
+    let first_cut = run.cuts.first();
+    run.dev.arm_power_cut(first_cut);
+    let mut source = Lookahead::new(open(plan)?);
     let setup_s = started.elapsed().as_secs_f64();
     let loop_started = Instant::now();
-    let mut last_time: Option<f64> = None;
-    let mut measuring = cfg.measure_from.is_none();
-    let mut served = 0u64;
-    while let Some(request) = source.next_request() {
-        let request = request?;
-        if !measuring {
-            let from_request =
-                matches!(cfg.measure_from, Some(MeasureFrom::Request(n)) if served >= n);
-            let from_time = measure_from_us.is_some_and(|t| request.time_us >= t);
-            if from_request || from_time {
-                run.reset_measurement();
-                measuring = true;
-            }
-        }
-        run.inflight.clear();
-        let mut outcome = Ok(());
-        if let Some(prev) = last_time {
-            if request.time_us - prev > cfg.idle_threshold_us {
-                outcome = run.idle();
-            }
-        }
-        last_time = Some(request.time_us);
-        if let Some(r) = source.peek(1) {
-            run.prefetch(r, Ahead::Far);
-        }
-        if let Some(r) = source.peek(0) {
-            run.prefetch(r, Ahead::Near);
-        }
-        if outcome.is_ok() {
-            outcome = run
-                .serve(&request)
-                .map_err(|e| e.located(source.position()));
-        }
-        served += 1;
-        if let Err(SimError::Flash(FlashError::PowerCut(at))) = outcome {
-            // The cut's position in the planned numbering, then the next one relative to it.
-            let cut = cut_points.next().expect("a cut was armed");
-            run.survive_power_cut(at, served)?;
-            run.dev
-                .arm_power_cut(cut_points.peek().map(|next| next - cut));
-        } else {
-            outcome?;
-        }
-        ticker.tick(served, || {
-            let (done, total) = source.progress();
-            Progress {
-                requests: served,
-                done,
-                total,
-            }
-        })?;
-    }
-    // The end-of-trace flush can be cut too (the dry run counted its operations among the cut points): after
-    // the mount the flush starts again from what the NVRAM and the chip still hold.
-    run.inflight.clear();
-    let mut flush_us = 0.0;
-    loop {
-        run.dev.enter_phase(Cause::Flush);
-        let before = run.dev.elapsed_us();
-        let outcome = run.ftl.finish(&mut run.dev);
-        flush_us += run.dev.elapsed_us() - before;
-        match outcome {
-            Err(FlashError::PowerCut(at)) => {
-                let cut = cut_points.next().expect("a cut was armed");
-                run.survive_power_cut(at, served)?;
-                run.dev
-                    .arm_power_cut(cut_points.peek().map(|next| next - cut));
-            }
-            outcome => break outcome?,
-        }
-    }
-    run.dev.arm_power_cut(None);
-    if cfg.mount_at_end {
+    let served = run.serve_trace(&mut source, ticker)?;
+    let flush_us = run.finish(served)?;
+    if run.mount_at_end {
         run.mount()?;
     }
     let wall_s = loop_started.elapsed().as_secs_f64();
@@ -382,18 +201,8 @@ fn drive(
         done,
         total,
     });
-    let flash = run.dev.counts();
-    let per_s = |n: u64| n as f64 / wall_s.max(1e-9);
-    let sim = SimFigures {
-        skipped_lines: source.skipped_lines(),
-        setup_s,
-        wall_s,
-        requests_per_s: per_s(run.host.requests),
-        flash_ops_per_s: per_s(flash.page_reads + flash.page_writes + flash.erases),
-        spare_reads_per_s: per_s(flash.spare_reads),
-        chip_memory_bytes: run.dev.chip().heap_bytes() as u64,
-    };
-    Ok(run.report(resolved, trace_spec, precondition_erases, flush_us, sim))
+    let sim = run.sim_figures(source.skipped_lines(), setup_s, wall_s);
+    Ok(run.report(precondition_erases, flush_us, sim))
 }
 
 /// Whether a read that returned `got` agrees with the shadow map's entry.
@@ -421,34 +230,15 @@ fn describe(expected: Token) -> String {
 /// The flash operations of a run without cuts, and `power_cuts` distinct ones among them chosen by the seed (all
 /// of them when the run has fewer): a dry run of the same trace counts them. Cut points are numbered from the end
 /// of preconditioning.
-fn plan_power_cuts(
-    cfg: &SimConfig,
-    resolved: &Resolved,
-    make: Make,
-    open: Open,
-    on_progress: OnProgress,
-) -> Result<Vec<u64>> {
+fn plan_power_cuts(plan: &RunPlan, ticker: &mut Ticker) -> Result<Vec<u64>> {
     use rand::SeedableRng;
-    let dry_cfg = SimConfig {
-        power_cuts: 0,
-        mount_at_end: false,
-        ..cfg.clone()
-    };
-    let dry = drive(
-        &dry_cfg,
-        resolved,
-        make,
-        open,
-        "dry run",
-        Instant::now(),
-        // The run's own callback: an interrupt during the dry run is honoured as in the run.
-        Ticker::new(on_progress),
-    )?;
+    // The run's own callback: an interrupt during the dry run is honoured as in the run.
+    let dry = drive(plan, Pass::DryRun, Instant::now(), ticker)?;
     let f = dry.flash;
     let total = f.page_reads + f.spare_reads + f.page_writes + f.spare_writes + f.erases;
-    let mut rng = rand_pcg::Pcg64::seed_from_u64(cfg.power_cut_seed);
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(plan.power.seed);
     // Distinct points, so that `power_cuts` are planned whenever the run has that many operations.
-    let wanted = (cfg.power_cuts as u64).min(total) as usize;
+    let wanted = (plan.power.cuts as u64).min(total) as usize;
     let span = usize::try_from(total).unwrap_or(usize::MAX);
     let mut points: Vec<u64> = rand::seq::index::sample(&mut rng, span, wanted)
         .into_iter()
@@ -458,16 +248,186 @@ fn plan_power_cuts(
     Ok(points)
 }
 
-impl Run<'_> {
+impl<'p> Run<'p> {
+    /// The chip (with its bad blocks) and the scheme, fresh, for a pass.
+    fn build(plan: &'p RunPlan<'p>, pass: Pass) -> Result<Run<'p>> {
+        let g = plan.device.geometry;
+        let ftl = plan.build_scheme()?;
+        let timing = plan.device.spec.timing;
+        let blocks = plan.physical_blocks;
+        let name = &plan.scheme.name;
+        let mut dev = match plan.bad_blocks {
+            None => Device::new(name, g, blocks, timing),
+            Some(opts) => Device::with_bad_blocks(name, g, blocks, timing, opts)?,
+        };
+        dev.set_torn_pages(plan.power.torn_pages);
+        let (cuts, dry) = match pass {
+            Pass::DryRun => (Vec::new(), true),
+            Pass::Run(cuts) => (cuts, false),
+        };
+        Ok(Run {
+            plan,
+            ftl,
+            dev,
+            shadow: SparseVec::new(g.logical_pages() as usize, 0),
+            next_token: 0,
+            page_bytes: g.page_bytes as u64,
+            capacity: g.logical_bytes(),
+            host: HostCounts::default(),
+            read_latency: Latencies::new(),
+            write_latency: Latencies::new(),
+            request_us: 0.0,
+            idle_us: 0.0,
+            track_inflight: plan.power.cuts > 0 && !dry,
+            inflight: Vec::new(),
+            power: PowerFigures {
+                cuts_planned: cuts.len() as u64,
+                ..PowerFigures::default()
+            },
+            mount_at_end: plan.power.mount_at_end && !dry,
+            cuts: Cuts(cuts.into_iter().peekable()),
+        })
+    }
+
+    /// Preconditions the device as the plan says, straight through the scheme (the NVRAM is put in front
+    /// afterwards, so it starts empty), then zeroes the counters. Returns the erases it took.
+    fn precondition(&mut self, ticker: &mut Ticker) -> Result<u64> {
+        match self.plan.precondition {
+            Precondition::None => return Ok(self.dev.counts().erases),
+            Precondition::Full => {
+                let pages = self.plan.device.geometry.logical_pages();
+                for lpn in 0..pages {
+                    self.write_page(Lpn(lpn))?;
+                    ticker.tick(lpn as u64, || Progress {
+                        requests: 0,
+                        done: lpn as u64,
+                        total: pages as u64,
+                    })?;
+                }
+            }
+            Precondition::Trace => {
+                let mut source = open(self.plan)?;
+                let mut n = 0;
+                while let Some(request) = source.next_request() {
+                    self.warm_up(&request?)
+                        .map_err(|e| e.located(source.position()))?;
+                    n += 1;
+                    ticker.tick(n, || {
+                        let (done, total) = source.progress();
+                        Progress {
+                            requests: 0,
+                            done,
+                            total,
+                        }
+                    })?;
+                }
+            }
+        }
+        let erases = self.dev.counts().erases;
+        self.reset_measurement();
+        Ok(erases)
+    }
+
+    /// Puts the plan's NVRAM, if any, in front of the scheme.
+    fn wrap_nvram(mut self) -> Run<'p> {
+        let g = self.plan.device.geometry;
+        self.ftl = nvram::with_nvram(self.ftl, self.plan.nvram.clone(), &g);
+        self
+    }
+
+    /// Serves the trace, one request a step; a power cut is survived and the trace goes on. Returns the
+    /// requests served.
+    fn serve_trace(&mut self, source: &mut Lookahead, ticker: &mut Ticker) -> Result<u64> {
+        let mut last_time: Option<f64> = None;
+        let mut measuring = self.plan.measure_from.is_none();
+        let mut served = 0u64;
+        while let Some(request) = source.next_request() {
+            let request = request?;
+            if !measuring && self.plan.measures_from(served, &request) {
+                self.reset_measurement();
+                measuring = true;
+            }
+            self.inflight.clear();
+            let idle =
+                last_time.is_some_and(|prev| request.time_us - prev > self.plan.idle_threshold_us);
+            last_time = Some(request.time_us);
+            let mut outcome = if idle { self.idle()? } else { Step::Done };
+            if let Some(r) = source.peek(1) {
+                self.prefetch(r, Ahead::Far);
+            }
+            if let Some(r) = source.peek(0) {
+                self.prefetch(r, Ahead::Near);
+            }
+            if let Step::Done = outcome {
+                outcome = self
+                    .serve(&request)
+                    .map_err(|e| e.located(source.position()))?;
+            }
+            served += 1;
+            if let Step::PowerCut(at) = outcome {
+                self.power_cut(at, served)?;
+            }
+            ticker.tick(served, || {
+                let (done, total) = source.progress();
+                Progress {
+                    requests: served,
+                    done,
+                    total,
+                }
+            })?;
+        }
+        Ok(served)
+    }
+
+    /// The end-of-trace flush, timed. It can be cut too (the dry run counted its operations among the cut
+    /// points): after the mount the flush starts again from what the NVRAM and the chip still hold.
+    fn finish(&mut self, served: u64) -> Result<f64> {
+        self.inflight.clear();
+        let mut flush_us = 0.0;
+        loop {
+            self.dev.enter_phase(Cause::Flush);
+            let before = self.dev.elapsed_us();
+            let outcome = step(self.ftl.finish(&mut self.dev));
+            flush_us += self.dev.elapsed_us() - before;
+            match outcome? {
+                Step::Done => break,
+                Step::PowerCut(at) => self.power_cut(at, served)?,
+            }
+        }
+        self.dev.arm_power_cut(None);
+        Ok(flush_us)
+    }
+
+    /// The simulator's own figures for the pass.
+    fn sim_figures(&self, skipped_lines: u64, setup_s: f64, wall_s: f64) -> SimFigures {
+        let flash = self.dev.counts();
+        let per_s = |n: u64| n as f64 / wall_s.max(1e-9);
+        SimFigures {
+            skipped_lines,
+            setup_s,
+            wall_s,
+            requests_per_s: per_s(self.host.requests),
+            flash_ops_per_s: per_s(flash.page_reads + flash.page_writes + flash.erases),
+            spare_reads_per_s: per_s(flash.spare_reads),
+            chip_memory_bytes: self.dev.chip().heap_bytes() as u64,
+        }
+    }
+
+    /// The power was cut at `at` while serving request `request`: survive it, and arm the next cut.
+    fn power_cut(&mut self, at: CutPoint, request: u64) -> Result<()> {
+        let next = self.cuts.after_cut();
+        self.survive_power_cut(at, request)?;
+        self.dev.arm_power_cut(next);
+        Ok(())
+    }
+
     fn write_page(&mut self, lpn: Lpn) -> Result<()> {
         self.next_token += 1;
         // The shadow entry is a cache miss of its own: fetched while the scheme works, read after it (the
         // scheme cannot change it), and entered in flight before a power cut's error goes up.
         self.shadow.prefetch(lpn.index());
         let written = self.ftl.write(lpn, self.next_token, &mut self.dev);
-        // Only a run with power cuts checks them: without, the list would grow with the request (a single
-        // 1 TiB request is 2^26 entries of 16 KiB pages, and the allocation fails).
-        if self.cfg.power_cuts > 0 {
+        if self.track_inflight {
             self.inflight
                 .push((lpn.0, self.shadow.get(lpn.index()), self.next_token));
         }
@@ -487,7 +447,7 @@ impl Run<'_> {
             return Ok(());
         }
         Err(SimError::Integrity {
-            scheme: self.cfg.ftl.clone(),
+            scheme: self.plan.scheme.name.clone(),
             lpn: lpn.0,
             expected: describe(expected),
             returned: show(got),
@@ -551,7 +511,7 @@ impl Run<'_> {
                     None => describe(expected),
                 };
                 return Err(SimError::Durability(Box::new(DurabilityBroken {
-                    scheme: self.cfg.ftl.clone(),
+                    scheme: self.plan.scheme.name.clone(),
                     cut: self.power.cuts,
                     op: at.op,
                     request,
@@ -580,13 +540,13 @@ impl Run<'_> {
     }
 
     /// The trace is idle: the scheme may work in the background; the time is idle time.
-    fn idle(&mut self) -> Result<()> {
+    fn idle(&mut self) -> Result<Step> {
         self.dev.enter_phase(Cause::Idle);
         let before = self.dev.elapsed_us();
-        self.ftl.idle(&mut self.dev)?;
+        let outcome = step(self.ftl.idle(&mut self.dev))?;
         self.idle_us += self.dev.elapsed_us() - before;
         self.dev.enter_phase(Cause::Host);
-        Ok(())
+        Ok(outcome)
     }
 
     /// The byte range a request covers on the device: checked against the capacity, folded in with `wrap`.
@@ -607,7 +567,7 @@ impl Run<'_> {
     fn fold(&self, request: &Request) -> Option<(u64, u64)> {
         let mut offset = request.offset;
         if offset.saturating_add(request.len) > self.capacity {
-            if !self.cfg.wrap || request.len > self.capacity {
+            if !self.plan.wrap || request.len > self.capacity {
                 return None;
             }
             offset %= self.capacity;
@@ -645,7 +605,13 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn serve(&mut self, request: &Request) -> Result<()> {
+    /// Serves one request: done, or cut by the power.
+    fn serve(&mut self, request: &Request) -> Result<Step> {
+        step(self.serve_pages(request))
+    }
+
+    /// [`Run::serve`]'s work: checks the range, then reads, writes or trims its pages, timing the request.
+    fn serve_pages(&mut self, request: &Request) -> Result<()> {
         self.host.requests += 1;
         if request.len == 0 {
             return Ok(());
@@ -675,32 +641,11 @@ impl Run<'_> {
             Op::Write => {
                 self.host.write_requests += 1;
                 self.host.write_bytes += request.len;
-                for lpn in first..=last {
-                    let partial = (lpn == first && !offset.is_multiple_of(self.page_bytes))
-                        || (lpn == last && !end.is_multiple_of(self.page_bytes));
-                    if partial && self.cfg.rmw {
-                        self.host.rmw_page_reads += 1;
-                        self.dev.enter_phase(Cause::Rmw);
-                        self.read_page(Lpn(lpn as u32))?;
-                        self.dev.enter_phase(Cause::Host);
-                    }
-                    self.host.write_pages += 1;
-                    self.write_page(Lpn(lpn as u32))?;
-                }
+                self.write_pages(offset, end)?;
             }
             Op::Trim => {
                 self.host.trim_requests += 1;
-                // Only whole pages are trimmed; a partly covered page keeps its data.
-                let first_whole = offset.div_ceil(self.page_bytes);
-                let end_whole = end / self.page_bytes;
-                for lpn in first_whole..end_whole {
-                    self.host.trim_pages += 1;
-                    self.ftl.trim(Lpn(lpn as u32), &mut self.dev)?;
-                    let s = self.shadow.get(lpn as usize);
-                    if s != 0 {
-                        self.shadow.set(lpn as usize, s | TRIMMED);
-                    }
-                }
+                self.trim_pages(offset, end)?;
             }
         }
         let latency_us = self.dev.us_since(&start);
@@ -713,15 +658,42 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn report(
-        mut self,
-        resolved: &Resolved,
-        trace_spec: &str,
-        precondition_erases: u64,
-        flush_us: f64,
-        sim: SimFigures,
-    ) -> Report {
-        let g = &resolved.geometry;
+    /// Writes the pages of bytes `offset..end`, reading a partly written one first when the run says `rmw`.
+    #[inline]
+    fn write_pages(&mut self, offset: u64, end: u64) -> Result<()> {
+        let (first, last) = (offset / self.page_bytes, (end - 1) / self.page_bytes);
+        for lpn in first..=last {
+            let partial = (lpn == first && !offset.is_multiple_of(self.page_bytes))
+                || (lpn == last && !end.is_multiple_of(self.page_bytes));
+            if partial && self.plan.rmw {
+                self.host.rmw_page_reads += 1;
+                self.dev.enter_phase(Cause::Rmw);
+                self.read_page(Lpn(lpn as u32))?;
+                self.dev.enter_phase(Cause::Host);
+            }
+            self.host.write_pages += 1;
+            self.write_page(Lpn(lpn as u32))?;
+        }
+        Ok(())
+    }
+
+    /// Trims the whole pages of bytes `offset..end`; a partly covered page keeps its data.
+    #[inline]
+    fn trim_pages(&mut self, offset: u64, end: u64) -> Result<()> {
+        let first_whole = offset.div_ceil(self.page_bytes);
+        let end_whole = end / self.page_bytes;
+        for lpn in first_whole..end_whole {
+            self.host.trim_pages += 1;
+            self.ftl.trim(Lpn(lpn as u32), &mut self.dev)?;
+            let s = self.shadow.get(lpn as usize);
+            if s != 0 {
+                self.shadow.set(lpn as usize, s | TRIMMED);
+            }
+        }
+        Ok(())
+    }
+
+    fn report(mut self, precondition_erases: u64, flush_us: f64, sim: SimFigures) -> Report {
         let t = *self.dev.timing();
         let by_cause_us = self.dev.time_by_cause_us();
         let flash_by_cause = self.dev.counts_by_cause();
@@ -740,35 +712,7 @@ impl Run<'_> {
         self.ftl.extra(&mut extra);
         Report {
             version: crate::VERSION.to_string(),
-            config: ConfigEcho {
-                scheme: self.cfg.ftl.clone(),
-                params: self.params.to_string(),
-                preset: resolved.spec.preset.to_string(),
-                trace: trace_spec.to_string(),
-                devices: self.cfg.trace.devices.to_string(),
-                seed: trace::workload::parse_spec(trace_spec)
-                    .ok()
-                    .flatten()
-                    .map(|w| w.seed()),
-                precondition: serde_json::to_value(self.cfg.precondition)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
-                page_bytes: g.page_bytes,
-                spare_bytes: g.spare_bytes,
-                pages_per_block: g.pages_per_block,
-                sequential_program: g.sequential_program,
-                capacity_bytes: g.logical_bytes(),
-                logical_blocks: g.logical_blocks,
-                physical_blocks: dev.physical_blocks(),
-                scheme_extra_blocks: self.scheme_extra_blocks,
-                read_us: t.read_us,
-                spare_read_us: t.spare_read_us,
-                program_us: t.program_us,
-                spare_program_us: t.spare_program_us,
-                erase_us: t.erase_us,
-                rmw: self.cfg.rmw,
-            },
+            config: self.plan.echo(),
             host: self.host,
             flash: dev.counts(),
             map: dev.map_counts(),

@@ -1,7 +1,7 @@
 //! Wiring a run's NVRAM write cache (`ftl/nvram.rs`) in front of its scheme, from the run's options.
 
-use super::config::{resolve_device, SimConfig};
-use crate::config::ConfigError;
+use super::config::SimConfig;
+use super::plan::{resolve_device, SchemePlan};
 use crate::config::Geometry;
 use crate::error::{Result, SimError};
 use crate::ftl::nvram::{Nvram, NvramOptions};
@@ -9,19 +9,19 @@ use crate::ftl::{Ftl, RamItem};
 
 /// The RAM breakdown of a scheme on a device, without a trace.
 pub fn ram(cfg: &SimConfig) -> Result<Vec<RamItem>> {
-    let dev = resolve_device(cfg, None)?;
-    let ftl = super::build_scheme(cfg, &dev.geometry)?.built.ftl;
-    Ok(with_nvram(cfg, &dev.geometry, ftl)?.ram())
+    let g = resolve_device(cfg, None)?.geometry;
+    let (_, built) = SchemePlan::resolve(cfg, &g)?;
+    Ok(with_nvram(built.ftl, nvram_options(cfg, &g)?, &g).ram())
 }
 
-/// The NVRAM options of a run, if it has an NVRAM.
+/// The NVRAM options of a run, parsed once: None when it has no NVRAM.
 pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<NvramOptions>> {
     match &cfg.nvram {
         None => {
             if cfg.nvram_regions.is_some() {
-                return Err(SimError::Config(ConfigError::Param(
-                    "nvram_regions is set but there is no NVRAM; pass nvram=SIZE too".into(),
-                )));
+                return Err(SimError::param(
+                    "nvram_regions is set but there is no NVRAM; pass nvram=SIZE too"
+                ));
             }
             Ok(None)
         }
@@ -40,9 +40,13 @@ pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<Nvra
 }
 
 /// Puts the run's NVRAM write cache, if any, in front of a scheme.
-pub(super) fn with_nvram(cfg: &SimConfig, g: &Geometry, ftl: Box<dyn Ftl>) -> Result<Box<dyn Ftl>> {
-    Ok(match nvram_options(cfg, g)? {
+pub(super) fn with_nvram(
+    ftl: Box<dyn Ftl>,
+    opts: Option<NvramOptions>,
+    g: &Geometry,
+) -> Box<dyn Ftl> {
+    match opts {
         Some(opts) => Box::new(Nvram::new(ftl, opts, g)),
         None => ftl,
-    })
+    }
 }

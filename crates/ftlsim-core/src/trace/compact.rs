@@ -9,6 +9,7 @@
 
 use super::{RequestSource, TraceError};
 use crate::request::Request;
+use std::sync::Arc;
 
 /// The unit of compaction: 1 MiB.
 pub const EXTENT_BYTES: u64 = 1 << 20;
@@ -75,36 +76,43 @@ fn extents_of(r: &Request) -> (u64, u64) {
     (r.offset / EXTENT_BYTES, end / EXTENT_BYTES)
 }
 
-/// A request source whose requests are moved onto the touched extents, densely.
-pub struct Compact {
-    inner: Box<dyn RequestSource>,
+/// Where the touched extents of a trace land: made by one pass over the trace ([`Compaction::scan`]) and
+/// shared by every reading of it (a run's dry run, preconditioning and replay).
+#[derive(Debug, PartialEq)]
+pub struct Compaction {
     runs: Vec<Run>,
+    /// The furthest byte any request addresses, before placing: (its last byte, or the offset of a zero-length
+    /// request; whether the request has bytes). None for a trace without requests.
+    last: Option<(u64, bool)>,
 }
 
-impl Compact {
-    /// Scans `scan` (a first reading of the trace) for the extents it touches, then serves `inner` (a second
-    /// reading) compacted. `progress` is told (done, total) of the scan every 16,384 requests; false cancels.
-    pub fn new(
-        mut scan: Box<dyn RequestSource>,
-        inner: Box<dyn RequestSource>,
+impl Compaction {
+    /// Reads `source` once for the extents it touches. `progress` is told (done, total) every 16,384
+    /// requests; false cancels.
+    pub fn scan(
+        mut source: Box<dyn RequestSource>,
         progress: &mut dyn FnMut(u64, u64) -> bool,
-    ) -> Result<Compact, TraceError> {
+    ) -> Result<Compaction, TraceError> {
         let mut extents = Extents::default();
+        let mut last: Option<(u64, bool)> = None;
         let mut n = 0u64;
-        while let Some(r) = scan.next_request() {
-            let (first, last) = extents_of(&r?);
-            extents.add(first, last);
+        while let Some(r) = source.next_request() {
+            let r = r?;
+            let (first, end) = extents_of(&r);
+            extents.add(first, end);
+            let byte = (r.offset.saturating_add(r.len.max(1)) - 1, r.len > 0);
+            last = last.max(Some(byte));
             n += 1;
             if n.is_multiple_of(1 << 14) {
-                let (done, total) = scan.progress();
+                let (done, total) = source.progress();
                 if !progress(done, total) {
                     return Err(TraceError::Cancelled);
                 }
             }
         }
-        Ok(Compact {
-            inner,
+        Ok(Compaction {
             runs: extents.into_runs(),
+            last,
         })
     }
 
@@ -115,22 +123,49 @@ impl Compact {
             .map_or(0, |r| (r.to + r.last - r.first + 1) * EXTENT_BYTES)
     }
 
+    /// The end of the furthest request once placed (max offset + len of the compacted trace): placing keeps
+    /// the order of the touched bytes and a request's extents lie in one run, so it is the furthest byte's.
+    pub fn highest_address(&self) -> u64 {
+        self.last.map_or(0, |(byte, has_bytes)| {
+            self.place_byte(byte) + has_bytes as u64
+        })
+    }
+
+    /// Where a touched byte lands.
+    fn place_byte(&self, byte: u64) -> u64 {
+        let extent = byte / EXTENT_BYTES;
+        let i = self.runs.partition_point(|run| run.last < extent);
+        // Every request was scanned, so its extents lie in one run.
+        match self.runs.get(i).filter(|run| run.first <= extent) {
+            Some(run) => (run.to + extent - run.first) * EXTENT_BYTES + byte % EXTENT_BYTES,
+            None => byte,
+        }
+    }
+
     /// Where a request of the scanned trace lands.
     fn place(&self, mut r: Request) -> Request {
-        let (first, _) = extents_of(&r);
-        let i = self.runs.partition_point(|run| run.last < first);
-        // Every request was scanned, so its extents lie in one run.
-        if let Some(run) = self.runs.get(i).filter(|run| run.first <= first) {
-            r.offset = (run.to + first - run.first) * EXTENT_BYTES + r.offset % EXTENT_BYTES;
-        }
+        r.offset = self.place_byte(r.offset);
         r
+    }
+}
+
+/// A request source whose requests are moved onto the touched extents, densely.
+pub struct Compact {
+    inner: Box<dyn RequestSource>,
+    map: Arc<Compaction>,
+}
+
+impl Compact {
+    /// Serves `inner` (a reading of the trace `map` was scanned from) compacted.
+    pub fn new(inner: Box<dyn RequestSource>, map: Arc<Compaction>) -> Compact {
+        Compact { inner, map }
     }
 }
 
 impl RequestSource for Compact {
     fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
         let r = self.inner.next_request()?;
-        Some(r.map(|r| self.place(r)))
+        Some(r.map(|r| self.map.place(r)))
     }
 
     fn skipped_lines(&self) -> u64 {
@@ -164,18 +199,20 @@ mod tests {
     const TIB: u64 = 1 << 40;
 
     fn compacted(requests: Vec<Request>) -> (Vec<u64>, u64) {
-        let c = Compact::new(
-            Box::new(VecSource::new(requests.clone())),
+        let map =
+            Compaction::scan(Box::new(VecSource::new(requests.clone())), &mut |_, _| true).unwrap();
+        let (footprint, highest) = (map.footprint_bytes(), map.highest_address());
+        let mut c: Box<dyn RequestSource> = Box::new(Compact::new(
             Box::new(VecSource::new(requests)),
-            &mut |_, _| true,
-        )
-        .unwrap();
-        let footprint = c.footprint_bytes();
-        let mut c: Box<dyn RequestSource> = Box::new(c);
-        let offsets = std::iter::from_fn(|| c.next_request())
-            .map(|r| r.unwrap().offset)
+            Arc::new(map),
+        ));
+        let placed: Vec<Request> = std::iter::from_fn(|| c.next_request())
+            .map(|r| r.unwrap())
             .collect();
-        (offsets, footprint)
+        // The highest address the map states is the compacted trace's own.
+        let furthest = placed.iter().map(|r| r.offset + r.len).max().unwrap_or(0);
+        assert_eq!(highest, furthest);
+        (placed.iter().map(|r| r.offset).collect(), footprint)
     }
 
     #[test]

@@ -13,7 +13,10 @@
 //! analyzer, cheaper than a stack distance), and page write counts (write popularity).
 
 pub use super::devices::DeviceRequests;
-use super::{devices, open_in, sniff, workload, TraceError, TraceOptions};
+use super::{
+    devices, open_placed, sniff, workload, Placement, RequestSource, Target, TraceError,
+    TraceOptions,
+};
 use crate::request::Op;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -173,31 +176,22 @@ pub fn info(
     page_bytes: u32,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<TraceInfo, TraceError> {
-    let bad = |what: String| TraceError::Option {
-        spec: spec.to_string(),
-        what,
-    };
     if page_bytes == 0
         || block_bytes < page_bytes as u64
         || !block_bytes.is_multiple_of(page_bytes as u64)
     {
-        return Err(bad(format!(
-            "info needs page_bytes > 0 and block_bytes >= page_bytes (a multiple of it), got page_bytes {page_bytes} and block_bytes {block_bytes}"
-        )));
+        return Err(TraceError::Option {
+            spec: spec.to_string(),
+            what: format!(
+                "info needs page_bytes > 0 and block_bytes >= page_bytes (a multiple of it), got page_bytes {page_bytes} and block_bytes {block_bytes}"
+            ),
+        });
     }
-    let page = page_bytes as u64;
     let mut t = TraceInfo {
         page_bytes,
         block_bytes,
+        format: format_of(spec, opts)?,
         ..TraceInfo::default()
-    };
-    let is_workload = workload::parse_spec(spec)?.is_some();
-    t.format = if is_workload {
-        "workload".into()
-    } else if opts.format == "auto" {
-        sniff(Path::new(spec), opts)?.name.into()
-    } else {
-        opts.format.clone()
     };
     // A first pass counts the devices without the device filters and lays them out as `devices` asks.
     let sniffed = TraceOptions {
@@ -206,124 +200,159 @@ pub fn info(
     };
     let (devices, layout) = devices::survey(spec, &sniffed, block_bytes, progress)?;
     t.devices = devices;
-    let mut source = open_in(
-        spec,
-        &sniffed,
-        layout.as_ref(),
-        WORKLOAD_BYTES,
+    let on = Target {
+        logical_bytes: WORKLOAD_BYTES,
         page_bytes,
-        0,
-        progress,
-    )?;
+        block_bytes: 0,
+    };
+    let placement = Placement {
+        layout,
+        compaction: None,
+    }
+    .compacted(spec, &sniffed, &on, progress)?;
+    let mut source = open_placed(spec, &sniffed, &placement, &on)?;
+    let pages = t.tally(&mut *source, progress)?;
+    t.add_write_figures(&pages);
+    Ok(t)
+}
 
-    let (mut first_us, mut last_us) = (f64::INFINITY, f64::NEG_INFINITY);
-    let mut prev_us: Option<f64> = None;
-    let mut last_start: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut pages = PageRuns::default();
-    let d = &mut t.distributions;
-    while let Some(r) = source.next_request() {
-        let r = r?;
-        t.requests += 1;
-        match r.op {
-            Op::Read => (t.reads, t.read_bytes) = (t.reads + 1, t.read_bytes + r.len as u128),
-            Op::Write => (t.writes, t.write_bytes) = (t.writes + 1, t.write_bytes + r.len as u128),
-            Op::Trim => (t.trims, t.trim_bytes) = (t.trims + 1, t.trim_bytes + r.len as u128),
-        }
-        t.highest_address = t.highest_address.max(r.offset.saturating_add(r.len));
-        first_us = first_us.min(r.time_us);
-        last_us = last_us.max(r.time_us);
-        log2_add(&mut d.request_bytes, r.len, 1);
-        if let Some(prev) = prev_us {
-            log2_add(
-                &mut d.inter_arrival_us,
-                (r.time_us - prev).max(0.0) as u64,
-                1,
-            );
-        }
-        prev_us = Some(r.time_us);
-        if r.op != Op::Trim && r.len > 0 {
-            let (a, b) = (r.offset / page, (r.offset + r.len - 1) / page + 1);
-            if let Some(before) = last_start.insert(a, t.requests) {
-                log2_add(&mut d.reuse_distance_requests, t.requests - before, 1);
-            }
+/// The format `info` reads: the sniffed one for `format = "auto"`, or "workload".
+fn format_of(spec: &str, opts: &TraceOptions) -> Result<String, TraceError> {
+    Ok(if workload::parse_spec(spec)?.is_some() {
+        "workload".into()
+    } else if opts.format == "auto" {
+        sniff(Path::new(spec), opts)?.name.into()
+    } else {
+        opts.format.clone()
+    })
+}
+
+impl TraceInfo {
+    /// Counts the requests of `source`, their sizes, times and reuse, and returns the pages they touched.
+    fn tally(
+        &mut self,
+        source: &mut dyn RequestSource,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<PageRuns, TraceError> {
+        let t = self;
+        let page = t.page_bytes as u64;
+        let (mut first_us, mut last_us) = (f64::INFINITY, f64::NEG_INFINITY);
+        let mut prev_us: Option<f64> = None;
+        let mut last_start: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut pages = PageRuns::default();
+        let d = &mut t.distributions;
+        while let Some(r) = source.next_request() {
+            let r = r?;
+            t.requests += 1;
             match r.op {
-                Op::Write => pages.update(a, b, |v| v.max(1).saturating_add(1)),
-                _ => pages.update(a, b, |v| v.max(1)),
+                Op::Read => (t.reads, t.read_bytes) = (t.reads + 1, t.read_bytes + r.len as u128),
+                Op::Write => {
+                    (t.writes, t.write_bytes) = (t.writes + 1, t.write_bytes + r.len as u128)
+                }
+                Op::Trim => (t.trims, t.trim_bytes) = (t.trims + 1, t.trim_bytes + r.len as u128),
+            }
+            t.highest_address = t.highest_address.max(r.offset.saturating_add(r.len));
+            first_us = first_us.min(r.time_us);
+            last_us = last_us.max(r.time_us);
+            log2_add(&mut d.request_bytes, r.len, 1);
+            if let Some(prev) = prev_us {
+                log2_add(
+                    &mut d.inter_arrival_us,
+                    (r.time_us - prev).max(0.0) as u64,
+                    1,
+                );
+            }
+            prev_us = Some(r.time_us);
+            if r.op != Op::Trim && r.len > 0 {
+                let (a, b) = (r.offset / page, (r.offset + r.len - 1) / page + 1);
+                if let Some(before) = last_start.insert(a, t.requests) {
+                    log2_add(&mut d.reuse_distance_requests, t.requests - before, 1);
+                }
+                match r.op {
+                    Op::Write => pages.update(a, b, |v| v.max(1).saturating_add(1)),
+                    _ => pages.update(a, b, |v| v.max(1)),
+                }
+            }
+            if t.requests.is_multiple_of(PROGRESS_EVERY) {
+                let (done, total) = source.progress();
+                if !progress(done, total) {
+                    return Err(TraceError::Cancelled);
+                }
             }
         }
-        if t.requests.is_multiple_of(PROGRESS_EVERY) {
-            let (done, total) = source.progress();
-            if !progress(done, total) {
-                return Err(TraceError::Cancelled);
-            }
+        t.skipped_lines = source.skipped_lines();
+        if t.requests > 0 {
+            t.duration_us = last_us - first_us;
         }
-    }
-    t.skipped_lines = source.skipped_lines();
-    if t.requests > 0 {
-        t.duration_us = last_us - first_us;
+        Ok(pages)
     }
 
-    // (page writes, pages) of every written run, and (block's page writes, blocks) in block order.
-    // Page writes are u128: a run of 2^55 pages written 2^10 times each holds 2^65 of them.
-    let mut page_counts: Vec<(u128, u64)> = Vec::new();
-    let mut block_counts: Vec<(u128, u64)> = Vec::new();
-    let pages_per_block = block_bytes / page;
-    let mut open_block: Option<(u64, u128)> = None;
-    for (&s, &(e, v)) in &pages.runs {
-        t.footprint_bytes += (e - s) as u128 * page as u128;
-        if v < 2 {
-            continue;
-        }
-        let writes = (v - 1) as u64;
-        page_counts.push((writes as u128, e - s));
-        log2_add(&mut t.distributions.page_writes, writes, e - s);
-        let writes = writes as u128;
-        // Pages [s, e) add `writes` each to their blocks: a head block shared with earlier runs, whole blocks,
-        // and a tail block left open for later runs.
-        let (first_block, last_block) = (s / pages_per_block, (e - 1) / pages_per_block);
-        if first_block == last_block {
+    /// The footprint and the write figures (written pages and blocks, the hottest ones' shares, page write
+    /// counts) from the pages a trace touched.
+    fn add_write_figures(&mut self, pages: &PageRuns) {
+        let t = self;
+        let page = t.page_bytes as u64;
+        // (page writes, pages) of every written run, and (block's page writes, blocks) in block order.
+        // Page writes are u128: a run of 2^55 pages written 2^10 times each holds 2^65 of them.
+        let mut page_counts: Vec<(u128, u64)> = Vec::new();
+        let mut block_counts: Vec<(u128, u64)> = Vec::new();
+        let pages_per_block = t.block_bytes / page;
+        let mut open_block: Option<(u64, u128)> = None;
+        for (&s, &(e, v)) in &pages.runs {
+            t.footprint_bytes += (e - s) as u128 * page as u128;
+            if v < 2 {
+                continue;
+            }
+            let writes = (v - 1) as u64;
+            page_counts.push((writes as u128, e - s));
+            log2_add(&mut t.distributions.page_writes, writes, e - s);
+            let writes = writes as u128;
+            // Pages [s, e) add `writes` each to their blocks: a head block shared with earlier runs, whole
+            // blocks, and a tail block left open for later runs.
+            let (first_block, last_block) = (s / pages_per_block, (e - 1) / pages_per_block);
+            if first_block == last_block {
+                add_to_block(
+                    &mut open_block,
+                    &mut block_counts,
+                    first_block,
+                    writes * (e - s) as u128,
+                );
+                continue;
+            }
+            let head = (first_block + 1) * pages_per_block - s;
             add_to_block(
                 &mut open_block,
                 &mut block_counts,
                 first_block,
-                writes * (e - s) as u128,
+                writes * head as u128,
             );
-            continue;
-        }
-        let head = (first_block + 1) * pages_per_block - s;
-        add_to_block(
-            &mut open_block,
-            &mut block_counts,
-            first_block,
-            writes * head as u128,
-        );
-        let whole = last_block - first_block - 1;
-        if whole > 0 {
-            if let Some((_, sum)) = open_block.take() {
-                block_counts.push((sum, 1));
+            let whole = last_block - first_block - 1;
+            if whole > 0 {
+                if let Some((_, sum)) = open_block.take() {
+                    block_counts.push((sum, 1));
+                }
+                block_counts.push((writes * pages_per_block as u128, whole));
             }
-            block_counts.push((writes * pages_per_block as u128, whole));
+            let tail = e - last_block * pages_per_block;
+            add_to_block(
+                &mut open_block,
+                &mut block_counts,
+                last_block,
+                writes * tail as u128,
+            );
         }
-        let tail = e - last_block * pages_per_block;
-        add_to_block(
-            &mut open_block,
-            &mut block_counts,
-            last_block,
-            writes * tail as u128,
-        );
+        if let Some((_, sum)) = open_block {
+            block_counts.push((sum, 1));
+        }
+        t.page_writes = page_counts.iter().map(|&(c, n)| c * n as u128).sum();
+        t.written_pages = page_counts.iter().map(|&(_, n)| n).sum();
+        t.write_footprint_bytes = t.written_pages as u128 * page as u128;
+        t.written_blocks = block_counts.iter().map(|&(_, n)| n).sum();
+        t.write_share_hottest_0_2pct_pages = hottest_share(&mut page_counts, 2, 1000);
+        t.write_share_hottest_1pct_pages = hottest_share(&mut page_counts, 1, 100);
+        t.write_share_hottest_0_2pct_blocks = hottest_share(&mut block_counts, 2, 1000);
+        t.write_share_hottest_1pct_blocks = hottest_share(&mut block_counts, 1, 100);
     }
-    if let Some((_, sum)) = open_block {
-        block_counts.push((sum, 1));
-    }
-    t.page_writes = page_counts.iter().map(|&(c, n)| c * n as u128).sum();
-    t.written_pages = page_counts.iter().map(|&(_, n)| n).sum();
-    t.write_footprint_bytes = t.written_pages as u128 * page as u128;
-    t.written_blocks = block_counts.iter().map(|&(_, n)| n).sum();
-    t.write_share_hottest_0_2pct_pages = hottest_share(&mut page_counts, 2, 1000);
-    t.write_share_hottest_1pct_pages = hottest_share(&mut page_counts, 1, 100);
-    t.write_share_hottest_0_2pct_blocks = hottest_share(&mut block_counts, 2, 1000);
-    t.write_share_hottest_1pct_blocks = hottest_share(&mut block_counts, 1, 100);
-    Ok(t)
 }
 
 /// Adds `page_writes` to `block`: to the open block if it is that one, else closing the open block into

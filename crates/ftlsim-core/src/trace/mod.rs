@@ -6,8 +6,8 @@
 //! filter, the device layout ([`devices`]) and `writes_only`.
 //! `format = "auto"` sniffs the first lines against each format in [`FORMATS`] order.
 //!
-//! A trace is opened by path, up to four times (sniffing, the device layout, the capacity, the run), so it must
-//! be a file that can be read again: the Python layer copies a pipe, a FIFO or `-` to a temporary file first.
+//! A trace is opened by path several times (sniffing, the pre-passes of its [`Placement`] and capacity, the
+//! run), so it must be a file that can be read again: the Python layer copies a pipe, a FIFO or `-` to a temporary file first.
 
 pub mod blkparse;
 pub mod compact;
@@ -339,7 +339,8 @@ pub fn open(
     open_on(spec, opts, logical_bytes, page_bytes, 0)
 }
 
-/// Like [`open`] on a device whose erase blocks hold `block_bytes` (FAT workloads' `align` needs it).
+/// Like [`open`] on a device whose erase blocks hold `block_bytes` (FAT workloads' `align` needs it; device
+/// ranges are rounded up to it, to a page when it is 0), making the [`Placement`] the options ask for first.
 pub fn open_on(
     spec: &str,
     opts: &TraceOptions,
@@ -347,70 +348,99 @@ pub fn open_on(
     page_bytes: u32,
     block_bytes: u64,
 ) -> Result<Box<dyn RequestSource>, TraceError> {
-    open_with(
-        spec,
-        opts,
+    let on = Target {
         logical_bytes,
         page_bytes,
         block_bytes,
-        &mut |_, _| true,
-    )
+    };
+    let placement = Placement::survey(spec, opts, &on, &mut |_, _| true)?;
+    open_placed(spec, opts, &placement, &on)
 }
 
-/// [`open_on`], with the progress (done, total) of the pre-passes (the device layout's, `compact`'s) reported
-/// to `progress`; false from it cancels with [`TraceError::Cancelled`]. Device ranges are rounded up to
-/// `block_bytes` (to a page when it is 0).
-pub fn open_with(
+/// The device a trace is read onto: its logical capacity (a workload spreads over it), its page and its
+/// erase block (a FAT workload's `align`; device ranges are rounded up to it, to a page when it is 0).
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    pub logical_bytes: u64,
+    pub page_bytes: u32,
+    pub block_bytes: u64,
+}
+
+/// Where a trace's requests land on the device: the layout of a multi-device trace's devices
+/// ([`devices`], `devices` other than `fold`) and the compaction map ([`compact`], `compact = true`), each
+/// made by one pre-pass over the trace and shared by every reading of it.
+#[derive(Clone, Debug, Default)]
+pub struct Placement {
+    pub layout: Option<Layout>,
+    pub compaction: Option<Arc<compact::Compaction>>,
+}
+
+impl Placement {
+    /// The pre-passes `opts` asks of `spec`: the device layout, then the compaction map of the laid-out
+    /// requests. `progress(done, total)` is told how they go; false cancels with [`TraceError::Cancelled`].
+    pub fn survey(
+        spec: &str,
+        opts: &TraceOptions,
+        on: &Target,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<Placement, TraceError> {
+        let block_bytes = on.block_bytes.max(on.page_bytes as u64);
+        Placement {
+            layout: devices::layout(spec, opts, block_bytes, progress)?,
+            compaction: None,
+        }
+        .compacted(spec, opts, on, progress)
+    }
+
+    /// This placement with the compaction map `opts.compact` asks for (one pass over the trace read with the
+    /// layout), unless it has one.
+    pub fn compacted(
+        mut self,
+        spec: &str,
+        opts: &TraceOptions,
+        on: &Target,
+        progress: &mut dyn FnMut(u64, u64) -> bool,
+    ) -> Result<Placement, TraceError> {
+        if opts.compact && self.compaction.is_none() {
+            let scan = open_laid_out(spec, opts, self.layout.as_ref(), on)?;
+            self.compaction = Some(Arc::new(compact::Compaction::scan(scan, progress)?));
+        }
+        Ok(self)
+    }
+}
+
+/// Opens `spec` from its start with the placement made for it ([`Placement::survey`]): the one opener of a
+/// trace that is read more than once.
+pub fn open_placed(
     spec: &str,
     opts: &TraceOptions,
-    logical_bytes: u64,
-    page_bytes: u32,
-    block_bytes: u64,
-    progress: &mut dyn FnMut(u64, u64) -> bool,
+    placement: &Placement,
+    on: &Target,
 ) -> Result<Box<dyn RequestSource>, TraceError> {
-    let layout = devices::layout(spec, opts, block_bytes.max(page_bytes as u64), progress)?;
-    open_in(
-        spec,
-        opts,
-        layout.as_ref(),
-        logical_bytes,
-        page_bytes,
-        block_bytes,
-        progress,
-    )
+    let source = open_laid_out(spec, opts, placement.layout.as_ref(), on)?;
+    Ok(match &placement.compaction {
+        Some(map) if opts.compact => Box::new(compact::Compact::new(source, map.clone())),
+        _ => source,
+    })
 }
 
-/// [`open_with`] on a device layout already made by [`devices::layout`] (None for `fold`): a run makes it once,
-/// with its capacity, and opens the trace several times.
-pub fn open_in(
+/// A workload built on the device, or the file read with the device layout (not compacted).
+fn open_laid_out(
     spec: &str,
     opts: &TraceOptions,
     layout: Option<&Layout>,
-    logical_bytes: u64,
-    page_bytes: u32,
-    block_bytes: u64,
-    progress: &mut dyn FnMut(u64, u64) -> bool,
+    on: &Target,
 ) -> Result<Box<dyn RequestSource>, TraceError> {
-    let plain = || -> Result<Box<dyn RequestSource>, TraceError> {
-        if let Some(w) = workload::parse_spec(spec)? {
-            return Ok(Box::new(w.build_on(
-                logical_bytes,
-                page_bytes,
-                block_bytes,
-            )?));
-        }
-        Ok(Box::new(
-            LineReader::open(Path::new(spec), opts)?.with_layout(layout.cloned()),
-        ))
-    };
-    if !opts.compact {
-        return plain();
+    if let Some(w) = workload::parse_spec(spec)? {
+        return Ok(Box::new(w.build_on(
+            on.logical_bytes,
+            on.page_bytes,
+            on.block_bytes,
+        )?));
     }
-    Ok(Box::new(compact::Compact::new(
-        plain()?,
-        plain()?,
-        progress,
-    )?))
+    Ok(Box::new(
+        LineReader::open(Path::new(spec), opts)?.with_layout(layout.cloned()),
+    ))
 }
 
 /// True when `spec` names a built-in workload rather than a file.

@@ -1,0 +1,580 @@
+//! A run's plan: everything the configuration and the trace decide, resolved once before the run starts. The
+//! device and its capacity, where the trace lands on it (one pre-pass for the device layout and the highest
+//! address, remembered per file), the scheme looked up once with the parameters and spare capacity it runs
+//! with, the NVRAM, bad blocks, measurement and power cuts, each as a typed value. The run reads the plan, and
+//! the report's `config` echoes it: what ran, not what was asked.
+
+use super::config::MAX_OVER_PROVISIONING;
+use super::config::{cancelled, MeasureFrom, Precondition, SimConfig, DEFAULT_WORKLOAD_CAPACITY};
+use super::{nvram, Progress};
+use crate::bad_blocks::BadBlockOptions;
+use crate::config::{parse_size_of, DeviceSpec, Geometry};
+use crate::error::{Result, SimError};
+use crate::ftl::nvram::NvramOptions;
+use crate::ftl::{self, Built, Ftl};
+use crate::report::ConfigEcho;
+use crate::request::Request;
+use crate::trace::{self, Placement, RequestSource, Target, TraceOptions};
+use serde_json::Value;
+use std::cell::Cell;
+use std::sync::Mutex;
+
+/// What a run reads: a trace file or built-in workload spec, or requests held in memory.
+#[derive(Clone, Copy)]
+pub enum Input<'a> {
+    Trace(&'a str),
+    Memory(&'a [Request]),
+}
+
+impl Input<'_> {
+    /// The name the report gives the input.
+    fn name(&self) -> &str {
+        match self {
+            Input::Trace(spec) => spec,
+            Input::Memory(_) => "memory",
+        }
+    }
+}
+
+/// The device a run resolves to: preset and overrides, the geometry of its logical capacity, and where the
+/// trace lands on it.
+pub struct Resolved {
+    pub spec: DeviceSpec,
+    pub geometry: Geometry,
+    pub placement: Placement,
+}
+
+/// Where measurement starts, resolved from `measure_from`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum MeasureStart {
+    /// Once this many requests are served.
+    Request(u64),
+    /// At the first request at or after this trace time (microseconds).
+    TimeUs(f64),
+}
+
+/// The crash test a run makes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PowerOptions {
+    /// Power cuts at flash operations chosen with `seed` among those of a dry run.
+    pub cuts: u32,
+    pub seed: u64,
+    /// A cut on a page program tears the page.
+    pub torn_pages: bool,
+    /// Mount once after the trace, to measure the boot.
+    pub mount_at_end: bool,
+}
+
+/// The run's scheme, looked up once: the parameters it runs with and the spare capacity it takes, and how to
+/// build it again for a second pass (a power-cut plan's dry run, then the run).
+pub struct SchemePlan<'a> {
+    pub name: String,
+    /// Every parameter the scheme is built with: the given ones over its defaults, and the spare capacity the
+    /// run derived for it (the report's `config.params`).
+    pub params: Value,
+    /// Physical blocks beyond the logical ones: those the chip has, and those the scheme uses of them.
+    pub chip_extra_blocks: u32,
+    pub scheme_extra_blocks: u32,
+    build: Box<dyn Fn(&Geometry) -> Result<Built> + 'a>,
+}
+
+impl<'a> SchemePlan<'a> {
+    /// The registry's scheme `cfg.ftl` with the spare capacity the run states (`extra_blocks` or
+    /// `over_provisioning`, the same for every scheme), built once for `g`:
+    /// - a scheme that sizes its spare by an `over_provisioning` parameter (`page`) gets it from the run's figure;
+    /// - any other scheme takes the blocks its parameters need (`log_blocks`, reserves, map blocks) and the rest
+    ///   of the stated spare stays on the chip unused; a stated spare below the scheme's need is an error.
+    ///
+    /// With no stated spare, the scheme takes what its parameters need.
+    pub fn resolve(cfg: &SimConfig, g: &Geometry) -> Result<(SchemePlan<'a>, Built)> {
+        let scheme = ftl::scheme(&cfg.ftl)?;
+        let stated = stated_extra_blocks(cfg, g)?;
+        let mut params = cfg.params.clone();
+        if let Some(stated) = stated {
+            if (scheme.defaults)().get("over_provisioning").is_some() {
+                params = with_over_provisioning(cfg, params, stated, g)?;
+            }
+        }
+        let built = (scheme.build)(&params, g)?;
+        let need = built.extra_blocks;
+        let chip = match stated {
+            Some(stated) if need > stated => {
+                return Err(SimError::param(format!(
+                    "scheme `{}` needs {need} extra blocks with these parameters (its log, reserve or map blocks), \
+                     but the run gives extra_blocks={stated}; give extra_blocks={need} or more, or parameters \
+                     that need fewer",
+                    cfg.ftl
+                )))
+            }
+            Some(stated) => stated,
+            None => need,
+        };
+        let plan = SchemePlan {
+            name: cfg.ftl.clone(),
+            params: ftl::resolve_params(&cfg.ftl, &params)?,
+            chip_extra_blocks: chip,
+            scheme_extra_blocks: need,
+            build: Box::new(move |g| {
+                let built = (scheme.build)(&params, g)?;
+                Ok(Built {
+                    extra_blocks: chip,
+                    ..built
+                })
+            }),
+        };
+        let built = Built {
+            extra_blocks: chip,
+            ..built
+        };
+        Ok((plan, built))
+    }
+
+    /// A scheme that is not in the registry, made by `make` (tests' deliberately broken ones): it takes the
+    /// spare it asks for, and its parameters are echoed as given.
+    pub fn custom(
+        cfg: &SimConfig,
+        g: &Geometry,
+        make: impl Fn(&Geometry) -> Result<Built> + 'a,
+    ) -> Result<(SchemePlan<'a>, Built)> {
+        let built = make(g)?;
+        let plan = SchemePlan {
+            name: cfg.ftl.clone(),
+            params: cfg.params.clone(),
+            chip_extra_blocks: built.extra_blocks,
+            scheme_extra_blocks: built.extra_blocks,
+            build: Box::new(make),
+        };
+        Ok((plan, built))
+    }
+}
+
+/// The spare capacity the run states, in blocks; None when it leaves it to the scheme.
+fn stated_extra_blocks(cfg: &SimConfig, g: &Geometry) -> Result<Option<u32>> {
+    let stated = match (cfg.extra_blocks, cfg.over_provisioning) {
+        (Some(_), Some(_)) => {
+            return Err(SimError::param(
+                "give extra_blocks or over_provisioning, not both (one is derived from the other)"
+            ))
+        }
+        (Some(blocks), None) => blocks as u64,
+        (None, Some(op)) if op.is_finite() && (0.0..=MAX_OVER_PROVISIONING).contains(&op) => {
+            (g.logical_blocks as f64 * op).ceil() as u64
+        }
+        (None, Some(op)) => {
+            return Err(SimError::param(format!(
+                "scheme `{}`: over_provisioning={op} must be a number from 0 to {MAX_OVER_PROVISIONING} (a \
+                 fraction of the logical capacity); e.g. over_provisioning=0.07",
+                cfg.ftl
+            )))
+        }
+        (None, None) => return Ok(None),
+    };
+    let limit = u32::MAX as u64 / g.pages_per_block as u64 - g.logical_blocks as u64;
+    if stated > limit {
+        return Err(SimError::param(format!(
+            "extra_blocks={stated} makes more physical pages than a 32-bit page address holds; at most {limit} \
+             with {} pages a block",
+            g.pages_per_block
+        )));
+    }
+    Ok(Some(stated as u32))
+}
+
+/// The scheme's parameters with the `over_provisioning` fraction whose blocks (rounded up, as the scheme does)
+/// are the `stated` ones.
+fn with_over_provisioning(
+    cfg: &SimConfig,
+    mut params: Value,
+    stated: u32,
+    g: &Geometry,
+) -> Result<Value> {
+    if params.get("over_provisioning").is_some() {
+        return Err(SimError::param(format!(
+            "scheme `{}`: its over_provisioning parameter and the run's extra_blocks / over_provisioning both \
+             state the spare capacity; give one",
+            cfg.ftl
+        )));
+    }
+    // The largest fraction whose blocks are the stated ones.
+    let logical = g.logical_blocks as f64;
+    let mut op = stated as f64 / logical;
+    while (logical * op).ceil() > stated as f64 {
+        op = f64::from_bits(op.to_bits() - 1);
+    }
+    if !params.is_object() {
+        params = Value::Object(Default::default());
+    }
+    params["over_provisioning"] = op.into();
+    Ok(params)
+}
+
+/// A run, resolved.
+pub struct RunPlan<'a> {
+    pub device: Resolved,
+    pub input: Input<'a>,
+    pub trace_options: TraceOptions,
+    pub scheme: SchemePlan<'a>,
+    /// The chip's blocks: the logical ones and the scheme's spare.
+    pub physical_blocks: u32,
+    /// None: a chip without bad blocks.
+    pub bad_blocks: Option<BadBlockOptions>,
+    /// None: no NVRAM in front of the scheme.
+    pub nvram: Option<NvramOptions>,
+    pub precondition: Precondition,
+    /// None: measure from the start.
+    pub measure_from: Option<MeasureStart>,
+    pub power: PowerOptions,
+    pub rmw: bool,
+    pub wrap: bool,
+    pub idle_threshold_us: f64,
+    /// The scheme as resolving built it, kept for the first pass so that a run without power cuts builds it once.
+    first_build: Cell<Option<Built>>,
+}
+
+impl<'a> RunPlan<'a> {
+    /// Resolves `cfg` for `input` with the registry's scheme. `progress` is told how the pre-passes over the
+    /// trace go (false cancels).
+    pub fn resolve(
+        cfg: &SimConfig,
+        input: Input<'a>,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Result<RunPlan<'a>> {
+        let device = resolve_device_with(cfg, Some(input), progress)?;
+        let scheme = SchemePlan::resolve(cfg, &device.geometry)?;
+        RunPlan::with_scheme(cfg, input, device, scheme)
+    }
+
+    /// [`RunPlan::resolve`] with a scheme made by `make` (see [`SchemePlan::custom`]).
+    pub fn resolve_custom(
+        cfg: &SimConfig,
+        input: Input<'a>,
+        make: impl Fn(&Geometry) -> Result<Built> + 'a,
+    ) -> Result<RunPlan<'a>> {
+        let device = resolve_device_with(cfg, Some(input), &mut |_| true)?;
+        let scheme = SchemePlan::custom(cfg, &device.geometry, make)?;
+        RunPlan::with_scheme(cfg, input, device, scheme)
+    }
+
+    fn with_scheme(
+        cfg: &SimConfig,
+        input: Input<'a>,
+        device: Resolved,
+        (scheme, built): (SchemePlan<'a>, Built),
+    ) -> Result<RunPlan<'a>> {
+        let g = device.geometry;
+        if cfg.torn_pages && !built.ftl.detects_torn_pages() {
+            return Err(SimError::param(format!(
+                "scheme `{}` does not yet detect torn pages when it mounts; run it without torn_pages / --torn-pages",
+                cfg.ftl
+            )));
+        }
+        let physical_blocks = g.logical_blocks + scheme.chip_extra_blocks;
+        let measure_from = match &cfg.measure_from {
+            None => None,
+            Some(MeasureFrom::Request(n)) => Some(MeasureStart::Request(*n)),
+            Some(m @ MeasureFrom::Time(_)) => m.time_us()?.map(MeasureStart::TimeUs),
+        };
+        Ok(RunPlan {
+            bad_blocks: device.spec.bad_block_options(physical_blocks),
+            nvram: nvram::nvram_options(cfg, &g)?,
+            device,
+            input,
+            trace_options: cfg.trace.clone(),
+            scheme,
+            physical_blocks,
+            precondition: cfg.precondition,
+            measure_from,
+            power: PowerOptions {
+                cuts: cfg.power_cuts,
+                seed: cfg.power_cut_seed,
+                torn_pages: cfg.torn_pages,
+                mount_at_end: cfg.mount_at_end,
+            },
+            rmw: cfg.rmw,
+            wrap: cfg.wrap,
+            idle_threshold_us: cfg.idle_threshold_us,
+            first_build: Cell::new(Some(built)),
+        })
+    }
+
+    /// The scheme for a pass of the run: the one resolving built, then a new one each time.
+    pub(super) fn build_scheme(&self) -> Result<Box<dyn Ftl>> {
+        match self.first_build.take() {
+            Some(built) => Ok(built.ftl),
+            None => Ok((self.scheme.build)(&self.device.geometry)?.ftl),
+        }
+    }
+
+    /// Whether measurement starts at this request, `served` requests into the trace.
+    pub(super) fn measures_from(&self, served: u64, request: &Request) -> bool {
+        match self.measure_from {
+            None => false,
+            Some(MeasureStart::Request(n)) => served >= n,
+            Some(MeasureStart::TimeUs(t)) => request.time_us >= t,
+        }
+    }
+
+    /// The report's `config`: the run as it ran.
+    pub fn echo(&self) -> ConfigEcho {
+        let g = &self.device.geometry;
+        let t = &self.device.spec.timing;
+        let name = self.input.name();
+        ConfigEcho {
+            scheme: self.scheme.name.clone(),
+            params: self.scheme.params.to_string(),
+            preset: self.device.spec.preset.to_string(),
+            trace: name.to_string(),
+            devices: self.trace_options.devices.to_string(),
+            seed: trace::workload::parse_spec(name)
+                .ok()
+                .flatten()
+                .map(|w| w.seed()),
+            precondition: serde_json::to_value(self.precondition)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            page_bytes: g.page_bytes,
+            spare_bytes: g.spare_bytes,
+            pages_per_block: g.pages_per_block,
+            sequential_program: g.sequential_program,
+            capacity_bytes: g.logical_bytes(),
+            logical_blocks: g.logical_blocks,
+            physical_blocks: self.physical_blocks,
+            scheme_extra_blocks: self.scheme.scheme_extra_blocks,
+            read_us: t.read_us,
+            spare_read_us: t.spare_read_us,
+            program_us: t.program_us,
+            spare_program_us: t.spare_program_us,
+            erase_us: t.erase_us,
+            rmw: self.rmw,
+        }
+    }
+}
+
+/// The run's requests from the start, placed as the plan says: the one opener of a run (its dry run,
+/// preconditioning and replay).
+pub fn open(plan: &RunPlan) -> Result<Box<dyn RequestSource>> {
+    match plan.input {
+        Input::Trace(spec) => Ok(trace::open_placed(
+            spec,
+            &plan.trace_options,
+            &plan.device.placement,
+            &target(&plan.device.geometry),
+        )?),
+        Input::Memory(requests) => Ok(Box::new(trace::VecSource::new(requests.to_vec()))),
+    }
+}
+
+/// Opens `trace_spec` as a run of `cfg` would read it (the device it sizes, the layout and compaction it asks
+/// for), without building a scheme: `ftlsim generate` writes it out. `progress` as for a run.
+pub fn open_trace(
+    cfg: &SimConfig,
+    trace_spec: &str,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Box<dyn RequestSource>> {
+    let device = resolve_device_with(cfg, Some(Input::Trace(trace_spec)), progress)?;
+    Ok(trace::open_placed(
+        trace_spec,
+        &cfg.trace,
+        &device.placement,
+        &target(&device.geometry),
+    )?)
+}
+
+/// What the trace is read onto.
+fn target(g: &Geometry) -> Target {
+    Target {
+        logical_bytes: g.logical_bytes(),
+        page_bytes: g.page_bytes,
+        block_bytes: g.block_bytes(),
+    }
+}
+
+/// Resolves the device of a run: preset, overrides and capacity (scanning the trace if it must).
+pub fn resolve_device(cfg: &SimConfig, trace_spec: Option<&str>) -> Result<Resolved> {
+    resolve_device_with(cfg, trace_spec.map(Input::Trace), &mut |_| true)
+}
+
+/// The device of a run on `input`. Its capacity is the one stated (`capacity`, else the preset's), else:
+/// a trace file's highest address (from the pre-pass that also lays out its devices), the furthest request
+/// held in memory, or [`DEFAULT_WORKLOAD_CAPACITY`] for a workload or no input.
+fn resolve_device_with(
+    cfg: &SimConfig,
+    input: Option<Input>,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Resolved> {
+    let spec = DeviceSpec::resolve(cfg.preset.as_deref(), &cfg.device)?;
+    let stated = match (&cfg.capacity, spec.preset_capacity_bytes) {
+        (Some(text), _) => Some(parse_size_of("capacity", text)?),
+        (None, bytes) => bytes,
+    };
+    let no_capacity = || SimError::param("capacity must be more than 0 bytes");
+    if stated == Some(0) {
+        return Err(no_capacity());
+    }
+    let (capacity, placement) = match input {
+        Some(Input::Trace(path)) if !trace::is_workload(path) => {
+            let facts = remembered_facts(path, &cfg.trace, &spec, stated.is_none(), progress)?;
+            match stated.or(facts.highest_address) {
+                Some(0) | None => return Err(no_capacity()),
+                Some(capacity) => (capacity, Some(facts.placement)),
+            }
+        }
+        Some(Input::Memory(requests)) => {
+            let end = requests.iter().map(|r| r.offset + r.len).max().unwrap_or(1);
+            (stated.unwrap_or(end), Some(Placement::default()))
+        }
+        Some(Input::Trace(_)) | None => (stated.unwrap_or(DEFAULT_WORKLOAD_CAPACITY), None),
+    };
+    let geometry = spec.geometry(capacity)?;
+    // A workload is made for the device, so its placement (compaction) is made once the device is known.
+    let placement = match (placement, input) {
+        (Some(placement), _) => placement,
+        (None, Some(Input::Trace(spec))) => Placement::survey(
+            spec,
+            &cfg.trace,
+            &target(&geometry),
+            &mut pre_pass(progress),
+        )
+        .map_err(cancelled)?,
+        (None, _) => Placement::default(),
+    };
+    Ok(Resolved {
+        spec,
+        geometry,
+        placement,
+    })
+}
+
+/// A run's progress callback as a pre-pass's (done, total) one.
+fn pre_pass<'p>(
+    progress: &'p mut dyn FnMut(Progress) -> bool,
+) -> impl FnMut(u64, u64) -> bool + 'p {
+    move |done, total| {
+        progress(Progress {
+            requests: 0,
+            done,
+            total,
+        })
+    }
+}
+
+/// What a run needs to know of a trace file before it starts: where it lands ([`Placement`]) and, when the
+/// capacity is not stated, its highest address once placed.
+#[derive(Clone)]
+struct TraceFacts {
+    placement: Placement,
+    highest_address: Option<u64>,
+}
+
+/// [`trace_facts`], remembered per process for an unchanged file (path, length and modification time) read
+/// with the same options on the same page and block size: a sweep's runs on one trace pay for its pre-passes
+/// once per worker, not once each.
+fn remembered_facts(
+    path: &str,
+    opts: &TraceOptions,
+    spec: &DeviceSpec,
+    need_highest: bool,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<TraceFacts> {
+    type Key = (
+        std::path::PathBuf,
+        u64,
+        std::time::SystemTime,
+        String,
+        u32,
+        u64,
+    );
+    static SEEN: Mutex<Vec<(Key, TraceFacts)>> = Mutex::new(Vec::new());
+    const REMEMBERED: usize = 64;
+    let key = std::fs::canonicalize(path).and_then(|p| {
+        let meta = std::fs::metadata(&p)?;
+        Ok((p, meta.len(), meta.modified()?))
+    });
+    let Ok((file, len, modified)) = key else {
+        return trace_facts(path, opts, spec, need_highest, progress);
+    };
+    let options = serde_json::to_string(opts).expect("plain data");
+    let key: Key = (
+        file,
+        len,
+        modified,
+        options,
+        spec.page_bytes,
+        spec.block_bytes(),
+    );
+    let seen = SEEN.lock().ok().and_then(|seen| {
+        seen.iter()
+            .find(|(k, facts)| *k == key && (facts.highest_address.is_some() || !need_highest))
+            .map(|(_, facts)| facts.clone())
+    });
+    if let Some(facts) = seen {
+        return Ok(facts);
+    }
+    let facts = trace_facts(path, opts, spec, need_highest, progress)?;
+    if let Ok(mut seen) = SEEN.lock() {
+        seen.retain(|(k, _)| *k != key);
+        if seen.len() == REMEMBERED {
+            seen.remove(0);
+        }
+        seen.push((key, facts.clone()));
+    }
+    Ok(facts)
+}
+
+/// The placement of a trace file and, with `need_highest`, its highest address once placed. The placement's
+/// pre-pass (the device layout's, else `compact`'s) gives the highest address; a trace with neither is read
+/// once for it. Every pass is cancellable through `progress`.
+fn trace_facts(
+    path: &str,
+    opts: &TraceOptions,
+    spec: &DeviceSpec,
+    need_highest: bool,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<TraceFacts> {
+    let on = Target {
+        logical_bytes: u64::MAX,
+        page_bytes: spec.page_bytes,
+        block_bytes: spec.block_bytes(),
+    };
+    let placement =
+        Placement::survey(path, opts, &on, &mut pre_pass(progress)).map_err(cancelled)?;
+    let highest_address = match (&placement.compaction, &placement.layout) {
+        _ if !need_highest => None,
+        (Some(map), _) => Some(map.highest_address()),
+        (None, Some(layout)) => Some(layout.total_bytes()),
+        (None, None) => {
+            let source = trace::open_placed(path, opts, &placement, &on)?;
+            Some(highest_address(source, progress)?)
+        }
+    };
+    Ok(TraceFacts {
+        placement,
+        highest_address,
+    })
+}
+
+/// The end of the furthest request of `source`, in bytes (one cancellable streaming pass).
+fn highest_address(
+    mut source: Box<dyn RequestSource>,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<u64> {
+    let mut end = 0u64;
+    let mut requests = 0u64;
+    while let Some(r) = source.next_request() {
+        let r = r?;
+        end = end.max(r.offset.saturating_add(r.len));
+        requests += 1;
+        if requests.is_multiple_of(1 << 14) {
+            let (done, total) = source.progress();
+            if !progress(Progress {
+                requests: 0,
+                done,
+                total,
+            }) {
+                return Err(SimError::Cancelled);
+            }
+        }
+    }
+    Ok(end)
+}

@@ -1,0 +1,126 @@
+//! The run plan: a configuration resolved once, its requests opened through one `open(plan)`, and the report
+//! echoing the plan (what ran).
+
+mod common;
+
+use common::trace_files::temp;
+use common::{toy, writes};
+use ftlsim_core::request::{Op, Request};
+use ftlsim_core::sim::plan::MeasureStart;
+use ftlsim_core::sim::{self, open, run_requests, Input, MeasureFrom, RunPlan, SimConfig};
+use ftlsim_core::trace::{self, TraceOptions};
+use serde_json::json;
+
+#[test]
+fn the_plan_resolves_the_spare_once_and_the_report_echoes_it() {
+    let reqs = writes(&[0, 1, 2, 3, 0]);
+    // page sizes its spare by a fraction: 16 logical blocks at 0.25 are 4 extra blocks, on the chip and used.
+    let cfg = SimConfig {
+        over_provisioning: Some(0.25),
+        measure_from: Some(MeasureFrom::Time("1.5ms".into())),
+        ..toy("page", json!({}), 4, 16)
+    };
+    let plan = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true).unwrap();
+    assert_eq!(
+        (plan.scheme.chip_extra_blocks, plan.physical_blocks),
+        (4, 20)
+    );
+    assert_eq!(plan.scheme.params["over_provisioning"], json!(0.25));
+    assert_eq!(plan.measure_from, Some(MeasureStart::TimeUs(1500.0)));
+    let echo = plan.echo();
+    let report = run_requests(&cfg, reqs.clone()).unwrap();
+    assert_eq!(report.config.params, echo.params);
+    assert_eq!(
+        (report.config.physical_blocks, report.config.trace.as_str()),
+        (20, "memory")
+    );
+    // fast takes the extra blocks its 3 log blocks need (4) of a stated spare; the rest stays on the chip, unused.
+    let cfg = SimConfig {
+        extra_blocks: Some(10),
+        ..toy("fast", json!({"log_blocks": 3}), 4, 16)
+    };
+    let plan = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true).unwrap();
+    assert_eq!(
+        (
+            plan.scheme.chip_extra_blocks,
+            plan.scheme.scheme_extra_blocks
+        ),
+        (10, 4)
+    );
+    let report = run_requests(&cfg, reqs.clone()).unwrap();
+    assert_eq!(
+        (
+            report.config.physical_blocks,
+            report.config.scheme_extra_blocks
+        ),
+        (26, 4)
+    );
+}
+
+#[test]
+fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
+    let reqs = writes(&[0]);
+    let cfg = SimConfig {
+        measure_from: Some(MeasureFrom::Time("soon".into())),
+        ..toy("page", json!({}), 4, 16)
+    };
+    let Err(e) = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true) else {
+        panic!("measure_from=soon resolved");
+    };
+    assert!(e.to_string().contains("measure_from=`soon`"), "{e}");
+    let cfg = SimConfig {
+        nvram_regions: Some("0-4KiB".into()),
+        ..toy("page", json!({}), 4, 16)
+    };
+    let Err(e) = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true) else {
+        panic!("regions without an NVRAM resolved");
+    };
+    assert!(e.to_string().contains("pass nvram=SIZE too"), "{e}");
+}
+
+#[test]
+fn a_compacted_trace_opens_placed_on_a_device_of_its_highest_address() {
+    // Writes 1 TiB apart, one of them 4 KiB into its extent: three extents, the last request ending at
+    // 2 MiB + 4 KiB + 8 KiB once compacted; capacity is that rounded up to a 16 KiB block.
+    let text = "W,0,4096\nW,1099511627776,8192\nW,2199023259648,8192\nR,0,512\n";
+    let path = temp("plan-compact.csv", text.as_bytes());
+    let cfg = SimConfig {
+        trace: TraceOptions {
+            compact: true,
+            ..TraceOptions::default()
+        },
+        ..SimConfig::default()
+    };
+    let spec = path.to_str().unwrap();
+    let plan = RunPlan::resolve(&cfg, Input::Trace(spec), &mut |_| true).unwrap();
+    let g = plan.device.geometry;
+    let end = (2 << 20) + 4096 + 8192u64;
+    assert_eq!(
+        g.logical_bytes(),
+        end.div_ceil(g.block_bytes()) * g.block_bytes()
+    );
+    let read = |mut source: Box<dyn trace::RequestSource>| -> Vec<Request> {
+        std::iter::from_fn(|| source.next_request())
+            .map(|r| r.unwrap())
+            .collect()
+    };
+    let placed = read(open(&plan).unwrap());
+    let offsets: Vec<(Op, u64)> = placed.iter().map(|r| (r.op, r.offset)).collect();
+    assert_eq!(
+        offsets,
+        vec![
+            (Op::Write, 0),
+            (Op::Write, 1 << 20),
+            (Op::Write, (2 << 20) + 4096),
+            (Op::Read, 0)
+        ]
+    );
+    // The trace opened alone (its own pre-passes) reads the same; the run reads what the plan placed.
+    let alone = trace::open_on(spec, &cfg.trace, g.logical_bytes(), g.page_bytes, 0).unwrap();
+    assert_eq!(read(alone), placed);
+    let report = sim::run(&cfg, spec, &mut |_| true).unwrap();
+    assert_eq!(
+        (report.host.requests, report.config.capacity_bytes),
+        (4, g.logical_bytes())
+    );
+}
