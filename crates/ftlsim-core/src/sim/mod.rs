@@ -3,6 +3,7 @@
 //! The run's configuration is in [`config`], the NVRAM wiring in `nvram`, latency figures in `latency`.
 
 pub mod config;
+mod echo;
 mod latency;
 mod lookahead;
 mod nvram;
@@ -21,7 +22,7 @@ use crate::ftl::nvram::Nvram;
 use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
 use crate::report::{
-    BadBlockFigures, ConfigEcho, HostCounts, PowerFigures, Report, SimFigures, Times,
+    BadBlockFigures, ConfigEcho, HostCounts, PowerFigures, Report, SimFigures, Times, TraceFacts,
 };
 use crate::request::{Op, Request};
 use crate::sparse::SparseVec;
@@ -736,6 +737,7 @@ impl Run<'_> {
         }
         let mut extra = Vec::new();
         self.ftl.extra(&mut extra);
+        let trace = TraceFacts::of(trace_spec, &self.cfg.trace);
         Report {
             version: crate::VERSION.to_string(),
             config: ConfigEcho {
@@ -766,7 +768,15 @@ impl Run<'_> {
                 spare_program_us: t.spare_program_us,
                 erase_us: t.erase_us,
                 rmw: self.cfg.rmw,
+                resolved: echo::resolved_config(
+                    self.cfg,
+                    resolved.spec.preset,
+                    g.logical_bytes(),
+                    &trace.format,
+                    trace_spec,
+                ),
             },
+            trace,
             host: self.host,
             flash: dev.counts(),
             map: dev.map_counts(),
