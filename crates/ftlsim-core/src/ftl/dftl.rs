@@ -628,68 +628,81 @@ pub const FIGURES: &[Figure] = &[
         key: "dftl.translation_reads.miss",
         unit: Unit::Count,
         description: "translation-page reads of CMT misses",
+        table: true,
     },
     Figure {
         key: "dftl.translation_reads.eviction",
         unit: Unit::Count,
         description: "translation-page reads of dirty evictions' write backs (the old copy, read to be rewritten)",
+        table: true,
     },
     Figure {
         key: "dftl.translation_reads.gc_update",
         unit: Unit::Count,
         description: "translation-page reads of GC updates: a data block's GC rewrites the translation pages of the \
                       uncached pages it moved",
+        table: true,
     },
     Figure {
         key: "dftl.translation_reads.translation_gc",
         unit: Unit::Count,
         description: "translation-page reads of translation blocks' GC (copies, or write backs of pages with dirty entries)",
+        table: true,
     },
     Figure {
         key: "dftl.translation_reads.mount",
         unit: Unit::Count,
         description: "translation-page reads of mounts (each page once)",
+        table: true,
     },
     Figure {
         key: "dftl.translation_writes.eviction",
         unit: Unit::Count,
         description: "translation-page writes of dirty evictions' write backs",
+        table: true,
     },
     Figure {
         key: "dftl.translation_writes.gc_update",
         unit: Unit::Count,
         description: "translation-page writes of GC updates (one per translation page of the uncached moved pages)",
+        table: true,
     },
     Figure {
         key: "dftl.translation_writes.translation_gc",
         unit: Unit::Count,
         description: "translation-page writes of translation blocks' GC (copies and write backs)",
+        table: true,
     },
     Figure {
         key: "dftl.copies.data",
         unit: Unit::Count,
         description: "data pages GC copied (with dftl.copies.translation, gc.copied_pages)",
+        table: true,
     },
     Figure {
         key: "dftl.copies.translation",
         unit: Unit::Count,
         description: "translation pages GC copied (not counting those written back instead)",
+        table: true,
     },
     Figure {
         key: "dftl.moves_left_clean",
         unit: Unit::Count,
         description: "lazy_copy_dirty=false: GC moves of clean cached entries left clean, whose translation page took the \
                       move without a counted write (PSU FlashSim's accounting)",
+        table: true,
     },
     Figure {
         key: "dftl.profile",
         unit: Unit::Text,
         description: "the profile given: a named parameter set that behaves as another simulator",
+        table: true,
     },
     Figure {
         key: "dftl.profile.<parameter>",
         unit: Unit::Text,
         description: "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
+        table: true,
     },
 ];
 

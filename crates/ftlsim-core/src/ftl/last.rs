@@ -87,47 +87,56 @@ pub const FIGURES: &[Figure] = &[
         key: "last.victims.dead",
         unit: Unit::Count,
         description: "random log blocks reclaimed with no valid page left (erased, no copy)",
+        table: false,
     },
     Figure {
         key: "last.victims.cold",
         unit: Unit::Count,
         description:
             "cold-partition victims reclaimed (the block of lowest associativity) by merges",
+        table: false,
     },
     Figure {
         key: "last.victims.hot",
         unit: Unit::Count,
         description: "hot-partition victims reclaimed (the oldest block) by merges",
+        table: false,
     },
     Figure {
         key: "last.hot_writes",
         unit: Unit::Count,
         description: "random-buffer writes judged hot (the page's previous one within the window)",
+        table: false,
     },
     Figure {
         key: "last.hot_window_pages",
         unit: Unit::Pages,
         description: "the recency window: random-buffer writes within which a rewrite is hot",
+        table: false,
     },
     Figure {
         key: "last.area_blocks.hot",
         unit: Unit::Count,
         description: "blocks of the hot partition at the end of the run",
+        table: false,
     },
     Figure {
         key: "last.area_blocks.cold",
         unit: Unit::Count,
         description: "blocks of the cold partition at the end of the run",
+        table: false,
     },
     Figure {
         key: "last.resizes.grow_hot",
         unit: Unit::Count,
         description: "times the hot partition grew by a block (its last reclaim cost more)",
+        table: false,
     },
     Figure {
         key: "last.resizes.grow_cold",
         unit: Unit::Count,
         description: "times the cold partition grew by a block (its last reclaim cost more)",
+        table: false,
     },
 ];
 

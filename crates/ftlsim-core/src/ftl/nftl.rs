@@ -104,16 +104,19 @@ pub const FIGURES: &[Figure] = &[
         key: "nftl.spare_reads_avoided",
         unit: Unit::Count,
         description: "spare reads plain NFTL would have issued where the lookup table or a page cache hit replaced them",
+        table: false,
     },
     Figure {
         key: "nftl.spare_reads_avoided.lookup_table",
         unit: Unit::Count,
         description: "of nftl.spare_reads_avoided, those the lookup table replaced",
+        table: false,
     },
     Figure {
         key: "nftl.spare_reads_avoided.page_cache",
         unit: Unit::Count,
         description: "of nftl.spare_reads_avoided, those a page cache hit replaced",
+        table: false,
     },
 ];
 

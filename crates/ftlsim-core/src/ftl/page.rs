@@ -108,11 +108,13 @@ pub const FIGURES: &[Figure] = &[
         key: "page.profile",
         unit: Unit::Text,
         description: "the profile given: a named parameter set that behaves as another simulator",
+        table: true,
     },
     Figure {
         key: "page.profile.<parameter>",
         unit: Unit::Text,
         description: "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
+        table: true,
     },
 ];
 

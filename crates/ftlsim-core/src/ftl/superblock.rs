@@ -82,11 +82,13 @@ pub const FIGURES: &[Figure] = &[
         key: "superblock.superblock_blocks",
         unit: Unit::Count,
         description: "adjacent logical blocks per superblock (N, superblock_blocks)",
+        table: false,
     },
     Figure {
         key: "superblock.log_blocks",
         unit: Unit::Count,
         description: "extra blocks the superblocks share, as run (log_blocks clamped)",
+        table: false,
     },
 ];
 

@@ -128,22 +128,26 @@ pub const FIGURES: &[Figure] = &[
         key: "tiny.log_blocks",
         unit: Unit::Count,
         description: "log blocks on the LRU list, as run (log_blocks clamped)",
+        table: false,
     },
     Figure {
         key: "tiny.map_blocks",
         unit: Unit::Count,
         description:
             "blocks reserved for block tables and the directory, as run (map_blocks clamped)",
+        table: false,
     },
     Figure {
         key: "tiny.block_table_cache_units",
         unit: Unit::Count,
         description: "block tables the block table cache holds (block_table_cache_units)",
+        table: false,
     },
     Figure {
         key: "tiny.page_table_cache_entries",
         unit: Unit::Count,
         description: "page tables the page mapping cache holds (page_table_cache_entries)",
+        table: false,
     },
 ];
 

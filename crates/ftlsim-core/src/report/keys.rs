@@ -58,6 +58,8 @@ pub struct Figure {
     pub key: &'static str,
     pub unit: Unit,
     pub description: &'static str,
+    /// Shown in `ftlsim run`'s table (when not zero); every figure is in the JSON and CSV.
+    pub table: bool,
 }
 
 /// Receives the report's keys.

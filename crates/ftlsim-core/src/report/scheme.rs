@@ -31,38 +31,45 @@ pub fn figure_of(key: &str) -> Option<&'static Figure> {
     declared().find(|f| matches(f.key, key))
 }
 
+/// A schema walk's value for a figure of `unit`.
+fn placeholder(unit: Unit) -> Value {
+    if unit == Unit::Text {
+        "".into()
+    } else {
+        0.into()
+    }
+}
+
 /// The scheme's own figures of one run, as the scheme (and the NVRAM cache) gave them.
 pub(crate) struct SchemeFigures<'a>(pub &'a Extra);
 
 impl Component for SchemeFigures<'_> {
     fn visit(&self, k: &mut Keys) {
-        k.section(Section::Scheme).shown(true);
+        k.section(Section::Scheme);
         if k.schema() {
             let mut seen = std::collections::BTreeSet::new();
             for f in declared().filter(|f| seen.insert(f.key)) {
-                let placeholder: Value = if f.unit == Unit::Text {
-                    "".into()
-                } else {
-                    0.into()
-                };
-                k.put(f.key, f.unit, f.description, placeholder);
+                let placeholder = placeholder(f.unit);
+                k.shown(f.table)
+                    .put(f.key, f.unit, f.description, placeholder);
             }
             return;
         }
         for (key, value) in self.0 {
             // An undeclared key still reaches the report (the schema coverage test names it).
-            let (unit, what) = figure_of(key).map_or(
-                (
-                    if value.is_string() {
-                        Unit::Text
-                    } else {
-                        Unit::Count
-                    },
-                    "",
-                ),
-                |f| (f.unit, f.description),
-            );
-            k.put(key.clone(), unit, what, value.clone());
+            let undeclared = Figure {
+                key: "",
+                unit: if value.is_string() {
+                    Unit::Text
+                } else {
+                    Unit::Count
+                },
+                description: "",
+                table: false,
+            };
+            let f = figure_of(key).unwrap_or(&undeclared);
+            k.shown(f.table)
+                .put(key.clone(), f.unit, f.description, value.clone());
         }
     }
 }
