@@ -1,22 +1,61 @@
-"""The report's schema comes from the engine: every key of a real report is described, and the cause keys
+"""The report's schema comes from the engine: every key of a real report is described (a scheme's own figures
+too, declared on its registry row), the engine owns every key (Python adds none), and the cause keys
 partition the total time."""
+
+import hashlib
+import re
 
 import ftlsim
 from ftlsim._registry import registry
 
 
-def test_schema_describes_every_key_of_a_report():
+def names(pattern: str, key: str) -> bool:
+    """Whether schema key `pattern` names `key`: equal, or equal but for one ``<...>`` part standing for a
+    non-empty name after a non-empty dotted prefix, so that no pattern matches every key."""
+    if "<" not in pattern:
+        return pattern == key
+    prefix, rest = pattern.split("<", 1)
+    suffix = rest.split(">", 1)[1]
+    assert "." in prefix and "<" not in suffix, f"schema key {pattern}: a <...> part needs a dotted prefix"
+    return re.fullmatch(re.escape(prefix) + ".+" + re.escape(suffix), key) is not None
+
+
+def test_schema_describes_every_key_of_a_report(tmp_path):
     table = ftlsim.report_schema()
     assert list(table.columns) == ["key", "unit", "section", "description", "table"]
     schema = table.to_dict("records")
-    exact = {k["key"] for k in schema if "<" not in k["key"]}
-    prefixes = [k["key"].split("<")[0] for k in schema if "<" in k["key"]]
-    r = ftlsim.simulate("hotcold:writes=3000,seed=1", ftl="nftl", capacity="2MiB", page_cache=8)
-    for key in r:
-        assert key in exact or any(key.startswith(p) for p in prefixes), key
+    assert all(k["description"].strip() and k["unit"] for k in schema), "a key without a description or unit"
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,4096\nW,8192,4096\nR,0,4096\n")
+    reports = [
+        ftlsim.simulate("hotcold:writes=3000,seed=1", ftl="nftl", capacity="2MiB", page_cache=8),
+        ftlsim.simulate("hotcold:writes=3000,seed=1", ftl="mast", capacity="2MiB", nvram="16KiB",
+                        nvram_policy="lru"),
+        ftlsim.simulate("hotcold:writes=3000,seed=1", ftl="dftl", capacity="2MiB", profile="psu-flashsim",
+                        power_cuts=3),
+        ftlsim.simulate(str(trace), ftl="page"),
+    ]
+    undescribed = {key for r in reports for key in r if not any(names(k["key"], key) for k in schema)}
+    assert undescribed == set()
+    # The scheme's own figures are declared, with their units: none falls back to a wildcard.
+    assert {"nftl.spare_reads_avoided", "mast.utilization.ca", "nvram.absorbed_share", "dftl.profile"} <= {
+        k["key"] for k in schema}
+    assert next(k for k in schema if k["key"] == "mast.utilization.ca")["unit"] == "ratio"
     sections = {k["section"] for k in schema}
-    assert {"Host", "Flash", "Merges and GC", "Time"} <= sections
+    assert {"Host", "Flash", "Merges and GC", "Time", "Scheme"} <= sections
     assert {k["unit"] for k in schema} >= {"count", "us", "bytes", "ratio"}
+
+
+def test_the_engine_owns_every_key_the_trace_facts_included(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,4096\nW,8192,4096\nR,0,4096\n")
+    r = ftlsim.simulate(str(trace), ftl="page")
+    schema = {k["key"] for k in ftlsim.report_schema().to_dict("records")}
+    assert {"config.resolved", "config.trace_format", "config.trace_bytes", "config.trace_sha256"} <= schema
+    assert r["config.trace_format"] == "csv" and r["config.trace_bytes"] == trace.stat().st_size
+    assert r["config.trace_sha256"] == hashlib.sha256(trace.read_bytes()).hexdigest()
+    w = ftlsim.simulate("uniform:writes=100,seed=1", ftl="page", capacity="1MiB")
+    assert (w["config.trace_format"], w["config.trace_bytes"], w["config.trace_sha256"]) == ("workload", None, None)
 
 
 def test_time_by_cause_sums_to_the_total_and_kinds_come_from_the_engine():

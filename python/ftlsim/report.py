@@ -25,7 +25,7 @@ def report_schema():
 @functools.lru_cache(maxsize=1)
 def schema_rows() -> list[dict]:
     """`report_schema` as a list of dicts, in the engine's order (sections, then figures)."""
-    return json.loads(_core.report_schema()) + PYTHON_KEYS
+    return json.loads(_core.report_schema())
 
 
 def key_section(key: str) -> str:
@@ -49,20 +49,6 @@ def _patterns() -> list:
 
     return [(i, re.compile(re.sub(r"<[^>]*>", ".+", re.escape(k["key"]))))
             for i, k in enumerate(schema_rows()) if "<" in k["key"]]
-
-
-# Keys `simulate` adds to the engine's report: what it takes to repeat the run exactly.
-PYTHON_KEYS = [
-    {"key": "config.resolved", "unit": "json", "section": "Configuration", "table": False,
-     "description": "The complete resolved configuration (every option with its default, the scheme's "
-                    "parameters, the capacity, the trace): `ftlsim run -c report.json` repeats the run"},
-    {"key": "config.trace_format", "unit": "name", "section": "Configuration", "table": False,
-     "description": "The format the trace was read as (sniffed when not given); `workload` for a built-in one"},
-    {"key": "config.trace_bytes", "unit": "bytes", "section": "Configuration", "table": False,
-     "description": "Size of the trace file"},
-    {"key": "config.trace_sha256", "unit": "hash", "section": "Configuration", "table": False,
-     "description": "sha256 of the trace file's content"},
-]
 
 
 def _fmt(value) -> str:

@@ -38,16 +38,6 @@ def trace_sha256(trace: str) -> str:
     return _file_sha256(os.path.abspath(trace), st.st_size, st.st_mtime_ns)
 
 
-def trace_facts(trace: str, options: dict | None = None) -> dict:
-    """What a report records of its trace: the format read (the one the trace `options` name, else the one
-    sniffed with them, as the run reads it), the size in bytes and a sha256 of the content (a built-in workload
-    spec is its own content: format ``workload``, no size or hash)."""
-    if os.path.isfile(trace):
-        fmt = _core.sniff_format(trace, json.dumps(options or {}))
-        return {"trace_format": fmt, "trace_bytes": os.stat(trace).st_size, "trace_sha256": trace_sha256(trace)}
-    return {"trace_format": "workload", "trace_bytes": None, "trace_sha256": None}
-
-
 def check_trace(trace: str) -> None:
     """A trace that is neither a file nor a workload spec: name the nearest workload when one is close
     (``unifrom:writes=10`` -> ``uniform``), else let the engine say the file does not exist. An empty string
@@ -100,31 +90,24 @@ def simulate(
     ``nvram_write_us``, ``nvram_flush_at_end``) or the scheme's parameters (``log_blocks=8``).
     `progress(requests, done, total)` is called as the run goes.
 
-    The report records the complete resolved configuration (``config.resolved``: every option with its
-    default, the scheme's parameters, the resolved capacity) and the trace's format, size and sha256, so
+    The engine's report records the complete resolved configuration (``config.resolved``: every option with
+    its default, the scheme's parameters, the resolved capacity) and the trace's format, size and sha256, so
     ``simulate(**ftlsim.config.run_kwargs(report))`` repeats the run exactly."""
     trace = check_spec(trace)
     cfg = prepare(trace, ftl, preset, capacity, precondition, format, **scheme_params)
     with readable(trace) as path:
-        facts = trace_facts(path, cfg["trace"])
         try:
             values = json.loads(_core.simulate(path, json.dumps(cfg), progress))
         except _core.FtlsimError as e:
             raise type(e)(python_spelling(str(e))) from None
-    values["config.trace"] = trace
-    resolved = resolve_config(cfg)
+    if path != trace:
+        # A stream was read from a copy: the report names the trace as given (a FIFO by its absolute path).
+        values["config.trace"] = trace
+        resolved = json.loads(values["config.resolved"])
+        resolved["trace"] = os.path.abspath(trace) if os.path.exists(trace) else trace
+        values["config.resolved"] = json.dumps(resolved, sort_keys=True)
     for message in run_warnings(values):
         warnings.warn(message, RuntimeWarning, stacklevel=2)
-    if resolved.get("capacity") is None:
-        resolved["capacity"] = str(values["config.capacity_bytes"])
-    if resolved.get("preset") is None:
-        resolved["preset"] = values["config.preset"]
-    if resolved["trace"]["format"] == "auto" and facts["trace_format"] != "workload":
-        resolved["trace"]["format"] = facts["trace_format"]
-    # A file is saved by its absolute path, so that `ftlsim run -c report.json` finds it from anywhere.
-    saved = os.path.abspath(trace) if os.path.exists(trace) and not is_workload(trace) else trace
-    values["config.resolved"] = json.dumps({"trace": saved, "config": resolved}, sort_keys=True)
-    values.update({f"config.{k}": v for k, v in facts.items()})
     return Report(values)
 
 
@@ -148,8 +131,8 @@ def run_key(run: dict) -> str:
     kw = {k: v for k, v in run.items() if k != "labels"}
     trace = str(kw.pop("trace"))
     cfg = resolve_config(prepare(trace, **kw))
-    facts = trace_facts(trace, cfg["trace"])
-    ident = {"config": cfg, "trace": facts["trace_sha256"] or trace, "version": _core_version()}
+    content = trace_sha256(trace) if os.path.isfile(trace) else trace
+    ident = {"config": cfg, "trace": content, "version": _core_version()}
     return hashlib.sha256(json.dumps(ident, sort_keys=True, default=str).encode()).hexdigest()[:20]
 
 

@@ -1,22 +1,46 @@
-//! The report's contract: the schema describes every key a run produces, the cause keys partition time and
-//! flash operations for every scheme, and the run options `rmw`, `precondition="trace"` and `measure_from`
-//! do what they say, with hand-counted figures.
+//! The report's contract: the schema describes every key a run produces (every registered scheme, behind an
+//! NVRAM cache or not, with power cuts, bad blocks, mounts and profiles) and no key that no run produces; the
+//! cause keys partition time and flash operations for every scheme; wear figures add up to the erases counted;
+//! the trace's facts are the file's; and the run options `rmw`, `precondition="trace"` and `measure_from` do
+//! what they say, with hand-counted figures.
 
 mod common;
 
 use common::{page, toy, writes};
 use ftlsim_core::ftl::SCHEMES;
-use ftlsim_core::report::schema;
+use ftlsim_core::report::{schema, trace::sha256_of, Report};
 use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::{run, run_requests, MeasureFrom, Precondition, SimConfig};
 use ftlsim_core::stats::Cause;
 use serde_json::{json, Value};
+use std::path::PathBuf;
 
-fn described(key: &str, patterns: &[String]) -> bool {
-    patterns.iter().any(|p| match p.split_once('<') {
-        None => p == key,
-        Some((prefix, _)) => key.starts_with(prefix),
-    })
+/// Whether schema key `pattern` names `key`: equal, or equal but for one `<...>` part standing for a
+/// non-empty name after a non-empty dotted prefix (`ram.<structure>`): a pattern cannot match every key.
+fn names(pattern: &str, key: &str) -> bool {
+    let Some((prefix, rest)) = pattern.split_once('<') else {
+        return pattern == key;
+    };
+    let suffix = rest.split_once('>').map_or("", |(_, s)| s);
+    assert!(
+        prefix.contains('.') && !suffix.contains('<'),
+        "schema key `{pattern}`: a `<...>` part needs a dotted prefix and comes once"
+    );
+    key.len() > prefix.len() + suffix.len() && key.starts_with(prefix) && key.ends_with(suffix)
+}
+
+fn hotcold() -> &'static str {
+    "hotcold:writes=6000,seed=2,sequential_share=0.2,run_pages=32,idle_every=300,idle_gap_us=5000"
+}
+
+fn base(scheme: &str) -> SimConfig {
+    SimConfig {
+        ftl: scheme.into(),
+        capacity: Some("4MiB".into()),
+        nvram_policy: "lru".into(),
+        idle_threshold_us: 1000.0,
+        ..Default::default()
+    }
 }
 
 /// Every scheme on a workload with reads, partial writes, trims, sequential runs and idle gaps, behind an
@@ -26,40 +50,218 @@ fn every_scheme() -> Vec<(String, SimConfig, String)> {
     for scheme in SCHEMES {
         for nvram in [None, Some("16KiB")] {
             let cfg = SimConfig {
-                ftl: scheme.name.into(),
-                capacity: Some("4MiB".into()),
                 nvram: nvram.map(str::to_string),
-                nvram_policy: "lru".into(),
-                idle_threshold_us: 1000.0,
-                ..Default::default()
+                ..base(scheme.name)
             };
-            let trace =
-                "hotcold:writes=6000,seed=2,sequential_share=0.2,run_pages=32,idle_every=300,idle_gap_us=5000";
-            out.push((
-                format!(
-                    "{}{}",
-                    scheme.name,
-                    if nvram.is_some() { "+nvram" } else { "" }
-                ),
-                cfg,
-                trace.into(),
-            ));
+            let name = format!(
+                "{}{}",
+                scheme.name,
+                if nvram.is_some() { "+nvram" } else { "" }
+            );
+            out.push((name, cfg, hotcold().into()));
         }
     }
     out
 }
 
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// The runs that show every feature's keys besides `every_scheme`'s: power cuts and a mount, bad blocks,
+/// profiles, a cache a parameter turns on, a deviation from a paper, and a trace file.
+fn every_feature() -> Vec<(String, SimConfig, String)> {
+    let with = |name: &str, cfg: SimConfig| (name.to_string(), cfg, hotcold().to_string());
+    let mut bad = base("page");
+    bad.device.bad_block_ratio = Some(0.02);
+    bad.device.endurance = Some(40);
+    bad.device.bad_block_reserve = Some(8);
+    vec![
+        with(
+            "page+power",
+            SimConfig {
+                power_cuts: 5,
+                mount_at_end: true,
+                torn_pages: true,
+                ..base("page")
+            },
+        ),
+        with("page+bad-blocks", bad),
+        with(
+            "page+profile",
+            SimConfig {
+                params: json!({"profile": "psu-flashsim"}),
+                ..base("page")
+            },
+        ),
+        with(
+            "dftl+profile",
+            SimConfig {
+                params: json!({"profile": "psu-flashsim"}),
+                ..base("dftl")
+            },
+        ),
+        with(
+            "nftl+page-cache",
+            SimConfig {
+                params: json!({"page_cache": 8}),
+                ..base("nftl")
+            },
+        ),
+        with(
+            "mast+ca-floor",
+            SimConfig {
+                params: json!({"ca_min_share": 0.25}),
+                ..base("mast")
+            },
+        ),
+        (
+            "page+csv-file".into(),
+            base("page"),
+            fixture("tiny.csv").to_string_lossy().into_owned(),
+        ),
+    ]
+}
+
+fn run_all(runs: Vec<(String, SimConfig, String)>) -> Vec<(String, Report)> {
+    runs.into_iter()
+        .map(|(name, cfg, trace)| {
+            let r = run(&cfg, &trace, &mut |_| true).unwrap_or_else(|e| panic!("{name}: {e}"));
+            (name, r)
+        })
+        .collect()
+}
+
+/// Every key a report emits has a description and a unit in the schema, and every key the schema describes
+/// is emitted by some run: over every registered scheme, with and without NVRAM, and every feature.
 #[test]
-fn the_schema_describes_every_key_and_causes_partition_time_and_operations() {
-    let patterns: Vec<String> = schema().into_iter().map(|k| k.key).collect();
-    for (name, cfg, trace) in every_scheme() {
-        let r = run(&cfg, &trace, &mut |_| true).unwrap_or_else(|e| panic!("{name}: {e}"));
+fn the_schema_describes_every_key_every_run_emits_and_nothing_else() {
+    let schema = schema();
+    let mut problems: Vec<String> = schema
+        .iter()
+        .filter(|k| k.description.trim().is_empty())
+        .map(|k| format!("schema key `{}` has no description", k.key))
+        .collect();
+    let mut emitted = vec![false; schema.len()];
+    for (name, r) in run_all([every_scheme(), every_feature()].concat()) {
         for key in r.flatten().keys() {
-            assert!(
-                described(key, &patterns),
-                "{name}: key `{key}` is not in the schema"
-            );
+            let mut described = false;
+            for (i, k) in schema.iter().enumerate() {
+                if names(&k.key, key) {
+                    (emitted[i], described) = (true, true);
+                }
+            }
+            if !described {
+                problems.push(format!(
+                    "{name}: key `{key}` has no description in the schema (a scheme declares its own \
+                     figures on its registry row, `figures`)"
+                ));
+            }
         }
+    }
+    for (k, _) in schema.iter().zip(&emitted).filter(|(_, e)| !**e) {
+        problems.push(format!(
+            "schema key `{}` is described but no run emits it",
+            k.key
+        ));
+    }
+    problems.dedup();
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The wear figures are the chip's: each block's erase count summed is every erase counted (both zeroed
+/// after preconditioning, so a full device's warm-up is in neither), and the histogram holds every physical
+/// block.
+#[test]
+fn erase_counts_add_up_to_the_erases_counted() {
+    // A full 1 MiB device: the run erases, and the counters are zeroed after preconditioning.
+    let full = every_scheme().into_iter().map(|(name, cfg, trace)| {
+        let cfg = SimConfig {
+            capacity: Some("1MiB".into()),
+            precondition: Precondition::Full,
+            ..cfg
+        };
+        (name, cfg, trace)
+    });
+    for (name, r) in run_all(full.collect()) {
+        let blocks = r.count("device.physical_blocks");
+        let erased = r.count("flash.erases");
+        let summed = r.num("erase_count.mean") * blocks as f64;
+        assert!(
+            (summed - erased as f64).abs() < 1e-6 * erased.max(1) as f64,
+            "{name}: erase counts sum to {summed}, {erased} erases counted"
+        );
+        let histogram: u64 =
+            serde_json::from_value::<Vec<u64>>(r.get("erase_count.histogram").unwrap())
+                .unwrap()
+                .iter()
+                .sum();
+        assert_eq!(histogram, blocks, "{name}: the histogram holds every block");
+        assert!(erased > 0, "{name}: the workload erases");
+    }
+}
+
+/// The trace's facts come from the file: its format (sniffed), its size and its sha256; a workload has none.
+#[test]
+fn the_report_records_the_trace_file_and_the_resolved_configuration() {
+    let dir = std::env::temp_dir().join(format!("ftlsim-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let abc = dir.join("abc");
+    std::fs::write(&abc, "abc").unwrap();
+    // FIPS 180-2's example: sha256("abc").
+    assert_eq!(
+        sha256_of(&abc).unwrap(),
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let csv = fixture("tiny.csv");
+    let r = run(&base("page"), &csv.to_string_lossy(), &mut |_| true).unwrap();
+    assert_eq!(r.get("config.trace_format"), Some(json!("csv")));
+    assert_eq!(
+        r.count("config.trace_bytes"),
+        std::fs::metadata(&csv).unwrap().len()
+    );
+    assert_eq!(
+        r.get("config.trace_sha256"),
+        Some(json!(sha256_of(&csv).unwrap()))
+    );
+    let resolved: Value =
+        serde_json::from_str(r.get("config.resolved").unwrap().as_str().unwrap()).unwrap();
+    assert_eq!(resolved["trace"], json!(csv.to_string_lossy()));
+    assert_eq!(
+        resolved["config"]["trace"]["format"],
+        json!("csv"),
+        "sniffed"
+    );
+    assert_eq!(resolved["config"]["capacity"], json!("4MiB"), "as given");
+    assert_eq!(
+        resolved["config"]["preset"],
+        json!("lee2007"),
+        "the default"
+    );
+    assert_eq!(
+        resolved["config"]["params"]["victim"],
+        json!("greedy"),
+        "a default parameter"
+    );
+    // The resolved configuration runs again to the same figures.
+    let again: SimConfig = serde_json::from_value(resolved["config"].clone()).unwrap();
+    let r2 = run(&again, &csv.to_string_lossy(), &mut |_| true).unwrap();
+    assert_eq!(r2.count("flash.page_writes"), r.count("flash.page_writes"));
+    assert_eq!(r2.get("config.resolved"), r.get("config.resolved"));
+
+    let w = run(&base("page"), "uniform:writes=100,seed=1", &mut |_| true).unwrap();
+    assert_eq!(w.get("config.trace_format"), Some(json!("workload")));
+    assert_eq!(w.get("config.trace_bytes"), Some(Value::Null));
+    assert_eq!(w.get("config.trace_sha256"), Some(Value::Null));
+}
+
+#[test]
+fn causes_partition_time_and_operations_for_every_scheme() {
+    for (name, r) in run_all(every_scheme()) {
         let total = r.num("time_us.total");
         let causes: f64 = Cause::ALL
             .iter()

@@ -90,6 +90,7 @@ pub const SCHEME: Scheme = Scheme {
         "Kim et al. 2002, as described in the FAST paper (Lee et al. 2007) sections 2.2, 2.4, 3.7",
     defaults: defaults_of::<BastParams>,
     build: build_bast,
+    figures: &[],
 };
 
 pub const ZONED: Scheme = Scheme {
@@ -98,6 +99,7 @@ pub const ZONED: Scheme = Scheme {
     citation: "TinyFTL paper (Lee et al.) sections II and VI.B, Table IV",
     defaults: zoned_defaults,
     build: build_zoned,
+    figures: &[],
 };
 
 /// Zone size of `logblock-zoned`: the TinyFTL paper's 6,144 blocks (a 12 KB zone map).

@@ -41,6 +41,7 @@ pub const SCHEME: Scheme = Scheme {
     citation: "FAST paper (Lee et al. 2007) section 2.1",
     defaults: defaults_of::<BlockParams>,
     build,
+    figures: &[],
 };
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]

@@ -136,6 +136,7 @@ use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
 use crate::nand::OpClass;
+use crate::report::keys::{Figure, Unit};
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, FlashCounts};
 use serde::{Deserialize, Serialize};
@@ -148,6 +149,7 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Gupta, Kim, Urgaonkar, DFTL, ASPLOS 2009, section 3",
     defaults: defaults_of::<DftlParams>,
     build,
+    figures: FIGURES,
 };
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -622,61 +624,87 @@ struct MapIoCount {
 }
 
 /// The report keys of DFTL's own figures and what each means (the report's schema lists them).
-pub const FIGURES: &[(&str, &str)] = &[
-    (
-        "dftl.translation_reads.miss",
-        "translation-page reads of CMT misses",
-    ),
-    (
-        "dftl.translation_reads.eviction",
-        "translation-page reads of dirty evictions' write backs (the old copy, read to be rewritten)",
-    ),
-    (
-        "dftl.translation_reads.gc_update",
-        "translation-page reads of GC updates: a data block's GC rewrites the translation pages of the \
-         uncached pages it moved",
-    ),
-    (
-        "dftl.translation_reads.translation_gc",
-        "translation-page reads of translation blocks' GC (copies, or write backs of pages with dirty entries)",
-    ),
-    (
-        "dftl.translation_reads.mount",
-        "translation-page reads of mounts (each page once)",
-    ),
-    (
-        "dftl.translation_writes.eviction",
-        "translation-page writes of dirty evictions' write backs",
-    ),
-    (
-        "dftl.translation_writes.gc_update",
-        "translation-page writes of GC updates (one per translation page of the uncached moved pages)",
-    ),
-    (
-        "dftl.translation_writes.translation_gc",
-        "translation-page writes of translation blocks' GC (copies and write backs)",
-    ),
-    (
-        "dftl.copies.data",
-        "data pages GC copied (with dftl.copies.translation, gc.copied_pages)",
-    ),
-    (
-        "dftl.copies.translation",
-        "translation pages GC copied (not counting those written back instead)",
-    ),
-    (
-        "dftl.moves_left_clean",
-        "lazy_copy_dirty=false: GC moves of clean cached entries left clean, whose translation page took the \
-         move without a counted write (PSU FlashSim's accounting)",
-    ),
-    (
-        "dftl.profile",
-        "the profile given: a named parameter set that behaves as another simulator",
-    ),
-    (
-        "dftl.profile.<parameter>",
-        "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
-    ),
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        key: "dftl.translation_reads.miss",
+        unit: Unit::Count,
+        description: "translation-page reads of CMT misses",
+        table: true,
+    },
+    Figure {
+        key: "dftl.translation_reads.eviction",
+        unit: Unit::Count,
+        description: "translation-page reads of dirty evictions' write backs (the old copy, read to be rewritten)",
+        table: true,
+    },
+    Figure {
+        key: "dftl.translation_reads.gc_update",
+        unit: Unit::Count,
+        description: "translation-page reads of GC updates: a data block's GC rewrites the translation pages of the \
+                      uncached pages it moved",
+        table: true,
+    },
+    Figure {
+        key: "dftl.translation_reads.translation_gc",
+        unit: Unit::Count,
+        description: "translation-page reads of translation blocks' GC (copies, or write backs of pages with dirty entries)",
+        table: true,
+    },
+    Figure {
+        key: "dftl.translation_reads.mount",
+        unit: Unit::Count,
+        description: "translation-page reads of mounts (each page once)",
+        table: true,
+    },
+    Figure {
+        key: "dftl.translation_writes.eviction",
+        unit: Unit::Count,
+        description: "translation-page writes of dirty evictions' write backs",
+        table: true,
+    },
+    Figure {
+        key: "dftl.translation_writes.gc_update",
+        unit: Unit::Count,
+        description: "translation-page writes of GC updates (one per translation page of the uncached moved pages)",
+        table: true,
+    },
+    Figure {
+        key: "dftl.translation_writes.translation_gc",
+        unit: Unit::Count,
+        description: "translation-page writes of translation blocks' GC (copies and write backs)",
+        table: true,
+    },
+    Figure {
+        key: "dftl.copies.data",
+        unit: Unit::Count,
+        description: "data pages GC copied (with dftl.copies.translation, gc.copied_pages)",
+        table: true,
+    },
+    Figure {
+        key: "dftl.copies.translation",
+        unit: Unit::Count,
+        description: "translation pages GC copied (not counting those written back instead)",
+        table: true,
+    },
+    Figure {
+        key: "dftl.moves_left_clean",
+        unit: Unit::Count,
+        description: "lazy_copy_dirty=false: GC moves of clean cached entries left clean, whose translation page took the \
+                      move without a counted write (PSU FlashSim's accounting)",
+        table: true,
+    },
+    Figure {
+        key: "dftl.profile",
+        unit: Unit::Text,
+        description: "the profile given: a named parameter set that behaves as another simulator",
+        table: true,
+    },
+    Figure {
+        key: "dftl.profile.<parameter>",
+        unit: Unit::Text,
+        description: "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
+        table: true,
+    },
 ];
 
 fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {

@@ -72,6 +72,7 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Lee et al. 2007, FAST paper sections 3.1-3.5",
     defaults: defaults_of::<FastParams>,
     build: build_fast,
+    figures: &[],
 };
 
 pub const OFAST: Scheme = Scheme {
@@ -80,6 +81,7 @@ pub const OFAST: Scheme = Scheme {
     citation: "Lee et al. 2007, FAST paper section 3.6",
     defaults: ofast_defaults,
     build: build_ofast,
+    figures: &[],
 };
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

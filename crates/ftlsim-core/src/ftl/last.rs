@@ -68,6 +68,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Result;
 use crate::device::{Device, RequestInfo};
+use crate::report::keys::{Figure, Unit};
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -78,7 +79,67 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Lee, Shin, Kim, Kim 2008, LAST (ACM SIGOPS OSR 42(6)); as summarised by MAST (paper 002)",
     defaults: defaults_of::<LastParams>,
     build: build_last,
+    figures: FIGURES,
 };
+
+/// The report keys of LAST's own figures and what each means.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        key: "last.victims.dead",
+        unit: Unit::Count,
+        description: "random log blocks reclaimed with no valid page left (erased, no copy)",
+        table: false,
+    },
+    Figure {
+        key: "last.victims.cold",
+        unit: Unit::Count,
+        description:
+            "cold-partition victims reclaimed (the block of lowest associativity) by merges",
+        table: false,
+    },
+    Figure {
+        key: "last.victims.hot",
+        unit: Unit::Count,
+        description: "hot-partition victims reclaimed (the oldest block) by merges",
+        table: false,
+    },
+    Figure {
+        key: "last.hot_writes",
+        unit: Unit::Count,
+        description: "random-buffer writes judged hot (the page's previous one within the window)",
+        table: false,
+    },
+    Figure {
+        key: "last.hot_window_pages",
+        unit: Unit::Pages,
+        description: "the recency window: random-buffer writes within which a rewrite is hot",
+        table: false,
+    },
+    Figure {
+        key: "last.area_blocks.hot",
+        unit: Unit::Count,
+        description: "blocks of the hot partition at the end of the run",
+        table: false,
+    },
+    Figure {
+        key: "last.area_blocks.cold",
+        unit: Unit::Count,
+        description: "blocks of the cold partition at the end of the run",
+        table: false,
+    },
+    Figure {
+        key: "last.resizes.grow_hot",
+        unit: Unit::Count,
+        description: "times the hot partition grew by a block (its last reclaim cost more)",
+        table: false,
+    },
+    Figure {
+        key: "last.resizes.grow_cold",
+        unit: Unit::Count,
+        description: "times the cold partition grew by a block (its last reclaim cost more)",
+        table: false,
+    },
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

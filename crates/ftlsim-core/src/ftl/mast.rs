@@ -84,6 +84,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
+use crate::report::keys::{Figure, Unit};
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -95,7 +96,120 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Kim, Kang, Ha, Cho, Eom 2015, MAST (paper 002) sections 2-4",
     defaults: defaults_of::<MastParams>,
     build: build_mast,
+    figures: FIGURES,
 };
+
+/// The report keys of MAST's own figures and what each means.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        key: "mast.utilization.la",
+        unit: Unit::Ratio,
+        description: "live pages per written page of LA (locality detection area)'s blocks, sampled at every replacement and averaged (MAST Fig. 2)",
+        table: false,
+    },
+    Figure {
+        key: "mast.area_blocks.la",
+        unit: Unit::Count,
+        description: "blocks of LA (locality detection area) at the end of the run",
+        table: false,
+    },
+    Figure {
+        key: "mast.utilization.ha",
+        unit: Unit::Ratio,
+        description: "live pages per written page of HA (hot area)'s blocks, sampled at every replacement and averaged (MAST Fig. 2)",
+        table: false,
+    },
+    Figure {
+        key: "mast.area_blocks.ha",
+        unit: Unit::Count,
+        description: "blocks of HA (hot area) at the end of the run",
+        table: false,
+    },
+    Figure {
+        key: "mast.utilization.ca",
+        unit: Unit::Ratio,
+        description: "live pages per written page of CA (cold area)'s blocks, sampled at every replacement and averaged (MAST Fig. 2)",
+        table: false,
+    },
+    Figure {
+        key: "mast.area_blocks.ca",
+        unit: Unit::Count,
+        description: "blocks of CA (cold area) at the end of the run",
+        table: false,
+    },
+    Figure {
+        key: "mast.utilization.samples",
+        unit: Unit::Count,
+        description: "replacements at which the areas' utilization was sampled",
+        table: false,
+    },
+    Figure {
+        key: "mast.log_blocks",
+        unit: Unit::Count,
+        description: "log blocks as run (log_blocks clamped to the logical and the extra blocks)",
+        table: false,
+    },
+    Figure {
+        key: "mast.writes.la",
+        unit: Unit::Count,
+        description: "random page writes to LA",
+        table: false,
+    },
+    Figure {
+        key: "mast.writes.ha",
+        unit: Unit::Count,
+        description: "random page writes to HA",
+        table: false,
+    },
+    Figure {
+        key: "mast.moved_pages.la_to_ca",
+        unit: Unit::Pages,
+        description: "live pages moved from LA to CA",
+        table: false,
+    },
+    Figure {
+        key: "mast.moved_pages.ha_to_ca",
+        unit: Unit::Pages,
+        description: "live pages moved from HA to CA",
+        table: false,
+    },
+    Figure {
+        key: "mast.migrated_blocks",
+        unit: Unit::Count,
+        description: "LA blocks with more than migrate_valid_pages live pages that migrated whole to CA",
+        table: false,
+    },
+    Figure {
+        key: "mast.fallback_merges",
+        unit: Unit::Count,
+        description: "merges run because an area that needed a block had none to take",
+        table: false,
+    },
+    Figure {
+        key: "mast.resizes.grow_la",
+        unit: Unit::Count,
+        description: "times dynamic sizing grew LA by a block (CA shrank)",
+        table: false,
+    },
+    Figure {
+        key: "mast.resizes.shrink_la",
+        unit: Unit::Count,
+        description: "times dynamic sizing shrank LA by a block (CA grew)",
+        table: false,
+    },
+    Figure {
+        key: "mast.idle_merges",
+        unit: Unit::Count,
+        description: "CA victims merged in idle time (at most idle_merges)",
+        table: false,
+    },
+    Figure {
+        key: "mast.deviation.ca_min_share",
+        unit: Unit::Ratio,
+        description: "not in the paper: the floor of CA's share of the random blocks (ca_min_share), when above 0",
+        table: false,
+    },
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

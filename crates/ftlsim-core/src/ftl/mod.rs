@@ -21,6 +21,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::{Device, RequestInfo};
 use crate::device::{FlashError, Result};
+use crate::report::keys::Figure;
 use crate::request::Op;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -47,10 +48,6 @@ impl RamItem {
 
 /// Scheme-specific figures for the report, as (flat key, value).
 pub type Extra = Vec<(String, Value)>;
-
-/// What the schemes' own report keys mean, scheme by scheme, for the report's schema (a key not listed is
-/// "a scheme's own figure").
-pub static FIGURES: &[&[(&str, &str)]] = &[page::FIGURES, dftl::FIGURES];
 
 /// How far ahead of the request that will use it a [`Ftl::prefetch`] hint comes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,6 +130,9 @@ pub struct Scheme {
     /// The parameters with their defaults, as JSON.
     pub defaults: fn() -> Value,
     pub build: fn(&Value, &Geometry) -> Result<Built, ConfigError>,
+    /// The report keys of the scheme's own figures ([`Ftl::extra`]), with units and meanings: the report's
+    /// schema lists them, and a key a scheme reports without one fails the schema's coverage test.
+    pub figures: &'static [Figure],
 }
 
 /// Every scheme, in the order `ftlsim list` shows them.

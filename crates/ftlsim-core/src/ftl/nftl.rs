@@ -85,6 +85,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
+use crate::report::keys::{Figure, Unit};
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -95,7 +96,30 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Choudhuri & Givargis, CODES+ISSS 2007, sections 3.1-3.3 (NFTL: Ban, US 5,937,425)",
     defaults: defaults_of::<NftlParams>,
     build,
+    figures: FIGURES,
 };
+
+/// The report keys of NFTL's own figures and what each means.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        key: "nftl.spare_reads_avoided",
+        unit: Unit::Count,
+        description: "spare reads plain NFTL would have issued where the lookup table or a page cache hit replaced them",
+        table: false,
+    },
+    Figure {
+        key: "nftl.spare_reads_avoided.lookup_table",
+        unit: Unit::Count,
+        description: "of nftl.spare_reads_avoided, those the lookup table replaced",
+        table: false,
+    },
+    Figure {
+        key: "nftl.spare_reads_avoided.page_cache",
+        unit: Unit::Count,
+        description: "of nftl.spare_reads_avoided, those a page cache hit replaced",
+        table: false,
+    },
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

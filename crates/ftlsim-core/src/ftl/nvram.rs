@@ -41,6 +41,7 @@ use crate::addr::{Lbn, Lpn, Opt, Token};
 use crate::config::{check_op_us, parse_size_of, ConfigError, Geometry};
 use crate::device::Result;
 use crate::device::{Device, RequestInfo};
+use crate::report::keys::{Figure, Unit};
 use crate::request::Tag;
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;
@@ -48,6 +49,76 @@ use serde_json::Value;
 
 /// FM22L16 F-RAM read/write cycle, microseconds per 16-bit word.
 pub const FERAM_CYCLE_US: f64 = 0.110;
+
+/// The report keys of the NVRAM cache's own figures (it wraps any scheme) and what each means.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        key: "nvram.bytes",
+        unit: Unit::Bytes,
+        description: "size of the NVRAM write cache (nvram)",
+        table: false,
+    },
+    Figure {
+        key: "nvram.policy",
+        unit: Unit::Text,
+        description: "what the NVRAM absorbs (nvram_policy): metadata, region, lru or bplru",
+        table: false,
+    },
+    Figure {
+        key: "nvram.slots",
+        unit: Unit::Pages,
+        description: "pages the NVRAM holds",
+        table: false,
+    },
+    Figure {
+        key: "nvram.writes_absorbed",
+        unit: Unit::Pages,
+        description: "host page writes the NVRAM admitted",
+        table: false,
+    },
+    Figure {
+        key: "nvram.absorbed_share",
+        unit: Unit::Ratio,
+        description: "1 - host page writes that reached the scheme (written through, evicted or flushed) / host page writes",
+        table: false,
+    },
+    Figure {
+        key: "nvram.flush_writes",
+        unit: Unit::Pages,
+        description: "cached pages written to flash by the end-of-trace flush (nvram_flush_at_end)",
+        table: false,
+    },
+    Figure {
+        key: "nvram.evictions",
+        unit: Unit::Count,
+        description: "evictions: a page for the page policies, a whole logical block for bplru",
+        table: false,
+    },
+    Figure {
+        key: "nvram.padding_writes",
+        unit: Unit::Pages,
+        description: "bplru: pages read from flash and rewritten to write an evicted block whole",
+        table: false,
+    },
+    Figure {
+        key: "nvram.read_us",
+        unit: Unit::Us,
+        description: "NVRAM time per page read (nvram_read_us)",
+        table: false,
+    },
+    Figure {
+        key: "nvram.write_us",
+        unit: Unit::Us,
+        description: "NVRAM time per page write (nvram_write_us)",
+        table: false,
+    },
+    Figure {
+        key: "time_us.nvram",
+        unit: Unit::Us,
+        description: "time of NVRAM accesses (time_us.cause.nvram)",
+        table: false,
+    },
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Policy {

@@ -43,6 +43,7 @@ use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
 use crate::nand::OpClass;
+use crate::report::keys::{Figure, Unit};
 use crate::request::Op;
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
@@ -54,6 +55,7 @@ pub const SCHEME: Scheme = Scheme {
     citation: "TinyFTL paper (Lee et al.) section III; FAST paper (Lee et al. 2007) section 2.1",
     defaults: defaults_of::<PageParams>,
     build,
+    figures: FIGURES,
 };
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -102,15 +104,19 @@ pub const PROFILES: &[Profile] = &[Profile {
 }];
 
 /// The report keys of the page scheme's own figures and what each means.
-pub const FIGURES: &[(&str, &str)] = &[
-    (
-        "page.profile",
-        "the profile given: a named parameter set that behaves as another simulator",
-    ),
-    (
-        "page.profile.<parameter>",
-        "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
-    ),
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        key: "page.profile",
+        unit: Unit::Text,
+        description: "the profile given: a named parameter set that behaves as another simulator",
+        table: true,
+    },
+    Figure {
+        key: "page.profile.<parameter>",
+        unit: Unit::Text,
+        description: "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
+        table: true,
+    },
 ];
 
 /// The most over-provisioning: the chip at most twice the logical capacity (`common/bounds.rs`).

@@ -70,6 +70,7 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Shim et al. (hot write references / NVRAM) section 2.2, Fig. 1; Ban, US 5,404,485",
     defaults: defaults_of::<ReplacementParams>,
     build,
+    figures: &[],
 };
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -62,6 +62,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
+use crate::report::keys::{Figure, Unit};
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
@@ -73,7 +74,24 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Kang, Jo, Kim, Lee, A Superblock-based Flash Translation Layer for NAND Flash Memory, EMSOFT 2006 (as described in the TinyFTL paper, sections III and VI.B)",
     defaults: defaults_of::<SuperblockParams>,
     build,
+    figures: FIGURES,
 };
+
+/// The report keys of Superblock's own figures and what each means.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        key: "superblock.superblock_blocks",
+        unit: Unit::Count,
+        description: "adjacent logical blocks per superblock (N, superblock_blocks)",
+        table: false,
+    },
+    Figure {
+        key: "superblock.log_blocks",
+        unit: Unit::Count,
+        description: "extra blocks the superblocks share, as run (log_blocks clamped)",
+        table: false,
+    },
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -108,6 +108,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::{FlashError, Result};
+use crate::report::keys::{Figure, Unit};
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
@@ -119,7 +120,37 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Lee, Jung, Kim, Maeng, Memory Management Scheme for Cost-Effective Disk-On-Modules, IEEE TCE 2009, section V",
     defaults: defaults_of::<TinyParams>,
     build,
+    figures: FIGURES,
 };
+
+/// The report keys of TinyFTL's own figures and what each means.
+pub const FIGURES: &[Figure] = &[
+    Figure {
+        key: "tiny.log_blocks",
+        unit: Unit::Count,
+        description: "log blocks on the LRU list, as run (log_blocks clamped)",
+        table: false,
+    },
+    Figure {
+        key: "tiny.map_blocks",
+        unit: Unit::Count,
+        description:
+            "blocks reserved for block tables and the directory, as run (map_blocks clamped)",
+        table: false,
+    },
+    Figure {
+        key: "tiny.block_table_cache_units",
+        unit: Unit::Count,
+        description: "block tables the block table cache holds (block_table_cache_units)",
+        table: false,
+    },
+    Figure {
+        key: "tiny.page_table_cache_entries",
+        unit: Unit::Count,
+        description: "page tables the page mapping cache holds (page_table_cache_entries)",
+        table: false,
+    },
+];
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -4,6 +4,7 @@
 //! `nvram`, latency figures in `latency`.
 
 pub mod config;
+mod echo;
 mod latency;
 mod lookahead;
 mod nvram;
@@ -19,7 +20,9 @@ use crate::device::{CutPoint, Device, FlashError, RequestInfo};
 use crate::error::{DurabilityBroken, Result, SimError};
 use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
-use crate::report::{BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times};
+use crate::report::{
+    BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times,
+};
 use crate::request::{Op, Request};
 use crate::sparse::SparseVec;
 use crate::stats::Cause;
@@ -713,6 +716,7 @@ impl<'p> Run<'p> {
         Report {
             version: crate::VERSION.to_string(),
             config: self.plan.echo(),
+            trace: self.plan.trace_facts.clone(),
             host: self.host,
             flash: dev.counts(),
             map: dev.map_counts(),

@@ -6,7 +6,7 @@
 
 use super::config::MAX_OVER_PROVISIONING;
 use super::config::{cancelled, MeasureFrom, Precondition, SimConfig, DEFAULT_WORKLOAD_CAPACITY};
-use super::{nvram, Progress};
+use super::{echo, nvram, Progress};
 use crate::bad_blocks::BadBlockOptions;
 use crate::config::{parse_size_of, DeviceSpec, Geometry};
 use crate::error::{Result, SimError};
@@ -227,6 +227,11 @@ pub struct RunPlan<'a> {
     pub rmw: bool,
     pub wrap: bool,
     pub idle_threshold_us: f64,
+    /// The trace's format, size and hash, as the report records them.
+    pub trace_facts: crate::report::TraceFacts,
+    /// What repeats the run exactly (`config.resolved`): every option with its default and what the run
+    /// resolved where the configuration left it open.
+    pub resolved_config: String,
     /// The scheme as resolving built it, kept for the first pass so that a run without power cuts builds it once.
     first_build: Cell<Option<Built>>,
 }
@@ -274,7 +279,17 @@ impl<'a> RunPlan<'a> {
             Some(MeasureFrom::Request(n)) => Some(MeasureStart::Request(*n)),
             Some(m @ MeasureFrom::Time(_)) => m.time_us()?.map(MeasureStart::TimeUs),
         };
+        let trace_facts = crate::report::TraceFacts::of(input.name(), &cfg.trace);
+        let resolved_config = echo::resolved_config(
+            cfg,
+            device.spec.preset,
+            g.logical_bytes(),
+            &trace_facts.format,
+            input.name(),
+        );
         Ok(RunPlan {
+            trace_facts,
+            resolved_config,
             bad_blocks: device.spec.bad_block_options(physical_blocks),
             nvram: nvram::nvram_options(cfg, &g)?,
             device,
@@ -347,6 +362,7 @@ impl<'a> RunPlan<'a> {
             spare_program_us: t.spare_program_us,
             erase_us: t.erase_us,
             rmw: self.rmw,
+            resolved: self.resolved_config.clone(),
         }
     }
 }

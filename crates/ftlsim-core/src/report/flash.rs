@@ -1,0 +1,82 @@
+//! The Flash section: every chip operation, by cause, those on the scheme's mapping pages, and the write
+//! amplification they make.
+
+use super::keys::{num, Component, Keys, Section, Unit};
+use crate::stats::{Cause, FlashCounts};
+
+const FLASH_OPS: [(&str, &str); 5] = [
+    ("page_reads", "page reads (data and spare area)"),
+    ("spare_reads", "spare-area-only reads"),
+    ("page_writes", "page programs"),
+    ("spare_writes", "spare-area-only programs"),
+    ("erases", "block erases"),
+];
+
+fn op_values(c: &FlashCounts) -> [u64; 5] {
+    [
+        c.page_reads,
+        c.spare_reads,
+        c.page_writes,
+        c.spare_writes,
+        c.erases,
+    ]
+}
+
+/// The chip's operations, as the device counted them.
+pub(crate) struct Flash<'a> {
+    pub all: &'a FlashCounts,
+    /// A partition of `all` by cause.
+    pub by_cause: &'a [FlashCounts; Cause::COUNT],
+    /// Operations on the scheme's own mapping pages (a part of `all`).
+    pub map: &'a FlashCounts,
+    /// Pages the host wrote, the denominator of the write amplification.
+    pub host_write_pages: u64,
+}
+
+impl Component for Flash<'_> {
+    fn visit(&self, k: &mut Keys) {
+        k.section(Section::Flash).shown(true);
+        for ((op, what), value) in FLASH_OPS.iter().zip(op_values(self.all)) {
+            k.put(
+                format!("flash.{op}"),
+                Unit::Count,
+                &format!("all {what}"),
+                value,
+            );
+        }
+        k.shown(false);
+        for cause in Cause::ALL.iter().filter(|c| **c != Cause::Nvram) {
+            let counts = op_values(&self.by_cause[*cause as usize]);
+            for ((op, what), value) in FLASH_OPS.iter().zip(counts) {
+                k.put(
+                    format!("flash.{op}.{}", cause.name()),
+                    Unit::Count,
+                    &format!(
+                        "{what} caused by {} (time_us.cause.* says how causes are told apart)",
+                        cause.name()
+                    ),
+                    value,
+                );
+            }
+        }
+        k.shown(true);
+        let map = op_values(self.map);
+        for ((op, what), value) in FLASH_OPS.iter().zip(map) {
+            // The report has no map.spare_writes key (a key name is a contract: none is added here).
+            if *op != "spare_writes" {
+                k.put(
+                    format!("map.{op}"),
+                    Unit::Count,
+                    &format!("{what} of the scheme's own mapping pages"),
+                    value,
+                );
+            }
+        }
+        k.put(
+            "write_amplification",
+            Unit::Ratio,
+            "page programs per host page written",
+            num(self.all.page_writes as f64 / self.host_write_pages as f64),
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! The resolved configuration a report echoes (`config.resolved`): what it takes to repeat the run exactly.
+
+use super::config::SimConfig;
+use crate::ftl;
+use crate::trace;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// `cfg` with every default (its serialised form has every option), the scheme's parameters with their
+/// defaults and profile applied, and what the run resolved where `cfg` left it open: the preset, the capacity
+/// (in bytes) and the trace format (`format`, sniffed). A trace file is named by its absolute path, so that
+/// `ftlsim run -c report.json` finds it from anywhere. JSON text `{"trace": ..., "config": ...}`.
+pub(super) fn resolved_config(
+    cfg: &SimConfig,
+    preset: &str,
+    capacity_bytes: u64,
+    format: &str,
+    trace_spec: &str,
+) -> String {
+    let mut config = serde_json::to_value(cfg).expect("a SimConfig is plain data");
+    // A scheme outside the registry (`run_custom`) keeps its parameters as given.
+    config["params"] = ftl::resolve_params(&cfg.ftl, &cfg.params).unwrap_or(cfg.params.clone());
+    if cfg.preset.is_none() {
+        config["preset"] = preset.into();
+    }
+    if cfg.capacity.is_none() {
+        config["capacity"] = capacity_bytes.to_string().into();
+    }
+    if cfg.trace.format == "auto" && format != "workload" && format != "memory" {
+        config["trace"]["format"] = format.into();
+    }
+    let path = Path::new(trace_spec);
+    let trace: Value = match std::path::absolute(path) {
+        Ok(absolute) if path.exists() && !trace::is_workload(trace_spec) => {
+            absolute.to_string_lossy().into()
+        }
+        _ => trace_spec.into(),
+    };
+    json!({"trace": trace, "config": config}).to_string()
+}
