@@ -78,14 +78,14 @@ use super::common::boot_scan::mount_bug;
 use super::common::bounds::{extra_blocks_limit, Checks};
 use super::common::log_blocks::{sector_map_ram, PageState};
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::VecDeque;
 
 pub const SCHEME: Scheme = Scheme {
@@ -94,7 +94,29 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Kim, Kang, Ha, Cho, Eom 2015, MAST (paper 002) sections 2-4",
     defaults: defaults_of::<MastParams>,
     build: build_mast,
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: true,
+        settles_torn_merges: true,
+    }),
 };
+
+/// The invariant suite's sets: few log blocks, fixed area sizes, explicit areas, no idle merges.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"log_blocks": 4}),
+        json!({"log_blocks": 4, "dynamic_sizing": false}),
+        json!({"log_blocks": 6, "la_blocks": 2, "ha_blocks": 1, "migrate_valid_pages": 1}),
+        json!({"log_blocks": 5, "dynamic_sizing": false, "idle_merges": 0}),
+    ]
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![json!({}), json!({"log_blocks": 5, "idle_merges": 1})]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -54,14 +54,14 @@
 use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::valid_buckets::ValidBuckets;
-use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::error::Result;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "replacement",
@@ -69,7 +69,30 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Shim et al. (hot write references / NVRAM) section 2.2, Fig. 1; Ban, US 5,404,485",
     defaults: defaults_of::<ReplacementParams>,
     build,
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: false,
+        settles_torn_merges: false,
+    }),
 };
+
+/// The invariant suite's sets: one and three replacement blocks.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"replacement_blocks": 1}),
+        json!({"replacement_blocks": 3}),
+    ]
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![
+        json!({"replacement_blocks": 2}),
+        json!({"replacement_blocks": 6}),
+    ]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -492,7 +515,6 @@ mod tests {
     use super::*;
     use crate::config::Timing;
     use crate::error::SimError;
-    use serde_json::json;
 
     /// 4 logical blocks of 4 pages, the scheme's extra blocks beside them.
     fn toy(params: Value) -> (Box<dyn Ftl>, Device) {

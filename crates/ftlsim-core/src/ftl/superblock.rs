@@ -56,7 +56,7 @@ use super::common::bounds::{layout_extra_blocks, Checks};
 use super::common::free_pool::FreePool;
 use super::common::lru::Lru;
 use super::common::map_area::{load_page_table, rebuild_spare_tables};
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
@@ -64,7 +64,7 @@ use crate::error::Result;
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "superblock",
@@ -72,7 +72,30 @@ pub const SCHEME: Scheme = Scheme {
     citation: "Kang, Jo, Kim, Lee, A Superblock-based Flash Translation Layer for NAND Flash Memory, EMSOFT 2006 (as described in the TinyFTL paper, sections III and VI.B)",
     defaults: defaults_of::<SuperblockParams>,
     build,
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: true,
+        settles_torn_merges: false,
+    }),
 };
+
+/// The invariant suite's sets: superblocks of 2 and 3 blocks, one log block, one-entry caches.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"superblock_blocks": 2, "log_blocks": 1, "extra_blocks_per_superblock": 1,
+               "cache_entries": 1, "page_table_entries": 2}),
+        json!({"superblock_blocks": 3, "log_blocks": 2}),
+    ]
+}
+
+/// The crash suites' sets: the defaults and the invariant suite's.
+fn crash_variants() -> Vec<Value> {
+    let mut v = vec![json!({})];
+    v.extend(stress_variants());
+    v
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
