@@ -4,7 +4,6 @@
 
 pub mod bast;
 pub mod block;
-pub mod blockcopy;
 pub mod common;
 pub mod dftl;
 pub mod fast;
@@ -163,7 +162,6 @@ pub static SCHEMES: &[Scheme] = &[
     page::SCHEME,
     dftl::SCHEME,
     block::SCHEME,
-    blockcopy::SCHEME,
     bast::SCHEME,
     bast::ZONED,
     fast::SCHEME,
