@@ -12,8 +12,12 @@ for target in $targets; do
     corpus=corpus/$target
     mkdir -p "$corpus"
     case $target in
-        read_*) fmt=${target#read_}; cp "$fixtures/tiny.$fmt" "$corpus/seed-file"
-                n=0; while IFS= read -r line; do n=$((n + 1)); printf '%s\n' "$line" > "$corpus/seed-line-$n"; done < "$fixtures/tiny.$fmt" ;;
+        # One seed per format (its first line names it) from every tiny.<format> fixture, and one per line.
+        read_trace) for fixture in "$fixtures"/tiny.*; do
+                        fmt=${fixture##*/tiny.}
+                        { echo "$fmt"; cat "$fixture"; } > "$corpus/seed-$fmt"
+                        n=0; while IFS= read -r line; do n=$((n + 1)); printf '%s\n%s\n' "$fmt" "$line" > "$corpus/seed-$fmt-line-$n"; done < "$fixture"
+                    done ;;
         parse_config) for scheme in fast bast page tiny dftl; do
                           printf '{"ftl": "%s", "params": {}, "capacity": "8MiB", "nvram": "64KiB"}' "$scheme" > "$corpus/seed-$scheme"
                       done

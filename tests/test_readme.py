@@ -7,6 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+import ftlsim
 from ftlsim.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,6 +31,13 @@ def test_the_sample_output_is_what_the_first_command_prints():
     expected = WALL_CLOCK.sub(r"\1", sample)
     assert len(WALL_CLOCK.findall(sample)) >= 2  # the masked lines are there, only their values vary
     assert printed == expected
+
+
+def test_the_readme_scheme_table_names_every_registered_scheme():
+    # The registry is the list: a scheme missing from the README's table (or a row naming no scheme) fails here.
+    table = README.split("| scheme | what it is | source |", 1)[1].split("\n\n", 1)[0]
+    named = set(re.findall(r"`([a-z][a-z0-9-]*)`", "\n".join(row.split("|")[1] for row in table.splitlines()[2:])))
+    assert named == {s["name"] for s in ftlsim.schemes()}
 
 
 def test_the_readme_links_the_config_reference_and_the_scheme_guide():

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::Instant;
 
 mod common;
-use common::trace_files::{fixture, opts, read, temp};
+use common::trace_files::{fixture, opts, read, temp, tiny_fixture};
 
 fn skipping(format: &str) -> TraceOptions {
     TraceOptions {
@@ -252,7 +252,7 @@ fn info_is_cancelled_by_its_progress_callback() {
 
 #[test]
 fn info_names_the_format_and_the_devices() {
-    let path = fixture("tiny.msr");
+    let path = tiny_fixture("msr");
     let got = info(
         path.to_str().unwrap(),
         &opts("auto"),
@@ -344,14 +344,13 @@ fn sample() -> Vec<Request> {
 
 #[test]
 fn every_writer_reads_back_the_same_requests_at_the_same_times() {
-    for name in [
-        "out.csv",
-        "out.trace",
-        "out.ascii",
-        "out.blkparse",
-        "out.csv.gz",
-        "out.blkparse.gz",
-    ] {
+    // Every row of WRITERS, under each of its extensions, plain and gzipped.
+    let names = trace::WRITERS
+        .iter()
+        .flat_map(|w| w.extensions)
+        .flat_map(|ext| [format!("out.{ext}"), format!("out.{ext}.gz")]);
+    for name in names {
+        let name = name.as_str();
         let path = temp(name, b"");
         let n = trace::write(&mut VecSource::new(sample()), &path).unwrap();
         assert_eq!(n, 4);
@@ -508,7 +507,7 @@ fn mutated_real_lines_give_a_placed_error_or_the_reference_request() {
     let mut rng = rand_pcg::Pcg64::seed_from_u64(15);
     let (mut errors, mut requests, mut checked) = (0u64, 0u64, 0u64);
     for info in FORMATS {
-        let fixture = fixture(&format!("tiny.{}", info.name));
+        let fixture = tiny_fixture(info.name);
         let text = std::fs::read(&fixture).unwrap();
         let lines: Vec<&[u8]> = text
             .split(|&b| b == b'\n')

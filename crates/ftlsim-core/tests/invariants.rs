@@ -1,99 +1,20 @@
 //! The invariant suite: every registered scheme, over random workloads on toy devices, keeps every host
 //! read equal to the last write (the simulator checks it on every read), breaks no NAND rule (the chip
-//! refuses), and its counts add up.
+//! refuses), and its counts add up. Each scheme runs under its defaults and under the stress variants its
+//! registry row declares.
 
 mod common;
 
 use common::{full, random_op, toy};
-use ftlsim_core::ftl::SCHEMES;
+use ftlsim_core::ftl::{Scheme, SCHEMES};
 use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::run_requests;
 use proptest::prelude::*;
 
-/// Parameter sets to check for each scheme beyond its defaults (small log-block counts stress merges).
-fn variants(scheme: &str) -> Vec<serde_json::Value> {
+/// The parameter sets to check a scheme under: its defaults, then its row's stress variants.
+fn variants(scheme: &Scheme) -> Vec<serde_json::Value> {
     let mut v = vec![serde_json::json!({})];
-    match scheme {
-        "page" => {
-            v.push(serde_json::json!({"over_provisioning": 0.0}));
-            v.push(serde_json::json!({"over_provisioning": 0.0, "gc_frontier": true}));
-            v.push(serde_json::json!({"over_provisioning": 0.0, "victim": "cost-benefit"}));
-            v.push(serde_json::json!({"gc_frontier": true, "victim": "cost-benefit", "wear_leveling_threshold": 1}));
-            v.push(serde_json::json!({"over_provisioning": 0.0, "wear_leveling_threshold": 2, "gc_reserve_blocks": 2}));
-        }
-        "dftl" => {
-            // Tiny CMTs and translation pages of 2 and 4 entries: misses, dirty evictions, batch updates and
-            // translation-block GC everywhere. Translation pages of 2 entries add half the logical pages again
-            // as map pages, so those runs get spare capacity to match.
-            v.push(
-                serde_json::json!({"cmt_entries": 1, "entry_bytes": 256, "over_provisioning": 1.0}),
-            );
-            v.push(
-                serde_json::json!({"cmt_entries": 2, "entry_bytes": 256, "over_provisioning": 0.5}),
-            );
-            v.push(
-                serde_json::json!({"cmt_entries": 5, "entry_bytes": 128, "over_provisioning": 0.25,
-                                      "victim": "cost-benefit"}),
-            );
-            v.push(serde_json::json!({"cmt_entries": 3, "over_provisioning": 0.0}));
-            // PSU FlashSim's four rules.
-            v.push(
-                serde_json::json!({"cmt_entries": 5, "entry_bytes": 128, "over_provisioning": 0.25,
-                                      "cmt_policy": "age", "writeback": "entry", "gc": "burst",
-                                      "lazy_copy_dirty": false}),
-            );
-        }
-        "bast" => {
-            v.push(serde_json::json!({"log_blocks": 1}));
-            v.push(serde_json::json!({"log_blocks": 2, "partial_merge": true}));
-            v.push(serde_json::json!({"log_blocks": 3}));
-        }
-        "logblock-zoned" => {
-            v.push(serde_json::json!({"zone_blocks": 1, "log_blocks": 1}));
-            v.push(serde_json::json!({"zone_blocks": 2, "log_blocks": 2}));
-        }
-        "fast" | "ofast" => {
-            v.push(serde_json::json!({"log_blocks": 2}));
-            v.push(serde_json::json!({"log_blocks": 3}));
-        }
-        "nftl" => {
-            v.push(serde_json::json!({"lookup_table": true}));
-            v.push(serde_json::json!({"page_cache": 8}));
-            v.push(serde_json::json!({"page_cache": 8, "page_cache_policy": "lru", "lookup_table": true}));
-            v.push(serde_json::json!({"spare_blocks": 5, "page_cache": 3}));
-        }
-        "replacement" => {
-            v.push(serde_json::json!({"replacement_blocks": 1}));
-            v.push(serde_json::json!({"replacement_blocks": 3}));
-        }
-        "superblock" => {
-            v.push(serde_json::json!({"superblock_blocks": 2, "log_blocks": 1, "extra_blocks_per_superblock": 1,
-                                      "cache_entries": 1, "page_table_entries": 2}));
-            v.push(serde_json::json!({"superblock_blocks": 3, "log_blocks": 2}));
-        }
-        "tiny" => {
-            // Every cache as small as allowed, tables of 2 blocks and 2 pages: misses and write-backs everywhere.
-            v.push(serde_json::json!({"log_blocks": 1, "block_table_cache_units": 1, "page_table_cache_entries": 8,
-                                      "block_table_entries": 2, "page_table_entries": 2}));
-            v.push(serde_json::json!({"log_blocks": 2, "reserved_free_blocks": 1, "block_table_entries": 1}));
-            // FAST §3.7's victim rule: a switchable log block first.
-            v.push(serde_json::json!({"log_blocks": 2, "victim": "switchable"}));
-            v.push(serde_json::json!({"log_blocks": 1, "victim": "switchable", "block_table_cache_units": 1,
-                                      "page_table_cache_entries": 8, "block_table_entries": 2}));
-        }
-        "last" => {
-            v.push(serde_json::json!({"log_blocks": 3}));
-            v.push(serde_json::json!({"log_blocks": 4, "seq_log_blocks": 2, "seq_threshold_bytes": 512}));
-            v.push(serde_json::json!({"log_blocks": 5, "hot_window_pages": 3}));
-        }
-        "mast" => {
-            v.push(serde_json::json!({"log_blocks": 4}));
-            v.push(serde_json::json!({"log_blocks": 4, "dynamic_sizing": false}));
-            v.push(serde_json::json!({"log_blocks": 6, "la_blocks": 2, "ha_blocks": 1, "migrate_valid_pages": 1}));
-            v.push(serde_json::json!({"log_blocks": 5, "dynamic_sizing": false, "idle_merges": 0}));
-        }
-        _ => {}
-    }
+    v.extend((scheme.stress_variants)());
     v
 }
 
@@ -122,7 +43,7 @@ proptest! {
         let logical_pages = ppb * blocks;
         let reqs = requests(&ops, logical_pages);
         for scheme in SCHEMES {
-            for params in variants(scheme.name) {
+            for params in variants(scheme) {
                 let mut cfg = toy(scheme.name, params.clone(), ppb, blocks);
                 cfg.device.sequential_program = Some(sequential_program);
                 if precondition {
@@ -152,7 +73,7 @@ proptest! {
 fn every_scheme_survives_a_long_uniform_run_on_a_full_device() {
     // Many rounds of reclamation: every block recycled several times.
     for scheme in SCHEMES {
-        for params in variants(scheme.name) {
+        for params in variants(scheme) {
             let cfg = full(toy(scheme.name, params.clone(), 8, 16));
             let mut seed = 12345u64;
             let reqs: Vec<Request> = (0..5000)

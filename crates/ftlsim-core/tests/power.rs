@@ -9,85 +9,34 @@ use ftlsim_core::addr::{Lpn, Ppn, Token};
 use ftlsim_core::config::{Geometry, Timing};
 use ftlsim_core::device::FlashError;
 use ftlsim_core::device::{Device, RequestInfo};
-use ftlsim_core::ftl::{build, Built, Ftl, RamItem};
+use ftlsim_core::ftl::{build, Built, Ftl, Mounts, RamItem, SCHEMES};
 use ftlsim_core::request::{Op, Request, Tag};
 use ftlsim_core::sim::{run_custom, run_requests, SimConfig};
 use proptest::prelude::*;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Schemes that mount, and parameter variants.
+/// Every scheme that mounts (its registry row's `mount`) under each of its crash variants, in registry order.
 fn mounting() -> Vec<(&'static str, serde_json::Value)> {
-    vec![
-        ("page", json!({})),
-        (
-            "page",
-            json!({"gc_frontier": true, "victim": "cost-benefit"}),
-        ),
-        (
-            "page",
-            json!({"wear_leveling_threshold": 1, "over_provisioning": 0.0}),
-        ),
-        ("block", json!({})),
-        ("nftl", json!({})),
-        ("nftl", json!({"lookup_table": true, "page_cache": 8})),
-        ("nftl", json!({"spare_blocks": 4})),
-        ("replacement", json!({"replacement_blocks": 2})),
-        ("replacement", json!({"replacement_blocks": 6})),
-        // Default tiny is left out here (its 8 log blocks for 16 hot logical blocks make the hot loop below
-        // compact on almost every write, so every lost in-flight write shortens the run and fewer than 250 of
-        // the planned cuts land); tests/golden_mount_tiny.rs crash-tests it.
-        ("tiny", json!({"log_blocks": 4})),
-        // Every cache as small as allowed, tables of 2 blocks and 2 pages: write-backs everywhere.
-        (
-            "tiny",
-            json!({"log_blocks": 1, "block_table_cache_units": 1, "page_table_cache_entries": 8,
-                   "block_table_entries": 2, "page_table_entries": 2}),
-        ),
-        (
-            "tiny",
-            json!({"log_blocks": 3, "block_table_cache_units": 1, "page_table_cache_entries": 8,
-                   "block_table_entries": 2, "page_table_entries": 2}),
-        ),
-        ("tiny", json!({"log_blocks": 3, "victim": "switchable"})),
-        ("superblock", json!({})),
-        (
-            "superblock",
-            json!({"superblock_blocks": 2, "log_blocks": 1, "extra_blocks_per_superblock": 1,
-                   "cache_entries": 1, "page_table_entries": 2}),
-        ),
-        (
-            "superblock",
-            json!({"superblock_blocks": 3, "log_blocks": 2}),
-        ),
-        ("dftl", json!({"cmt_entries": 2, "entry_bytes": 128})),
-        (
-            "dftl",
-            json!({"cmt_entries": 5, "entry_bytes": 64, "victim": "cost-benefit"}),
-        ),
-        ("dftl", json!({})),
-        (
-            "dftl",
-            // PSU FlashSim's four rules with its reserve (the psu-flashsim profile's): burst GC with the default
-            // reserve of 2 ran out of free blocks on a random workload here.
-            json!({"cmt_entries": 3, "entry_bytes": 128, "cmt_policy": "age", "writeback": "entry",
-                   "gc": "burst", "lazy_copy_dirty": false, "gc_reserve_blocks": 3}),
-        ),
-        ("fast", json!({})),
-        ("fast", json!({"log_blocks": 2})),
-        ("ofast", json!({})),
-        ("ofast", json!({"log_blocks": 3})),
-        ("bast", json!({})),
-        ("bast", json!({"log_blocks": 2, "partial_merge": true})),
-        ("logblock-zoned", json!({"zone_blocks": 4, "log_blocks": 3})),
-        ("last", json!({})),
-        (
-            "last",
-            json!({"log_blocks": 6, "seq_threshold_bytes": 1024}),
-        ),
-        ("mast", json!({})),
-        ("mast", json!({"log_blocks": 5, "idle_merges": 1})),
-    ]
+    mounting_where(|_| true)
+}
+
+/// The crash variants of the mounting schemes whose row's [`Mounts`] satisfies `which`.
+fn mounting_where(which: impl Fn(&Mounts) -> bool) -> Vec<(&'static str, serde_json::Value)> {
+    SCHEMES
+        .iter()
+        .filter_map(|s| Some((s.name, s.mount.as_ref().filter(|m| which(m))?)))
+        .flat_map(|(name, m)| (m.variants)().into_iter().map(move |p| (name, p)))
+        .collect()
+}
+
+/// Schemes whose log blocks must keep the in-order (MLC) rule across a mount ([`Mounts::log_blocks`]).
+fn log_block_schemes() -> Vec<&'static str> {
+    SCHEMES
+        .iter()
+        .filter(|s| s.mount.as_ref().is_some_and(|m| m.log_blocks))
+        .map(|s| s.name)
+        .collect()
 }
 
 fn crash_test(
@@ -188,7 +137,7 @@ fn tagged_workload(ops: &[(u8, u16, u8, bool)]) -> Vec<Request> {
 }
 
 /// Property-test cases of the NVRAM crash campaign: `FTLSIM_NVRAM_CRASH_CASES` for a long run (200 gives
-/// 200 x 13 schemes x 40 = 104,000 planned cuts per policy), else the suite's size.
+/// 200 x 40 = 8,000 planned cuts per mounting scheme and policy), else the suite's size.
 fn nvram_crash_cases() -> u32 {
     std::env::var("FTLSIM_NVRAM_CRASH_CASES")
         .ok()
@@ -274,15 +223,15 @@ proptest! {
     // of them torn) were clean.
     #![proptest_config(ProptestConfig::with_cases(cases(2)))]
 
-    /// The log-block schemes on random workloads with torn pages, on SLC and under the in-order (MLC) rule:
-    /// in release builds 32 workloads x 40 cuts per variant and rule.
+    /// The schemes whose mount settles torn merges, on random workloads with torn pages, on SLC and under the
+    /// in-order (MLC) rule: in release builds 32 workloads x 40 cuts per variant and rule.
     #[test]
     fn log_block_schemes_survive_torn_cuts_on_random_workloads(
         ops in prop::collection::vec((any::<u8>(), any::<u16>(), any::<u8>()), 200..600),
         seed in any::<u64>(),
     ) {
         let reqs = workload(&ops);
-        let variants = mounting().into_iter().filter(|(s, _)| LOG_BLOCK.contains(s));
+        let variants = mounting_where(|m| m.settles_torn_merges);
         for (scheme, params) in variants {
             for in_order in [false, true] {
                 let mut cfg = crash_test(scheme, params.clone(), None, 40, seed);
@@ -293,6 +242,30 @@ proptest! {
                 prop_assert_eq!(r.count("power.cuts"), r.count("power.cuts_survived"));
                 prop_assert_eq!(r.count("power.pages_checked"), r.count("power.cuts") * 64);
             }
+        }
+    }
+}
+
+#[test]
+fn every_row_says_truly_whether_its_scheme_mounts() {
+    // A row with `mount` mounts at the end of a run (the oracle checks every page after it); a row without one
+    // is refused by name, so no scheme leaves the crash suites by a wrong row.
+    let reqs = common::writes(&[0, 1, 2, 3, 0, 1]);
+    for scheme in SCHEMES {
+        let cfg = SimConfig {
+            mount_at_end: true,
+            ..toy(scheme.name, json!({}), 4, 16)
+        };
+        match (&scheme.mount, run_requests(&cfg, reqs.clone())) {
+            (Some(_), Ok(r)) => assert_eq!(r.count("mount.count"), 1, "{}", scheme.name),
+            (None, Err(e)) => assert!(
+                e.to_string()
+                    .contains("cannot yet rebuild itself from flash"),
+                "{}: {e}",
+                scheme.name
+            ),
+            (Some(_), Err(e)) => panic!("{}'s row says it mounts: {e}", scheme.name),
+            (None, Ok(_)) => panic!("{}'s row says it cannot mount, but it mounted", scheme.name),
         }
     }
 }
@@ -497,6 +470,10 @@ fn torn_page_programs_are_detected_and_ignored_by_every_mounting_scheme() {
     let reqs: Vec<Request> = (0..3000u64)
         .map(|i| Request::new(0.0, Op::Write, ((i * 7 + i / 5) % 64) * 512, 512))
         .collect();
+    let settles_torn_merges: Vec<&str> = mounting_where(|m| m.settles_torn_merges)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
     for (scheme, params) in mounting() {
         for nvram in [None, Some("lru")] {
             let mut cfg = crash_test(scheme, params.clone(), nvram, 200, 11);
@@ -509,7 +486,7 @@ fn torn_page_programs_are_detected_and_ignored_by_every_mounting_scheme() {
                 r.count("power.torn_in_merge_or_gc"),
             );
             assert!(torn > 20, "{scheme} {params} {nvram:?}: {torn} torn");
-            if LOG_BLOCK.contains(&scheme) {
+            if settles_torn_merges.contains(&scheme) {
                 // Torn merge copies (targets of full and partial merges), and torn host writes: past the
                 // first 64 writes in place every host write of this loop is a log append.
                 assert!(
@@ -520,9 +497,6 @@ fn torn_page_programs_are_detected_and_ignored_by_every_mounting_scheme() {
         }
     }
 }
-
-/// The six log-block schemes: their mounts settle torn pages in `common/boot_scan.rs` (`settle_torn`).
-const LOG_BLOCK: [&str; 6] = ["fast", "ofast", "bast", "logblock-zoned", "last", "mast"];
 
 /// Writes of 64 logical pages of 512 B: a hot rewrite loop of single pages, with every fourth request a run
 /// of 2 to 9 pages (sequential log blocks, LAST's large requests, switches and partial merges).
@@ -547,10 +521,7 @@ fn log_block_schemes_survive_cuts_under_the_in_order_rule() {
     // MLC (mlc-k9gag08, tinyftl-16g): pages of a block are programmed in increasing order, also after a
     // mount and past a torn page. Every log-block variant, tiny and superblock, with and without torn pages.
     let reqs = mixed_writes(3000);
-    let schemes = mounting()
-        .into_iter()
-        .filter(|(s, _)| LOG_BLOCK.contains(s) || ["tiny", "superblock"].contains(s));
-    for (scheme, params) in schemes {
+    for (scheme, params) in mounting_where(|m| m.log_blocks) {
         for torn in [false, true] {
             let mut cfg = crash_test(scheme, params.clone(), None, 200, 21);
             cfg.device.sequential_program = Some(true);
@@ -591,7 +562,7 @@ fn log_block_schemes_survive_cuts_on_the_mlc_preset() {
             )
         })
         .collect();
-    for scheme in LOG_BLOCK.iter().chain(&["tiny", "superblock"]) {
+    for scheme in log_block_schemes() {
         for torn in [false, true] {
             let cfg = SimConfig {
                 ftl: scheme.to_string(),

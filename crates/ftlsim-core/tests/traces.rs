@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 
 mod common;
-use common::trace_files::{fixture, opts, read_all, real, temp};
+use common::trace_files::{fixture, opts, read_all, real, temp, tiny_fixture};
 
 /// (requests, reads, writes, trims)
 fn counts(requests: &[Request]) -> (usize, usize, usize, usize) {
@@ -283,19 +283,6 @@ const TINY: [(f64, Op, u64, u64); 8] = [
     (30_000.0, Op::Write, 1000, 3),
 ];
 
-/// Every format with its fixture; `csv` carries no time.
-const TINY_FILES: [(&str, &str); 9] = [
-    ("csv", "tiny.csv"),
-    ("umass", "tiny.umass"),
-    ("msr", "tiny.msr"),
-    ("ssdsim", "tiny.ssdsim"),
-    ("disksim", "tiny.disksim"),
-    ("fiu", "tiny.fiu"),
-    ("vscsi", "tiny.vscsi"),
-    ("blkparse", "tiny.blkparse"),
-    ("most", "tiny.most"),
-];
-
 fn assert_tiny(format: &str, got: &[Request]) {
     let want: Vec<(Op, u64, u64)> = TINY
         .iter()
@@ -313,27 +300,56 @@ fn assert_tiny(format: &str, got: &[Request]) {
 
 #[test]
 fn tiny_trace_reads_the_same_in_every_format() {
-    let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
-    let mut covered: Vec<&str> = TINY_FILES.iter().map(|t| t.0).collect();
-    covered.sort();
-    let mut all = names.clone();
-    all.sort();
-    assert_eq!(covered, all, "every registered format has a tiny fixture");
-    for (format, file) in TINY_FILES {
-        let path = fixture(file);
-        assert_tiny(format, &read_all(&path, &opts(format)));
-        // DiskSim lines are SSDsim lines: auto reads them as ssdsim (ns), which is why disksim must be named.
-        let auto = if format == "disksim" {
-            "ssdsim"
-        } else {
-            format
-        };
-        assert_eq!(sniffed(&path), auto, "{file}");
-        if format != "disksim" {
-            assert_tiny(format, &read_all(&path, &opts("auto")));
+    // Every row of the format list ships the tiny trace as `tests/fixtures/tiny.<name>` and reads it to the
+    // same requests, named and sniffed; a row whose summary says it is never sniffed must be named.
+    for f in FORMATS {
+        let path = tiny_fixture(f.name);
+        assert_tiny(f.name, &read_all(&path, &opts(f.name)));
+        let head = trace::head_lines(&path, 8).unwrap();
+        let head: Vec<&str> = head.lines.iter().map(|(_, l)| l.as_str()).collect();
+        let named_only = f.summary.contains("never sniffed");
+        assert_eq!(
+            (f.sniff)(&head),
+            !named_only,
+            "{} sniffs its own fixture",
+            f.name
+        );
+        if !named_only {
+            assert_eq!(sniffed(&path), f.name);
+            assert_tiny(f.name, &read_all(&path, &opts("auto")));
         }
     }
-    let tags: Vec<Tag> = read_all(&fixture("tiny.most"), &opts("most"))
+    // DiskSim lines are SSDsim lines: auto reads them as ssdsim (ns), which is why disksim must be named.
+    assert_eq!(sniffed(&tiny_fixture("disksim")), "ssdsim");
+}
+
+#[test]
+fn every_tiny_fixture_is_a_registered_format() {
+    // The other half of the convention: no `tiny.<name>` fixture outlives its format's row.
+    let names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
+    for entry in std::fs::read_dir(fixture("")).unwrap() {
+        let file = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if let Some(name) = file.strip_prefix("tiny.") {
+            assert!(
+                names.contains(&name),
+                "{file}: no format `{name}` in FORMATS"
+            );
+        }
+    }
+}
+
+#[test]
+fn every_format_has_a_bad_line_case() {
+    let mut covered: Vec<&str> = BAD.iter().map(|b| b.0).collect();
+    covered.sort_unstable();
+    let mut names: Vec<&str> = FORMATS.iter().map(|f| f.name).collect();
+    names.sort_unstable();
+    assert_eq!(covered, names, "one row of BAD per format in FORMATS");
+}
+
+#[test]
+fn tiny_trace_tags_and_events() {
+    let tags: Vec<Tag> = read_all(&tiny_fixture("most"), &opts("most"))
         .iter()
         .map(|r| r.tag)
         .collect();
@@ -344,7 +360,7 @@ fn tiny_trace_reads_the_same_in_every_format() {
     );
     // The C rows of tiny.most are 150 us after each D; one extra 0-sector C (a flush) is skipped.
     let c = read_all(
-        &fixture("tiny.most"),
+        &tiny_fixture("most"),
         &TraceOptions {
             blkparse_event: "C".into(),
             ..opts("most")
@@ -356,7 +372,7 @@ fn tiny_trace_reads_the_same_in_every_format() {
 
 #[test]
 fn gzip_is_read_transparently() {
-    let raw = std::fs::read(fixture("tiny.blkparse")).unwrap();
+    let raw = std::fs::read(tiny_fixture("blkparse")).unwrap();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&raw).unwrap();
     let path = temp("tiny.blkparse.gz", &gz.finish().unwrap());
@@ -371,19 +387,19 @@ fn time_unit_overrides_the_ascii_time_column() {
         time_unit: Some("ms".into()),
         ..opts("ssdsim")
     };
-    assert_tiny("ssdsim", &read_all(&fixture("tiny.disksim"), &ms));
+    assert_tiny("ssdsim", &read_all(&tiny_fixture("disksim"), &ms));
     let s = TraceOptions {
         time_unit: Some("s".into()),
         ..opts("disksim")
     };
-    let got = read_all(&fixture("tiny.disksim"), &s);
+    let got = read_all(&tiny_fixture("disksim"), &s);
     assert_eq!(got[2].time_us, 2.5e6, "2.5 s");
 }
 
 // ---------------------------------------------------------------------------------------------------------
 // 3. Bad input
 
-/// (format, a good line, a bad line, what the error must say was expected)
+/// (format, a good line, a bad line, what the error must say was expected): one row per format.
 const BAD: [(&str, &str, &str, &str); 9] = [
     ("csv", "W,0,4096", "X,0,4096", "op R, W or T, got `X`"),
     (
@@ -486,7 +502,7 @@ fn bad_lines_are_errors_naming_file_line_and_expectation_or_skipped_and_counted(
 
 #[test]
 fn bad_options_and_unknown_formats_name_the_valid_ones() {
-    let path = fixture("tiny.blkparse");
+    let path = tiny_fixture("blkparse");
     let bad_event = TraceOptions {
         blkparse_event: "X".into(),
         ..opts("blkparse")
@@ -642,7 +658,7 @@ fn info_of_a_handcrafted_csv() {
 
 #[test]
 fn info_of_the_tiny_trace_and_of_a_workload() {
-    let path = fixture("tiny.ssdsim");
+    let path = tiny_fixture("ssdsim");
     let got = info(
         path.to_str().unwrap(),
         &opts("auto"),

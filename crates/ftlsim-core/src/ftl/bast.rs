@@ -72,7 +72,9 @@ use super::common::logblock_ram::{logblock_ram, paper_chip_blocks, zoned_ram};
 use super::common::merge;
 use super::common::seq_logs::SEQ_LOG_AUX;
 use super::common::zone_map::ZoneMap;
-use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, Mounts, RamItem, Scheme,
+};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -81,7 +83,7 @@ use crate::device::Result;
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "bast",
@@ -91,6 +93,13 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<BastParams>,
     build: build_bast,
     figures: &[],
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: true,
+        settles_torn_merges: true,
+    }),
 };
 
 pub const ZONED: Scheme = Scheme {
@@ -100,7 +109,41 @@ pub const ZONED: Scheme = Scheme {
     defaults: zoned_defaults,
     build: build_zoned,
     figures: &[],
+    profiles: &[],
+    stress_variants: zoned_stress_variants,
+    mount: Some(Mounts {
+        variants: zoned_crash_variants,
+        log_blocks: true,
+        settles_torn_merges: true,
+    }),
 };
+
+/// The invariant suite's sets: one to three log blocks, with and without partial merges.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"log_blocks": 1}),
+        json!({"log_blocks": 2, "partial_merge": true}),
+        json!({"log_blocks": 3}),
+    ]
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![json!({}), json!({"log_blocks": 2, "partial_merge": true})]
+}
+
+/// The invariant suite's sets for the zoned map: zones of one and two blocks.
+fn zoned_stress_variants() -> Vec<Value> {
+    vec![
+        json!({"zone_blocks": 1, "log_blocks": 1}),
+        json!({"zone_blocks": 2, "log_blocks": 2}),
+    ]
+}
+
+/// The crash suites' sets for the zoned map.
+fn zoned_crash_variants() -> Vec<Value> {
+    vec![json!({"zone_blocks": 4, "log_blocks": 3})]
+}
 
 /// Zone size of `logblock-zoned`: the TinyFTL paper's 6,144 blocks (a 12 KB zone map).
 const PAPER_ZONE_BLOCKS: u32 = 6_144;

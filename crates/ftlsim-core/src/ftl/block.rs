@@ -26,14 +26,14 @@
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::data_blocks::DataBlocks;
 use super::common::free_pool::FreePool;
-use super::{defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
+use super::{defaults_of, parse_params, Built, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Pbn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "block",
@@ -42,7 +42,24 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<BlockParams>,
     build,
     figures: &[],
+    profiles: &[],
+    stress_variants: no_stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: false,
+        settles_torn_merges: false,
+    }),
 };
+
+/// Block mapping has no parameter to shrink: its defaults are its only stress set.
+fn no_stress_variants() -> Vec<Value> {
+    Vec::new()
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![json!({})]
+}
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

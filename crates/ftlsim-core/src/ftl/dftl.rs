@@ -129,7 +129,7 @@ use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
 use super::common::profiles::{self, Applied, Profile};
 use super::common::slot_list::SlotList;
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -140,7 +140,7 @@ use crate::report::keys::{Figure, Unit};
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, FlashCounts};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::ops::Range;
 
 pub const SCHEME: Scheme = Scheme {
@@ -150,7 +150,42 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<DftlParams>,
     build,
     figures: FIGURES,
+    profiles: PROFILES,
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: false,
+        settles_torn_merges: false,
+    }),
 };
+
+/// The invariant suite's sets: tiny CMTs and translation pages of 2 and 4 entries, so misses, dirty evictions,
+/// batch updates and translation-block GC happen everywhere. Translation pages of 2 entries add half the
+/// logical pages again as map pages, so those runs get spare capacity to match.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"cmt_entries": 1, "entry_bytes": 256, "over_provisioning": 1.0}),
+        json!({"cmt_entries": 2, "entry_bytes": 256, "over_provisioning": 0.5}),
+        json!({"cmt_entries": 5, "entry_bytes": 128, "over_provisioning": 0.25, "victim": "cost-benefit"}),
+        json!({"cmt_entries": 3, "over_provisioning": 0.0}),
+        // PSU FlashSim's four rules.
+        json!({"cmt_entries": 5, "entry_bytes": 128, "over_provisioning": 0.25, "cmt_policy": "age",
+               "writeback": "entry", "gc": "burst", "lazy_copy_dirty": false}),
+    ]
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![
+        json!({"cmt_entries": 2, "entry_bytes": 128}),
+        json!({"cmt_entries": 5, "entry_bytes": 64, "victim": "cost-benefit"}),
+        json!({}),
+        // PSU FlashSim's four rules with its reserve (the psu-flashsim profile's): burst GC with the default
+        // reserve of 2 ran out of free blocks on a random workload in the crash suite.
+        json!({"cmt_entries": 3, "entry_bytes": 128, "cmt_policy": "age", "writeback": "entry",
+               "gc": "burst", "lazy_copy_dirty": false, "gc_reserve_blocks": 3}),
+    ]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

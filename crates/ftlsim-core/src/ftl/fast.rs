@@ -57,14 +57,16 @@
 use super::common::bounds::Checks;
 use super::common::log_blocks::sector_map_ram;
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
-use super::{address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, Mounts, RamItem, Scheme,
+};
 use crate::addr::{Lpn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "fast",
@@ -73,6 +75,13 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<FastParams>,
     build: build_fast,
     figures: &[],
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: true,
+        settles_torn_merges: true,
+    }),
 };
 
 pub const OFAST: Scheme = Scheme {
@@ -82,7 +91,29 @@ pub const OFAST: Scheme = Scheme {
     defaults: ofast_defaults,
     build: build_ofast,
     figures: &[],
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: ofast_crash_variants,
+        log_blocks: true,
+        settles_torn_merges: true,
+    }),
 };
+
+/// The invariant suite's sets (FAST and O-FAST): two and three log blocks, the SW block and one or two RW.
+fn stress_variants() -> Vec<Value> {
+    vec![json!({"log_blocks": 2}), json!({"log_blocks": 3})]
+}
+
+/// The crash suites' sets for FAST.
+fn crash_variants() -> Vec<Value> {
+    vec![json!({}), json!({"log_blocks": 2})]
+}
+
+/// The crash suites' sets for O-FAST.
+fn ofast_crash_variants() -> Vec<Value> {
+    vec![json!({}), json!({"log_blocks": 3})]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

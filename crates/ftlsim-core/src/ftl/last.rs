@@ -62,7 +62,7 @@ use super::common::boot_scan::mount_bug;
 use super::common::bounds::Checks;
 use super::common::log_blocks::sector_map_ram;
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -71,7 +71,7 @@ use crate::device::{Device, RequestInfo};
 use crate::report::keys::{Figure, Unit};
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "last",
@@ -80,6 +80,13 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<LastParams>,
     build: build_last,
     figures: FIGURES,
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: true,
+        settles_torn_merges: true,
+    }),
 };
 
 /// The report keys of LAST's own figures and what each means.
@@ -140,6 +147,23 @@ pub const FIGURES: &[Figure] = &[
         table: false,
     },
 ];
+
+/// The invariant suite's sets: few log blocks, two sequential ones with a small threshold, a short hot window.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"log_blocks": 3}),
+        json!({"log_blocks": 4, "seq_log_blocks": 2, "seq_threshold_bytes": 512}),
+        json!({"log_blocks": 5, "hot_window_pages": 3}),
+    ]
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![
+        json!({}),
+        json!({"log_blocks": 6, "seq_threshold_bytes": 1024}),
+    ]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

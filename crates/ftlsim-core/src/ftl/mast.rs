@@ -78,7 +78,7 @@ use super::common::boot_scan::mount_bug;
 use super::common::bounds::{extra_blocks_limit, Checks};
 use super::common::log_blocks::{sector_map_ram, PageState};
 use super::common::seq_logs::{HybridBlocks, SeqWrite};
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -87,7 +87,7 @@ use crate::device::Result;
 use crate::report::keys::{Figure, Unit};
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::VecDeque;
 
 pub const SCHEME: Scheme = Scheme {
@@ -97,6 +97,13 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<MastParams>,
     build: build_mast,
     figures: FIGURES,
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: true,
+        settles_torn_merges: true,
+    }),
 };
 
 /// The report keys of MAST's own figures and what each means.
@@ -210,6 +217,21 @@ pub const FIGURES: &[Figure] = &[
         table: false,
     },
 ];
+
+/// The invariant suite's sets: few log blocks, fixed area sizes, explicit areas, no idle merges.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"log_blocks": 4}),
+        json!({"log_blocks": 4, "dynamic_sizing": false}),
+        json!({"log_blocks": 6, "la_blocks": 2, "ha_blocks": 1, "migrate_valid_pages": 1}),
+        json!({"log_blocks": 5, "dynamic_sizing": false, "idle_merges": 0}),
+    ]
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![json!({}), json!({"log_blocks": 5, "idle_merges": 1})]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -23,6 +23,7 @@ use crate::device::{Device, RequestInfo};
 use crate::device::{FlashError, Result};
 use crate::report::keys::Figure;
 use crate::request::Op;
+use common::profiles::Profile;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -133,6 +134,28 @@ pub struct Scheme {
     /// The report keys of the scheme's own figures ([`Ftl::extra`]), with units and meanings: the report's
     /// schema lists them, and a key a scheme reports without one fails the schema's coverage test.
     pub figures: &'static [Figure],
+    /// Its named parameter sets that behave as another simulator ([`common::profiles`]); empty for most.
+    pub profiles: &'static [Profile],
+    /// Small-parameter sets, beyond the defaults, that make each of its mechanisms fire on toy devices (few
+    /// log blocks, one-entry caches: merges, misses and write-backs everywhere). `tests/invariants.rs` runs
+    /// every scheme under each of them.
+    pub stress_variants: fn() -> Vec<Value>,
+    /// Whether it rebuilds itself from flash after a power cut, and how the crash suites cut it.
+    pub mount: Option<Mounts>,
+}
+
+/// How a scheme that mounts ([`Ftl::mount`]) is crash-tested (`tests/power.rs` reads it).
+pub struct Mounts {
+    /// Parameter sets to cut it under, each a full set over the defaults; the first also runs behind every
+    /// NVRAM policy.
+    pub variants: fn() -> Vec<Value>,
+    /// It keeps log blocks (hybrid mapping: data blocks written at their offsets, logs for their updates), whose
+    /// appends and merges must keep the in-order (MLC) programming rule across a mount: the crash suites also
+    /// cut it under that rule and on the MLC preset.
+    pub log_blocks: bool,
+    /// Its mount settles torn pages of log blocks and merge targets with `common/boot_scan.rs`'s
+    /// `settle_torn`: the crash suites tear it on random workloads and expect torn merge copies.
+    pub settles_torn_merges: bool,
 }
 
 /// Every scheme, in the order `ftlsim list` shows them.
@@ -168,18 +191,13 @@ pub fn scheme(name: &str) -> Result<&'static Scheme, ConfigError> {
 }
 
 /// A scheme's parameters as they run: its defaults under the given ones, and its profile (`profile = "..."`,
-/// [`common::profiles`]) applied, as the scheme resolves them when it is built. The report's echo of a run's
+/// one of the row's `profiles`) applied, as the scheme resolves them when it is built. The report's echo of a run's
 /// parameters and a repeated run use this.
 pub fn resolve_params(name: &str, given: &Value) -> Result<Value, ConfigError> {
     let s = scheme(name)?;
     let defaults = (s.defaults)();
     let merged = with_defaults(defaults.clone(), given);
-    let profiles = match name {
-        "page" => page::PROFILES,
-        "dftl" => dftl::PROFILES,
-        _ => &[],
-    };
-    Ok(common::profiles::resolve(name, &merged, &defaults, profiles)?.params)
+    Ok(common::profiles::resolve(name, &merged, &defaults, s.profiles)?.params)
 }
 
 /// Builds a scheme by name from a JSON object of parameters (absent ones take their defaults).

@@ -79,7 +79,7 @@ use super::common::bitmap::Bitmap;
 use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::location_cache::{LocationCache, Policy};
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -88,7 +88,7 @@ use crate::device::Result;
 use crate::report::keys::{Figure, Unit};
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "nftl",
@@ -97,6 +97,13 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<NftlParams>,
     build,
     figures: FIGURES,
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: false,
+        settles_torn_merges: false,
+    }),
 };
 
 /// The report keys of NFTL's own figures and what each means.
@@ -120,6 +127,25 @@ pub const FIGURES: &[Figure] = &[
         table: false,
     },
 ];
+
+/// The invariant suite's sets: the lookup table, the page cache under both policies, few spare blocks.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"lookup_table": true}),
+        json!({"page_cache": 8}),
+        json!({"page_cache": 8, "page_cache_policy": "lru", "lookup_table": true}),
+        json!({"spare_blocks": 5, "page_cache": 3}),
+    ]
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![
+        json!({}),
+        json!({"lookup_table": true, "page_cache": 8}),
+        json!({"spare_blocks": 4}),
+    ]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -728,7 +754,6 @@ mod tests {
     use crate::device::CutPoint;
     use crate::device::FlashError;
     use crate::stats::{Cause, FlashCounts};
-    use serde_json::json;
 
     /// NFTL on 16 blocks of 4 pages and its 2 spare blocks: once full, a garbage collection at nearly every
     /// replacement block. `one_by_one`: the collection never reads the headers in one call.

@@ -36,7 +36,9 @@ use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
 use super::common::page_store::{PageStore, Victim};
 use super::common::profiles::{self, Applied, Profile};
-use super::{address_bytes, defaults_of, parse_params, Ahead, Built, Extra, Ftl, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_params, Ahead, Built, Extra, Ftl, Mounts, RamItem, Scheme,
+};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -47,7 +49,7 @@ use crate::report::keys::{Figure, Unit};
 use crate::request::Op;
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "page",
@@ -56,7 +58,34 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<PageParams>,
     build,
     figures: FIGURES,
+    profiles: PROFILES,
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: false,
+        settles_torn_merges: false,
+    }),
 };
+
+/// The invariant suite's sets: no spare capacity, a GC frontier, cost-benefit victims, static wear levelling.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"over_provisioning": 0.0}),
+        json!({"over_provisioning": 0.0, "gc_frontier": true}),
+        json!({"over_provisioning": 0.0, "victim": "cost-benefit"}),
+        json!({"gc_frontier": true, "victim": "cost-benefit", "wear_leveling_threshold": 1}),
+        json!({"over_provisioning": 0.0, "wear_leveling_threshold": 2, "gc_reserve_blocks": 2}),
+    ]
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![
+        json!({}),
+        json!({"gc_frontier": true, "victim": "cost-benefit"}),
+        json!({"wear_leveling_threshold": 1, "over_provisioning": 0.0}),
+    ]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

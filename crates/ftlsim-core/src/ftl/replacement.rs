@@ -54,7 +54,7 @@
 use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;
 use super::common::valid_buckets::ValidBuckets;
-use super::{address_bytes, defaults_of, parse_params, Built, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -62,7 +62,7 @@ use crate::device::Device;
 use crate::device::Result;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "replacement",
@@ -71,7 +71,30 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<ReplacementParams>,
     build,
     figures: &[],
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: false,
+        settles_torn_merges: false,
+    }),
 };
+
+/// The invariant suite's sets: one and three replacement blocks.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"replacement_blocks": 1}),
+        json!({"replacement_blocks": 3}),
+    ]
+}
+
+/// The crash suites' sets.
+fn crash_variants() -> Vec<Value> {
+    vec![
+        json!({"replacement_blocks": 2}),
+        json!({"replacement_blocks": 6}),
+    ]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

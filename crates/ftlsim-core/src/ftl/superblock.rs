@@ -56,7 +56,7 @@ use super::common::bounds::{layout_extra_blocks, Checks};
 use super::common::free_pool::FreePool;
 use super::common::lru::Lru;
 use super::common::map_area::{load_page_table, rebuild_spare_tables};
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -66,7 +66,7 @@ use crate::report::keys::{Figure, Unit};
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "superblock",
@@ -75,6 +75,13 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<SuperblockParams>,
     build,
     figures: FIGURES,
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: true,
+        settles_torn_merges: false,
+    }),
 };
 
 /// The report keys of Superblock's own figures and what each means.
@@ -92,6 +99,22 @@ pub const FIGURES: &[Figure] = &[
         table: false,
     },
 ];
+
+/// The invariant suite's sets: superblocks of 2 and 3 blocks, one log block, one-entry caches.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        json!({"superblock_blocks": 2, "log_blocks": 1, "extra_blocks_per_superblock": 1,
+               "cache_entries": 1, "page_table_entries": 2}),
+        json!({"superblock_blocks": 3, "log_blocks": 2}),
+    ]
+}
+
+/// The crash suites' sets: the defaults and the invariant suite's.
+fn crash_variants() -> Vec<Value> {
+    let mut v = vec![json!({})];
+    v.extend(stress_variants());
+    v
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -102,7 +102,7 @@ use super::common::bounds::{layout_extra_blocks, Checks};
 use super::common::free_pool::FreePool;
 use super::common::lru::Lru;
 use super::common::map_area::{load_page_table, rebuild_spare_tables, MapArea};
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, RamItem, Scheme};
+use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -112,7 +112,7 @@ use crate::report::keys::{Figure, Unit};
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "tiny",
@@ -121,6 +121,13 @@ pub const SCHEME: Scheme = Scheme {
     defaults: defaults_of::<TinyParams>,
     build,
     figures: FIGURES,
+    profiles: &[],
+    stress_variants,
+    mount: Some(Mounts {
+        variants: crash_variants,
+        log_blocks: true,
+        settles_torn_merges: false,
+    }),
 };
 
 /// The report keys of TinyFTL's own figures and what each means.
@@ -151,6 +158,35 @@ pub const FIGURES: &[Figure] = &[
         table: false,
     },
 ];
+
+/// The invariant suite's sets.
+fn stress_variants() -> Vec<Value> {
+    vec![
+        // Every cache as small as allowed, tables of 2 blocks and 2 pages: misses and write-backs everywhere.
+        json!({"log_blocks": 1, "block_table_cache_units": 1, "page_table_cache_entries": 8,
+               "block_table_entries": 2, "page_table_entries": 2}),
+        json!({"log_blocks": 2, "reserved_free_blocks": 1, "block_table_entries": 1}),
+        // FAST §3.7's victim rule: a switchable log block first.
+        json!({"log_blocks": 2, "victim": "switchable"}),
+        json!({"log_blocks": 1, "victim": "switchable", "block_table_cache_units": 1,
+               "page_table_cache_entries": 8, "block_table_entries": 2}),
+    ]
+}
+
+/// The crash suites' sets. The defaults are left out: their 8 log blocks for the suites' 16 hot logical blocks
+/// make a hot loop compact on almost every write, so every lost in-flight write shortens the run and too few
+/// of the planned cuts land; `tests/golden_mount_tiny.rs` crash-tests them.
+fn crash_variants() -> Vec<Value> {
+    vec![
+        json!({"log_blocks": 4}),
+        // Every cache as small as allowed, tables of 2 blocks and 2 pages: write-backs everywhere.
+        json!({"log_blocks": 1, "block_table_cache_units": 1, "page_table_cache_entries": 8,
+               "block_table_entries": 2, "page_table_entries": 2}),
+        json!({"log_blocks": 3, "block_table_cache_units": 1, "page_table_cache_entries": 8,
+               "block_table_entries": 2, "page_table_entries": 2}),
+        json!({"log_blocks": 3, "victim": "switchable"}),
+    ]
+}
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -760,7 +796,6 @@ impl TinyFtl {
 mod tests {
     use super::*;
     use crate::config::Timing;
-    use serde_json::json;
 
     /// TinyFTL with 2 log blocks on 4 logical blocks of 4 pages, under victim rule `victim`.
     fn toy(victim: &str) -> (Box<dyn Ftl>, Device) {

@@ -27,6 +27,12 @@ pub fn fixture(name: &str) -> PathBuf {
     Path::new(FIXTURES).join(name)
 }
 
+/// The tiny trace of the format `name`: every row of `trace::FORMATS` ships one, `tests/fixtures/tiny.<name>`,
+/// and the reader tests derive their loops from the rows.
+pub fn tiny_fixture(name: &str) -> PathBuf {
+    fixture(&format!("tiny.{name}"))
+}
+
 /// A file under the temp dir, unique to this test binary (its process) and `name`.
 pub fn temp(name: &str, contents: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ftlsim-tests-{}", std::process::id()));

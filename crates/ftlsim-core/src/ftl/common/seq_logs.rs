@@ -96,6 +96,78 @@ enum Replay {
     Supersede(Lpn),
 }
 
+/// What the mount's scan of every spare area finds (module doc, "Mount").
+struct MountScan {
+    /// Blocks that hold one logical block's pages in place: data blocks, sequential log blocks, merge targets.
+    in_place: Vec<InPlace>,
+    /// Random log blocks: (first page's sequence number, block, kind, range of their pages in `log_pages`).
+    logs: Vec<(u32, Pbn, u32, usize, usize)>,
+    /// (logical page, none if torn; sequence number; physical page) of every random log page, by block.
+    log_pages: Vec<(Option<Lpn>, u32, Ppn)>,
+    /// Blocks found erased or erased by the mount: the free pool once it is done.
+    erased: Vec<Pbn>,
+}
+
+impl MountScan {
+    /// Mount, step 2: reads the spare area of every page of blocks `0..physical_blocks` and sorts the blocks
+    /// into random log blocks (tagged [`RANDOM_LOG_AUX`], appended in page order) and in-place blocks; a block
+    /// of nothing but torn pages is erased.
+    fn read(dev: &mut Device, physical_blocks: u32, ppb: u32) -> Result<MountScan> {
+        let mut scan = MountScan {
+            in_place: Vec::new(),
+            logs: Vec::new(),
+            log_pages: Vec::new(),
+            erased: Vec::new(),
+        };
+        let mut pages = Vec::with_capacity(ppb as usize);
+        for pbn in (0..physical_blocks).map(Pbn) {
+            pages.clear();
+            scan_block(dev, pbn, Extent::EveryPage, |o, _, s| pages.push((o, s)))?;
+            let Some(&(_, first)) = pages.iter().find(|(_, s)| !is_torn(s)) else {
+                // Erased, or nothing but torn pages (a program into a fresh block cut): erased and free.
+                if !pages.is_empty() {
+                    dev.erase(pbn)?;
+                }
+                scan.erased.push(pbn);
+                continue;
+            };
+            if let Some(kind) = first.aux().and_then(|aux| aux.checked_sub(RANDOM_LOG_AUX)) {
+                let appended = pages
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &(o, s))| o == i as u32 && (s.aux == first.aux || is_torn(&s)));
+                if !appended {
+                    return Err(mount_bug(
+                        dev,
+                        pbn,
+                        "a random log block not appended in page order",
+                    ));
+                }
+                let start = scan.log_pages.len();
+                scan.log_pages.extend(
+                    pages
+                        .iter()
+                        .map(|&(o, s)| (s.lpn(), s.seq, dev.ppn(pbn, o))),
+                );
+                scan.logs
+                    .push((first.seq, pbn, kind, start, scan.log_pages.len()));
+                continue;
+            }
+            match InPlace::from_pages(pbn, &pages, ppb, SEQ_LOG_AUX, false) {
+                Some(b) => scan.in_place.push(b),
+                None => {
+                    return Err(mount_bug(
+                        dev,
+                        pbn,
+                        "pages of several logical blocks or out of place",
+                    ))
+                }
+            }
+        }
+        Ok(scan)
+    }
+}
+
 /// What [`HybridBlocks::write_seq`] did with a write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SeqWrite {
@@ -308,82 +380,69 @@ impl HybridBlocks {
     /// Rebuilds the blocks' tables from the chip alone after a power cut (module doc, "Mount") and returns
     /// each random log block found with its kind: slot `i` holds the `i`-th oldest.
     pub fn mount(&mut self, dev: &mut Device, physical_blocks: u32) -> Result<Vec<(Pbn, u32)>> {
-        let ppb = self.ppb;
+        self.forget_tables();
+        let mut scan = MountScan::read(dev, physical_blocks, self.ppb)?;
+        let mut replay: Vec<(u32, Replay)> = Vec::new();
+        let seq_blocks = self.mount_in_place_blocks(dev, &mut scan, &mut replay)?;
+        if seq_blocks.len() > self.seq.len() || scan.logs.len() > self.log.slots() as usize {
+            return Err(FlashError::Mount {
+                scheme: dev.scheme().to_string(),
+                what: format!(
+                    "{} sequential and {} random log blocks for {} and {} slots",
+                    seq_blocks.len(),
+                    scan.logs.len(),
+                    self.seq.len(),
+                    self.log.slots()
+                ),
+            });
+        }
+        self.reopen_seq_blocks(seq_blocks);
+        let kinds = self.reopen_random_logs(dev, &mut scan, &mut replay)?;
+        self.replay_sector_map(replay);
+        for pbn in scan.erased {
+            self.pool.put(pbn);
+        }
+        Ok(kinds)
+    }
+
+    /// Mount, step 1: every table held in RAM is forgotten.
+    fn forget_tables(&mut self) {
         self.data.clear();
         self.log.clear();
         self.pool = FreePool::with_range(Pbn(0), 0);
         self.seq.fill(None);
         self.seq_opened.fill(0);
         self.clock = 0;
-        let mut pages = Vec::with_capacity(ppb as usize);
-        let mut in_place: Vec<InPlace> = Vec::new();
-        // Random log blocks: (first page's sequence number, block, kind, range of their pages in `log_pages`).
-        let mut logs: Vec<(u32, Pbn, u32, usize, usize)> = Vec::new();
-        // (logical page, none if torn; sequence number; physical page) of every random log page, by block.
-        let mut log_pages: Vec<(Option<Lpn>, u32, Ppn)> = Vec::new();
-        let mut erased = Vec::new();
-        for pbn in (0..physical_blocks).map(Pbn) {
-            pages.clear();
-            scan_block(dev, pbn, Extent::EveryPage, |o, _, s| pages.push((o, s)))?;
-            let Some(&(_, first)) = pages.iter().find(|(_, s)| !is_torn(s)) else {
-                // Erased, or nothing but torn pages (a program into a fresh block cut): erased and free.
-                if !pages.is_empty() {
-                    dev.erase(pbn)?;
-                }
-                erased.push(pbn);
-                continue;
-            };
-            if let Some(kind) = first.aux().and_then(|aux| aux.checked_sub(RANDOM_LOG_AUX)) {
-                let appended = pages
-                    .iter()
-                    .enumerate()
-                    .all(|(i, &(o, s))| o == i as u32 && (s.aux == first.aux || is_torn(&s)));
-                if !appended {
-                    return Err(mount_bug(
-                        dev,
-                        pbn,
-                        "a random log block not appended in page order",
-                    ));
-                }
-                let start = log_pages.len();
-                log_pages.extend(
-                    pages
-                        .iter()
-                        .map(|&(o, s)| (s.lpn(), s.seq, dev.ppn(pbn, o))),
-                );
-                logs.push((first.seq, pbn, kind, start, log_pages.len()));
-                continue;
-            }
-            match InPlace::from_pages(pbn, &pages, ppb, SEQ_LOG_AUX, false) {
-                Some(b) => in_place.push(b),
-                None => {
-                    return Err(mount_bug(
-                        dev,
-                        pbn,
-                        "pages of several logical blocks or out of place",
-                    ))
-                }
-            }
-        }
+    }
+
+    /// Mount, step 3: each logical block's in-place blocks get their roles ([`settle_torn`]), an interrupted
+    /// merge is finished ([`finish_merge`]), the data block is assigned and its pages, its merge and its
+    /// sequential log block's pages go into the sector map's replay. Returns the sequential log blocks with
+    /// their first sequence numbers.
+    fn mount_in_place_blocks(
+        &mut self,
+        dev: &mut Device,
+        scan: &mut MountScan,
+        replay: &mut Vec<(u32, Replay)>,
+    ) -> Result<Vec<(u32, SeqBlock)>> {
+        let ppb = self.ppb;
         // Random log pages by logical page (torn ones left out), for the newest copy of a page a merge's
         // target misses.
-        let mut by_lpn: Vec<(Lpn, u32, Ppn)> = log_pages
+        let mut by_lpn: Vec<(Lpn, u32, Ppn)> = scan
+            .log_pages
             .iter()
             .filter_map(|&(lpn, seq, ppn)| Some((lpn?, seq, ppn)))
             .collect();
         by_lpn.sort_unstable();
-        in_place.sort_by_key(|b| (b.lbn, b.min_seq));
-        // (sequence number, event) of the sector map's replay; (first sequence number, block) of the
-        // sequential log blocks.
-        let mut replay: Vec<(u32, Replay)> = Vec::new();
+        scan.in_place.sort_by_key(|b| (b.lbn, b.min_seq));
         let mut seq_blocks: Vec<(u32, SeqBlock)> = Vec::new();
-        for group in in_place.chunk_by(|a, b| a.lbn == b.lbn) {
+        for group in scan.in_place.chunk_by(|a, b| a.lbn == b.lbn) {
             let lbn = group[0].lbn;
             let mut group = group.to_vec();
-            let roles = settle_torn(dev, &mut group, false, &mut erased)?;
+            let roles = settle_torn(dev, &mut group, false, &mut scan.erased)?;
             let group = &group[..];
             let data = &group[roles.data];
-            let programmed = finish_merge(dev, group, &roles, &mut erased, |lpn| {
+            let programmed = finish_merge(dev, group, &roles, &mut scan.erased, |lpn| {
                 let first = by_lpn.partition_point(|e| e.0 < lpn);
                 by_lpn[first..]
                     .iter()
@@ -431,30 +490,34 @@ impl HybridBlocks {
                 ));
             }
         }
-        if seq_blocks.len() > self.seq.len() || logs.len() > self.log.slots() as usize {
-            return Err(FlashError::Mount {
-                scheme: dev.scheme().to_string(),
-                what: format!(
-                    "{} sequential and {} random log blocks for {} and {} slots",
-                    seq_blocks.len(),
-                    logs.len(),
-                    self.seq.len(),
-                    self.log.slots()
-                ),
-            });
-        }
+        Ok(seq_blocks)
+    }
+
+    /// Mount, step 4: the sequential log blocks take their slots oldest first, and open in that order.
+    fn reopen_seq_blocks(&mut self, mut seq_blocks: Vec<(u32, SeqBlock)>) {
         seq_blocks.sort_unstable_by_key(|&(seq, _)| seq);
         for (i, (_, block)) in seq_blocks.into_iter().enumerate() {
             self.clock += 1;
             self.seq[i] = Some(block);
             self.seq_opened[i] = self.clock;
         }
-        logs.sort_unstable_by_key(|l| l.0);
-        let mut kinds = Vec::with_capacity(logs.len());
-        for (slot, &(_, pbn, kind, from, to)) in logs.iter().enumerate() {
+    }
+
+    /// Mount, step 5: the random log blocks take their slots oldest first and their appends go into the
+    /// replay; returns each with its kind.
+    fn reopen_random_logs(
+        &mut self,
+        dev: &Device,
+        scan: &mut MountScan,
+        replay: &mut Vec<(u32, Replay)>,
+    ) -> Result<Vec<(Pbn, u32)>> {
+        let ppb = self.ppb;
+        scan.logs.sort_unstable_by_key(|l| l.0);
+        let mut kinds = Vec::with_capacity(scan.logs.len());
+        for (slot, &(_, pbn, kind, from, to)) in scan.logs.iter().enumerate() {
             self.log.open(slot as u32, pbn);
             kinds.push((pbn, kind));
-            for &(lpn, seq, _) in &log_pages[from..to] {
+            for &(lpn, seq, _) in &scan.log_pages[from..to] {
                 if lpn.is_some_and(|lpn| self.data.pbn(lpn.lbn(ppb)).is_none()) {
                     return Err(mount_bug(
                         dev,
@@ -465,6 +528,11 @@ impl HybridBlocks {
                 replay.push((seq, Replay::Append(slot as u32, lpn)));
             }
         }
+        Ok(kinds)
+    }
+
+    /// Mount, step 6: the sector map replayed in sequence order (module doc, "Mount").
+    fn replay_sector_map(&mut self, mut replay: Vec<(u32, Replay)>) {
         replay.sort_unstable_by_key(|&(seq, _)| seq);
         for (_, event) in replay {
             match event {
@@ -473,10 +541,6 @@ impl HybridBlocks {
                 Replay::Supersede(lpn) => self.log.supersede(lpn),
             }
         }
-        for pbn in erased {
-            self.pool.put(pbn);
-        }
-        Ok(kinds)
     }
 
     /// Switches every full sequential log block into its data block (LAST at once, MAST when idle); returns
