@@ -671,16 +671,7 @@ fn peek(input: &mut impl BufRead) -> std::io::Result<&[u8]> {
 /// (`/dev/zero`) cannot grow memory.
 pub const MAX_LINE_BYTES: usize = 64 << 10;
 
-/// Longest piece of a field or line an error quotes, in characters.
-pub const MAX_QUOTE_CHARS: usize = 80;
-
-/// At most [`MAX_QUOTE_CHARS`] characters of `text`, with the full length said when it is cut.
-pub fn clip(text: &str) -> String {
-    match text.char_indices().nth(MAX_QUOTE_CHARS) {
-        None => text.to_string(),
-        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
-    }
-}
+pub use crate::text::{clip, MAX_QUOTE_CHARS};
 
 /// The longest reader message, in characters: a reader's own words are far shorter, so only quoted input
 /// (backquotes inside the input itself defeat [`clip_quoted`]'s pairing: the fuzzer found it) reaches it.
