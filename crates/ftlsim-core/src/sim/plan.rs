@@ -4,8 +4,10 @@
 //! with, the NVRAM, bad blocks, measurement and power cuts, each as a typed value. The run reads the plan, and
 //! the report's `config` echoes it: what ran, not what was asked.
 
-use super::config::MAX_OVER_PROVISIONING;
-use super::config::{cancelled, MeasureFrom, Precondition, SimConfig, DEFAULT_WORKLOAD_CAPACITY};
+use super::config::{
+    cancelled, MeasureFrom, Precondition, SimConfig, DEFAULT_WORKLOAD_CAPACITY,
+    MAX_OVER_PROVISIONING,
+};
 use super::{echo, nvram, Progress};
 use crate::bad_blocks::BadBlockOptions;
 use crate::config::{parse_size_of, DeviceSpec, Geometry};
@@ -65,6 +67,9 @@ pub struct PowerOptions {
     pub mount_at_end: bool,
 }
 
+/// Builds a scheme for a geometry.
+type Make<'a> = Box<dyn Fn(&Geometry) -> Result<Built> + 'a>;
+
 /// The run's scheme, looked up once: the parameters it runs with and the spare capacity it takes, and how to
 /// build it again for a second pass (a power-cut plan's dry run, then the run).
 pub struct SchemePlan<'a> {
@@ -75,7 +80,7 @@ pub struct SchemePlan<'a> {
     /// Physical blocks beyond the logical ones: those the chip has, and those the scheme uses of them.
     pub chip_extra_blocks: u32,
     pub scheme_extra_blocks: u32,
-    build: Box<dyn Fn(&Geometry) -> Result<Built> + 'a>,
+    build: Make<'a>,
 }
 
 impl<'a> SchemePlan<'a> {

@@ -235,6 +235,17 @@ mod tests {
     }
 
     #[test]
+    fn the_highest_address_is_the_furthest_placed_byte_a_zero_length_request_included() {
+        let r = |offset, len| Request::new(0.0, Op::Write, offset, len);
+        // Extents 0 and 5 are touched; the furthest request is empty, 10 bytes into extent 5 (placed 1).
+        let (offsets, footprint) = compacted(vec![r(0, 4096), r(5 * MIB + 10, 0)]);
+        assert_eq!((offsets, footprint), (vec![0, MIB + 10], 2 * MIB));
+        // An empty request on a byte a longer one ends past: the longer one's end is the highest.
+        let (offsets, _) = compacted(vec![r(MIB + 99, 1), r(MIB + 99, 0)]);
+        assert_eq!(offsets, vec![99, 99]);
+    }
+
+    #[test]
     fn many_scattered_extents_merge_to_runs() {
         // 200,000 requests on every other extent, in reverse: the map holds 100,000 runs (forcing merges).
         let requests: Vec<Request> = (0..200_000u64)
