@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from . import _core
 from ._registry import make_config, registry
 
@@ -18,7 +16,7 @@ def ram(ftl: str, preset: str | None = None, capacity: str | int | None = None, 
     per structure (bytes), e.g. ``ram(ftl="nftl", capacity="34MiB", page_bytes=512, pages_per_block=16)``.
     The capacity defaults to the preset's (64 MiB if the preset names none)."""
     cfg = make_config(ftl, preset, capacity, "none", "auto", params)
-    items = json.loads(_core.ram(json.dumps(cfg)))
+    items = _core.ram(cfg)
     out = {"total_bytes": sum(i["bytes"] for i in items)}
     out.update({i["name"]: i["bytes"] for i in items})
     return out
@@ -27,4 +25,4 @@ def ram(ftl: str, preset: str | None = None, capacity: str | int | None = None, 
 def ram_layout(ftl: str, preset: str | None = None, capacity: str | int | None = None, **params) -> list[dict]:
     """Like `ram`, with how each figure is made (entries x entry size, where the layout comes from)."""
     cfg = make_config(ftl, preset, capacity, "none", "auto", params)
-    return json.loads(_core.ram(json.dumps(cfg)))
+    return _core.ram(cfg)

@@ -43,7 +43,7 @@ def trace_facts(trace: str, options: dict | None = None) -> dict:
     sniffed with them, as the run reads it), the size in bytes and a sha256 of the content (a built-in workload
     spec is its own content: format ``workload``, no size or hash)."""
     if os.path.isfile(trace):
-        fmt = _core.sniff_format(trace, json.dumps(options or {}))
+        fmt = _core.sniff_format(trace, options or {})
         return {"trace_format": fmt, "trace_bytes": os.stat(trace).st_size, "trace_sha256": trace_sha256(trace)}
     return {"trace_format": "workload", "trace_bytes": None, "trace_sha256": None}
 
@@ -108,7 +108,7 @@ def simulate(
     with readable(trace) as path:
         facts = trace_facts(path, cfg["trace"])
         try:
-            values = json.loads(_core.simulate(path, json.dumps(cfg), progress))
+            values = _core.simulate(path, cfg, progress)
         except _core.FtlsimError as e:
             raise type(e)(python_spelling(str(e))) from None
     values["config.trace"] = trace
@@ -305,7 +305,7 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
 def _with_stored(rows: list[dict], stored: list[dict], st, points: dict) -> list[dict]:
     """`rows` joined by the rows of the `stored` runs that the store has (and `rows` lacks), in the order of
     `stored` trace by trace, each trace's other rows after them; `points` counts the ones found done."""
-    order = {}
+    order: dict[str, tuple[dict, dict]] = {}
     for run in stored:
         kw = {k: v for k, v in run.items() if k != "labels"}
         key = run_key(kw)

@@ -80,7 +80,7 @@ pub enum TraceError {
 }
 
 /// How a trace is read. Absent fields take their defaults.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TraceOptions {
     /// A format name from [`FORMATS`], or "auto" to sniff.
