@@ -1,4 +1,4 @@
-//! Issue 15, item 5: every registered scheme's parameters (read from the registry's defaults), every device
+//! Parameter bounds: every registered scheme's parameters (read from the registry's defaults), every device
 //! override, the NVRAM options and the capacity, at 0, 1, the bound, bound + 1, 2^31-1, 2^32-1, 2^64-1, -1, NaN,
 //! infinity and a wrong type, written as the JSON text the Python side sends. Never a panic or an abort:
 //! either a clean run (and a clean RAM breakdown, `ftlsim ram`) on a toy device, or an error naming the key.
