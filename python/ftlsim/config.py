@@ -121,10 +121,6 @@ def check_grid(key: str, grid, source=None) -> None:
                                         f"text, true/false), found {values!r}")
 
 
-def is_report(table: dict) -> bool:
-    return "config.resolved" in table
-
-
 def _unknown(where: str, key: str, valid, takes_text: str = "") -> str:
     return f"unknown key `{where}{key}`{did_you_mean(key, list(valid))}{takes_text}"
 

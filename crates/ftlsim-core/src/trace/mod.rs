@@ -1172,18 +1172,6 @@ pub fn device_number(major: u64, minor: u64) -> Option<u64> {
     major.checked_mul(256)?.checked_add(minor)
 }
 
-/// Parses a field as a number (integer or decimal).
-pub fn field_f64(fields: &[&str], i: usize, name: &str) -> Result<f64, String> {
-    let f = fields
-        .get(i)
-        .ok_or_else(|| format!("at least {} fields (missing {name})", i + 1))?;
-    f.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .ok_or_else(|| format!("{name} (field {}) as a number, got `{}`", i + 1, f.trim()))
-}
-
 /// The fields of a line split without allocating: the first `N` are kept, `count` says how many there were.
 pub struct Fields<'a, const N: usize> {
     fields: [&'a str; N],

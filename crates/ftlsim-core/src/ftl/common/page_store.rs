@@ -18,7 +18,7 @@ use super::free_pool::FreePool;
 use super::valid_buckets::ValidBuckets;
 use crate::addr::{Opt, Pbn, Ppn};
 use crate::device::Device;
-use crate::error::{Result, SimError};
+use crate::error::Result;
 use crate::ftl::RamItem;
 use crate::nand::OpClass;
 use crate::sparse::SparseVec;
@@ -405,14 +405,6 @@ impl<F: FnMut(u32, Ppn)> Relocate for Told<F> {
     fn moved(&mut self, key: u32, to: Ppn) {
         (self.0)(key, to)
     }
-}
-
-/// The error for a page-store scheme whose spare capacity cannot run garbage collection.
-pub fn too_little_spare(scheme: &str, extra: u32, need: u32, why: &str) -> SimError {
-    SimError::Param(format!(
-        "scheme `{scheme}`: {extra} extra blocks are too few; it needs at least {need} ({why}); raise \
-         over_provisioning or extra_blocks"
-    ))
 }
 
 #[cfg(test)]
