@@ -17,38 +17,11 @@
 //!   takes the next reserve block, exactly as it did when it happened.
 
 use crate::addr::Pbn;
+/// The options are configuration (`config.rs`); this layer applies them.
+pub use crate::config::BadBlockOptions;
 use crate::error::{Result, SimError};
 use crate::nand::FACTORY_BAD;
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
-
-/// The bad-block options of a device, resolved.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct BadBlockOptions {
-    /// Fraction of the chip's blocks that are bad from the factory.
-    pub ratio: f64,
-    /// Erases a block survives; None: unlimited.
-    pub endurance: Option<u32>,
-    /// Chip blocks beyond the scheme's, for factory and grown bad blocks.
-    pub reserve: u32,
-    pub seed: u64,
-}
-
-impl BadBlockOptions {
-    /// The default reserve for `blocks` scheme blocks: the factory bad blocks plus 2% of the blocks for
-    /// blocks that wear out (NAND data sheets promise at least 98% good blocks over the rated endurance).
-    pub fn default_reserve(blocks: u32, ratio: f64, endurance: Option<u32>) -> u32 {
-        let grown = if endurance.is_some() { 0.02 } else { 0.0 };
-        // The factory share is of the whole chip (blocks + reserve): solve r = ratio (blocks + r) + grown.
-        let reserve = (blocks as f64 * (ratio + grown)) / (1.0 - ratio);
-        reserve.ceil() as u32 + (ratio > 0.0) as u32
-    }
-
-    /// Factory bad blocks on a chip of `chip_blocks` blocks.
-    pub fn factory_count(&self, chip_blocks: u32) -> u32 {
-        (self.ratio * chip_blocks as f64).round() as u32
-    }
-}
 
 /// Where each of the scheme's blocks lives on the chip, and the reserve not yet given out.
 #[derive(Clone, Debug)]

@@ -3,10 +3,11 @@
 //! A preset sets geometry and timing together; every field can be overridden per run ([`DeviceOverrides`]),
 //! so that a test can build the papers' toy devices (4 pages a block, a handful of blocks).
 
-use crate::bad_blocks::BadBlockOptions;
-use crate::error::{Result, SimError};
+use crate::text::clip;
+pub use crate::text::{format_size, parse_size, parse_size_of, SizeError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 /// The shape of the device as the host and the scheme see it. Physical blocks are
 /// `logical_blocks + the scheme's extra blocks`; the scheme says how many extra it needs.
@@ -140,7 +141,7 @@ pub fn preset(name: &str) -> Result<&'static Preset> {
     PRESETS
         .iter()
         .find(|p| p.name == name)
-        .ok_or_else(|| SimError::Unknown {
+        .ok_or_else(|| ConfigError::Unknown {
             kind: "preset",
             name: name.to_string(),
             valid: PRESETS
@@ -158,12 +159,15 @@ pub const MAX_PAGE_BYTES: u32 = 1 << 20;
 pub const MAX_OP_US: f64 = 1e9;
 
 /// Checks the latency `key` = `us` of one operation: a finite number of microseconds from 0 to [`MAX_OP_US`].
-pub fn check_op_us(key: &str, us: f64) -> std::result::Result<(), String> {
+pub fn check_op_us(key: &str, us: f64) -> std::result::Result<(), Invalid> {
     if us.is_finite() && (0.0..=MAX_OP_US).contains(&us) {
         Ok(())
     } else {
-        Err(format!(
-            "{key}={us} must be a finite number of microseconds from 0 to {MAX_OP_US:e}; e.g. {key}=200"
+        Err(Invalid::new(
+            key,
+            us,
+            format!("must be a finite number of microseconds from 0 to {MAX_OP_US:e}"),
+            Some("200".into()),
         ))
     }
 }
@@ -236,23 +240,29 @@ impl DeviceSpec {
         let mut problems = Vec::new();
         if !(512..=MAX_PAGE_BYTES).contains(&spec.page_bytes) || !spec.page_bytes.is_power_of_two()
         {
-            problems.push(format!(
-                "page_bytes={} must be a power of two from 512 to {MAX_PAGE_BYTES} (1 MiB); e.g. page_bytes=2048",
-                spec.page_bytes
+            problems.push(Invalid::new(
+                "page_bytes",
+                spec.page_bytes,
+                format!("must be a power of two from 512 to {MAX_PAGE_BYTES} (1 MiB)"),
+                Some("2048".into()),
             ));
         } else if spec.spare_bytes > spec.page_bytes {
-            problems.push(format!(
-                "spare_bytes={} is more than the page's {} bytes; a spare area is a small part of a page, e.g. \
-                 spare_bytes={}",
+            problems.push(Invalid::new(
+                "spare_bytes",
                 spec.spare_bytes,
-                spec.page_bytes,
-                spec.page_bytes / 32
+                format!(
+                    "is more than the page's {} bytes; a spare area is a small part of a page",
+                    spec.page_bytes
+                ),
+                Some((spec.page_bytes / 32).to_string()),
             ));
         }
         if !(2..=4096).contains(&spec.pages_per_block) {
-            problems.push(format!(
-                "pages_per_block={} must be between 2 and 4096; e.g. pages_per_block=64",
-                spec.pages_per_block
+            problems.push(Invalid::new(
+                "pages_per_block",
+                spec.pages_per_block,
+                "must be between 2 and 4096",
+                Some("64".into()),
             ));
         }
         let t = &spec.timing;
@@ -268,27 +278,39 @@ impl DeviceSpec {
             }
         }
         if !(0.0..=0.5).contains(&spec.bad_block_ratio) {
-            problems.push(format!(
-                "bad_block_ratio={} must be a fraction from 0 to 0.5; e.g. bad_block_ratio=0.02",
-                spec.bad_block_ratio
+            problems.push(Invalid::new(
+                "bad_block_ratio",
+                spec.bad_block_ratio,
+                "must be a fraction from 0 to 0.5",
+                Some("0.02".into()),
             ));
         }
         if spec.endurance == Some(0) {
-            problems.push("endurance=0 would fail the first erase; give erases per block, e.g. endurance=10000".into());
+            problems.push(Invalid::new(
+                "endurance",
+                0,
+                "would fail the first erase; give erases per block",
+                Some("10000".into()),
+            ));
         }
         if let Some(reserve) = spec.bad_block_reserve {
             let limit = u32::MAX / 2 / spec.pages_per_block.max(1);
             if reserve > limit {
-                problems.push(format!(
-                    "bad_block_reserve={reserve} is more than the {limit} blocks this geometry can address; \
-                     e.g. bad_block_reserve=32"
+                problems.push(Invalid::new(
+                    "bad_block_reserve",
+                    reserve,
+                    format!("is more than the {limit} blocks this geometry can address"),
+                    Some("32".into()),
                 ));
             }
         }
         if problems.is_empty() {
             Ok(spec)
         } else {
-            Err(SimError::Param(format!("device: {}", problems.join("; "))))
+            Err(ConfigError::Invalid {
+                within: Some("device".into()),
+                problems,
+            })
         }
     }
 
@@ -324,7 +346,7 @@ impl DeviceSpec {
         let blocks = capacity_bytes.div_ceil(self.block_bytes()).max(1);
         let max_blocks = (u32::MAX / 2 / self.pages_per_block) as u64;
         if blocks > max_blocks {
-            return Err(SimError::Param(format!(
+            return Err(ConfigError::Param(format!(
                 "capacity of {capacity_bytes} bytes is {blocks} blocks, more than the {max_blocks} this geometry can \
                  address; use larger pages (page_bytes), a smaller capacity, or compact=true (--compact) to map only \
                  the 1 MiB extents a sparse trace touches"
@@ -337,6 +359,34 @@ impl DeviceSpec {
             logical_blocks: blocks as u32,
             sequential_program: self.sequential_program,
         })
+    }
+}
+
+/// The bad-block options of a device, resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BadBlockOptions {
+    /// Fraction of the chip's blocks that are bad from the factory.
+    pub ratio: f64,
+    /// Erases a block survives; None: unlimited.
+    pub endurance: Option<u32>,
+    /// Chip blocks beyond the scheme's, for factory and grown bad blocks.
+    pub reserve: u32,
+    pub seed: u64,
+}
+
+impl BadBlockOptions {
+    /// The default reserve for `blocks` scheme blocks: the factory bad blocks plus 2% of the blocks for
+    /// blocks that wear out (NAND data sheets promise at least 98% good blocks over the rated endurance).
+    pub fn default_reserve(blocks: u32, ratio: f64, endurance: Option<u32>) -> u32 {
+        let grown = if endurance.is_some() { 0.02 } else { 0.0 };
+        // The factory share is of the whole chip (blocks + reserve): solve r = ratio (blocks + r) + grown.
+        let reserve = (blocks as f64 * (ratio + grown)) / (1.0 - ratio);
+        reserve.ceil() as u32 + (ratio > 0.0) as u32
+    }
+
+    /// Factory bad blocks on a chip of `chip_blocks` blocks.
+    pub fn factory_count(&self, chip_blocks: u32) -> u32 {
+        (self.ratio * chip_blocks as f64).round() as u32
     }
 }
 
@@ -384,10 +434,7 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(
         }
 
         fn visit_str<E: Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
-            let bytes = parse_size(v).map_err(|e| match e {
-                SimError::Param(message) => E::custom(message),
-                other => E::custom(other),
-            })?;
+            let bytes = parse_size(v).map_err(E::custom)?;
             self.visit_u64(bytes)
         }
 
@@ -409,52 +456,6 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(
     de.deserialize_option(Bytes)
 }
 
-/// Parses a size such as `34MiB`, `16 GB`, `4096`, `128KiB`. KiB, MiB, GiB, TiB are powers of 1024; kB, MB,
-/// GB, TB (any case) powers of 1000, as disk and card makers write them. A bare `K`, `M`, `G` or `T` is
-/// refused: it means either, and a silent guess would change a capacity by 5-10%.
-pub fn parse_size(text: &str) -> Result<u64> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let bad = |why: &str| {
-        SimError::Param(format!(
-            "size `{}` {why}; write a number with an optional unit B, KiB, MiB, GiB, TiB (powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. \"34MiB\", of at most 16 EiB - 1 byte",
-            crate::trace::clip(text)
-        ))
-    };
-    let unit = unit.trim();
-    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "kib" => 1 << 10,
-        "mib" => 1 << 20,
-        "gib" => 1 << 30,
-        "tib" => 1 << 40,
-        "kb" => 1_000,
-        "mb" => 1_000_000,
-        "gb" => 1_000_000_000,
-        "tb" => 1_000_000_000_000,
-        "k" | "m" | "g" | "t" => {
-            let upper = unit.to_ascii_uppercase();
-            return Err(bad(&format!(
-                "has the unit `{unit}`, which could mean {upper}iB (powers of 1024) or {upper}B (powers of 1000)"
-            )));
-        }
-        _ => return Err(bad("does not parse")),
-    };
-    // Whole numbers are exact; decimals go through f64 and are rounded to a byte.
-    if let Ok(whole) = num.parse::<u64>() {
-        return whole.checked_mul(mult).ok_or_else(|| bad("is too large"));
-    }
-    let value: f64 = num.parse().map_err(|_| bad("does not parse"))?;
-    let bytes = (value * mult as f64).round();
-    if bytes >= u64::MAX as f64 {
-        return Err(bad("is too large"));
-    }
-    Ok(bytes as u64)
-}
-
 /// At most 400 characters of a parser's message (it quotes the offending key or value whole).
 fn clip_message(message: &str) -> String {
     match message.char_indices().nth(400) {
@@ -472,7 +473,7 @@ pub fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T> {
         // A key can be any length: quote at most 80 characters of it (the fuzzer sent a 2 KB key).
         let key = match e.path().to_string().as_str() {
             "." => String::new(),
-            path => format!("{}: ", crate::trace::clip(path)),
+            path => format!("{}: ", clip(path)),
         };
         let inner = e.into_inner();
         // serde_json stops at the token's first letter (after a minus sign).
@@ -488,7 +489,7 @@ pub fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T> {
             .into_iter()
             .find(|&(t, back)| inner.is_syntax() && at(back).starts_with(t));
         match token.map(|(t, _)| t) {
-            Some(token) => SimError::Param(format!(
+            Some(token) => ConfigError::Param(format!(
                 "bad {what}: {key}{token} is not a finite number; give a finite number"
             )),
             None => {
@@ -499,77 +500,109 @@ pub fn from_json<T: DeserializeOwned>(what: &str, text: &str) -> Result<T> {
                     Some(bare) if inner.is_data() && !key.is_empty() => bare,
                     _ => &message,
                 };
-                SimError::Param(format!("bad {what}: {key}{}", clip_message(message)))
+                ConfigError::Param(format!("bad {what}: {key}{}", clip_message(message)))
             }
         }
     })?;
     de.end()
-        .map_err(|e| SimError::Param(format!("bad {what}: {e}")))?;
+        .map_err(|e| ConfigError::Param(format!("bad {what}: {e}")))?;
     Ok(value)
 }
 
-/// [`parse_size`] of option `key` (`capacity`, `nvram`, ...): an error names the key.
-pub fn parse_size_of(key: &str, text: &str) -> Result<u64> {
-    parse_size(text).map_err(|e| match e {
-        SimError::Param(msg) => SimError::Param(format!("{key}: {msg}")),
-        other => other,
-    })
+/// An error in a run's configuration: a name that is not known, or a parameter whose value is not allowed.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("unknown {kind} `{name}`; valid names: {valid}")]
+    Unknown {
+        kind: &'static str,
+        name: String,
+        valid: String,
+    },
+
+    /// Parameters whose values are not allowed, every one reported at once; `within` names the group they
+    /// belong to ("device"), if any.
+    #[error("invalid parameter: {}{}", within.as_ref().map(|w| format!("{w}: ")).unwrap_or_default(), join(problems))]
+    Invalid {
+        within: Option<String>,
+        problems: Vec<Invalid>,
+    },
+
+    /// A parameter problem said in free text: several parameters together, or a value that did not parse.
+    #[error("invalid parameter: {0}")]
+    Param(String),
 }
 
-/// A readable size: the largest binary unit that divides it, else bytes.
-pub fn format_size(bytes: u64) -> String {
-    for (unit, shift) in [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{}{unit}", bytes >> shift);
+/// A parameter whose value is not allowed. Its parts let a front end spell the key its own way (`--page-bytes`
+/// on the command line, `page_bytes=` in Python); Display spells it as the configuration does:
+/// `page_bytes=4000 must be a power of two ...; e.g. page_bytes=2048`.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{key}={value} {expected}{}", suggestion.as_ref().map(|s| format!("; e.g. {key}={s}")).unwrap_or_default())]
+pub struct Invalid {
+    /// The parameter, as the configuration names it (`page_bytes`, `bad_block_reserve`).
+    pub key: String,
+    /// The value given, as text.
+    pub value: String,
+    /// What is wrong with the value and what is allowed ("must be a power of two from 512 to 1048576").
+    pub expected: String,
+    /// A value of the same key that would do, e.g. `2048`.
+    pub suggestion: Option<String>,
+}
+
+impl Invalid {
+    pub fn new(
+        key: impl Into<String>,
+        value: impl std::fmt::Display,
+        expected: impl Into<String>,
+        suggestion: Option<String>,
+    ) -> Invalid {
+        Invalid {
+            key: key.into(),
+            value: value.to_string(),
+            expected: expected.into(),
+            suggestion,
         }
     }
-    format!("{bytes}B")
 }
+
+fn join(problems: &[Invalid]) -> String {
+    problems
+        .iter()
+        .map(Invalid::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl ConfigError {
+    /// The parameters whose values were not allowed (empty for any other error).
+    pub fn invalid(&self) -> &[Invalid] {
+        match self {
+            ConfigError::Invalid { problems, .. } => problems,
+            _ => &[],
+        }
+    }
+}
+
+impl From<Invalid> for ConfigError {
+    fn from(problem: Invalid) -> ConfigError {
+        ConfigError::Invalid {
+            within: None,
+            problems: vec![problem],
+        }
+    }
+}
+
+impl From<SizeError> for ConfigError {
+    fn from(SizeError(message): SizeError) -> ConfigError {
+        ConfigError::Param(message)
+    }
+}
+
+/// The result of the configuration layer.
+pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes_parse_in_binary_and_decimal_units() {
-        assert_eq!(parse_size("34MiB").unwrap(), 34 << 20);
-        assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
-        assert_eq!(parse_size("16777215TiB").unwrap(), 16_777_215 << 40);
-        assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
-        for too_large in [
-            "16777216TiB",
-            "18446744073709551616",
-            "1e30",
-            "99999999999999999999.5TiB",
-        ] {
-            let err = parse_size(too_large).unwrap_err().to_string();
-            assert!(
-                err.contains("too large") || err.contains("does not parse"),
-                "{too_large}: {err}"
-            );
-        }
-        let long = "9".repeat(10_000) + "x";
-        assert!(parse_size(&long).unwrap_err().to_string().len() < 400);
-        assert_eq!(parse_size("16 GB").unwrap(), 16_000_000_000);
-        assert_eq!(parse_size("64MB").unwrap(), 64_000_000);
-        assert_eq!(parse_size("64mib").unwrap(), 64 << 20);
-        assert_eq!(parse_size("2kB").unwrap(), 2000);
-        for ambiguous in ["64M", "2k", "1G", "1 T"] {
-            let err = parse_size(ambiguous).unwrap_err().to_string();
-            assert!(
-                err.contains("could mean") && err.contains("iB"),
-                "{ambiguous}: {err}"
-            );
-        }
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
-        assert!(parse_size("12 parsecs")
-            .unwrap_err()
-            .to_string()
-            .contains("12 parsecs"));
-        assert_eq!(format_size(34 << 20), "34MiB");
-        assert_eq!(format_size(1000), "1000B");
-    }
 
     #[test]
     fn device_sizes_take_units() {
@@ -629,6 +662,32 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("lee2007"));
+    }
+
+    #[test]
+    fn a_bad_value_is_reported_as_its_key_value_expectation_and_suggestion() {
+        let bad = DeviceOverrides {
+            page_bytes: Some(4000),
+            endurance: Some(0),
+            ..Default::default()
+        };
+        let e = DeviceSpec::resolve(None, &bad).unwrap_err();
+        assert_eq!(
+            e.invalid()[0],
+            Invalid {
+                key: "page_bytes".into(),
+                value: "4000".into(),
+                expected: "must be a power of two from 512 to 1048576 (1 MiB)".into(),
+                suggestion: Some("2048".into()),
+            }
+        );
+        assert_eq!(e.invalid()[1].key, "endurance");
+        assert_eq!(
+            e.to_string(),
+            "invalid parameter: device: page_bytes=4000 must be a power of two from 512 to 1048576 (1 MiB); \
+             e.g. page_bytes=2048; endurance=0 would fail the first erase; give erases per block; e.g. \
+             endurance=10000"
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The one error type of the engine. Every message names the thing, the value, the limit and the fix.
 
+use crate::config::{ConfigError, Invalid, SizeError};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -49,6 +50,9 @@ pub enum SimError {
 
     #[error("invalid parameter: {0}")]
     Param(String),
+
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 
     #[error("{0}")]
     Trace(#[from] crate::trace::TraceError),
@@ -109,7 +113,22 @@ pub struct DurabilityBroken {
     pub returned: String,
 }
 
+impl From<SizeError> for SimError {
+    fn from(e: SizeError) -> SimError {
+        SimError::Config(e.into())
+    }
+}
+
 impl SimError {
+    /// The parameters whose values were not allowed, each with its key, value, what was expected and a
+    /// suggestion, for a front end to spell in its own words (empty for any other error).
+    pub fn invalid(&self) -> &[Invalid] {
+        match self {
+            SimError::Config(e) => e.invalid(),
+            _ => &[],
+        }
+    }
+
     /// A capacity error placed at `position` ("path:line") where the request source knows it.
     pub fn located(self, position: Option<String>) -> SimError {
         match (self, position) {
@@ -129,5 +148,29 @@ impl SimError {
             },
             (e, _) => e,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{DeviceOverrides, DeviceSpec};
+
+    #[test]
+    fn the_invalid_parameters_are_reached_from_the_top_error() {
+        let bad = DeviceOverrides {
+            pages_per_block: Some(1),
+            ..Default::default()
+        };
+        let e = SimError::from(DeviceSpec::resolve(None, &bad).unwrap_err());
+        assert_eq!(e.invalid().len(), 1);
+        assert_eq!(
+            (
+                e.invalid()[0].key.as_str(),
+                e.invalid()[0].suggestion.as_deref()
+            ),
+            ("pages_per_block", Some("64"))
+        );
+        assert!(SimError::Cancelled.invalid().is_empty());
     }
 }

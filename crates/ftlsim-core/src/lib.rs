@@ -19,6 +19,7 @@ pub mod schema;
 pub mod sim;
 pub mod sparse;
 pub mod stats;
+pub mod text;
 pub mod trace;
 
 pub use error::SimError;

@@ -38,7 +38,7 @@
 use super::common::slot_list::SlotList;
 use super::{address_bytes, Extra, Ftl, RamItem};
 use crate::addr::{Lbn, Lpn, Opt, Token};
-use crate::config::{check_op_us, parse_size_of, Geometry};
+use crate::config::{check_op_us, parse_size_of, ConfigError, Geometry};
 use crate::device::{Device, RequestInfo};
 use crate::error::{Result, SimError};
 use crate::request::Tag;
@@ -145,7 +145,7 @@ impl NvramOptions {
         let feram = g.page_bytes as f64 / 2.0 * FERAM_CYCLE_US;
         for (name, v) in [("nvram_read_us", read_us), ("nvram_write_us", write_us)] {
             if let Some(v) = v {
-                check_op_us(name, v).map_err(SimError::Param)?;
+                check_op_us(name, v).map_err(ConfigError::from)?;
             }
         }
         Ok(NvramOptions {

@@ -3,8 +3,8 @@
 
 use super::fat::{self, Align, Allocation, App, FatFs, Layout};
 use super::{RequestSource, TraceError};
-use crate::config::parse_size;
 use crate::request::{Op, Request};
+use crate::text::parse_size;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::Serialize;

@@ -1,0 +1,138 @@
+//! Text helpers every layer uses to quote input and read and write sizes. A leaf: it imports nothing from the
+//! crate, so any module may use it without joining an import circle.
+
+use thiserror::Error;
+
+/// Longest piece of a field or line an error quotes, in characters.
+pub const MAX_QUOTE_CHARS: usize = 80;
+
+/// At most [`MAX_QUOTE_CHARS`] characters of `text`, with the full length said when it is cut.
+pub fn clip(text: &str) -> String {
+    match text.char_indices().nth(MAX_QUOTE_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
+    }
+}
+
+/// A size that does not parse; the message quotes the text and lists the units accepted.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct SizeError(pub String);
+
+/// Parses a size such as `34MiB`, `16 GB`, `4096`, `128KiB`. KiB, MiB, GiB, TiB are powers of 1024; kB, MB,
+/// GB, TB (any case) powers of 1000, as disk and card makers write them. A bare `K`, `M`, `G` or `T` is
+/// refused: it means either, and a silent guess would change a capacity by 5-10%.
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = |why: &str| {
+        SizeError(format!(
+            "size `{}` {why}; write a number with an optional unit B, KiB, MiB, GiB, TiB (powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. \"34MiB\", of at most 16 EiB - 1 byte",
+            clip(text)
+        ))
+    };
+    let unit = unit.trim();
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "k" | "m" | "g" | "t" => {
+            let upper = unit.to_ascii_uppercase();
+            return Err(bad(&format!(
+                "has the unit `{unit}`, which could mean {upper}iB (powers of 1024) or {upper}B (powers of 1000)"
+            )));
+        }
+        _ => return Err(bad("does not parse")),
+    };
+    // Whole numbers are exact; decimals go through f64 and are rounded to a byte.
+    if let Ok(whole) = num.parse::<u64>() {
+        return whole.checked_mul(mult).ok_or_else(|| bad("is too large"));
+    }
+    let value: f64 = num.parse().map_err(|_| bad("does not parse"))?;
+    let bytes = (value * mult as f64).round();
+    if bytes >= u64::MAX as f64 {
+        return Err(bad("is too large"));
+    }
+    Ok(bytes as u64)
+}
+
+/// [`parse_size`] of option `key` (`capacity`, `nvram`, ...): an error names the key.
+pub fn parse_size_of(key: &str, text: &str) -> Result<u64, SizeError> {
+    parse_size(text).map_err(|SizeError(msg)| SizeError(format!("{key}: {msg}")))
+}
+
+/// A readable size: the largest binary unit that divides it, else bytes.
+pub fn format_size(bytes: u64) -> String {
+    for (unit, shift) in [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    format!("{bytes}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_binary_and_decimal_units() {
+        assert_eq!(parse_size("34MiB").unwrap(), 34 << 20);
+        assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
+        assert_eq!(parse_size("16777215TiB").unwrap(), 16_777_215 << 40);
+        assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
+        for too_large in [
+            "16777216TiB",
+            "18446744073709551616",
+            "1e30",
+            "99999999999999999999.5TiB",
+        ] {
+            let err = parse_size(too_large).unwrap_err().to_string();
+            assert!(
+                err.contains("too large") || err.contains("does not parse"),
+                "{too_large}: {err}"
+            );
+        }
+        let long = "9".repeat(10_000) + "x";
+        assert!(parse_size(&long).unwrap_err().to_string().len() < 400);
+        assert_eq!(parse_size("16 GB").unwrap(), 16_000_000_000);
+        assert_eq!(parse_size("64MB").unwrap(), 64_000_000);
+        assert_eq!(parse_size("64mib").unwrap(), 64 << 20);
+        assert_eq!(parse_size("2kB").unwrap(), 2000);
+        for ambiguous in ["64M", "2k", "1G", "1 T"] {
+            let err = parse_size(ambiguous).unwrap_err().to_string();
+            assert!(
+                err.contains("could mean") && err.contains("iB"),
+                "{ambiguous}: {err}"
+            );
+        }
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("12 parsecs")
+            .unwrap_err()
+            .to_string()
+            .contains("12 parsecs"));
+        assert_eq!(
+            parse_size_of("nvram", "2 parsecs").unwrap_err().to_string(),
+            "nvram: size `2 parsecs` does not parse; write a number with an optional unit B, KiB, MiB, GiB, \
+             TiB (powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. \"34MiB\", of at most 16 EiB - 1 byte"
+        );
+        assert_eq!(format_size(34 << 20), "34MiB");
+        assert_eq!(format_size(1000), "1000B");
+    }
+
+    #[test]
+    fn clip_keeps_short_text_and_says_the_length_of_long_text() {
+        assert_eq!(clip("abc"), "abc");
+        let long = "x".repeat(100);
+        assert_eq!(clip(&long), format!("{}... (100 bytes)", "x".repeat(80)));
+    }
+}
