@@ -3,17 +3,22 @@
 modules build the dicts. Errors from the engine raise `FtlsimError`. `tests/test_core_stub.py` checks that this
 file names every function of the module with its parameters."""
 
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, Callable, Optional, Sequence
 
 class FtlsimError(ValueError):
     """A simulation could not run: bad input, or a scheme broke a rule. `key` names the option at fault
-    (`device.page_bytes`, `params.log_blocks`), `value` is what was given, `expected` what it takes and
-    `suggestion` a value that works, where the engine knows them; None otherwise."""
+    (`page_bytes`; a config key that does not deserialise by its path, `device.page_bytes`), `value` is what
+    was given, `expected` what it takes and `suggestion` a value that works, where the engine knows them;
+    None otherwise."""
 
-    key: ClassVar[Optional[str]]
-    value: ClassVar[Any]
-    expected: ClassVar[Optional[str]]
-    suggestion: ClassVar[Optional[str]]
+    key: Optional[str]
+    value: Any
+    expected: Optional[str]
+    suggestion: Optional[str]
+    # Every parameter whose value is not allowed, each a dict of key, value, expected, suggestion (values as
+    # text), and the message before them ("invalid parameter: device: "); empty and None for other errors.
+    problems: Sequence[dict[str, Any]]
+    context: Optional[str]
 
 class RunFailedError(FtlsimError):
     """A run started and failed: a scheme broke a NAND rule, the integrity or durability check, or ran out of

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 from . import _core
 from ._registry import names, registry
+from .errors import spelled
 from .output import check_output, fmt
 from .report import Report, uninformative
 from .sim import simulate
@@ -79,6 +80,22 @@ def cli_spelling(message: str) -> str:
     return message
 
 
+def option_spelling(key: str, value: str) -> str:
+    """``key=value`` as the command line gives it: ``--wrap``, ``--capacity 64MiB``, ``-p log_blocks=8``."""
+    if key in FLAGS and value == "true":
+        return FLAGS[key]
+    return f"{VALUED[key]} {value}" if key in VALUED else f"-p {key}={value}"
+
+
+def error_text(error) -> str:
+    """An error's message in the command line's spelling: from the engine's fields where it gave them."""
+    if isinstance(error, _core.FtlsimError):
+        text = spelled(error, option_spelling)
+        if text is not None:
+            return text
+    return cli_spelling(str(error))
+
+
 def fail(error, code: int | None = None) -> NoReturn:
     """Prints the error on stderr in the command line's spelling and exits: 1 for a run that failed, 2 for
     bad input."""
@@ -86,7 +103,7 @@ def fail(error, code: int | None = None) -> NoReturn:
         code = 1 if isinstance(error, _core.RunFailedError) else 2
     from rich.markup import escape
 
-    err_console.print(f"[bold red]error:[/] {escape(cli_spelling(str(error)))}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(error_text(error))}", highlight=False, soft_wrap=True)
     sys.exit(code)
 
 

@@ -15,6 +15,7 @@ import warnings
 from typing import Callable, Iterable
 
 from . import _core
+from .errors import keyword, respelled
 from ._registry import check_name, did_you_mean, make_config, names, resolve_config, takes
 from .report import Report
 from .trace import check_spec, is_stream, readable
@@ -62,7 +63,8 @@ def check_trace(trace: str) -> None:
 
 
 def python_spelling(message: str) -> str:
-    """The engine's suggestions (``wrap=true``) as Python keyword arguments (``wrap=True``)."""
+    """The suggestions of an engine message that carries no fields (the capacity error's ``wrap=true``) as
+    Python keyword arguments (``wrap=True``); a message with fields is spelled from them (`errors.spelled`)."""
     return re.sub(r"\b(\w+)=(true|false)\b", lambda m: f"{m[1]}={m[2].capitalize()}", message)
 
 
@@ -110,7 +112,7 @@ def simulate(
         try:
             values = _core.simulate(path, cfg, progress)
         except _core.FtlsimError as e:
-            raise type(e)(python_spelling(str(e))) from None
+            raise (respelled(e, keyword) if e.problems else type(e)(python_spelling(str(e)))) from None
     values["config.trace"] = trace
     resolved = resolve_config(cfg)
     for message in run_warnings(values):

@@ -77,15 +77,47 @@ fn error_with(py: Python<'_>, message: String, fields: Fields) -> PyErr {
 }
 
 /// An engine error as Python sees it: a run that started and failed is a `RunFailedError`, bad input an
-/// `FtlsimError` (the command line exits 1 or 2).
-fn sim_err(e: SimError) -> PyErr {
+/// `FtlsimError` (the command line exits 1 or 2). Parameters whose values are not allowed
+/// ([`SimError::invalid`]) cross as fields: `problems`, a list of {key, value, expected, suggestion} (values
+/// as text), `context` the message before them ("invalid parameter: device: "), and the first problem's
+/// `key`, `value`, `expected` and `suggestion`, so that each front end spells the keys its own way.
+fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     use SimError::{Durability, Integrity, NandRule, OutOfSpace, WornOut};
-    match e {
-        NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) | WornOut { .. } => {
-            RunFailedError::new_err(e.to_string())
-        }
-        e => err(e),
+    if let NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) | WornOut { .. } = e {
+        return RunFailedError::new_err(e.to_string());
     }
+    let message = e.to_string();
+    let problems = e.invalid();
+    let Some(first) = problems.first() else {
+        return err(message);
+    };
+    let joined = problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    let context = message.strip_suffix(&joined).unwrap_or("").to_string();
+    let listed: Vec<_> = problems
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "key": p.key, "value": p.value, "expected": p.expected, "suggestion": p.suggestion,
+            })
+        })
+        .collect();
+    let fields = Fields {
+        key: Some(first.key.clone()),
+        value: Some(first.value.clone().into_pyobject(py).expect("a str").into_any().unbind()),
+        expected: Some(first.expected.clone()),
+        suggestion: first.suggestion.clone(),
+    };
+    let e = error_with(py, message, fields);
+    let exc = e.value(py);
+    if let Ok(listed) = to_py(py, &listed) {
+        exc.setattr("problems", listed).expect("an exception takes attributes");
+    }
+    exc.setattr("context", context).expect("an exception takes attributes");
+    e
 }
 
 fn err(e: impl std::fmt::Display) -> PyErr {
@@ -217,7 +249,7 @@ fn simulate<'py>(
     if let Some(e) = raised {
         return Err(e);
     }
-    to_py(py, &report.map_err(sim_err)?.flatten())
+    to_py(py, &report.map_err(|e| sim_err(py, e))?.flatten())
 }
 
 /// A scheme's parameters as they run: its defaults under the given ones, its profile applied.
@@ -228,7 +260,7 @@ fn resolve_params<'py>(
     params: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let given = to_value("scheme parameters", params)?;
-    let resolved = ftlsim_core::ftl::resolve_params(ftl, &given).map_err(err)?;
+    let resolved = ftlsim_core::ftl::resolve_params(ftl, &given).map_err(|e| sim_err(py, e))?;
     to_py(py, &resolved)
 }
 
@@ -270,14 +302,14 @@ fn generate(
         (None, Err(SimError::Cancelled | SimError::Trace(TraceError::Cancelled))) => {
             Err(PyKeyboardInterrupt::new_err(""))
         }
-        (None, written) => written.map_err(err),
+        (None, written) => written.map_err(|e| sim_err(py, e)),
     }
 }
 
 /// The RAM breakdown of a scheme on a device: a list of {name, bytes, layout}.
 #[pyfunction]
 fn ram<'py>(py: Python<'py>, config: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let items = sim::ram(&typed("run configuration", config)?).map_err(err)?;
+    let items = sim::ram(&typed("run configuration", config)?).map_err(|e| sim_err(py, e))?;
     to_py(py, &items)
 }
 
@@ -379,9 +411,10 @@ fn config_schema(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let error = py.get_type::<FtlsimError>();
-    for field in ["key", "value", "expected", "suggestion"] {
+    for field in ["key", "value", "expected", "suggestion", "context"] {
         error.setattr(field, py.None())?;
     }
+    error.setattr("problems", pyo3::types::PyTuple::empty(py))?;
     m.add("FtlsimError", error)?;
     m.add("RunFailedError", py.get_type::<RunFailedError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
