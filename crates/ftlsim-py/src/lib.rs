@@ -7,7 +7,7 @@ use ftlsim_core::trace::{TraceError, TraceOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyList, PyTuple};
+use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
 use pythonize::{depythonize, pythonize};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -83,7 +83,9 @@ fn error_with(py: Python<'_>, message: String, fields: Fields) -> PyErr {
 /// `key`, `value`, `expected` and `suggestion`, so that each front end spells the keys its own way.
 fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     use SimError::{Durability, Integrity, NandRule, OutOfSpace, WornOut};
-    if let NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) | WornOut { .. } = e {
+    if let NandRule { .. } | Integrity { .. } | OutOfSpace { .. } | Durability(_) | WornOut { .. } =
+        e
+    {
         return RunFailedError::new_err(e.to_string());
     }
     let message = e.to_string();
@@ -107,16 +109,18 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
         .collect();
     let fields = Fields {
         key: Some(first.key.clone()),
-        value: Some(first.value.clone().into_pyobject(py).expect("a str").into_any().unbind()),
+        value: Some(PyString::new(py, &first.value).into_any().unbind()),
         expected: Some(first.expected.clone()),
         suggestion: first.suggestion.clone(),
     };
     let e = error_with(py, message, fields);
     let exc = e.value(py);
     if let Ok(listed) = to_py(py, &listed) {
-        exc.setattr("problems", listed).expect("an exception takes attributes");
+        exc.setattr("problems", listed)
+            .expect("an exception takes attributes");
     }
-    exc.setattr("context", context).expect("an exception takes attributes");
+    exc.setattr("context", context)
+        .expect("an exception takes attributes");
     e
 }
 
@@ -414,7 +418,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     for field in ["key", "value", "expected", "suggestion", "context"] {
         error.setattr(field, py.None())?;
     }
-    error.setattr("problems", pyo3::types::PyTuple::empty(py))?;
+    error.setattr("problems", PyTuple::empty(py))?;
     m.add("FtlsimError", error)?;
     m.add("RunFailedError", py.get_type::<RunFailedError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
