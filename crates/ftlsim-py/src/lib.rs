@@ -3,6 +3,7 @@
 
 use ftlsim_core::error::SimError;
 use ftlsim_core::sim::{self, Progress, SimConfig};
+use ftlsim_core::text::clip;
 use ftlsim_core::trace::{TraceError, TraceOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
@@ -140,7 +141,8 @@ fn check_finite(what: &str, obj: &Bound<'_, PyAny>, path: &mut String) -> PyResu
         if !f.value().is_finite() {
             let key = path.trim_start_matches('.').to_string();
             let message = format!(
-                "bad {what}: {key}={} is not a finite number; give a finite number",
+                "bad {what}: {}={} is not a finite number; give a finite number",
+                clip(&key),
                 f.value()
             );
             let fields = Fields {
@@ -186,7 +188,7 @@ fn typed<T: DeserializeOwned>(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<T>
             .map(|(_, exp)| exp.to_string());
         let given = key.as_deref().and_then(|k| lookup(&value, k));
         let message = match &key {
-            Some(k) => format!("bad {what}: {}: {problem}", ftlsim_core::trace::clip(k)),
+            Some(k) => format!("bad {what}: {}: {problem}", clip(k)),
             None => format!("bad {what}: {problem}"),
         };
         let py = obj.py();
@@ -212,11 +214,16 @@ fn lookup<'v>(root: &'v Value, path: &str) -> Option<&'v Value> {
         })
 }
 
-/// A serialisable engine value as Python objects, through JSON data: pythonize has no u128, which trace
-/// statistics count in (their values fit a u64).
+/// A serialisable engine value as Python objects (a struct becomes a dict in its fields' order).
 fn to_py<'py>(py: Python<'py>, value: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
-    let value = serde_json::to_value(value).map_err(err)?;
-    pythonize(py, &value).map_err(err)
+    pythonize(py, value).map_err(err)
+}
+
+/// [`to_py`] for trace statistics, whose byte totals are u128 (they can pass 2^64): pythonize cannot convert a
+/// u128, so they cross as JSON text, which keeps them and the fields' order, read by Python's json as ints.
+fn to_py_big<'py>(py: Python<'py>, value: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(value).map_err(err)?;
+    py.import("json")?.call_method1("loads", (text,))
 }
 
 /// Runs a trace (path or workload spec) under a run configuration (a dict: `SimConfig`'s keys); returns the
@@ -352,7 +359,7 @@ fn trace_info<'py>(
     if let Some(e) = raised {
         return Err(e);
     }
-    to_py(py, &info.map_err(err)?)
+    to_py_big(py, &info.map_err(err)?)
 }
 
 /// Writes per logical block and a sampled timeline of the blocks written (for `plot-refs`).
@@ -371,7 +378,7 @@ fn write_refs<'py>(
             ftlsim_core::trace::refs::write_refs(&trace, &opts, block_bytes, page_bytes, max_points)
         })
         .map_err(err)?;
-    to_py(py, &refs)
+    to_py_big(py, &refs)
 }
 
 /// The format a trace file is read as under the trace options `options` (default: sniffing with the default
