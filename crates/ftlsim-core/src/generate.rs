@@ -89,3 +89,49 @@ impl RequestSource for Cancellable<'_> {
         self.inner.position_at(mark)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("ftlsim-generate-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn writes_a_workload_and_reads_it_back_request_for_request() {
+        let cfg = SimConfig {
+            capacity: Some("4MiB".into()),
+            ..SimConfig::default()
+        };
+        let path = out("w.csv");
+        let written = generate("uniform:writes=300,seed=1", &path, &cfg, &mut || true).unwrap();
+        assert_eq!(written, 300);
+        let again = out("again.csv");
+        let spec = path.to_str().unwrap();
+        assert_eq!(generate(spec, &again, &cfg, &mut || true).unwrap(), 300);
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            std::fs::read_to_string(&again).unwrap()
+        );
+        // The output is the input: refused before anything is written.
+        let err = generate(spec, &path, &cfg, &mut || true).unwrap_err();
+        assert!(err.to_string().contains("is the input trace"), "{err}");
+        std::fs::remove_file(path).unwrap();
+        std::fs::remove_file(again).unwrap();
+    }
+
+    #[test]
+    fn refuses_an_empty_output_and_stops_when_told() {
+        let cfg = SimConfig::default();
+        let err = generate("uniform:writes=10", Path::new(""), &cfg, &mut || true).unwrap_err();
+        assert!(err.to_string().contains("output path is empty"), "{err}");
+        let path = out("cancelled.csv");
+        let err = generate("uniform:writes=100000", &path, &cfg, &mut || false).unwrap_err();
+        assert!(
+            matches!(err, SimError::Trace(TraceError::Cancelled)),
+            "{err}"
+        );
+        let _ = std::fs::remove_file(path);
+    }
+}
