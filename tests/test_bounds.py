@@ -1,4 +1,4 @@
-"""Issue 15 from Python: hostile parameter values are clean errors that name the key (never a traceback or an
+"""Parameter bounds from Python: hostile parameter values are clean errors that name the key (never a traceback or an
 abort), through the API, `ftlsim ram` and `ftlsim run`."""
 
 import math

@@ -1,4 +1,4 @@
-"""The command line in its ecosystem (issue 16 item 3) and hostile input at its edges (issue 15 items 3-4):
+"""The command line in its ecosystem and hostile input at its edges:
 errors on stderr with exit 2 (bad input) or 1 (failed run), suggestions in the user's spelling, outputs
 checked before a run, Ctrl-C as exit 130."""
 

@@ -1,4 +1,4 @@
-"""Config files (issue 16 item 1): a TOML run, command-line flags over the file, and a saved report that
+"""Config files: a TOML run, command-line flags over the file, and a saved report that
 repeats its run exactly."""
 
 import hashlib

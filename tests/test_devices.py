@@ -1,5 +1,5 @@
-"""The ``devices`` trace option (issue 12 item 6) through the API, config files and the command line, and a
-Ctrl-C during a run's ``--compact`` pre-pass (issue 15)."""
+"""The ``devices`` trace option through the API, config files and the command line, and a
+Ctrl-C during a run's ``--compact`` pre-pass."""
 
 import json
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Power loss and bad blocks from the command line and the API (issue 13 items 1, 4-6): `ftlsim mount-cost`
+"""Power loss and bad blocks from the command line and the API: `ftlsim mount-cost`
 tables each scheme's boot cost, `--torn-pages` tears programs at the cuts, and the bad-block options reach
 the engine by name."""
 

@@ -1,4 +1,4 @@
-"""Sweeps (issue 16 item 2, issue 15 item 3): a TOML sweep, a results store that resumes, failed points kept,
+"""Sweeps: a TOML sweep, a results store that resumes, failed points kept,
 the Dask backend on a real LocalCluster, and plots over two swept parameters."""
 
 import pandas as pd

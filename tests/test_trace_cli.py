@@ -1,4 +1,4 @@
-"""Trace input and conversion from the command line (issues 15 and 16): lossless generate / convert by
+"""Trace input and conversion from the command line: lossless generate / convert by
 extension, info's format, devices and distribution plot, --compact, and hostile files ending in clean errors."""
 
 import json

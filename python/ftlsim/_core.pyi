@@ -1,34 +1,70 @@
-"""Type stub of the PyO3 binding `ftlsim._core` (crates/ftlsim-py/src/lib.rs). Every function takes and returns
-JSON text; `ftlsim`'s Python modules convert it. Errors from the engine raise `FtlsimError`."""
+"""Type stub of the PyO3 binding `ftlsim._core` (crates/ftlsim-py/src/lib.rs). Configurations go in as dicts
+(the engine's `SimConfig` and `TraceOptions` keys) and results come back as dicts and lists; `ftlsim`'s Python
+modules build the dicts. Errors from the engine raise `FtlsimError`. `tests/test_core_stub.py` checks that this
+file names every function of the module with its parameters."""
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 class FtlsimError(ValueError):
-    """A simulation could not run: bad input, or a scheme broke a rule."""
+    """A simulation could not run: bad input, or a scheme broke a rule. `key` names the option at fault
+    (`page_bytes`; a config key that does not deserialise by its path, `device.page_bytes`), `value` is what
+    was given, `expected` what it takes and `suggestion` a value that works, where the engine knows them;
+    None otherwise."""
+
+    key: Optional[str]
+    value: Any
+    expected: Optional[str]
+    suggestion: Optional[str]
+    # Every parameter whose value is not allowed, each a dict of key, value, expected, suggestion (values as
+    # text), and the message before them ("invalid parameter: device: "); empty and None for other errors.
+    problems: Sequence[dict[str, Any]]
+    context: Optional[str]
+
+class RunFailedError(FtlsimError):
+    """A run started and failed: a scheme broke a NAND rule, the integrity or durability check, or ran out of
+    free blocks."""
 
 def simulate(
     trace: str,
-    config_json: str,
+    config: dict[str, Any],
     progress: Optional[Callable[[int, int, int], Optional[bool]]] = None,
-) -> str:
-    """Runs `trace` (a path or a workload spec) under a SimConfig (JSON); returns the report's flat keys as JSON.
+) -> dict[str, Any]:
+    """Runs `trace` (a path or a workload spec) under a run configuration; returns the report's flat keys.
     `progress(requests, done, total)` is called about every 50 ms; returning False cancels the run. Ctrl-C
     raises KeyboardInterrupt; an exception raised by `progress` propagates."""
 
-def report_schema() -> str:
-    """JSON list of {key, unit, section, description, table}: every key a report can have."""
+def resolve_params(ftl: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A scheme's parameters as they run: its defaults under the given ones, its profile applied."""
 
-def ram(config_json: str) -> str:
-    """JSON list of {name, bytes, layout}: the RAM a scheme's tables need."""
+def report_schema() -> list[dict[str, Any]]:
+    """Every key a report can have: a list of {key, unit, section, description, table}."""
 
-def trace_info(trace: str, options_json: str, block_bytes: int, page_bytes: int) -> str:
-    """JSON object of a trace's statistics."""
+def generate(trace: str, output: str, config: dict[str, Any]) -> int:
+    """Writes a trace or workload to `output` in the format its extension names; returns the requests written."""
 
-def generate(trace: str, output: str, config_json: str) -> int:
-    """Writes a trace or workload to `output`; returns the requests written."""
+def ram(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The RAM a scheme's tables need: a list of {name, bytes, layout}."""
 
-def write_refs(trace: str, options_json: str, block_bytes: int, page_bytes: int, max_points: int) -> str:
-    """JSON object: writes per logical block and a sampled timeline of blocks written."""
+def trace_info(
+    trace: str,
+    options: dict[str, Any],
+    block_bytes: int,
+    page_bytes: int,
+    progress: Optional[Callable[[int, int], Optional[bool]]] = None,
+) -> dict[str, Any]:
+    """A trace's statistics (format, devices, requests, mix, footprint, write concentration, distributions)."""
 
-def registry() -> str:
-    """JSON object: schemes, presets, workloads, formats, config keys per section, report kinds, version."""
+def write_refs(
+    trace: str, options: dict[str, Any], block_bytes: int, page_bytes: int, max_points: int
+) -> dict[str, Any]:
+    """Writes per logical block and a sampled timeline of the blocks written."""
+
+def sniff_format(trace: str, options: Optional[dict[str, Any]] = None) -> str:
+    """The format a trace file is read as under `options` ("workload" for a built-in workload spec)."""
+
+def registry() -> dict[str, Any]:
+    """The engine's catalog: schemes, presets, workloads, formats, config keys per section, the run's defaults,
+    report kinds, version."""
+
+def config_schema() -> dict[str, Any]:
+    """The JSON Schema of a run configuration: each key with its type, default and description."""

@@ -4,15 +4,15 @@ binding, and the routing of keyword options into the engine's config (`SimConfig
 import copy
 import difflib
 import functools
-import json
 import math
+from typing import Any
 
 from . import _core
 
 
 @functools.lru_cache(maxsize=1)
 def registry() -> dict:
-    return json.loads(_core.registry())
+    return _core.registry()
 
 
 def names(kind: str) -> list[str]:
@@ -65,7 +65,8 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
     idle_threshold_us, nvram, nvram_policy, rmw, measure_from, ...) and, for everything else,
     the scheme's own parameters (checked by the engine, which lists the valid ones)."""
     keys = registry()["keys"]
-    cfg = {"ftl": ftl, "params": {}, "device": {}, "trace": {"format": format}, "precondition": precondition}
+    cfg: dict[str, Any] = {"ftl": ftl, "params": {}, "device": {}, "trace": {"format": format},
+                           "precondition": precondition}
     if preset is not None:
         cfg["preset"] = preset
     if capacity is not None:
@@ -98,7 +99,7 @@ def resolve_config(cfg: dict) -> dict:
             out[key] = value
     try:
         # The engine's resolution: the defaults under the given parameters, and a profile's (profile=...) applied.
-        out["params"] = json.loads(_core.resolve_params(cfg["ftl"], json.dumps(cfg.get("params", {}))))
+        out["params"] = _core.resolve_params(cfg["ftl"], cfg.get("params", {}))
     except _core.FtlsimError:
         # An unknown scheme or profile: the run itself reports it.
         out["params"] = {**scheme_defaults(cfg["ftl"]), **cfg.get("params", {})}

@@ -27,14 +27,19 @@ import json
 import re
 import time
 import warnings
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from click.core import ParameterSource
 from rich.console import Console
 from rich.table import Table
 
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
 from . import _core
 from ._registry import names, registry
+from .errors import spelled
 from .output import check_output, fmt
 from .report import Report, uninformative
 from .sim import simulate
@@ -75,14 +80,30 @@ def cli_spelling(message: str) -> str:
     return message
 
 
-def fail(error, code: int | None = None):
+def option_spelling(key: str, value: str) -> str:
+    """``key=value`` as the command line gives it: ``--wrap``, ``--capacity 64MiB``, ``-p log_blocks=8``."""
+    if key in FLAGS and value == "true":
+        return FLAGS[key]
+    return f"{VALUED[key]} {value}" if key in VALUED else f"-p {key}={value}"
+
+
+def error_text(error) -> str:
+    """An error's message in the command line's spelling: from the engine's fields where it gave them."""
+    if isinstance(error, _core.FtlsimError):
+        text = spelled(error, option_spelling)
+        if text is not None:
+            return text
+    return cli_spelling(str(error))
+
+
+def fail(error, code: int | None = None) -> NoReturn:
     """Prints the error on stderr in the command line's spelling and exits: 1 for a run that failed, 2 for
     bad input."""
     if code is None:
         code = 1 if isinstance(error, _core.RunFailedError) else 2
     from rich.markup import escape
 
-    err_console.print(f"[bold red]error:[/] {escape(cli_spelling(str(error)))}", highlight=False, soft_wrap=True)
+    err_console.print(f"[bold red]error:[/] {escape(error_text(error))}", highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
@@ -128,16 +149,17 @@ class LazyProgress:
     def __init__(self, label: str):
         self.label = label
         self.started = time.monotonic()
-        self.bar = None
-        self.task = None
+        self.bar: Progress | None = None  # once the run has taken a second
+        self.task: TaskID | None = None
 
     def __call__(self, requests: int, done: int, total: int):
         if self.bar is None:
             if time.monotonic() - self.started < 1.0 or not err_console.is_terminal:
                 return True
-            self.bar = progress_bar("{task.percentage:>5.1f}%  {task.fields[requests]:,} requests", err_console)
-            self.bar.start()
-            self.task = self.bar.add_task(self.label, total=max(total, 1), requests=0)
+            bar = progress_bar("{task.percentage:>5.1f}%  {task.fields[requests]:,} requests", err_console)
+            bar.start()
+            self.bar, self.task = bar, bar.add_task(self.label, total=max(total, 1), requests=0)
+        assert self.task is not None
         self.bar.update(self.task, completed=done, total=max(total, 1), requests=requests)
         return True
 
@@ -983,17 +1005,17 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
             bar.update(task, advance=1)
     if name:
         r = results[0]
-        e = r.experiment
+        exp = r.experiment
         if r.skipped:
-            console.print(f"[yellow]{rp.SKIPPED}[/] {e.name}: {escape(r.skipped)}")
+            console.print(f"[yellow]{rp.SKIPPED}[/] {exp.name}: {escape(r.skipped)}")
         else:
-            console.print(dataframe_table(r.table, f"{e.name}: {e.paper}"))
-        if e.stand_in:
-            console.print(f"[bold]Stand-in:[/] {escape(e.stand_in)}")
-        if e.plausible:
-            console.print(f"[bold]Verdict under:[/] {escape(e.plausible)} ({escape(e.plausible_why)})")
-        if e.notes:
-            console.print(f"[dim]{escape(e.notes)}[/]")
+            console.print(dataframe_table(r.table, f"{exp.name}: {exp.paper}"))
+        if exp.stand_in:
+            console.print(f"[bold]Stand-in:[/] {escape(exp.stand_in)}")
+        if exp.plausible:
+            console.print(f"[bold]Verdict under:[/] {escape(exp.plausible)} ({escape(exp.plausible_why)})")
+        if exp.notes:
+            console.print(f"[dim]{escape(exp.notes)}[/]")
         console.print("[bold]Claims[/]")
         for _, v in r.verdicts.iterrows():
             title = v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")

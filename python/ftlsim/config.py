@@ -121,10 +121,6 @@ def check_grid(key: str, grid, source=None) -> None:
                                         f"text, true/false), found {values!r}")
 
 
-def is_report(table: dict) -> bool:
-    return "config.resolved" in table
-
-
 def _unknown(where: str, key: str, valid, takes_text: str = "") -> str:
     return f"unknown key `{where}{key}`{did_you_mean(key, list(valid))}{takes_text}"
 
@@ -165,7 +161,7 @@ def check_sweep_table(table: dict, source: str = "sweep config") -> None:
     scheme's grid parameter the scheme does not take, and a [grid] or [params] key no scheme takes."""
     schemes = table.get("schemes", table.get("ftl"))
     per_scheme = schemes if isinstance(schemes, dict) else {s: {} for s in _names(schemes)}
-    known = [_scheme(s) for s in per_scheme if _scheme(s)]
+    known = [name for s in per_scheme if (name := _scheme(s))]
     scheme_keys = sorted({k for s in known for k in scheme_params(s)})
     problems = [_unknown("", k, sweep_keys() + scheme_keys) for k in table
                 if k not in sweep_keys() and k not in scheme_keys]

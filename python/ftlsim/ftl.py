@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from . import _core
 from ._registry import make_config, registry
+from .errors import keyword, respelled
 
 
 def schemes() -> list[dict]:
@@ -17,8 +16,7 @@ def ram(ftl: str, preset: str | None = None, capacity: str | int | None = None, 
     """The RAM a scheme's tables need on a controller, without running a trace: ``total_bytes`` and one entry
     per structure (bytes), e.g. ``ram(ftl="nftl", capacity="34MiB", page_bytes=512, pages_per_block=16)``.
     The capacity defaults to the preset's (64 MiB if the preset names none)."""
-    cfg = make_config(ftl, preset, capacity, "none", "auto", params)
-    items = json.loads(_core.ram(json.dumps(cfg)))
+    items = ram_layout(ftl, preset, capacity, **params)
     out = {"total_bytes": sum(i["bytes"] for i in items)}
     out.update({i["name"]: i["bytes"] for i in items})
     return out
@@ -27,4 +25,7 @@ def ram(ftl: str, preset: str | None = None, capacity: str | int | None = None, 
 def ram_layout(ftl: str, preset: str | None = None, capacity: str | int | None = None, **params) -> list[dict]:
     """Like `ram`, with how each figure is made (entries x entry size, where the layout comes from)."""
     cfg = make_config(ftl, preset, capacity, "none", "auto", params)
-    return json.loads(_core.ram(json.dumps(cfg)))
+    try:
+        return _core.ram(cfg)
+    except _core.FtlsimError as e:
+        raise respelled(e, keyword) from None

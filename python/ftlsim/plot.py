@@ -91,7 +91,7 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
         heading = ": ".join(p for p in (names.get(trace, ""), _device(rows_t)) if p)
         if heading:
             panel.suptitle(heading, fontsize="medium")
-        references = [[] for _ in y]
+        references: list[list] = [[] for _ in y]
         for i, key in enumerate(keys):
             rows = rows_t[[k == key for k in _line_keys(rows_t, others)]]
             if not len(rows):
@@ -238,6 +238,7 @@ def log_ticks(ax, high: float, kind: str, most: int = 7) -> None:
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     high = max(high, 1)
+    steps: tuple[int, ...]
     if kind == "bytes":
         values, label = [2.0 ** k for k in range(int(math.log2(high)) + 1)], human_bytes
         steps = (1, 2, 5, 10, 20, 30)  # dividing 10, so 2^10k (1 KiB, 1 MiB, ...) stay

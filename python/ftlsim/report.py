@@ -25,7 +25,7 @@ def report_schema():
 @functools.lru_cache(maxsize=1)
 def schema_rows() -> list[dict]:
     """`report_schema` as a list of dicts, in the engine's order (sections, then figures)."""
-    return json.loads(_core.report_schema())
+    return _core.report_schema()
 
 
 def key_section(key: str) -> str:

@@ -15,6 +15,7 @@ import warnings
 from typing import Callable, Iterable
 
 from . import _core
+from .errors import keyword, respelled
 from ._registry import check_name, did_you_mean, make_config, names, resolve_config, takes
 from .report import Report
 from .trace import check_spec, is_stream, readable
@@ -52,7 +53,8 @@ def check_trace(trace: str) -> None:
 
 
 def python_spelling(message: str) -> str:
-    """The engine's suggestions (``wrap=true``) as Python keyword arguments (``wrap=True``)."""
+    """The suggestions of an engine message that carries no fields (the capacity error's ``wrap=true``) as
+    Python keyword arguments (``wrap=True``); a message with fields is spelled from them (`errors.spelled`)."""
     return re.sub(r"\b(\w+)=(true|false)\b", lambda m: f"{m[1]}={m[2].capitalize()}", message)
 
 
@@ -97,9 +99,9 @@ def simulate(
     cfg = prepare(trace, ftl, preset, capacity, precondition, format, **scheme_params)
     with readable(trace) as path:
         try:
-            values = json.loads(_core.simulate(path, json.dumps(cfg), progress))
+            values = _core.simulate(path, cfg, progress)
         except _core.FtlsimError as e:
-            raise type(e)(python_spelling(str(e))) from None
+            raise (respelled(e, keyword) if e.problems else type(e)(python_spelling(str(e)))) from None
     if path != trace:
         # A stream was read from a copy: the report names the trace as given (a FIFO by its absolute path).
         values["config.trace"] = trace
@@ -288,7 +290,7 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
 def _with_stored(rows: list[dict], stored: list[dict], st, points: dict) -> list[dict]:
     """`rows` joined by the rows of the `stored` runs that the store has (and `rows` lacks), in the order of
     `stored` trace by trace, each trace's other rows after them; `points` counts the ones found done."""
-    order = {}
+    order: dict[str, tuple[dict, dict]] = {}
     for run in stored:
         kw = {k: v for k, v in run.items() if k != "labels"}
         key = run_key(kw)

@@ -114,13 +114,12 @@ def info(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes:
     (``device``, ``devices``, ``writes_only``, ``skip_bad_lines``, ``compact``, ...) are keyword arguments;
     with ``devices="concat"`` (or a list of devices to keep) each device gets ``range_start`` and
     ``range_bytes``: its range in the concatenated address space, rounded up to `block_bytes`."""
-    import json
 
     from . import _core
 
     opts = {"format": format, **{k: v for k, v in options.items() if v is not None}}
     with readable(trace) as path:
-        return json.loads(_core.trace_info(path, json.dumps(opts), block_bytes, page_bytes, progress))
+        return _core.trace_info(path, opts, block_bytes, page_bytes, progress)
 
 
 def plot_info(stats: dict, path: str | None = None, title: str = ""):
@@ -173,7 +172,6 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     trim in SSDsim ASCII, bytes off the 512 B grid) is an error, and no file is left half-written.
     `preset`, `capacity` and device overrides size the device a workload spreads over. Returns the number of
     requests written."""
-    import json
 
     from . import _core
     from ._registry import make_config
@@ -182,16 +180,15 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     if cfg["params"]:
         raise ValueError(f"generate: unknown options {sorted(cfg['params'])}; it takes device and trace options")
     with readable(trace) as path:
-        return _core.generate(path, str(output), json.dumps(cfg))
+        return _core.generate(path, str(output), cfg)
 
 
 def write_refs(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes: int = 512,
                max_points: int = 200_000, **options) -> dict:
     """Writes per logical block and a sampled timeline of which block each write hits (for plot-refs)."""
-    import json
 
     from . import _core
 
     opts = {"format": format, **{k: v for k, v in options.items() if v is not None}}
     with readable(trace) as path:
-        return json.loads(_core.write_refs(path, json.dumps(opts), block_bytes, page_bytes, max_points))
+        return _core.write_refs(path, opts, block_bytes, page_bytes, max_points)

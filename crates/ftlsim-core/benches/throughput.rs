@@ -1,4 +1,4 @@
-//! Engine speed (issue 14): `cargo bench -p ftlsim-core --bench throughput`. For every registered scheme, at
+//! Engine speed: `cargo bench -p ftlsim-core --bench throughput`. For every registered scheme, at
 //! steady state after `precondition="full"` on 1 GiB of 2 KiB pages, 64 pages a block (lee2007 timing), it
 //! prints host requests, flash operations (page reads + programs + erases, host and internal) and spare reads
 //! per wall second, and bytes of chip-model memory per physical page, on three workloads:
@@ -181,7 +181,7 @@ fn main() {
     summarize(&rates);
 }
 
-/// Issue 14's targets, per workload: the fastest scheme, the schemes under a quarter of its flash ops/s, and
+/// The speed targets, per workload: the fastest scheme, the schemes under a quarter of its flash ops/s, and
 /// on (a) the schemes meant to reach 40 M.
 fn summarize(rates: &[(&str, &str, f64)]) {
     for wl in ["a", "b", "c"] {

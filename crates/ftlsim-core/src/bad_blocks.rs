@@ -1,4 +1,4 @@
-//! Bad blocks (issue 13 item 6; TinyFTL paper §V.D: blocks that go bad, factory bad blocks and blocks whose
+//! Bad blocks (TinyFTL paper §V.D: blocks that go bad, factory bad blocks and blocks whose
 //! erase count passes a threshold, are replaced from reserved blocks). ftlsim manages them in one layer
 //! between every scheme and the chip, as NAND controllers do below their FTL: a scheme sees
 //! `physical_blocks` good blocks and never a bad one; behind them the chip has a reserve of

@@ -173,7 +173,7 @@ pub fn check_op_us(key: &str, us: f64) -> std::result::Result<(), Invalid> {
 }
 
 /// Per-run overrides of a preset's fields. Absent fields keep the preset's value.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DeviceOverrides {
     /// Bytes, as a number or a size with a unit (`"2KiB"`, see [`parse_size`]).

@@ -17,13 +17,16 @@
 
 pub mod addr;
 pub mod bad_blocks;
+pub mod catalog;
 pub mod config;
 pub mod device;
 pub mod error;
 pub mod ftl;
+pub mod generate;
 pub mod nand;
 pub mod report;
 pub mod request;
+pub mod schema;
 pub mod sim;
 pub mod sparse;
 pub mod stats;

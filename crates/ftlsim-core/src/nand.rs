@@ -604,12 +604,6 @@ impl Nand {
         Ok(true)
     }
 
-    /// Pages programmed in a block since its last erase, without a flash operation (for checks and tests;
-    /// a scheme keeps its own view and must not use this to avoid a counted read).
-    pub fn programmed_pages(&self, pbn: Pbn) -> u32 {
-        self.blocks.get(pbn.index()).programmed
-    }
-
     /// What a page holds, without a flash operation (for checks and tests only).
     pub fn peek(&self, ppn: Ppn) -> PageRead {
         let (b, p) = self.split(ppn);

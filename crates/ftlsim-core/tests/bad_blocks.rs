@@ -1,4 +1,4 @@
-//! Bad blocks (issue 13 item 6): factory bad blocks are never touched, blocks that wear out mid-trace are
+//! Bad blocks (TinyFTL paper §V.D): factory bad blocks are never touched, blocks that wear out mid-trace are
 //! replaced from the reserve with no data lost, the map of replacements is rebuilt after a power cut from
 //! the chip's markers alone, and a used-up reserve ends the run with an error that says what went bad.
 

@@ -1,6 +1,6 @@
-//! Issue 15, item 5: every registered scheme's parameters (read from the registry's defaults), every device
+//! Parameter bounds: every registered scheme's parameters (read from the registry's defaults), every device
 //! override, the NVRAM options and the capacity, at 0, 1, the bound, bound + 1, 2^31-1, 2^32-1, 2^64-1, -1, NaN,
-//! infinity and a wrong type, written as the JSON text the Python side sends. Never a panic or an abort:
+//! infinity and a wrong type, written as JSON text (as a JSON config file gives them). Never a panic or an abort:
 //! either a clean run (and a clean RAM breakdown, `ftlsim ram`) on a toy device, or an error naming the key.
 //! Where a key has an upper bound on the toy device, it is worked out here by hand from `ftl/common/bounds.rs`
 //! and the scheme's `build`: the bound runs, bound + 1 is refused with the bound in the message.

@@ -1,4 +1,4 @@
-//! Golden cases for `mast` (paper 002, §2-§4) and `last` (LAST as 002 and issue 5 describe it): one small
+//! Golden cases for `mast` (paper 002, §2-§4) and `last` (LAST as 002 describes it, see `ftl/last.rs`): one small
 //! hand-worked sequence per rule, the §4.2 finding on a hot-set workload, and the invariants with idle gaps.
 //!
 //! Unless said otherwise: 4 pages a block, 512 B pages, 8 logical blocks, data blocks full (precondition),

@@ -1,7 +1,7 @@
-//! Hostile trace input (issue 15 items 1, 2 and 5): every way a trace file can be wrong ends in an error that
+//! Hostile trace input: every way a trace file can be wrong ends in an error that
 //! names the file and line (or is skipped with `skip_bad_lines`), never in a panic, a hang, an allocation the
-//! size of an address, or a silently wrong request. Also the lossless writers and `compact` (issue 16 items 5
-//! and 6), and a deterministic mutation test over real lines of every format.
+//! size of an address, or a silently wrong request. Also the lossless writers and `compact`,
+//! and a deterministic mutation test over real lines of every format.
 
 use ftlsim_core::request::{Op, Request, Tag};
 use ftlsim_core::sim::{self, SimConfig};
@@ -394,7 +394,7 @@ fn writers_refuse_what_their_format_cannot_hold_and_leave_no_file() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Deterministic mutation test over the real lines of every format (issue 15 item 5).
+// Deterministic mutation test over the real lines of every format.
 
 /// An independent reading of the formats whose lines are plain enough: (op, offset, len) in bytes.
 fn reference(format: &str, line: &str) -> Option<(Op, u64, u64)> {

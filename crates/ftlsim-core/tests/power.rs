@@ -218,7 +218,7 @@ fn the_end_of_trace_flush_is_cut_and_resumed() {
 }
 
 proptest! {
-    // Random seeds again: the issue 13 cases it found are fixed and replayed by tests below (and by the
+    // Random seeds again: the torn-page cases it found are fixed and replayed by tests below (and by the
     // recorded regressions, first); 11 seeds x 1,024 workloads in release (8.5 million cuts, 3.9 million
     // of them torn) were clean.
     #![proptest_config(ProptestConfig::with_cases(cases(2)))]
@@ -651,7 +651,7 @@ fn reads(ftl: &mut dyn Ftl, dev: &mut Device) -> Vec<Option<Token>> {
 
 #[test]
 fn bast_keeps_the_offsets_a_torn_partial_merge_skipped_as_holes() {
-    // Issue 13 (power.rs seed 12468246261781957528): BAST's partial merge fills only the offsets it has a
+    // Found by the torn-page proptest (seed 12468246261781957528): BAST's partial merge fills only the offsets it has a
     // page for, so its first copy can land past an erased page; torn there, the log block holds offsets 0,
     // 1, an erased page 2 and a torn page 3. The mount must read that as 4 pages taken (not 3 appends, which
     // put the next append on the torn page). 4 + max(1 + 1, 5 - 4) = 6 blocks; SLC and MLC alike.
@@ -688,7 +688,7 @@ fn bast_keeps_the_offsets_a_torn_partial_merge_skipped_as_holes() {
 
 #[test]
 fn fast_keeps_a_merge_target_whose_write_in_place_is_torn() {
-    // Issue 13 (power.rs seed 6735197033155983058): an RW victim's merge copies logical block 0's SW block
+    // Found by the torn-page proptest (seed 6735197033155983058): an RW victim's merge copies logical block 0's SW block
     // into a new data block and leaves the SW block live (FAST §3.4); a write in place into the new data
     // block is torn. The mount must keep the data block (the merge finished), not take the torn page for
     // an unfinished merge's copy and erase it: the RW page it holds is gone. 4 + 3 = 7 blocks, 1 SW and 1
@@ -731,7 +731,7 @@ fn fast_keeps_a_merge_target_whose_write_in_place_is_torn() {
 
 #[test]
 fn last_writes_in_place_where_its_sequential_merge_dropped_a_torn_page() {
-    // Issue 13 (the torn proptest on random seeds, last {"log_blocks":6,"seq_threshold_bytes":1024}): a
+    // Found by the torn-page proptest on random seeds (last {"log_blocks":6,"seq_threshold_bytes":1024}): a
     // merge does not copy a torn page, so the data block it makes leaves that offset free. When the write
     // that found the offset taken reclaims its own sequential log block (case 1), the page must go in place
     // there, not open a new sequential log block at that offset: a later write in place would be newer than

@@ -1,23 +1,26 @@
-//! The PyO3 binding of ftlsim-core: converts types (JSON strings both ways), releases the GIL around a run,
-//! forwards progress, and maps every engine error to `ftlsim.FtlsimError` in one place.
+//! The PyO3 binding of ftlsim-core: converts types (Python dicts and lists both ways, through serde), releases
+//! the GIL around a run, forwards progress, and maps every engine error to `ftlsim.FtlsimError` in one place.
 
-use ftlsim_core::config::{from_json, DeviceOverrides, PRESETS};
 use ftlsim_core::error::SimError;
-use ftlsim_core::ftl::SCHEMES;
-use ftlsim_core::request::Request;
 use ftlsim_core::sim::{self, Progress, SimConfig};
-use ftlsim_core::stats::{CacheKind, Cause, MergeKind};
-use ftlsim_core::trace::{workload::WORKLOADS, RequestSource, TraceError, TraceOptions, FORMATS};
+use ftlsim_core::text::clip;
+use ftlsim_core::trace::{TraceError, TraceOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
-use serde_json::{json, Value};
+use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
+use pythonize::{depythonize, pythonize};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
 
 create_exception!(
     _core,
     FtlsimError,
     PyValueError,
-    "A simulation could not run: bad input, or a scheme broke a rule."
+    "A simulation could not run: bad input, or a scheme broke a rule. Where the engine knows them, `key` names \
+     the option at fault (`device.page_bytes`, `params.log_blocks`), `value` is what was given, `expected` what \
+     it takes and `suggestion` a value that works; each is None otherwise."
 );
 
 create_exception!(
@@ -27,40 +30,215 @@ create_exception!(
     "A run started and failed: a scheme broke a NAND rule, the integrity or durability check, or ran out of free blocks."
 );
 
-/// An engine error as Python sees it: a run that started and failed is a `RunFailedError`, bad input an
-/// `FtlsimError` (the command line exits 1 or 2).
-fn sim_err(e: ftlsim_core::error::SimError) -> PyErr {
-    use ftlsim_core::device::FlashError::{NandRule, OutOfSpace, WornOut};
-    use ftlsim_core::error::SimError::{Durability, Flash, Integrity};
-    match e {
-        Flash(NandRule { .. } | OutOfSpace { .. } | WornOut { .. })
-        | Integrity { .. }
-        | Durability(_) => RunFailedError::new_err(e.to_string()),
-        e => err(e),
+/// The fields of a structured error; the exception's attributes of the same names.
+#[derive(Default)]
+struct Fields {
+    key: Option<String>,
+    value: Option<PyObject>,
+    expected: Option<String>,
+    suggestion: Option<String>,
+}
+
+/// `FtlsimError(message)` with its fields set as attributes.
+fn error_with(py: Python<'_>, message: String, fields: Fields) -> PyErr {
+    let e = FtlsimError::new_err(message);
+    let exc = e.value(py);
+    let set =
+        |name: &str, v: PyObject| exc.setattr(name, v).expect("an exception takes attributes");
+    if let Some(key) = fields.key {
+        set(
+            "key",
+            key.into_pyobject(py).expect("a str").into_any().unbind(),
+        );
     }
+    if let Some(value) = fields.value {
+        set("value", value);
+    }
+    if let Some(expected) = fields.expected {
+        set(
+            "expected",
+            expected
+                .into_pyobject(py)
+                .expect("a str")
+                .into_any()
+                .unbind(),
+        );
+    }
+    if let Some(suggestion) = fields.suggestion {
+        set(
+            "suggestion",
+            suggestion
+                .into_pyobject(py)
+                .expect("a str")
+                .into_any()
+                .unbind(),
+        );
+    }
+    e
+}
+
+/// An engine error as Python sees it: a run that started and failed is a `RunFailedError`, bad input an
+/// `FtlsimError` (the command line exits 1 or 2). Parameters whose values are not allowed
+/// ([`SimError::invalid`]) cross as fields: `problems`, a list of {key, value, expected, suggestion} (values
+/// as text), `context` the message before them ("invalid parameter: device: "), and the first problem's
+/// `key`, `value`, `expected` and `suggestion`, so that each front end spells the keys its own way.
+fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
+    use ftlsim_core::device::FlashError::{NandRule, OutOfSpace, WornOut};
+    use SimError::{Durability, Flash, Integrity};
+    if let Flash(NandRule { .. } | OutOfSpace { .. } | WornOut { .. }) | Integrity { .. } | Durability(_) = e
+    {
+        return RunFailedError::new_err(e.to_string());
+    }
+    let message = e.to_string();
+    let problems = e.invalid();
+    let Some(first) = problems.first() else {
+        return err(message);
+    };
+    let joined = problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    let context = message.strip_suffix(&joined).unwrap_or("").to_string();
+    let listed: Vec<_> = problems
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "key": p.key, "value": p.value, "expected": p.expected, "suggestion": p.suggestion,
+            })
+        })
+        .collect();
+    let fields = Fields {
+        key: Some(first.key.clone()),
+        value: Some(PyString::new(py, &first.value).into_any().unbind()),
+        expected: Some(first.expected.clone()),
+        suggestion: first.suggestion.clone(),
+    };
+    let e = error_with(py, message, fields);
+    let exc = e.value(py);
+    if let Ok(listed) = to_py(py, &listed) {
+        exc.setattr("problems", listed)
+            .expect("an exception takes attributes");
+    }
+    exc.setattr("context", context)
+        .expect("an exception takes attributes");
+    e
 }
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     FtlsimError::new_err(e.to_string())
 }
 
-fn config(config_json: &str) -> PyResult<SimConfig> {
-    from_json("run configuration", config_json).map_err(err)
+/// A Python value as JSON data. A float that is not finite has no JSON form (serde would make it null):
+/// it is refused by its key.
+fn to_value(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    check_finite(what, obj, &mut String::new())?;
+    depythonize(obj).map_err(|e| err(format!("bad {what}: {e}")))
 }
 
-/// Runs a trace (path or workload spec) under a JSON `SimConfig`; returns the report as JSON.
-/// `progress(requests, done, total)` is called about every 50 ms; if it returns False the run stops with
-/// `FtlsimError("run cancelled")`. Ctrl-C raises KeyboardInterrupt within about that long, and an exception
-/// raised by `progress` propagates as it is.
+fn check_finite(what: &str, obj: &Bound<'_, PyAny>, path: &mut String) -> PyResult<()> {
+    if let Ok(f) = obj.downcast::<PyFloat>() {
+        if !f.value().is_finite() {
+            let key = path.trim_start_matches('.').to_string();
+            let message = format!(
+                "bad {what}: {}={} is not a finite number; give a finite number",
+                clip(&key),
+                f.value()
+            );
+            let fields = Fields {
+                key: Some(key),
+                value: Some(obj.clone().unbind()),
+                expected: Some("a finite number".into()),
+                suggestion: None,
+            };
+            return Err(error_with(obj.py(), message, fields));
+        }
+    } else if let Ok(d) = obj.downcast::<PyDict>() {
+        for (k, v) in d.iter() {
+            let len = path.len();
+            path.push_str(&format!(".{k}"));
+            check_finite(what, &v, path)?;
+            path.truncate(len);
+        }
+    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        for (i, v) in obj.try_iter()?.enumerate() {
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            check_finite(what, &v?, path)?;
+            path.truncate(len);
+        }
+    }
+    Ok(())
+}
+
+/// A Python dict as the engine's typed configuration `T` (`what`: "run configuration", "trace options"). The
+/// JSON types are kept as Python has them (`True` is not 1, `"no"` is not a bool); an error names the key.
+fn typed<T: DeserializeOwned>(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<T> {
+    let value = to_value(what, obj)?;
+    serde_path_to_error::deserialize(&value).map_err(|e| {
+        let key = match e.path().to_string().as_str() {
+            "." => None,
+            path => Some(path.to_string()),
+        };
+        let problem = e.into_inner().to_string();
+        // serde's data errors read "invalid type: string \"x\", expected u32" / "unknown field `k`, expected
+        // one of ...": the part after "expected" is what the key takes.
+        let expected = problem
+            .split_once(", expected ")
+            .map(|(_, exp)| exp.to_string());
+        let given = key.as_deref().and_then(|k| lookup(&value, k));
+        let message = match &key {
+            Some(k) => format!("bad {what}: {}: {problem}", clip(k)),
+            None => format!("bad {what}: {problem}"),
+        };
+        let py = obj.py();
+        let fields = Fields {
+            key,
+            value: given.and_then(|v| pythonize(py, v).ok()).map(Bound::unbind),
+            expected,
+            suggestion: None,
+        };
+        error_with(py, message, fields)
+    })
+}
+
+/// The value at a serde_path_to_error path (`device.page_bytes`, `params.zones[2]`), if it is there.
+fn lookup<'v>(root: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.')
+        .try_fold(root, |v, part| match part.split_once('[') {
+            Some((name, index)) => {
+                let inner = if name.is_empty() { v } else { v.get(name)? };
+                inner.get(index.trim_end_matches(']').parse::<usize>().ok()?)
+            }
+            None => v.get(part),
+        })
+}
+
+/// A serialisable engine value as Python objects (a struct becomes a dict in its fields' order).
+fn to_py<'py>(py: Python<'py>, value: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
+    pythonize(py, value).map_err(err)
+}
+
+/// [`to_py`] for trace statistics, whose byte totals are u128 (they can pass 2^64): pythonize cannot convert a
+/// u128, so they cross as JSON text, which keeps them and the fields' order, read by Python's json as ints.
+fn to_py_big<'py>(py: Python<'py>, value: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
+    let text = serde_json::to_string(value).map_err(err)?;
+    py.import("json")?.call_method1("loads", (text,))
+}
+
+/// Runs a trace (path or workload spec) under a run configuration (a dict: `SimConfig`'s keys); returns the
+/// report's flat keys as a dict. `progress(requests, done, total)` is called about every 50 ms; if it returns
+/// False the run stops with `FtlsimError("run cancelled")`. Ctrl-C raises KeyboardInterrupt within about that
+/// long, and an exception raised by `progress` propagates as it is.
 #[pyfunction]
-#[pyo3(signature = (trace, config_json, progress=None))]
-fn simulate(
-    py: Python<'_>,
+#[pyo3(signature = (trace, config, progress=None))]
+fn simulate<'py>(
+    py: Python<'py>,
     trace: String,
-    config_json: &str,
+    config: &Bound<'py, PyAny>,
     progress: Option<PyObject>,
-) -> PyResult<String> {
-    let cfg = config(config_json)?;
+) -> PyResult<Bound<'py, PyAny>> {
+    let cfg: SimConfig = typed("run configuration", config)?;
     let mut raised: Option<PyErr> = None;
     let report = py.allow_threads(|| {
         let mut on_progress = |p: Progress| -> bool {
@@ -82,128 +260,84 @@ fn simulate(
     if let Some(e) = raised {
         return Err(e);
     }
-    report.map(|r| r.to_json()).map_err(sim_err)
+    to_py(py, &report.map_err(|e| sim_err(py, e))?.flatten())
 }
 
-/// The report's keys: a JSON list of {key, unit, section, description, table}, where `<...>` in a key stands
-/// for a name chosen at run time and `table` says whether `ftlsim run` shows the key.
-/// A scheme's parameters as they run (JSON): its defaults under the given ones, its profile applied.
+/// A scheme's parameters as they run: its defaults under the given ones, its profile applied.
 #[pyfunction]
-fn resolve_params(ftl: &str, params_json: &str) -> PyResult<String> {
-    let given: serde_json::Value = from_json("scheme parameters", params_json).map_err(err)?;
-    let resolved = ftlsim_core::ftl::resolve_params(ftl, &given).map_err(err)?;
-    Ok(resolved.to_string())
+fn resolve_params<'py>(
+    py: Python<'py>,
+    ftl: &str,
+    params: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let given = to_value("scheme parameters", params)?;
+    let resolved = ftlsim_core::ftl::resolve_params(ftl, &given).map_err(|e| sim_err(py, e.into()))?;
+    to_py(py, &resolved)
 }
 
+/// The report's keys: a list of {key, unit, section, description, table}, where `<...>` in a key stands for a
+/// name chosen at run time and `table` says whether `ftlsim run` shows the key.
 #[pyfunction]
-fn report_schema() -> String {
-    serde_json::to_string(&ftlsim_core::report::schema()).expect("plain data")
+fn report_schema(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    to_py(py, &ftlsim_core::report::schema())
 }
 
-/// Writes a trace (a built-in workload or a trace file) to `output` in the format its extension names (`.csv`
-/// native with tags and times, `.trace` / `.ascii` SSDsim, `.blkparse`; `.gz` on top compresses); the device
-/// of `config_json` (preset, capacity) sizes a workload. An output that is the input is refused. Returns the
-/// requests written.
+/// Writes a trace (a built-in workload or a trace file) to `output` in the format its extension names, the
+/// device of `config` sizing a workload (`ftlsim_core::generate`). Returns the requests written.
 #[pyfunction]
-fn generate(py: Python<'_>, trace: String, output: String, config_json: &str) -> PyResult<u64> {
-    let cfg = config(config_json)?;
-    let out = std::path::Path::new(&output);
-    if output.is_empty() {
-        return Err(err(
-            "generate: the output path is empty; name a file such as out.csv",
-        ));
-    }
-    if let (Ok(a), Ok(b)) = (std::fs::canonicalize(&trace), std::fs::canonicalize(out)) {
-        if a == b {
-            return Err(err(format!(
-                "generate: the output {output} is the input trace; write to another file"
-            )));
-        }
-    }
-    ftlsim_core::trace::writer_for(out).map_err(err)?;
+fn generate(
+    py: Python<'_>,
+    trace: String,
+    output: String,
+    config: &Bound<'_, PyAny>,
+) -> PyResult<u64> {
+    let cfg: SimConfig = typed("run configuration", config)?;
     let mut raised: Option<PyErr> = None;
     let written = py.allow_threads(|| {
-        let source = sim::open_trace(&cfg, &trace, &mut |_| interrupted().is_none())?;
-        let mut source = Interruptible {
-            inner: source,
-            read: 0,
-            raised: &mut raised,
+        let mut keep_going = || match Python::with_gil(|py| py.check_signals()) {
+            Ok(()) => true,
+            Err(e) => {
+                raised = Some(e);
+                false
+            }
         };
-        Ok::<u64, ftlsim_core::error::SimError>(ftlsim_core::trace::write(&mut source, out)?)
+        ftlsim_core::generate::generate(
+            &trace,
+            std::path::Path::new(&output),
+            &cfg,
+            &mut keep_going,
+        )
     });
     match (raised, written) {
         (Some(e), _) => Err(e),
-        // Ctrl-C seen by the pre-pass (`compact`'s), which has no place to keep the exception.
         (None, Err(SimError::Cancelled | SimError::Trace(TraceError::Cancelled))) => {
             Err(PyKeyboardInterrupt::new_err(""))
         }
-        (None, written) => written.map_err(err),
+        (None, written) => written.map_err(|e| sim_err(py, e)),
     }
 }
 
-/// Ctrl-C since the last look, as the KeyboardInterrupt to raise (takes the GIL briefly).
-fn interrupted() -> Option<PyErr> {
-    Python::with_gil(|py| py.check_signals().err())
-}
-
-/// A request source that looks for Ctrl-C every [`Interruptible::EVERY`] requests and then ends with
-/// `Cancelled`, so a long `generate` stops within a fraction of a second.
-struct Interruptible<'a> {
-    inner: Box<dyn RequestSource>,
-    read: u64,
-    raised: &'a mut Option<PyErr>,
-}
-
-impl Interruptible<'_> {
-    const EVERY: u64 = 1 << 14;
-}
-
-impl RequestSource for Interruptible<'_> {
-    fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
-        self.read += 1;
-        if self.read.is_multiple_of(Self::EVERY) {
-            if let Some(e) = interrupted() {
-                *self.raised = Some(e);
-                return Some(Err(TraceError::Cancelled));
-            }
-        }
-        self.inner.next_request()
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        self.inner.skipped_lines()
-    }
-
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-
-    fn position(&self) -> Option<String> {
-        self.inner.position()
-    }
-}
-
-/// The RAM breakdown of a scheme on a device, as JSON: a list of {name, bytes, layout}.
+/// The RAM breakdown of a scheme on a device: a list of {name, bytes, layout}.
 #[pyfunction]
-fn ram(config_json: &str) -> PyResult<String> {
-    let items = sim::ram(&config(config_json)?).map_err(err)?;
-    Ok(serde_json::to_string(&items).expect("plain data"))
+fn ram<'py>(py: Python<'py>, config: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let items = sim::ram(&typed("run configuration", config)?).map_err(|e| sim_err(py, e))?;
+    to_py(py, &items)
 }
 
-/// Statistics of a trace (format, devices, requests, mix, footprint, write concentration, distributions), as
-/// JSON. `progress(done, total)` is called every 16,384 requests; Ctrl-C raises KeyboardInterrupt, and an
-/// exception raised by `progress` propagates as it is.
+/// Statistics of a trace (format, devices, requests, mix, footprint, write concentration, distributions).
+/// `progress(done, total)` is called every 16,384 requests; Ctrl-C raises KeyboardInterrupt, and an exception
+/// raised by `progress` propagates as it is.
 #[pyfunction]
-#[pyo3(signature = (trace, options_json, block_bytes, page_bytes, progress=None))]
-fn trace_info(
-    py: Python<'_>,
+#[pyo3(signature = (trace, options, block_bytes, page_bytes, progress=None))]
+fn trace_info<'py>(
+    py: Python<'py>,
     trace: String,
-    options_json: &str,
+    options: &Bound<'py, PyAny>,
     block_bytes: u64,
     page_bytes: u32,
     progress: Option<PyObject>,
-) -> PyResult<String> {
-    let opts: TraceOptions = from_json("trace options", options_json).map_err(err)?;
+) -> PyResult<Bound<'py, PyAny>> {
+    let opts: TraceOptions = typed("trace options", options)?;
     let mut raised: Option<PyErr> = None;
     let info = py.allow_threads(|| {
         let mut on_progress = |done: u64, total: u64| -> bool {
@@ -225,40 +359,40 @@ fn trace_info(
     if let Some(e) = raised {
         return Err(e);
     }
-    Ok(serde_json::to_string(&info.map_err(err)?).expect("plain data"))
+    to_py_big(py, &info.map_err(err)?)
 }
 
-/// Writes per logical block and a sampled timeline of the blocks written, as JSON (for `plot-refs`).
+/// Writes per logical block and a sampled timeline of the blocks written (for `plot-refs`).
 #[pyfunction]
-fn write_refs(
-    py: Python<'_>,
+fn write_refs<'py>(
+    py: Python<'py>,
     trace: String,
-    options_json: &str,
+    options: &Bound<'py, PyAny>,
     block_bytes: u64,
     page_bytes: u32,
     max_points: usize,
-) -> PyResult<String> {
-    let opts: TraceOptions = from_json("trace options", options_json).map_err(err)?;
+) -> PyResult<Bound<'py, PyAny>> {
+    let opts: TraceOptions = typed("trace options", options)?;
     let refs = py
         .allow_threads(|| {
             ftlsim_core::trace::refs::write_refs(&trace, &opts, block_bytes, page_bytes, max_points)
         })
         .map_err(err)?;
-    Ok(serde_json::to_string(&refs).expect("plain data"))
+    to_py_big(py, &refs)
 }
 
-/// The format a trace file is read as under the JSON trace options `options_json` (default: sniffing with the
-/// default options): the format they name, without reading the file, or for "auto" the one sniffed from its
-/// first lines with those options (`skip_bad_lines` too), as the run does; "workload" for a built-in workload
-/// spec. Recorded in every report so that a saved run can be repeated exactly.
+/// The format a trace file is read as under the trace options `options` (default: sniffing with the default
+/// options): the format they name, without reading the file, or for "auto" the one sniffed from its first
+/// lines with those options (`skip_bad_lines` too), as the run does; "workload" for a built-in workload spec.
+/// Recorded in every report so that a saved run can be repeated exactly.
 #[pyfunction]
-#[pyo3(signature = (trace, options_json=None))]
-fn sniff_format(trace: &str, options_json: Option<&str>) -> PyResult<&'static str> {
+#[pyo3(signature = (trace, options=None))]
+fn sniff_format(trace: &str, options: Option<&Bound<'_, PyAny>>) -> PyResult<&'static str> {
     if ftlsim_core::trace::is_workload(trace) {
         return Ok("workload");
     }
-    let opts: TraceOptions = match options_json {
-        Some(json) => from_json("trace options", json).map_err(err)?,
+    let opts: TraceOptions = match options {
+        Some(options) => typed("trace options", options)?,
         None => TraceOptions::default(),
     };
     if opts.format != "auto" {
@@ -271,47 +405,36 @@ fn sniff_format(trace: &str, options_json: Option<&str>) -> PyResult<&'static st
         .map_err(err)
 }
 
-/// The registries: schemes, presets, workloads and trace formats, and the keys each config section takes.
+/// The engine's catalog (`ftlsim_core::catalog`): schemes, presets, workloads and trace formats, the keys each
+/// config section takes, the run's defaults, the report's kinds and the version.
 #[pyfunction]
-fn registry() -> String {
-    let keys = |v: Value| {
-        v.as_object()
-            .map(|m| m.keys().cloned().collect::<Vec<_>>())
-            .unwrap_or_default()
-    };
-    json!({
-        "schemes": SCHEMES.iter().map(|s| json!({
-            "name": s.name, "summary": s.summary, "citation": s.citation, "defaults": (s.defaults)(),
-        })).collect::<Vec<_>>(),
-        "presets": PRESETS,
-        "workloads": WORKLOADS.iter().collect::<Vec<_>>(),
-        "formats": FORMATS.iter().map(|f| json!({"name": f.name, "summary": f.summary})).collect::<Vec<_>>(),
-        "keys": {
-            "device": keys(serde_json::to_value(DeviceOverrides::default()).expect("plain data")),
-            "trace": keys(serde_json::to_value(TraceOptions::default()).expect("plain data")),
-            "run": keys(serde_json::to_value(SimConfig::default()).expect("plain data")),
-        },
-        "defaults": SimConfig::default(),
-        "kinds": {
-            "merge": MergeKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
-            "cache": CacheKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
-            "cause": Cause::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(),
-        },
-        "version": ftlsim_core::VERSION,
-    })
-    .to_string()
+fn registry(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    to_py(py, &ftlsim_core::catalog::catalog())
+}
+
+/// The JSON Schema of a run configuration (`ftlsim_core::schema`): each key with its type, default and meaning.
+#[pyfunction]
+fn config_schema(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    to_py(py, &ftlsim_core::schema::run_config())
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add("FtlsimError", m.py().get_type::<FtlsimError>())?;
-    m.add("RunFailedError", m.py().get_type::<RunFailedError>())?;
+    let py = m.py();
+    let error = py.get_type::<FtlsimError>();
+    for field in ["key", "value", "expected", "suggestion", "context"] {
+        error.setattr(field, py.None())?;
+    }
+    error.setattr("problems", PyTuple::empty(py))?;
+    m.add("FtlsimError", error)?;
+    m.add("RunFailedError", py.get_type::<RunFailedError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ram, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(write_refs, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(config_schema, m)?)?;
     m.add_function(wrap_pyfunction!(report_schema, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_params, m)?)?;
     m.add_function(wrap_pyfunction!(sniff_format, m)?)?;

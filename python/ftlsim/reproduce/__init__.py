@@ -157,8 +157,8 @@ def _decided_by(verdicts: list[str], variants: list[str]) -> str:
         for b in keys[i + 1:]:
             seen = follows([a, b])
             if seen:
-                rare = "; ".join(f"{a}={x}, {b}={y}: {v}" for (x, y), v in seen.items() if v != common)
-                return f"{a} and {b} together decide it ({common} except {rare})"
+                exceptions = "; ".join(f"{a}={x}, {b}={y}: {v}" for (x, y), v in seen.items() if v != common)
+                return f"{a} and {b} together decide it ({common} except {exceptions})"
     for k in keys:
         levels = {c[k] for c in choices}
         usual = {x: max(dict.fromkeys(vs), key=vs.count)

@@ -305,6 +305,7 @@ def execute(e: Experiment, quick: bool, jobs: int | None = None, cache: RunCache
     if e.frame is not None:
         df = e.frame(quick)
     else:
+        assert e.runs is not None, f"experiment {e.name} has neither runs nor a frame"
         runs = e.runs(quick)
         missing = _missing_traces(runs, traces)
         if missing:
@@ -312,8 +313,9 @@ def execute(e: Experiment, quick: bool, jobs: int | None = None, cache: RunCache
             verdicts = pd.DataFrame([{**c.listing(stand_in[c.id]), "why": reason} for c in claims])
             return Result(e, quick, pd.DataFrame(), pd.DataFrame(), verdicts, time.perf_counter() - started,
                           skipped=reason)
-        runs = [{**r, "trace": str(traces / r["trace"].name)} if isinstance(r["trace"], PublicTrace) else r
-                for r in runs]
+        # No trace is missing, so a run on a public trace has a traces directory.
+        runs = [{**r, "trace": str(Path(traces or ".") / r["trace"].name)} if isinstance(r["trace"], PublicTrace)
+                else r for r in runs]
         df = (cache or RunCache()).frame(runs, jobs, on_done)
     verdicts = pd.DataFrame([c.judge(df, stand_in[c.id]) for c in claims])
     return Result(e, quick, df, e.table(df), verdicts, time.perf_counter() - started)

@@ -26,7 +26,7 @@ def _runs(quick: bool) -> list[dict]:
 # the sizing shrinks CA to one block. Each probe turns one of those open choices, to test it as the cause of a
 # contradicted claim.
 PAPER_SETUP = "as the paper states it"
-PROBES = {"no dynamic sizing": {"dynamic_sizing": False}, "CA at least 25%": {"ca_min_share": 0.25},
+PROBES: dict[str, dict] = {"no dynamic sizing": {"dynamic_sizing": False}, "CA at least 25%": {"ca_min_share": 0.25},
           "64 idle merges": {"idle_merges": 64}}
 
 

@@ -4,6 +4,7 @@ RAM tables (Tables I and IV, with the NFTL paper's RAM figures)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import pandas as pd
@@ -272,7 +273,7 @@ CACHES = Experiment(
 
 
 def _zoned_workloads(quick: bool) -> dict:
-    out = {"MSR wdev_1": PublicTrace("msr_wdev_1.csv")}
+    out: dict[str, PublicTrace | str] = {"MSR wdev_1": PublicTrace("msr_wdev_1.csv")}
     if not quick:
         out["CloudPhysics"] = PublicTrace("cloudphysics_vscsi_sample.csv")
     out["uniform 4 KB"] = "uniform:writes=2000,pages=2,seed=1" if quick else "uniform:writes=100000,pages=2,seed=1"
@@ -342,7 +343,7 @@ ZONED = Experiment(
 
 # RAM tables: exact byte counts.
 # (source, scheme, parameters, the RAM item the paper counts, its bytes, line of 004's text)
-RAM_ROWS = [
+RAM_ROWS: list[tuple[str, str, dict, str, int, int]] = [
     ("TinyFTL Table I", "tiny", {}, "total_bytes", 12_195, 171),
     ("TinyFTL Table IV", "bast", {"log_blocks": 393}, "total_bytes", 281_984, 214),
     ("TinyFTL section II (block map)", "bast", {"log_blocks": 393}, "block_map", 131_072, 94),
@@ -367,6 +368,11 @@ def _ram_frame(quick: bool) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _ram_bytes(df: pd.DataFrame, row: int) -> dict:
+    """A claim's measure: the bytes ftlsim counts on row `row` of the RAM frame."""
+    return {"bytes": int(df.iloc[row]["ftlsim bytes"])}
+
+
 def _ram_claims(quick: bool) -> list[Claim]:
     claims = []
     for i, r in _ram_frame(True).iterrows():
@@ -374,7 +380,7 @@ def _ram_claims(quick: bool) -> list[Claim]:
         claims.append(Claim(
             f"RAM: {r['source']}, {r['ftl']}", f"{r['source']}: {r['ftl']} needs {r['paper bytes']:,} bytes",
             "Tables I and IV, sections V-VI (004)" if tiny else "section 5, RAM figures (001)", r["line"],
-            lambda df, i=i: {"bytes": int(df.iloc[i]["ftlsim bytes"])}, paper={"bytes": int(r["paper bytes"])},
+            functools.partial(_ram_bytes, row=i), paper={"bytes": int(r["paper bytes"])},
             unit="bytes", abs_tol=0))
     return claims
 

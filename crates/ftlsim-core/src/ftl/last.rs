@@ -37,7 +37,7 @@
 //! garbage collection overhead by 54%), the abstract of LAST++ (ACM TOS 2014: "exploiting sequential and
 //! temporal localities"), MAST (002 §1: LAST "considers the temporal locality by distinguishing pages into
 //! hot page and cold page" and "must save recency of each page"; §4.2: more switch and dead merges than
-//! FAST, more full and fewer partial merges than MAST) and issue 11's summary: a request-size locality
+//! FAST, more full and fewer partial merges than MAST), summed up as: a request-size locality
 //! detector that does not require offset 0; a recency window over random-buffer writes; a hot/cold split that
 //! is bounded and adapts by the cost of each side; dead-block reclamation in the hot side, lowest
 //! associativity victims in the cold side. Where the code goes beyond those:
@@ -54,7 +54,7 @@
 //! - a dead block is taken first in the cold partition too (it is free to reclaim);
 //! - a merged logical block is merged fully (every page from its newest copy), as FAST §3.4 does.
 //!
-//! Torn pages (`torn_pages`, issue 13): as FAST's mount (`common/seq_logs.rs`, "Torn pages"): a hole in a
+//! Torn pages (`torn_pages`): as FAST's mount (`common/seq_logs.rs`, "Torn pages"): a hole in a
 //! random log block, taken and empty in a data block, a merge undone or redone into a free block when its
 //! target or a sequential log block holds one, a block of torn pages only erased.
 

@@ -70,7 +70,7 @@
 //!   at an idle period, so the budget never binds). Sizing is the larger lever, but none of the three makes
 //!   MAST beat LAST on the stand-in; the defaults stay the paper's rule as written.
 //!
-//! Torn pages (`torn_pages`, issue 13): as FAST's mount (`common/seq_logs.rs`, "Torn pages"): a hole in a
+//! Torn pages (`torn_pages`): as FAST's mount (`common/seq_logs.rs`, "Torn pages"): a hole in a
 //! random log block, taken and empty in a data block, a merge undone or redone into a free block when its
 //! target or a sequential log block holds one, a block of torn pages only erased.
 

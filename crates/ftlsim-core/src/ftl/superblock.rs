@@ -40,7 +40,7 @@
 //! erased page (pages are programmed in order). Cost: one spare read per programmed page plus one per block
 //! not full; no page read. The newest copy of a logical page wins (a copy a cut left behind in a collection
 //! loses); a block belongs to the superblock of its pages; a superblock's block written last is its active
-//! block, continued at its first erased page (a torn program, issue 13, only occupies its page; a block of
+//! block, continued at its first erased page (a torn program only occupies its page; a block of
 //! nothing but one is erased); erased blocks are free (address order); the page-map cache
 //! starts empty, the reclaim cursor at 0. A cut inside a collection can leave the victim partly copied and no
 //! free block: the mount then finishes the collection into the active block (a victim that fits there).

@@ -57,7 +57,7 @@
 //!   data block, the next its log block; a third is the target of a compaction cut while copying: it holds
 //!   only copies, so it is erased (one erase) and the compaction undone. A cut after the data block's erase
 //!   leaves (old log, target): the old log serves as data block, the target as log block. Each continues at
-//!   its first erased page; a torn program (issue 13: programmed, no logical page) only occupies its page,
+//!   its first erased page; a torn program (programmed, no logical page) only occupies its page,
 //!   and a block holding nothing but one is erased;
 //! - the newest copy of each logical page, page directory and page table (by sequence number), the log-block
 //!   list in LRU order of each log block's newest page, the free pool (erased blocks, in address order).
@@ -82,7 +82,7 @@
 //!   switchable one is the one that became switchable first. The controller needs a switchable bit in each
 //!   log block list entry for it (counted in `log_block_list`); whether a block is switchable is learnt from
 //!   its page table when its last page is programmed.
-//! - Compaction order, re-read from §V.A (issue 11): "when the reserved log blocks are exhausted, TinyFTL
+//! - Compaction order, re-read from §V.A: "when the reserved log blocks are exhausted, TinyFTL
 //!   starts the garbage collection process", which compacts the least recently used log block, as here; a
 //!   logical block whose data and log blocks are both full is compacted at once (the paper does not say;
 //!   it is the only way to take the write). §V gives no merge kinds: a compaction is a switch only when the

@@ -3,13 +3,14 @@
 use crate::config::DeviceOverrides;
 use crate::error::{Result, SimError};
 use crate::trace::{TraceError, TraceOptions};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Logical capacity for a built-in workload when neither the run nor the preset gives one.
 pub const DEFAULT_WORKLOAD_CAPACITY: u64 = 64 << 20;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Precondition {
     /// Start from an erased device.
@@ -23,7 +24,7 @@ pub enum Precondition {
 }
 
 /// Where measurement starts: counters are zeroed when the run reaches it (a warm-up window inside the trace).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum MeasureFrom {
     /// The number of requests served before measuring (0: from the start).
@@ -33,7 +34,7 @@ pub enum MeasureFrom {
 }
 
 /// Everything a run needs besides the trace. Absent fields take their defaults.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimConfig {
     /// Scheme name from the registry.

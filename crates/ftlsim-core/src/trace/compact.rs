@@ -1,5 +1,5 @@
 //! `compact = true`: a trace whose requests span a huge, sparse address space (terabytes, a few gigabytes
-//! written) runs on a device of its footprint (issue 16 item 6). A pre-pass collects the 1 MiB extents the
+//! written) runs on a device of its footprint. A pre-pass collects the 1 MiB extents the
 //! trace touches; requests are then moved so that those extents lie densely from offset 0, in their address
 //! order. Offsets within an extent are kept, so alignment to pages and blocks of up to 1 MiB is kept too.
 //!

@@ -1,5 +1,5 @@
 //! `devices`: how the devices of a multi-device trace (Financial1's 22 ASUs, an MSR server's disks) share the
-//! simulated device (issue 12 item 6).
+//! simulated device.
 //!
 //! - `fold` (the default): the device column is ignored; every device's offsets land in one address space.
 //! - `concat`: each device gets its own range, in device-number order; a range is sized by that device's

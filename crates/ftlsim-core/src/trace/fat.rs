@@ -13,7 +13,7 @@
 //!                                starting at cluster 2
 //! data                           cluster c (c >= 2) at first_data_sector + (c - 2) x spc
 //! ```
-//! Where the data region sits within an erase block is not stated by 003 or 004 (issue 11 item 4), so it is a
+//! Where the data region sits within an erase block is not stated by 003 or 004, so it is a
 //! parameter, [`Align`]: the layout above as it falls (`spec`), or the reserved region padded so that the
 //! first data sector starts an erase block (`block`, what SD-card formatters do) or lies a given number of
 //! sectors into one. Padding only grows the reserved region: the FAT keeps the size computed above (still

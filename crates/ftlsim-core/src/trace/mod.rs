@@ -80,7 +80,7 @@ pub enum TraceError {
 }
 
 /// How a trace is read. Absent fields take their defaults.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TraceOptions {
     /// A format name from [`FORMATS`], or "auto" to sniff.
@@ -1191,18 +1191,6 @@ pub fn field_sectors(fields: &[&str], i: usize, name: &str) -> Result<u64, Strin
 /// A Linux device number from major and minor, as major * 256 + minor (the old `dev_t` encoding).
 pub fn device_number(major: u64, minor: u64) -> Option<u64> {
     major.checked_mul(256)?.checked_add(minor)
-}
-
-/// Parses a field as a number (integer or decimal).
-pub fn field_f64(fields: &[&str], i: usize, name: &str) -> Result<f64, String> {
-    let f = fields
-        .get(i)
-        .ok_or_else(|| format!("at least {} fields (missing {name})", i + 1))?;
-    f.trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite())
-        .ok_or_else(|| format!("{name} (field {}) as a number, got `{}`", i + 1, f.trim()))
 }
 
 /// The fields of a line split without allocating: the first `N` are kept, `count` says how many there were.

@@ -3,7 +3,7 @@
 //! the sector map "can be rebuilt at boot from the spare areas"; TinyFTL paper §V.D). Every read here is a
 //! counted spare read: the mount's cost.
 //!
-//! Torn pages (issue 13, [`settle_torn`]): a torn page in a data block is a copy of a merge the cut
+//! Torn pages ([`settle_torn`]): a torn page in a data block is a copy of a merge the cut
 //! interrupted only if a block that merge replaces is still there holding an untagged page or a page the
 //! data block lacks (the old data block is erased last, and it holds every page the merge copies); else it
 //! is a host write in place, its offset taken and empty. Not its sequence number: a merge's copies are
@@ -16,7 +16,7 @@ use crate::device::Device;
 use crate::device::{FlashError, Result};
 use crate::nand::Spare;
 
-/// A torn page (issue 13, `torn_pages`: a program cut by the power loss): programmed, so it cannot be
+/// A torn page (`torn_pages`: a program cut by the power loss): programmed, so it cannot be
 /// programmed again until its block is erased, but uncorrectable: no logical page in its spare area. Every
 /// page the log-block schemes program holds a logical page, so that is how their mounts tell one.
 pub fn is_torn(spare: &Spare) -> bool {
@@ -319,7 +319,7 @@ pub fn finish_merge(
 }
 
 /// The roles of `group`'s blocks (one logical block's, sorted as for [`resolve`]) once its torn pages are
-/// settled (issue 13: a write in flight reads back old or new, never anything else):
+/// settled (a write in flight at a power cut reads back old or new, never anything else):
 /// - a torn page in the data block is a merge's copy cut by the power loss only while the merge is unfinished,
 ///   which the blocks it replaces tell ([`merge_cut`]: one holds an untagged page or a page the data block
 ///   lacks); otherwise it is a host write in place cut (also into a finished merge's target while the

@@ -1,4 +1,4 @@
-//! Parameter bounds (issue 15): every count, size and share a scheme takes is checked against a limit derived
+//! Parameter bounds: every count, size and share a scheme takes is checked against a limit derived
 //! from the device before anything is allocated, and every violation is reported at once, naming the scheme,
 //! the key, the value, the limit and the fix.
 //!

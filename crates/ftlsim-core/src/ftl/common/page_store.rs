@@ -17,7 +17,6 @@
 use super::free_pool::FreePool;
 use super::valid_buckets::ValidBuckets;
 use crate::addr::{Opt, Pbn, Ppn};
-use crate::config::ConfigError;
 use crate::device::Device;
 use crate::device::Result;
 use crate::ftl::RamItem;
@@ -406,14 +405,6 @@ impl<F: FnMut(u32, Ppn)> Relocate for Told<F> {
     fn moved(&mut self, key: u32, to: Ppn) {
         (self.0)(key, to)
     }
-}
-
-/// The error for a page-store scheme whose spare capacity cannot run garbage collection.
-pub fn too_little_spare(scheme: &str, extra: u32, need: u32, why: &str) -> ConfigError {
-    ConfigError::Param(format!(
-        "scheme `{scheme}`: {extra} extra blocks are too few; it needs at least {need} ({why}); raise \
-         over_provisioning or extra_blocks"
-    ))
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@
 //! block was first programmed (older log pages of it are "-1"), and the sequential log block's pages
 //! superseding older log copies, as do the data block's pages.
 //!
-//! Torn pages (issue 13, `torn_pages`: a program cut by the power loss reads back with no logical page): a
+//! Torn pages (`torn_pages`: a program cut by the power loss reads back with no logical page): a
 //! block of nothing but torn pages is erased at mount (a first program into a fresh block was cut: a data
 //! block's first write in place, a log block's first append, a merge's first copy); a torn page in a random
 //! log block is a hole of its appends (the write pointer goes past it; it is no copy of anything); the
@@ -263,7 +263,7 @@ impl HybridBlocks {
     /// Programs `lpn` in its data block if it fits there without a collision; returns whether it did. The
     /// page is then the newest copy, so an older random log copy becomes `Stale` (the one rule of the module
     /// doc). One is left when a write found its offset taken by a torn page and went to the random log blocks
-    /// after the merge that made room dropped that page (issue 13: the merge's target leaves the offset
+    /// after the merge that made room dropped that page (torn pages: the merge's target leaves the offset
     /// free); a mount replays the same rule (the data block's pages supersede older log copies).
     pub fn write_in_place(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<bool> {
         if !self.data.fits_in_place(lpn) {
@@ -299,7 +299,7 @@ impl HybridBlocks {
                 Some(i) => Some(self.reclaim_seq(i, None, dev)?),
                 None => None,
             };
-            // The merge dropped a torn page at the offset (issue 13): the page fits in place now.
+            // The merge dropped a torn page at the offset: the page fits in place now.
             if let Some(kind) = reclaimed.filter(|_| self.data.fits_in_place(lpn)) {
                 self.write_in_place(lpn, token, dev)?;
                 return Ok(SeqWrite::Merged(kind));
@@ -725,7 +725,7 @@ mod tests {
 
     #[test]
     fn a_write_in_place_supersedes_a_log_copy_left_by_a_merge_that_dropped_a_torn_page() {
-        // Issue 13 (ofast, power.rs seed 8107793247754640076): logical block 0's data block holds pages 0
+        // Found by the torn-page crash test (ofast, power.rs seed 8107793247754640076): logical block 0's data block holds pages 0
         // and 1 and a torn write of page 2 (taken, empty). The next write of page 2 finds its offset taken;
         // the RW merge that makes room copies pages 0 and 1 only, then the write lands in the RW block
         // (token 20). The write after it (token 21) fits in place in the new data block and is the newest:

@@ -1,0 +1,100 @@
+//! What the engine offers, as one value: the schemes, presets, workloads and trace formats `ftlsim list`
+//! shows, the keys of each configuration section with the run's defaults, the report's kinds and the version.
+//! The front ends read this instead of assembling their own lists.
+
+use crate::config::{DeviceOverrides, Preset, PRESETS};
+use crate::ftl::SCHEMES;
+use crate::sim::SimConfig;
+use crate::stats::{CacheKind, Cause, MergeKind};
+use crate::trace::workload::{WorkloadInfo, WORKLOADS};
+use crate::trace::{TraceOptions, FORMATS};
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, Serialize)]
+pub struct Catalog {
+    pub schemes: Vec<SchemeInfo>,
+    pub presets: &'static [Preset],
+    pub workloads: &'static [WorkloadInfo],
+    pub formats: Vec<FormatSummary>,
+    /// The keys each configuration section takes (`device`, `trace`, `run`).
+    pub keys: SectionKeys,
+    /// The run configuration with every default.
+    pub defaults: SimConfig,
+    /// The names of merge kinds, cache kinds and causes of flash work, as report keys spell them.
+    pub kinds: Kinds,
+    pub version: &'static str,
+}
+
+/// A scheme's registry row without its functions: its parameters with their defaults.
+#[derive(Debug, Serialize)]
+pub struct SchemeInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+    pub citation: &'static str,
+    pub defaults: Value,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FormatSummary {
+    pub name: &'static str,
+    pub summary: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SectionKeys {
+    pub device: Vec<String>,
+    pub trace: Vec<String>,
+    pub run: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Kinds {
+    pub merge: Vec<&'static str>,
+    pub cache: Vec<&'static str>,
+    pub cause: Vec<&'static str>,
+}
+
+/// The catalog of this build of the engine.
+pub fn catalog() -> Catalog {
+    Catalog {
+        schemes: SCHEMES
+            .iter()
+            .map(|s| SchemeInfo {
+                name: s.name,
+                summary: s.summary,
+                citation: s.citation,
+                defaults: (s.defaults)(),
+            })
+            .collect(),
+        presets: PRESETS,
+        workloads: WORKLOADS,
+        formats: FORMATS
+            .iter()
+            .map(|f| FormatSummary {
+                name: f.name,
+                summary: f.summary,
+            })
+            .collect(),
+        keys: SectionKeys {
+            device: keys_of(&DeviceOverrides::default()),
+            trace: keys_of(&TraceOptions::default()),
+            run: keys_of(&SimConfig::default()),
+        },
+        defaults: SimConfig::default(),
+        kinds: Kinds {
+            merge: MergeKind::ALL.iter().map(|k| k.name()).collect(),
+            cache: CacheKind::ALL.iter().map(|k| k.name()).collect(),
+            cause: Cause::ALL.iter().map(|k| k.name()).collect(),
+        },
+        version: crate::VERSION,
+    }
+}
+
+/// The keys a configuration section serialises with (every field: the sections serialise `None` as null).
+fn keys_of(section: &impl Serialize) -> Vec<String> {
+    match serde_json::to_value(section) {
+        Ok(Value::Object(map)) => map.keys().cloned().collect(),
+        _ => Vec::new(),
+    }
+}

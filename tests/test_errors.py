@@ -1,0 +1,58 @@
+"""Structured errors across the binding: an invalid parameter crosses as fields (key, value, expected,
+suggestion), which the Python API spells as keyword arguments and the command line as its options; a config
+value of the wrong type is named by its key, never by a parser's line and column."""
+
+import pytest
+from click.testing import CliRunner
+
+import ftlsim
+from ftlsim import _core
+from ftlsim.cli import main, option_spelling
+from ftlsim.errors import keyword, spelled
+
+
+def test_an_invalid_device_parameter_crosses_as_fields():
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=100", capacity="1MiB", page_bytes=4000, endurance=0)
+    err = e.value
+    assert (err.key, err.value, err.suggestion) == ("page_bytes", "4000", "2048")
+    assert err.expected.startswith("must be a power of two from 512")
+    assert [p["key"] for p in err.problems] == ["page_bytes", "endurance"]
+    assert err.context == "invalid parameter: device: "
+    assert str(err) == ("invalid parameter: device: page_bytes=4000 must be a power of two from 512 to 1048576 "
+                        "(1 MiB); e.g. page_bytes=2048; endurance=0 would fail the first erase; give erases per "
+                        "block; e.g. endurance=10000")
+
+
+def test_the_command_line_spells_the_same_fields_as_its_options():
+    r = CliRunner().invoke(main, ["run", "uniform:writes=100", "--capacity", "1MiB", "-p", "page_bytes=4000"])
+    assert r.exit_code == 2
+    assert ("invalid parameter: device: -p page_bytes=4000 must be a power of two from 512 to 1048576 (1 MiB); "
+            "e.g. -p page_bytes=2048") in " ".join(r.output.split())
+
+
+def test_spellings():
+    assert keyword("wrap", "true") == "wrap=True"
+    assert keyword("log_blocks", "8") == "log_blocks=8"
+    assert keyword("capacity", "64MiB") == "capacity='64MiB'"
+    assert option_spelling("wrap", "true") == "--wrap"
+    assert option_spelling("capacity", "64MiB") == "--capacity 64MiB"
+    assert option_spelling("log_blocks", "8") == "-p log_blocks=8"
+
+
+def test_an_error_without_fields_keeps_its_message():
+    error = _core.FtlsimError("no trace file `x`")
+    assert (error.key, error.problems, spelled(error, keyword)) == (None, (), None)
+
+
+def test_a_config_value_of_the_wrong_type_is_named_by_its_key():
+    with pytest.raises(_core.FtlsimError) as e:
+        _core.simulate("uniform:writes=10", {"ftl": "page", "device": {"pages_per_block": "many"}})
+    assert (e.value.key, e.value.value, e.value.expected) == ("device.pages_per_block", "many", "u32")
+    assert str(e.value) == 'bad run configuration: device.pages_per_block: invalid type: string "many", expected u32'
+    # True is not 1 and "no" is not a bool: Python's types cross as they are.
+    with pytest.raises(_core.FtlsimError, match="pages_per_block: invalid type: boolean `true`, expected u32"):
+        _core.simulate("uniform:writes=10", {"ftl": "page", "device": {"pages_per_block": True}})
+    with pytest.raises(_core.FtlsimError, match="params.log_blocks=NaN is not a finite number") as e:
+        _core.simulate("uniform:writes=10", {"ftl": "fast", "params": {"log_blocks": float("nan")}})
+    assert e.value.key == "params.log_blocks"
