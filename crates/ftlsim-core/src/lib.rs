@@ -5,6 +5,7 @@
 //! [`report::Report`].
 
 pub mod addr;
+pub mod array;
 pub mod bad_blocks;
 pub mod config;
 pub mod device;

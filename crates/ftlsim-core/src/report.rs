@@ -4,6 +4,8 @@
 //! ([`schema`]: key, unit, section, description), so a key and its meaning are written down in one place.
 //! Raw counts sit next to every ratio; the resolved configuration and the version are echoed.
 
+pub mod array;
+
 use crate::ftl::{Extra, RamItem};
 use crate::stats::{CacheKind, Cause, FlashCounts, MergeKind, MergeTotals};
 use serde::Serialize;
@@ -156,6 +158,8 @@ pub struct Report {
     pub time_us: Times,
     pub latency_read: LatencySummary,
     pub latency_write: LatencySummary,
+    /// Response times, throughput, utilization and queue depth, when the array model is on.
+    pub array: Option<array::ArrayFigures>,
     /// Erases during preconditioning (before the counters were zeroed).
     pub precondition_erases: u64,
     pub power: PowerFigures,
@@ -192,6 +196,8 @@ pub enum Section {
     Caches,
     Time,
     Latency,
+    #[serde(rename = "Response time")]
+    Response,
     #[serde(rename = "Wear and RAM")]
     WearAndRam,
     #[serde(rename = "Power loss")]
@@ -762,6 +768,8 @@ impl Report {
                 num(l.max),
             );
         }
+
+        array::put(&mut k, self.array.as_ref());
 
         k.section = Section::WearAndRam;
         k.shown(true);

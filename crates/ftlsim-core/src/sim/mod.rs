@@ -234,6 +234,12 @@ fn drive(
         )));
     }
     dev.set_torn_pages(cfg.torn_pages);
+    dev.set_timeline(crate::array::timeline_for(
+        &resolved.spec,
+        &g,
+        cfg.queue_depth,
+        cfg.time_scale,
+    )?);
     let mut run = Run {
         ftl: built.ftl,
         dev,
@@ -333,6 +339,9 @@ fn drive(
         }
         served += 1;
         if let Err(SimError::PowerCut(at)) = outcome {
+            if let Some(t) = run.dev.timeline_mut() {
+                t.abandon();
+            }
             // The cut's position in the planned numbering, then the next one relative to it.
             let cut = cut_points.next().expect("a cut was armed");
             run.survive_power_cut(at, served)?;
@@ -357,7 +366,13 @@ fn drive(
     loop {
         run.dev.enter_phase(Cause::Flush);
         let before = run.dev.elapsed_us();
+        if let Some(t) = run.dev.timeline_mut() {
+            t.begin_background();
+        }
         let outcome = run.ftl.finish(&mut run.dev);
+        if let Some(t) = run.dev.timeline_mut() {
+            t.end_background();
+        }
         flush_us += run.dev.elapsed_us() - before;
         match outcome {
             Err(SimError::PowerCut(at)) => {
@@ -581,7 +596,14 @@ impl Run<'_> {
     fn idle(&mut self) -> Result<()> {
         self.dev.enter_phase(Cause::Idle);
         let before = self.dev.elapsed_us();
-        self.ftl.idle(&mut self.dev)?;
+        if let Some(t) = self.dev.timeline_mut() {
+            t.begin_background();
+        }
+        let outcome = self.ftl.idle(&mut self.dev);
+        if let Some(t) = self.dev.timeline_mut() {
+            t.end_background();
+        }
+        outcome?;
         self.idle_us += self.dev.elapsed_us() - before;
         self.dev.enter_phase(Cause::Host);
         Ok(())
@@ -661,6 +683,9 @@ impl Run<'_> {
             time_us: request.time_us,
         });
         let start = self.dev.work_mark();
+        if let Some(t) = self.dev.timeline_mut() {
+            t.begin_request(request.op.into(), request.time_us, request.len);
+        }
         match request.op {
             Op::Read => {
                 self.host.read_requests += 1;
@@ -708,6 +733,9 @@ impl Run<'_> {
             Op::Write => self.write_latency.record(latency_us),
             Op::Trim => {}
         }
+        if let Some(t) = self.dev.timeline_mut() {
+            t.end_request();
+        }
         Ok(())
     }
 
@@ -723,6 +751,7 @@ impl Run<'_> {
         let t = *self.dev.timing();
         let by_cause_us = self.dev.time_by_cause_us();
         let flash_by_cause = self.dev.counts_by_cause();
+        let array = self.dev.timeline_mut().map(|t| t.figures());
         let dev = &self.dev;
         let stats = &dev.stats;
         let (mut min, mut max, mut sum, mut blocks) = (u32::MAX, 0, 0u64, 0u64);
@@ -800,6 +829,7 @@ impl Run<'_> {
             },
             latency_read: self.read_latency.summary(),
             latency_write: self.write_latency.summary(),
+            array,
             precondition_erases,
             power: self.power,
             ram: self.ftl.ram(),
