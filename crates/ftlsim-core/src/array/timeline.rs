@@ -191,7 +191,8 @@ pub struct Timeline {
     first_arrival: Option<f64>,
     /// The latest time anything ended.
     end: f64,
-    /// The sweep of requests in the system over time: how many now, since when, the integral, the most.
+    /// The sweep of read and write requests in the system over time (a trim takes a place in the device but
+    /// is not counted, as it has no response time): how many now, since when, the integral, the most.
     sweep_n: u64,
     sweep_t: f64,
     depth_area: f64,
@@ -357,8 +358,10 @@ impl Timeline {
         // A request without a time is submitted when it can be: it arrives then.
         let arrival = if trace_us > 0.0 { arrival } else { dispatch };
         self.sweep_to(arrival);
-        self.sweep_n += 1;
-        self.depth_max = self.depth_max.max(self.sweep_n);
+        if kind != Kind::Other {
+            self.sweep_n += 1;
+            self.depth_max = self.depth_max.max(self.sweep_n);
+        }
         self.first_arrival.get_or_insert(arrival);
         self.last_arrival = arrival;
         self.last_dispatch = dispatch;
@@ -376,7 +379,9 @@ impl Timeline {
         let completion = self.frontier.max(self.ready + self.controller_us);
         self.open = false;
         self.in_device.push(key(completion));
-        self.in_system.push(key(completion));
+        if self.kind != Kind::Other {
+            self.in_system.push(key(completion));
+        }
         self.last_completion = self.last_completion.max(completion);
         self.end = self.end.max(completion);
         self.requests += 1;
@@ -395,7 +400,9 @@ impl Timeline {
         if self.open {
             self.open = false;
             let now = self.frontier;
-            self.in_system.push(key(now));
+            if self.kind != Kind::Other {
+                self.in_system.push(key(now));
+            }
             self.end = self.end.max(now);
         }
     }
@@ -403,6 +410,7 @@ impl Timeline {
     /// Starts background work (idle-time garbage collection, the end-of-trace flush): it starts once the
     /// last request has completed.
     pub fn begin_background(&mut self) {
+        self.kind = Kind::Other;
         self.start_work(self.last_completion.max(self.last_dispatch));
     }
 

@@ -34,7 +34,7 @@ pub struct ArrayFigures {
     /// (mean over dies, most busy die): busy time over the span.
     pub die_utilization: (f64, f64),
     pub channel_utilization: (f64, f64),
-    /// Requests in the system (waiting in the host or in the device), averaged over the span, and the most.
+    /// Read and write requests in the system (waiting in the host or in the device), averaged over the span, and the most.
     pub depth_mean: f64,
     pub depth_max: u64,
     pub requests: u64,
@@ -171,13 +171,13 @@ pub(super) fn put(k: &mut Keys, figures: Option<&ArrayFigures>) {
     k.shown(true).put(
         "queue.depth.mean",
         Unit::Count,
-        "requests in the system (waiting in the host or in the device), averaged over the span",
+        "read and write requests in the system (waiting in the host or in the device), averaged over the span",
         num(a.depth_mean),
     );
     k.shown(false).put(
         "queue.depth.max",
         Unit::Count,
-        "most requests in the system at once",
+        "most read and write requests in the system at once",
         a.depth_max,
     );
 }
