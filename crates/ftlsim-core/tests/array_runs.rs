@@ -268,3 +268,49 @@ fn mqsim_default_stripes_128_planes_and_shrinks_with_blocks_per_plane() {
     .to_string();
     assert!(err.contains("blocks_per_plane=0 must be from 1"), "{err}");
 }
+
+/// The benchmark: flash operations per wall second with the event model off and on, on the same 600,000
+/// random requests (a fifth reads) over 64 MiB of 2 KiB pages, full data blocks, page-mapped and DFTL. Run
+/// with `cargo test --release -p ftlsim-core --test array_runs -- --ignored --nocapture`.
+#[test]
+#[ignore = "a benchmark: prints speeds; run it alone on a quiet machine"]
+fn the_event_model_runs_at_least_half_as_fast_as_the_serial_sum() {
+    let pages = 64 * 1024 * 1024 / 2048u64;
+    let mut x: u64 = 7;
+    let requests: Vec<Request> = (0..600_000)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let op = if (x >> 60) < 3 { Op::Read } else { Op::Write };
+            Request::new(0.0, op, (x >> 20) % pages * 2048, 2048)
+        })
+        .collect();
+    for scheme in ["page", "dftl"] {
+        let speed = |queue_depth: Option<u32>, channels: u32| {
+            let mut cfg = array(channels, 1, 333.0);
+            cfg.ftl = scheme.into();
+            cfg.capacity = Some("64MiB".into());
+            cfg.precondition = Precondition::Full;
+            cfg.queue_depth = queue_depth;
+            let r = run_requests(&cfg, requests.clone()).unwrap();
+            (r.num("sim.flash_ops_per_s"), r.count("flash.page_writes"))
+        };
+        // Best of three each, to damp a shared machine's noise.
+        let best = |q, c| {
+            (0..3)
+                .map(|_| speed(q, c))
+                .fold((0.0f64, 0), |a, b| (a.0.max(b.0), b.1))
+        };
+        let (off, writes_off) = best(None, 1);
+        let (on, writes_on) = best(Some(32), 1);
+        let (array, _) = best(Some(32), 4);
+        println!(
+            "{scheme}: flash ops/s serial {off:.0}, event model on one die {on:.0} ({:.0}%), on 4 channels {array:.0} ({:.0}%)",
+            100.0 * on / off,
+            100.0 * array / off
+        );
+        assert_eq!(writes_on, writes_off, "the model changes no count");
+        assert!(on >= 0.5 * off, "{scheme}: {on} < half of {off}");
+    }
+}

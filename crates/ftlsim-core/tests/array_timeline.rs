@@ -191,3 +191,31 @@ fn spare_accesses_move_the_spare_and_background_work_follows_the_last_request() 
     );
     assert_eq!(t.figures().span_us, 1122.0);
 }
+
+#[test]
+fn a_transfer_takes_an_earlier_gap_on_its_channel() {
+    use FlashOp::*;
+    let mut t = timeline(1, 2, 8);
+    t.begin_request(Kind::Write, 10.0, 100);
+    t.op(Program, 0);
+    t.end_request();
+    // The read waits for die 0 (until 220) and books the channel at 270-280.
+    t.begin_request(Kind::Read, 11.0, 100);
+    t.op(Read, 0);
+    t.end_request();
+    // The program on die 1 is ready at 12: the channel is free 20-30, before the read's transfer.
+    t.begin_request(Kind::Write, 12.0, 100);
+    t.op(Program, 1);
+    assert_eq!(t.end_request(), 230.0 - 12.0);
+    assert_eq!(
+        spans(&t),
+        vec![
+            (Program, 0, 0, 10.0, 220.0),
+            (Read, 0, 0, 220.0, 280.0),
+            (Program, 1, 0, 20.0, 230.0),
+        ]
+    );
+    // A request without flash work (a read of a page never written) completes when it is submitted.
+    t.begin_request(Kind::Read, 13.0, 100);
+    assert_eq!(t.end_request(), 0.0);
+}

@@ -6,9 +6,10 @@
 //! # Dependency rules (all of them, in one place)
 //! 1. An operation starts no earlier than its request's submission (background work: no earlier than the
 //!    completion of the last request).
-//! 2. A die does one operation at a time, in the order the scheme issued them; so does a channel (no
-//!    reordering and no back-filling of an earlier gap). So the operations of one request that touch the same
-//!    die run in the scheme's order.
+//! 2. A die does one operation at a time, in the order the scheme issued them, so the operations of one
+//!    request that touch the same die run in the scheme's order. A channel does one transfer at a time, in
+//!    the earliest gap at or after the time the transfer is ready (a transfer does not wait behind one booked
+//!    later for a die that is still busy).
 //! 3. Read: the die's array time, then the channel's command and transfer (the die holds the data until it
 //!    is out). Program: the channel's command and transfer once the die is free, then the die's array time.
 //!    Erase: the channel's command, then the die's erase time; the erase of a striped block is one
@@ -30,7 +31,7 @@ use crate::config::Timing;
 use crate::report::array::{ArrayFigures, ResponseSummary};
 use hdrhistogram::Histogram;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A flash operation as the timeline sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,8 +95,7 @@ impl Responses {
     }
 
     fn record(&mut self, us: f64) {
-        self.hist
-            .saturating_record((us * 1000.0).round().max(1.0) as u64);
+        self.hist.saturating_record((us * 1000.0).round() as u64);
         self.sum += us;
         self.max = self.max.max(us);
     }
@@ -143,6 +143,43 @@ const CDF_QUANTILES: [f64; 106] = {
     q
 };
 
+/// A channel's reserved transfers from now on: (start, end), in order, never overlapping. A transfer takes the
+/// earliest gap at or after the time it is ready (back-filling), so it never waits behind a transfer booked
+/// later for a die that is still busy. Transfers that end before every future operation can start are
+/// forgotten, so the list holds only those in flight (a few per die); it grows once, never per request.
+#[derive(Default)]
+struct Channel {
+    booked: VecDeque<(f64, f64)>,
+}
+
+impl Channel {
+    /// Books `len` microseconds at the earliest free time at or after `ready`; forgets transfers that end by
+    /// `past` (no operation can start before it). Returns the start.
+    #[inline]
+    fn reserve(&mut self, ready: f64, len: f64, past: f64) -> f64 {
+        if len <= 0.0 {
+            return ready;
+        }
+        while self.booked.front().is_some_and(|&(_, end)| end <= past) {
+            self.booked.pop_front();
+        }
+        let mut at = ready;
+        let mut i = 0;
+        while i < self.booked.len() {
+            let (start, end) = self.booked[i];
+            if end > at {
+                if start >= at + len {
+                    break;
+                }
+                at = end;
+            }
+            i += 1;
+        }
+        self.booked.insert(i, (at, at + len));
+        at
+    }
+}
+
 /// A non-negative time as a key that orders as the time does (the bits of a non-negative f64 do).
 #[inline]
 fn key(t: f64) -> Reverse<u64> {
@@ -167,7 +204,7 @@ pub struct Timeline {
     erase: Cost,
     die_free: Vec<f64>,
     die_busy: Vec<f64>,
-    channel_free: Vec<f64>,
+    channels: Vec<Channel>,
     channel_busy: Vec<f64>,
     queue_depth: usize,
     time_scale: f64,
@@ -273,7 +310,7 @@ impl Timeline {
             erase,
             die_free: vec![0.0; dies as usize],
             die_busy: vec![0.0; dies as usize],
-            channel_free: vec![0.0; spec.channels as usize],
+            channels: (0..spec.channels).map(|_| Channel::default()).collect(),
             channel_busy: vec![0.0; spec.channels as usize],
             queue_depth,
             time_scale,
@@ -442,8 +479,12 @@ impl Timeline {
         if !self.open {
             return;
         }
-        let unit = (ppn % self.pages_per_block) % self.units;
-        let die = unit % self.dies;
+        // One die: no division in the hot loop.
+        let die = if self.dies == 1 {
+            0
+        } else {
+            (ppn % self.pages_per_block) % self.units % self.dies
+        };
         match op {
             FlashOp::Read => self.read_on(op, die, self.read),
             FlashOp::SpareRead => self.read_on(op, die, self.spare_read),
@@ -457,9 +498,8 @@ impl Timeline {
     fn read_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
         let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
         let start = self.die_free[d].max(self.ready);
-        let out = (start + cost.array).max(self.channel_free[c]);
+        let out = self.channels[c].reserve(start + cost.array, cost.channel, self.last_dispatch);
         let end = out + cost.channel;
-        self.channel_free[c] = end;
         self.channel_busy[c] += cost.channel;
         self.occupy(op, d, c, start, end);
         self.last_read_end = end;
@@ -468,12 +508,9 @@ impl Timeline {
     #[inline]
     fn program_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
         let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
-        let start = self.die_free[d]
-            .max(self.channel_free[c])
-            .max(self.ready)
-            .max(self.last_read_end);
+        let ready = self.die_free[d].max(self.ready).max(self.last_read_end);
+        let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
         let moved = start + cost.channel;
-        self.channel_free[c] = moved;
         self.channel_busy[c] += cost.channel;
         self.occupy(op, d, c, start, moved + cost.array);
     }
@@ -483,8 +520,8 @@ impl Timeline {
         let cost = self.erase;
         for die in 0..self.dies {
             let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
-            let start = self.die_free[d].max(self.channel_free[c]).max(after);
-            self.channel_free[c] = start + cost.channel;
+            let ready = self.die_free[d].max(after);
+            let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
             self.channel_busy[c] += cost.channel;
             self.occupy(
                 FlashOp::Erase,
