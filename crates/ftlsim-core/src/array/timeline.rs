@@ -163,16 +163,20 @@ impl Channel {
         while self.booked.front().is_some_and(|&(_, end)| end <= past) {
             self.booked.pop_front();
         }
+        // Mostly the transfer comes after every booked one: O(1). Else from the first booked transfer that
+        // ends after `ready` (found by bisection: the ends are in order), to the first gap long enough.
+        if self.booked.back().is_none_or(|&(_, end)| end <= ready) {
+            self.booked.push_back((ready, ready + len));
+            return ready;
+        }
+        let mut i = self.booked.partition_point(|&(_, end)| end <= ready);
         let mut at = ready;
-        let mut i = 0;
         while i < self.booked.len() {
             let (start, end) = self.booked[i];
-            if end > at {
-                if start >= at + len {
-                    break;
-                }
-                at = end;
+            if start >= at + len {
+                break;
             }
+            at = at.max(end);
             i += 1;
         }
         self.booked.insert(i, (at, at + len));
