@@ -446,9 +446,9 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     if problems:  # a -p key no scheme takes, named with the nearest, before anything runs
         fail(f"--param: {'; '.join(problems)}")
     try:
-        for key, what in (("csv", "--csv"), ("plot", "--plot")):
+        for key, what in (("csv", "--csv"), ("plot", "--plot"), ("plot_latency", "--plot-latency")):
             if settings.get(key):
-                (check_plot_path if key == "plot" else check_output)(settings[key], what, inputs=inputs)
+                (check_output if key == "csv" else check_plot_path)(settings[key], what, inputs=inputs)
         runs = [{**common, **run} for run in grid_runs(traces, schemes, grid)]
         stored = None
         if stored_points:
@@ -486,6 +486,13 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
             compare_plot(df[df["status"] == "done"], swept, settings["plot"], title=label,
                          precondition=common.get("precondition"))
             err_console.print(f"[dim]plot written to {settings['plot']}[/]")
+        if settings.get("plot_latency") and len(failed) < len(df):
+            from .plot import latency_cdf_plot
+
+            latency_cdf_plot(df[df["status"] == "done"], swept, settings["plot_latency"], title=label)
+            err_console.print(f"[dim]response-time CDFs written to {settings['plot_latency']}[/]")
+    except _core.FtlsimError as e:
+        fail(e)
     except OSError as e:
         fail(_core.FtlsimError(f"cannot write output: {e}"))
     if settings.get("store"):
@@ -561,12 +568,15 @@ def grid_columns(schemes, grid: dict) -> list[str]:
 @common_options
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Draw erase count and elapsed time against the swept parameters (PNG, PDF or SVG).")
+@click.option("--plot-latency", "plot_latency", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Draw read and write response-time CDFs per scheme (the multi-chip array model's: "
+                   "--preset mqsim-default or -p queue_depth=N).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel runs (default: all cores).")
 @metrics_option
 @click.pass_context
 def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
-            skip_bad_lines, wrap, compact, nvram, nvram_policy, plot_path, csv_path, jobs, metrics):
+            skip_bad_lines, wrap, compact, nvram, nvram_policy, plot_path, plot_latency, csv_path, jobs, metrics):
     """Run a grid of schemes x parameter values on TRACE and print one table.
 
     A parameter given with several comma-separated values (--param log_blocks=4,8,16) is swept; a scheme that
@@ -575,7 +585,8 @@ def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, 
     grid = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
     common = option_kwargs(ctx)
     with readable_trace(trace) as path:  # every run reads it: a pipe is read once
-        run_grid(trace, path, ftls, grid, common, {"csv": csv_path, "plot": plot_path, "jobs": jobs},
+        run_grid(trace, path, ftls, grid, common,
+                 {"csv": csv_path, "plot": plot_path, "plot_latency": plot_latency, "jobs": jobs},
                  inputs=(trace,), metrics=metrics_of(metrics))
 
 

@@ -315,3 +315,71 @@ def refs_plot(refs: dict, path: str, title: str = ""):
     fig.tight_layout()
     save_figure(fig, path, dpi=120)
     return fig
+
+
+#: The report keys that carry a response-time CDF (the multi-chip array model's), by request kind.
+CDF_KEYS = (("read", "response_us.read.cdf"), ("write", "response_us.write.cdf"))
+
+
+def latency_cdfs(df, swept=None, title: str = ""):
+    """Response-time CDFs (queue + service, the array model's `response_us.<kind>.cdf`) of every run of a
+    comparison: one panel per request kind, one line per scheme and swept value, time on a log axis."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
+
+    swept = [k for k in (swept or []) if k in df]
+    kinds = [(kind, key) for kind, key in CDF_KEYS
+             if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]
+    fig, axes = plt.subplots(1, max(len(kinds), 1), figsize=(6.0 * max(len(kinds), 1), 4.4), squeeze=False)
+    for ax, (kind, key) in zip(axes[0], kinds):
+        rows = [(row, json.loads(row[key]) if isinstance(row[key], str) else []) for _, row in df.iterrows()]
+        # A request without flash work (a read of a page never written) takes 0 us: drawn at the shortest
+        # time on the log axis, where the curve starts.
+        low = min((p[0] for _, points in rows for p in points if p[0] > 0), default=1.0)
+        high = low
+        for i, (row, points) in enumerate(rows):
+            if not points:
+                continue
+            us = [max(p[0], low) for p in points]
+            share = [p[1] for p in points]
+            high = max(high, max(us))
+            label = _label({"ftl": row["ftl"], **{k: row[k] for k in swept}})
+            ax.step(us, share, where="post", label=label, linewidth=1.6,
+                    linestyle=("-", "--", ":", "-.")[i // 10 % 4])
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_us(v)))
+        # Within two decades, 2 and 5 between them are labelled too; wider, decades alone (no collisions).
+        if high < 100 * low:
+            ax.xaxis.set_minor_formatter(FuncFormatter(
+                lambda v, _: human_us(v) if v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5)
+                else ""))
+        else:
+            ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        ax.set_ylim(0, 1.01)
+        ax.set_xlabel(f"{kind} response time (queue + service)")
+        ax.set_ylabel(f"fraction of {kind} requests")
+        ax.grid(True, which="major", alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+    device = _device(df)
+    fig.suptitle(f"{title}\n{device}" if device else title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def latency_cdf_plot(df, swept, path: str, title: str = "") -> None:
+    """`latency_cdfs` written to `path` (the format its extension names), atomically. A comparison without
+    response times (the array model off) is bad input."""
+    from . import _core
+    from .output import save_figure
+
+    if not any(key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])
+               for _, key in CDF_KEYS):
+        raise _core.FtlsimError(
+            "--plot-latency: the runs have no response times; turn the multi-chip array model on with a "
+            "preset that has one (--preset mqsim-default) or -p queue_depth=32 (or channels=, time_scale=)")
+    save_figure(latency_cdfs(df, swept, title=title), path, dpi=120)

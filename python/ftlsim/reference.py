@@ -70,6 +70,10 @@ OPTIONS = {
     "power_cut_seed": "seed of the power-cut points",
     "mount_at_end": "mount the scheme from flash once after the trace: its boot cost (mount.* keys)",
     "torn_pages": "a power cut on a page program tears it: the page reads back uncorrectable",
+    "queue_depth": "multi-chip array model: most requests in the device at once (others wait in the host); "
+                   "giving it turns the model on (response_us.*, throughput.*); none: 32 when the model is on",
+    "time_scale": "multi-chip array model: requests arrive at trace time x this (0.5: twice as fast, 0: all at "
+                  "once); giving it turns the model on; none: 1",
     # device overrides (none: the preset's)
     "page_bytes": "data bytes of a page; none: the preset's",
     "spare_bytes": "spare (OOB) bytes of a page; none: the preset's",
@@ -84,6 +88,16 @@ OPTIONS = {
     "endurance": "erases a block survives before an erase fails and it goes bad (e.g. 10000 MLC)",
     "bad_block_reserve": "chip blocks kept to replace bad blocks; none: the factory share plus 2% with endurance",
     "bad_block_seed": "seed of the factory bad blocks' positions",
+    "channels": "multi-chip array: flash channels; more than one plane in all turns the array model on and "
+                "stripes every scheme's block over the planes; none: the preset's (1)",
+    "chips_per_channel": "multi-chip array: chips on each channel; none: the preset's (1)",
+    "dies_per_chip": "multi-chip array: dies in each chip; none: the preset's (1)",
+    "planes_per_die": "multi-chip array: planes in each die; none: the preset's (1)",
+    "blocks_per_plane": "multi-chip array: the logical capacity in blocks per plane (the scheme's spare blocks "
+                        "come on top), e.g. 16 to shrink mqsim-default; none: the preset's",
+    "channel_mts": "channel transfer rate in MT/s (mqsim-default: 333); none: transfers take no time",
+    "channel_width_bytes": "bytes per channel transfer (mqsim-default: 1)",
+    "command_us": "command and address cycles of every flash operation on its channel, in microseconds",
 }
 # Keys of the engine's SimConfig that a config file gives otherwise: at top level (ftl, preset, capacity,
 # precondition), as sections ([params]) or as the trace itself.

@@ -5,6 +5,7 @@
 
 use crate::text::clip;
 pub use crate::text::{format_size, parse_size, parse_size_of, SizeError};
+use crate::array::ArraySpec;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -71,6 +72,10 @@ pub struct Preset {
     pub capacity_bytes: Option<u64>,
     pub sequential_program: bool,
     pub timing: Timing,
+    /// Channels, chips, dies and planes, and the channel's timing ([`ArraySpec::SINGLE`]: one chip).
+    pub array: ArraySpec,
+    /// Blocks in each plane, for an array preset: its capacity is this many striped blocks.
+    pub blocks_per_plane: Option<u32>,
 }
 
 /// The preset used when none is given.
@@ -88,6 +93,8 @@ pub const PRESETS: &[Preset] = &[
         capacity_bytes: None,
         sequential_program: false,
         timing: Timing { read_us: 15.0, spare_read_us: 15.0, program_us: 200.0, spare_program_us: 200.0, erase_us: 2000.0 },
+        array: ArraySpec::SINGLE,
+        blocks_per_plane: None,
     },
     Preset {
         name: "samsung-k9f2808",
@@ -99,6 +106,8 @@ pub const PRESETS: &[Preset] = &[
         capacity_bytes: Some(16 << 20),
         sequential_program: false,
         timing: Timing { read_us: 36.0, spare_read_us: 10.0, program_us: 200.0, spare_program_us: 200.0, erase_us: 2000.0 },
+        array: ArraySpec::SINGLE,
+        blocks_per_plane: None,
     },
     Preset {
         name: "toshiba-tc58dvm72",
@@ -110,6 +119,8 @@ pub const PRESETS: &[Preset] = &[
         capacity_bytes: Some(16 << 20),
         sequential_program: false,
         timing: Timing { read_us: 52.0, spare_read_us: 26.0, program_us: 200.0, spare_program_us: 200.0, erase_us: 2000.0 },
+        array: ArraySpec::SINGLE,
+        blocks_per_plane: None,
     },
     Preset {
         name: "mlc-k9gag08",
@@ -122,6 +133,8 @@ pub const PRESETS: &[Preset] = &[
         capacity_bytes: None,
         sequential_program: true,
         timing: Timing { read_us: 112.8, spare_read_us: 61.6, program_us: 852.8, spare_program_us: 852.8, erase_us: 1500.0 },
+        array: ArraySpec::SINGLE,
+        blocks_per_plane: None,
     },
     Preset {
         name: "tinyftl-16g",
@@ -134,6 +147,32 @@ pub const PRESETS: &[Preset] = &[
         capacity_bytes: Some(64_000 * 256 * 1024),
         sequential_program: true,
         timing: Timing { read_us: 112.8, spare_read_us: 61.6, program_us: 852.8, spare_program_us: 852.8, erase_us: 1500.0 },
+        array: ArraySpec::SINGLE,
+        blocks_per_plane: None,
+    },
+    Preset {
+        name: "mqsim-default",
+        summary: "MQSim's shipped ssdconfig.xml (CMU-SAFARI/MQSim @ 7172c5c): 8 channels x 4 chips x 2 dies x 2 \
+                  planes, 2,048 blocks per plane of 256 pages of 8 KiB + 448 B; 75 us read, 750 us program, \
+                  3.8 ms erase; channels 1 byte wide at 333 MT/s. Every scheme runs striped over the 128 planes \
+                  (a block of 32,768 pages); shrink it to fit a laptop with -d blocks_per_plane=16. MQSim gives \
+                  spare accesses no time of their own: a spare access costs a page access.",
+        page_bytes: 8192,
+        spare_bytes: 448,
+        pages_per_block: 256,
+        capacity_bytes: None,
+        sequential_program: true,
+        timing: Timing { read_us: 75.0, spare_read_us: 75.0, program_us: 750.0, spare_program_us: 750.0, erase_us: 3800.0 },
+        array: ArraySpec {
+            channels: 8,
+            chips_per_channel: 4,
+            dies_per_chip: 2,
+            planes_per_die: 2,
+            channel_mts: Some(333.0),
+            channel_width_bytes: 1,
+            command_us: 0.0,
+        },
+        blocks_per_plane: Some(2048),
     },
 ];
 
@@ -154,6 +193,9 @@ pub fn preset(name: &str) -> Result<&'static Preset> {
 
 /// The largest page: 1 MiB, 512 times the papers' largest (2 KiB); a block of 4,096 of them is 4 GiB.
 pub const MAX_PAGE_BYTES: u32 = 1 << 20;
+
+/// The most pages a striped block (pages per physical block x plane-units) may have.
+pub const MAX_STRIPED_PAGES: u32 = 1 << 20;
 
 /// The longest flash or NVRAM operation, in microseconds: 1,000 s. Totals over any run stay finite.
 pub const MAX_OP_US: f64 = 1e9;
@@ -196,6 +238,17 @@ pub struct DeviceOverrides {
     pub bad_block_reserve: Option<u32>,
     /// Seed of the factory bad blocks' positions (default 1).
     pub bad_block_seed: Option<u64>,
+    /// A multi-chip array (`array/`): its counts (default 1 each, one chip) ...
+    pub channels: Option<u32>,
+    pub chips_per_channel: Option<u32>,
+    pub dies_per_chip: Option<u32>,
+    pub planes_per_die: Option<u32>,
+    /// ... the capacity in blocks per plane (the scheme's spare blocks come on top) ...
+    pub blocks_per_plane: Option<u32>,
+    /// ... and the channel: transfer rate in MT/s, width in bytes, command overhead per operation in us.
+    pub channel_mts: Option<f64>,
+    pub channel_width_bytes: Option<u32>,
+    pub command_us: Option<f64>,
 }
 
 /// A preset with its overrides applied: everything but the logical capacity.
@@ -212,6 +265,8 @@ pub struct DeviceSpec {
     pub endurance: Option<u32>,
     pub bad_block_reserve: Option<u32>,
     pub bad_block_seed: u64,
+    pub array: ArraySpec,
+    pub blocks_per_plane: Option<u32>,
 }
 
 impl DeviceSpec {
@@ -236,6 +291,16 @@ impl DeviceSpec {
             endurance: o.endurance,
             bad_block_reserve: o.bad_block_reserve,
             bad_block_seed: o.bad_block_seed.unwrap_or(1),
+            array: ArraySpec {
+                channels: o.channels.unwrap_or(p.array.channels),
+                chips_per_channel: o.chips_per_channel.unwrap_or(p.array.chips_per_channel),
+                dies_per_chip: o.dies_per_chip.unwrap_or(p.array.dies_per_chip),
+                planes_per_die: o.planes_per_die.unwrap_or(p.array.planes_per_die),
+                channel_mts: o.channel_mts.or(p.array.channel_mts),
+                channel_width_bytes: o.channel_width_bytes.unwrap_or(p.array.channel_width_bytes),
+                command_us: o.command_us.unwrap_or(p.array.command_us),
+            },
+            blocks_per_plane: o.blocks_per_plane.or(p.blocks_per_plane),
         };
         let mut problems = Vec::new();
         if !(512..=MAX_PAGE_BYTES).contains(&spec.page_bytes) || !spec.page_bytes.is_power_of_two()
@@ -277,6 +342,34 @@ impl DeviceSpec {
                 problems.push(e);
             }
         }
+        let array_problems = spec.array.problems();
+        let array_ok = array_problems.is_empty();
+        problems.extend(array_problems);
+        if array_ok && problems.is_empty() {
+            let striped = spec.pages_per_block as u64 * spec.array.units() as u64;
+            if striped > MAX_STRIPED_PAGES as u64 {
+                problems.push(Invalid::new(
+                    "pages_per_block",
+                    spec.pages_per_block,
+                    format!(
+                        "x {} planes is a striped block of {striped} pages, more than {MAX_STRIPED_PAGES}; use fewer \
+                         pages per block or fewer planes",
+                        spec.array.units()
+                    ),
+                    None,
+                ));
+            } else if let Some(b) = spec.blocks_per_plane {
+                let limit = u32::MAX as u64 / 2 / striped;
+                if b == 0 || b as u64 > limit {
+                    problems.push(Invalid::new(
+                        "blocks_per_plane",
+                        b,
+                        format!("must be from 1 to {limit} for this array"),
+                        Some("16".into()),
+                    ));
+                }
+            }
+        }
         if !(0.0..=0.5).contains(&spec.bad_block_ratio) {
             problems.push(Invalid::new(
                 "bad_block_ratio",
@@ -294,7 +387,7 @@ impl DeviceSpec {
             ));
         }
         if let Some(reserve) = spec.bad_block_reserve {
-            let limit = u32::MAX / 2 / spec.pages_per_block.max(1);
+            let limit = u32::MAX / 2 / spec.scheme_pages_per_block().max(1);
             if reserve > limit {
                 problems.push(Invalid::new(
                     "bad_block_reserve",
@@ -305,6 +398,10 @@ impl DeviceSpec {
             }
         }
         if problems.is_empty() {
+            let mut spec = spec;
+            if let Some(blocks) = spec.blocks_per_plane {
+                spec.preset_capacity_bytes = Some(blocks as u64 * spec.block_bytes());
+            }
             Ok(spec)
         } else {
             Err(ConfigError::Invalid {
@@ -337,14 +434,27 @@ impl DeviceSpec {
         })
     }
 
+    /// Bytes of the scheme's block (striped over every plane-unit of an array).
     pub fn block_bytes(&self) -> u64 {
-        self.page_bytes as u64 * self.pages_per_block as u64
+        self.page_bytes as u64 * self.scheme_pages_per_block() as u64
+    }
+
+    /// Pages of the scheme's block: a physical block's on one chip, one physical block per plane-unit on an
+    /// array (the striped superblock, `array/mod.rs`).
+    pub fn scheme_pages_per_block(&self) -> u32 {
+        self.pages_per_block * self.array.units()
+    }
+
+    /// Whether the array model (event-driven timing, `array/`) runs: more than one plane-unit, or queueing
+    /// asked for.
+    pub fn array_model_on(&self, queue_depth: Option<u32>, time_scale: Option<f64>) -> bool {
+        self.array.units() > 1 || queue_depth.is_some() || time_scale.is_some()
     }
 
     /// The geometry for a logical capacity in bytes, rounded up to a whole block.
     pub fn geometry(&self, capacity_bytes: u64) -> Result<Geometry> {
         let blocks = capacity_bytes.div_ceil(self.block_bytes()).max(1);
-        let max_blocks = (u32::MAX / 2 / self.pages_per_block) as u64;
+        let max_blocks = (u32::MAX / 2 / self.scheme_pages_per_block()) as u64;
         if blocks > max_blocks {
             return Err(ConfigError::Param(format!(
                 "capacity of {capacity_bytes} bytes is {blocks} blocks, more than the {max_blocks} this geometry can \
@@ -355,7 +465,7 @@ impl DeviceSpec {
         Ok(Geometry {
             page_bytes: self.page_bytes,
             spare_bytes: self.spare_bytes,
-            pages_per_block: self.pages_per_block,
+            pages_per_block: self.scheme_pages_per_block(),
             logical_blocks: blocks as u32,
             sequential_program: self.sequential_program,
         })

@@ -3,6 +3,7 @@
 //! here to the chip, which counts it; a scheme never counts its own operations.
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::array::{FlashOp, Timeline};
 use crate::bad_blocks::{factory_positions, BadBlockMap, BadBlockOptions};
 use crate::config::{ConfigError, Geometry, Timing};
 use crate::nand::{Nand, OpClass, PageRead, Spare, Violation, FACTORY_BAD};
@@ -175,6 +176,9 @@ pub struct Device {
     /// Time spent in an NVRAM write cache in front of the scheme ([`Device::charge_nvram`]). The chip counts
     /// only flash operations, so the cache's own accesses are charged here and [`Device::elapsed_us`] adds them.
     nvram_us: f64,
+    /// The event-driven timing of a multi-chip array (`array/`), told of every operation; None: the serial
+    /// sum alone (one chip, no queueing).
+    timeline: Option<Box<Timeline>>,
 }
 
 impl Device {
@@ -202,6 +206,7 @@ impl Device {
             #[cfg(test)]
             headers_one_by_one: false,
             nvram_us: 0.0,
+            timeline: None,
         }
     }
 
@@ -379,6 +384,26 @@ impl Device {
     #[inline]
     pub fn charge_nvram(&mut self, us: f64) {
         self.nvram_us += us;
+        if let Some(t) = self.timeline.as_deref_mut() {
+            t.controller(us);
+        }
+    }
+
+    /// Puts the event-driven timing of a multi-chip array under the device (None takes it away).
+    pub fn set_timeline(&mut self, timeline: Option<Box<Timeline>>) {
+        self.timeline = timeline;
+    }
+
+    pub fn timeline_mut(&mut self) -> Option<&mut Timeline> {
+        self.timeline.as_deref_mut()
+    }
+
+    /// Tells the timeline, if any, of an operation on the scheme's page `ppn` (a block's: any of its pages).
+    #[inline(always)]
+    fn time(&mut self, op: FlashOp, ppn: Ppn) {
+        if let Some(t) = self.timeline.as_deref_mut() {
+            t.op(op, ppn.0);
+        }
     }
 
     #[cold]
@@ -415,6 +440,7 @@ impl Device {
     #[inline]
     pub fn read_in(&mut self, class: OpClass, ppn: Ppn) -> Result<PageRead> {
         self.step(class)?;
+        self.time(FlashOp::Read, ppn);
         self.chip
             .read(self.on_chip(ppn), class)
             .map_err(|v| self.rule(v))
@@ -430,6 +456,7 @@ impl Device {
     #[inline(always)]
     pub fn read_spare_in(&mut self, class: OpClass, ppn: Ppn) -> Result<Spare> {
         self.step(class)?;
+        self.time(FlashOp::SpareRead, ppn);
         self.chip
             .read_spare(self.on_chip(ppn), class)
             .map_err(|v| self.rule(v))
@@ -441,6 +468,7 @@ impl Device {
     #[inline]
     pub fn read_header(&mut self, pbn: Pbn) -> Result<Option<u32>> {
         self.step(OpClass::Data)?;
+        self.time(FlashOp::SpareRead, self.ppn(pbn, 0));
         self.chip
             .read_header(self.block_on_chip(pbn), OpClass::Data)
             .map_err(|v| self.rule(v))
@@ -453,12 +481,13 @@ impl Device {
     /// primary's header to find the few that have a replacement block; the counts and times are those of the
     /// reads one by one.
     ///
-    /// Returns false, doing nothing, when blocks are remapped around bad ones, or when an armed power cut
+    /// Returns false, doing nothing, when blocks are remapped around bad ones, when a timeline times each
+    /// operation, or when an armed power cut
     /// could land within the next `span` operations: at most what the caller does from the first read to the
     /// end of the work whose order the one call changes (NFTL: the scan and the folds it leads to). A cut
     /// lands on one particular operation, so there the caller reads header by header in its own order.
     pub fn read_headers_of(&mut self, scanned: u64, holders: &[Pbn], span: u64) -> Result<bool> {
-        if !self.in_one_call(span) {
+        if !self.in_one_call(span) || self.timeline.is_some() {
             return Ok(false);
         }
         #[cfg(test)]
@@ -476,6 +505,7 @@ impl Device {
     #[inline]
     pub fn program(&mut self, ppn: Ppn, token: Token, lpn: Lpn) -> Result<()> {
         self.step_program(OpClass::Data, ppn)?;
+        self.time(FlashOp::Program, ppn);
         self.chip
             .program(
                 self.on_chip(ppn),
@@ -498,6 +528,7 @@ impl Device {
         aux: Option<u32>,
     ) -> Result<()> {
         self.step_program(class, ppn)?;
+        self.time(FlashOp::Program, ppn);
         self.chip
             .program(self.on_chip(ppn), token, lpn.into(), aux.into(), class)
             .map_err(|v| self.rule(v))
@@ -511,6 +542,7 @@ impl Device {
     /// Programs only the spare area: set the scheme word once, clear flags.
     pub fn program_spare(&mut self, ppn: Ppn, aux: Option<u32>, clear_flags: u8) -> Result<()> {
         self.step(OpClass::Data)?;
+        self.time(FlashOp::SpareProgram, ppn);
         self.chip
             .program_spare(self.on_chip(ppn), aux, clear_flags, OpClass::Data)
             .map_err(|v| self.rule(v))
@@ -524,6 +556,7 @@ impl Device {
     /// Erases a block, counted in `class`.
     pub fn erase_in(&mut self, class: OpClass, pbn: Pbn) -> Result<()> {
         self.step(class)?;
+        self.time(FlashOp::Erase, self.ppn(pbn, 0));
         let on_chip = self.block_on_chip(pbn);
         if !self.chip.erase(on_chip, class).map_err(|v| self.rule(v))? {
             self.replace_worn_out(pbn, on_chip, class)?;
@@ -569,6 +602,10 @@ impl Device {
             return self.copy_step_by_step(class, from, to);
         }
         let copied = self.chip.copy(from, to, class).map_err(|v| self.rule(v))?;
+        self.time(FlashOp::Read, from);
+        if copied.is_some() {
+            self.time(FlashOp::Program, to);
+        }
         self.power.ops += 1 + copied.is_some() as u64;
         self.copies += copied.is_some() as u64;
         Ok(copied.and_then(Opt::get))
@@ -589,6 +626,7 @@ impl Device {
         match page.token {
             Some(token) => {
                 self.step_program(class, to)?;
+                self.time(FlashOp::Program, to);
                 self.chip
                     .program(self.on_chip(to), token, page.spare.lpn, Opt::NONE, class)
                     .map_err(|v| self.rule(v))?;
@@ -759,6 +797,9 @@ impl Device {
         self.causes = CauseLedger::default();
         self.copies = 0;
         self.nvram_us = 0.0;
+        if let Some(t) = self.timeline.as_deref_mut() {
+            t.reset();
+        }
     }
 
     /// An error for a scheme that found no free block where it needed one.

@@ -16,6 +16,7 @@
 //! ```
 
 pub mod addr;
+pub mod array;
 pub mod bad_blocks;
 pub mod catalog;
 pub mod config;

@@ -7,6 +7,7 @@
 //! every key: the trace's format, size and hash and the resolved configuration included.
 //! Raw counts sit next to every ratio; the resolved configuration and the version are echoed.
 
+pub mod array;
 mod bad_blocks;
 mod caches;
 mod config;
@@ -70,6 +71,8 @@ pub struct Report {
     pub time_us: Times,
     pub latency_read: LatencySummary,
     pub latency_write: LatencySummary,
+    /// Response times, throughput, utilization and queue depth, when the array model is on.
+    pub array: Option<array::ArrayFigures>,
     /// Erases during preconditioning (before the counters were zeroed).
     pub precondition_erases: u64,
     pub power: PowerFigures,
@@ -84,7 +87,7 @@ impl Report {
     /// every key any report can have.
     fn visit(&self, sink: &mut dyn Sink) {
         let (read, write) = (&self.latency_read, &self.latency_write);
-        let components: [&dyn Component; 15] = [
+        let components: [&dyn Component; 16] = [
             &config::Config {
                 version: &self.version,
                 echo: &self.config,
@@ -112,6 +115,7 @@ impl Report {
                 host: &self.host,
             },
             &latency::Latency { read, write },
+            &array::Array(self.array.as_ref()),
             &wear::Wear {
                 min: self.erase_count_min,
                 max: self.erase_count_max,

@@ -60,6 +60,9 @@
 //! it, rule (3) takes the cursor's slot and advances it; after a logical block's own full log block is
 //! reclaimed the write is retried from the start (on a partly written device it may now fit in place); a
 //! replaced log block's utilization is recorded at every reclaim (Fig. 4).
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::boot_scan::{
     finish_merge, is_torn, mount_bug, scan_block, settle_torn, Extent, InPlace,

@@ -22,6 +22,9 @@
 //! be. A torn page (`torn_pages`: it reads uncorrectable, with no logical page) counts as programmed, so its
 //! offset is rewritten by an overwrite; a block holding nothing but a torn page is erased at mount. Cost:
 //! pages-per-block spare reads per physical block, and one erase per interrupted overwrite or torn block.
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::data_blocks::DataBlocks;

@@ -121,6 +121,9 @@
 //! (batching saves little), so a GC run writes about twice its valid pages; with `victim = "greedy"` the hot
 //! translation blocks are collected as soon as they are no fuller than the data victims (26 of 32 pages valid
 //! on a full 16 MiB device). `cost-benefit`, which waits for hot blocks to empty, halves it there.
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::age_order::AgeOrder;
 use super::common::bitmap::Bitmap;

@@ -53,6 +53,9 @@
 //! erase is counted in the last full merge of that replacement (Fig. 8: "the first victim replacement requires
 //! three erase operations"); a replaced block's written pages are recorded for the SW block (before the merge)
 //! and for every RW victim (always full).
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::bounds::Checks;
 use super::common::log_blocks::sector_map_ram;

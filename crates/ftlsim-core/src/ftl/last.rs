@@ -57,6 +57,9 @@
 //! Torn pages (`torn_pages`): as FAST's mount (`common/seq_logs.rs`, "Torn pages"): a hole in a
 //! random log block, taken and empty in a data block, a merge undone or redone into a free block when its
 //! target or a sequential log block holds one, a block of torn pages only erased.
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::boot_scan::mount_bug;
 use super::common::bounds::Checks;

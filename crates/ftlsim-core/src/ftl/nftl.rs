@@ -74,6 +74,9 @@
 //!   of 4,352 entries), so its free blocks are the virtual blocks the trace never touches (6% for the combo
 //!   trace). Two extra blocks are the least that lets a full device fold: one fold target and one
 //!   replacement block.
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::bitmap::Bitmap;
 use super::common::bounds::Checks;

@@ -30,6 +30,9 @@
 //! plus one per block that is not full. Blocks with no programmed page are free; of the blocks not full, the
 //! newest becomes the host frontier again (the next newest the GC frontier, if any), the others wait for GC
 //! like full ones.
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::bitmap::Bitmap;
 use super::common::boot_scan::{scan_block, Extent};

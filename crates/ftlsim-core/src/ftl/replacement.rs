@@ -50,6 +50,9 @@
 //!   programmed, uncorrectable, no logical page) is skipped by reads and is not free for writes; a block of
 //!   nothing but torn pages is erased. Cost: one spare read per page of the scheme's blocks, plus the erases that finish or undo
 //!   an interrupted merge.
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::bounds::Checks;
 use super::common::free_pool::FreePool;

@@ -50,6 +50,9 @@
 //! states its extra blocks gets them, down to log blocks + 1). Collection
 //! is recorded as GC (`gc.runs`); a reclaim compaction as a full merge. Trim is ignored. The page-map cache
 //! is write-through (the spare copy is written with the data), so evictions cost nothing.
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::{layout_extra_blocks, Checks};

@@ -96,6 +96,9 @@
 //!   877 for bad blocks, but 1,536 - 393 - 256 = 887).
 //! - Block table entries (256) and page table entries (16) are parameters too, so that toy devices exercise
 //!   the caches; block table cache 1..64 units and page table cache 8..512 entries (§VI.D, §VI.E ranges).
+//!
+//! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
+//! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::{layout_extra_blocks, Checks};

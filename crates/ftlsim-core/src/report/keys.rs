@@ -32,6 +32,8 @@ pub enum Section {
     Caches,
     Time,
     Latency,
+    #[serde(rename = "Response time")]
+    Response,
     #[serde(rename = "Wear and RAM")]
     WearAndRam,
     #[serde(rename = "Power loss")]

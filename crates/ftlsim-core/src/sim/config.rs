@@ -84,6 +84,11 @@ pub struct SimConfig {
     /// A power cut that lands on a page program tears it: the page reads back uncorrectable and the scheme
     /// must ignore it when it mounts.
     pub torn_pages: bool,
+    /// Multi-chip array model (`array/`): most requests in the device at once (default 32 when the model is
+    /// on); giving it turns the model on.
+    pub queue_depth: Option<u32>,
+    /// Requests arrive at trace time x this (0.5: twice as fast); giving it turns the array model on.
+    pub time_scale: Option<f64>,
 }
 
 impl Default for SimConfig {
@@ -112,6 +117,8 @@ impl Default for SimConfig {
             power_cut_seed: 1,
             mount_at_end: false,
             torn_pages: false,
+            queue_depth: None,
+            time_scale: None,
         }
     }
 }

@@ -264,6 +264,12 @@ impl<'p> Run<'p> {
             Some(opts) => Device::with_bad_blocks(name, g, blocks, timing, opts)?,
         };
         dev.set_torn_pages(plan.power.torn_pages);
+        dev.set_timeline(crate::array::timeline_for(
+            &plan.device.spec,
+            &g,
+            plan.queue_depth,
+            plan.time_scale,
+        )?);
         let (cuts, dry) = match pass {
             Pass::DryRun => (Vec::new(), true),
             Pass::Run(cuts) => (cuts, false),
@@ -390,7 +396,7 @@ impl<'p> Run<'p> {
         loop {
             self.dev.enter_phase(Cause::Flush);
             let before = self.dev.elapsed_us();
-            let outcome = step(self.ftl.finish(&mut self.dev));
+            let outcome = step(self.in_background(|run| run.ftl.finish(&mut run.dev)));
             flush_us += self.dev.elapsed_us() - before;
             match outcome? {
                 Step::Done => break,
@@ -418,6 +424,9 @@ impl<'p> Run<'p> {
 
     /// The power was cut at `at` while serving request `request`: survive it, and arm the next cut.
     fn power_cut(&mut self, at: CutPoint, request: u64) -> Result<()> {
+        if let Some(t) = self.dev.timeline_mut() {
+            t.abandon();
+        }
         let next = self.cuts.after_cut();
         self.survive_power_cut(at, request)?;
         self.dev.arm_power_cut(next);
@@ -542,11 +551,24 @@ impl<'p> Run<'p> {
         self.idle_us = 0.0;
     }
 
+    /// `work` on the array's timeline as background work (idle time, the flush): it delays the requests that
+    /// need its dies, and is no request's response time.
+    fn in_background<T>(&mut self, work: impl FnOnce(&mut Self) -> T) -> T {
+        if let Some(t) = self.dev.timeline_mut() {
+            t.begin_background();
+        }
+        let outcome = work(self);
+        if let Some(t) = self.dev.timeline_mut() {
+            t.end_background();
+        }
+        outcome
+    }
+
     /// The trace is idle: the scheme may work in the background; the time is idle time.
     fn idle(&mut self) -> Result<Step> {
         self.dev.enter_phase(Cause::Idle);
         let before = self.dev.elapsed_us();
-        let outcome = step(self.ftl.idle(&mut self.dev))?;
+        let outcome = step(self.in_background(|run| run.ftl.idle(&mut run.dev)))?;
         self.idle_us += self.dev.elapsed_us() - before;
         self.dev.enter_phase(Cause::Host);
         Ok(outcome)
@@ -632,6 +654,9 @@ impl<'p> Run<'p> {
             time_us: request.time_us,
         });
         let start = self.dev.work_mark();
+        if let Some(t) = self.dev.timeline_mut() {
+            t.begin_request(request.op.into(), request.time_us, request.len);
+        }
         match request.op {
             Op::Read => {
                 self.host.read_requests += 1;
@@ -657,6 +682,9 @@ impl<'p> Run<'p> {
             Op::Read => self.read_latency.record(latency_us),
             Op::Write => self.write_latency.record(latency_us),
             Op::Trim => {}
+        }
+        if let Some(t) = self.dev.timeline_mut() {
+            t.end_request();
         }
         Ok(())
     }
@@ -700,6 +728,7 @@ impl<'p> Run<'p> {
         let t = *self.dev.timing();
         let by_cause_us = self.dev.time_by_cause_us();
         let flash_by_cause = self.dev.counts_by_cause();
+        let array = self.dev.timeline_mut().map(|t| t.figures());
         let dev = &self.dev;
         let stats = &dev.stats;
         let (mut min, mut max, mut sum, mut blocks) = (u32::MAX, 0, 0u64, 0u64);
@@ -750,6 +779,7 @@ impl<'p> Run<'p> {
             },
             latency_read: self.read_latency.summary(),
             latency_write: self.write_latency.summary(),
+            array,
             precondition_erases,
             power: self.power,
             ram: self.ftl.ram(),

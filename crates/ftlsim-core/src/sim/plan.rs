@@ -232,6 +232,10 @@ pub struct RunPlan<'a> {
     pub rmw: bool,
     pub wrap: bool,
     pub idle_threshold_us: f64,
+    /// The multi-chip array's host queue: requests in the device at once, and the factor on arrival times
+    /// (`crate::array`); both None with one plane: today's serial timing.
+    pub queue_depth: Option<u32>,
+    pub time_scale: Option<f64>,
     /// The trace's format, size and hash, as the report records them.
     pub trace_facts: crate::report::TraceFacts,
     /// What repeats the run exactly (`config.resolved`): every option with its default and what the run
@@ -284,6 +288,10 @@ impl<'a> RunPlan<'a> {
             Some(MeasureFrom::Request(n)) => Some(MeasureStart::Request(*n)),
             Some(m @ MeasureFrom::Time(_)) => m.time_us()?.map(MeasureStart::TimeUs),
         };
+        let array_problems = crate::array::run_option_problems(cfg.queue_depth, cfg.time_scale);
+        if !array_problems.is_empty() {
+            return Err(SimError::param(array_problems.join("; ")));
+        }
         let trace_facts = crate::report::TraceFacts::of(input.name(), &cfg.trace);
         let resolved_config = echo::resolved_config(
             cfg,
@@ -313,6 +321,8 @@ impl<'a> RunPlan<'a> {
             rmw: cfg.rmw,
             wrap: cfg.wrap,
             idle_threshold_us: cfg.idle_threshold_us,
+            queue_depth: cfg.queue_depth,
+            time_scale: cfg.time_scale,
             first_build: Cell::new(Some(built)),
         })
     }

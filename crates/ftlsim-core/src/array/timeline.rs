@@ -1,0 +1,615 @@
+//! The event-driven timing of a multi-chip array: when each flash operation starts and ends on its die and
+//! its channel, when each host request is submitted and completes, and the figures that follow (response
+//! times, throughput, utilization, queue depth). Schemes never see it: the device tells it each operation
+//! ([`Timeline::op`]), the run loop tells it where requests begin and end.
+//!
+//! # Dependency rules (all of them, in one place)
+//! 1. An operation starts no earlier than its request's submission (background work: no earlier than the
+//!    completion of the last request).
+//! 2. A die does one operation at a time, in the order the scheme issued them, so the operations of one
+//!    request that touch the same die run in the scheme's order. A channel does one transfer at a time, in
+//!    the earliest gap at or after the time the transfer is ready (a transfer does not wait behind one booked
+//!    later for a die that is still busy).
+//! 3. Read: the die's array time, then the channel's command and transfer (the die holds the data until it
+//!    is out). Program: the channel's command and transfer once the die is free, then the die's array time.
+//!    Erase: the channel's command, then the die's erase time; the erase of a striped block is one
+//!    (multi-plane) erase on every die at once.
+//! 4. A program waits for the last read issued before it in the same request: a copy's program after its
+//!    read, a mapping page's rewrite after its read, a read-modify-write's program after the read.
+//! 5. An erase waits for every operation issued before it in the same request: the copies out of the block
+//!    are done before it is erased.
+//! 6. A request completes when its last operation ends (and its NVRAM accesses, done one after another from
+//!    its submission); a request with no flash work completes when it is submitted.
+//!
+//! Host side: request `i` arrives at its trace time x `time_scale`; one whose time is 0 (a built-in workload,
+//! or a trace without times) arrives when the host can submit it, which makes a closed loop. At most
+//! `queue_depth` requests are in the device; the others wait in the host, in arrival order, and that wait is
+//! part of their response time. Every operation is O(1) (an erase O(dies)); a request is O(log queue_depth).
+
+use super::geometry::ArraySpec;
+use crate::config::Timing;
+use crate::report::array::{ArrayFigures, ResponseSummary};
+use hdrhistogram::Histogram;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+/// A flash operation as the timeline sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlashOp {
+    Read,
+    SpareRead,
+    Program,
+    SpareProgram,
+    Erase,
+}
+
+/// Where and when an operation ran (kept only when [`Timeline::keep_spans`] asks, for tests).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span {
+    pub op: FlashOp,
+    pub die: u32,
+    pub channel: u32,
+    pub start: f64,
+    pub end: f64,
+}
+
+/// Time of one kind of operation: on the die (array) and on the channel (command + transfer).
+#[derive(Clone, Copy, Debug)]
+struct Cost {
+    array: f64,
+    channel: f64,
+}
+
+/// A request's kind for its response time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Read,
+    Write,
+    Other,
+}
+
+impl From<crate::request::Op> for Kind {
+    fn from(op: crate::request::Op) -> Kind {
+        match op {
+            crate::request::Op::Read => Kind::Read,
+            crate::request::Op::Write => Kind::Write,
+            crate::request::Op::Trim => Kind::Other,
+        }
+    }
+}
+
+/// Response times of one kind of request, in nanoseconds with 3 significant figures.
+struct Responses {
+    hist: Histogram<u64>,
+    sum: f64,
+    max: f64,
+}
+
+impl Responses {
+    fn new() -> Responses {
+        Responses {
+            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"),
+            sum: 0.0,
+            max: 0.0,
+        }
+    }
+
+    fn record(&mut self, us: f64) {
+        self.hist.saturating_record((us * 1000.0).round() as u64);
+        self.sum += us;
+        self.max = self.max.max(us);
+    }
+
+    fn summary(&self) -> ResponseSummary {
+        let n = self.hist.len();
+        let at = |q: f64| {
+            if n == 0 {
+                0.0
+            } else {
+                (self.hist.value_at_quantile(q) as f64 / 1000.0).min(self.max)
+            }
+        };
+        ResponseSummary {
+            count: n,
+            mean: if n == 0 { 0.0 } else { self.sum / n as f64 },
+            p50: at(0.5),
+            p99: at(0.99),
+            p99_9: at(0.999),
+            max: self.max,
+            cdf: if n == 0 {
+                Vec::new()
+            } else {
+                CDF_QUANTILES.iter().map(|&q| (at(q), q)).collect()
+            },
+        }
+    }
+}
+
+/// The quantiles the report keeps of each response-time distribution, for CDF plots: every percent, and the
+/// tail finer.
+const CDF_QUANTILES: [f64; 106] = {
+    let mut q = [0.0; 106];
+    let mut i = 0;
+    while i < 100 {
+        q[i] = i as f64 / 100.0;
+        i += 1;
+    }
+    q[100] = 0.995;
+    q[101] = 0.999;
+    q[102] = 0.9995;
+    q[103] = 0.9999;
+    q[104] = 0.99999;
+    q[105] = 1.0;
+    q
+};
+
+/// A channel's reserved transfers from now on: (start, end), in order, never overlapping. A transfer takes the
+/// earliest gap at or after the time it is ready (back-filling), so it never waits behind a transfer booked
+/// later for a die that is still busy. Transfers that end before every future operation can start are
+/// forgotten, so the list holds only those in flight (a few per die); it grows once, never per request.
+#[derive(Default)]
+struct Channel {
+    booked: VecDeque<(f64, f64)>,
+}
+
+impl Channel {
+    /// Books `len` microseconds at the earliest free time at or after `ready`; forgets transfers that end by
+    /// `past` (no operation can start before it). Returns the start.
+    #[inline]
+    fn reserve(&mut self, ready: f64, len: f64, past: f64) -> f64 {
+        if len <= 0.0 {
+            return ready;
+        }
+        while self.booked.front().is_some_and(|&(_, end)| end <= past) {
+            self.booked.pop_front();
+        }
+        // Mostly the transfer comes after every booked one: O(1). Else from the first booked transfer that
+        // ends after `ready` (found by bisection: the ends are in order), to the first gap long enough.
+        if self.booked.back().is_none_or(|&(_, end)| end <= ready) {
+            self.booked.push_back((ready, ready + len));
+            return ready;
+        }
+        let mut i = self.booked.partition_point(|&(_, end)| end <= ready);
+        let mut at = ready;
+        while i < self.booked.len() {
+            let (start, end) = self.booked[i];
+            if start >= at + len {
+                break;
+            }
+            at = at.max(end);
+            i += 1;
+        }
+        self.booked.insert(i, (at, at + len));
+        at
+    }
+}
+
+/// A non-negative time as a key that orders as the time does (the bits of a non-negative f64 do).
+#[inline]
+fn key(t: f64) -> Reverse<u64> {
+    Reverse(t.max(0.0).to_bits())
+}
+
+#[inline]
+fn time(k: Reverse<u64>) -> f64 {
+    f64::from_bits(k.0)
+}
+
+pub struct Timeline {
+    spec: ArraySpec,
+    dies: u32,
+    units: u32,
+    /// Pages of the scheme's (striped) block: its page `o` is on unit `o mod units`.
+    pages_per_block: u32,
+    read: Cost,
+    spare_read: Cost,
+    program: Cost,
+    spare_program: Cost,
+    erase: Cost,
+    die_free: Vec<f64>,
+    die_busy: Vec<f64>,
+    channels: Vec<Channel>,
+    channel_busy: Vec<f64>,
+    queue_depth: usize,
+    time_scale: f64,
+    /// Whether operations are timed now (inside a request or background work).
+    open: bool,
+    /// The current request's (or background work's) submission, its last read's end, its latest end.
+    ready: f64,
+    last_read_end: f64,
+    frontier: f64,
+    /// Serial controller time of the current request (NVRAM accesses).
+    controller_us: f64,
+    arrival: f64,
+    kind: Kind,
+    /// Completions of the requests in the device (at most `queue_depth`).
+    in_device: BinaryHeap<Reverse<u64>>,
+    /// Completions not yet passed by the queue-depth sweep.
+    in_system: BinaryHeap<Reverse<u64>>,
+    last_arrival: f64,
+    last_dispatch: f64,
+    last_completion: f64,
+    first_arrival: Option<f64>,
+    /// The latest time anything ended.
+    end: f64,
+    /// The sweep of read and write requests in the system over time (a trim takes a place in the device but
+    /// is not counted, as it has no response time): how many now, since when, the integral, the most.
+    sweep_n: u64,
+    sweep_t: f64,
+    depth_area: f64,
+    depth_max: u64,
+    requests: u64,
+    bytes: u64,
+    reads: Responses,
+    writes: Responses,
+    spans: Option<Vec<Span>>,
+}
+
+impl Timeline {
+    /// A timeline for an array of `spec` whose scheme blocks have `pages_per_block` pages (striped over every
+    /// plane-unit), with `timing`'s array times, pages of `page_bytes` + `spare_bytes`, at most `queue_depth`
+    /// requests in the device and arrivals at trace time x `time_scale`.
+    pub fn new(
+        spec: ArraySpec,
+        timing: &Timing,
+        page_bytes: u32,
+        spare_bytes: u32,
+        pages_per_block: u32,
+        queue_depth: u32,
+        time_scale: f64,
+    ) -> Timeline {
+        let command = spec.command_us;
+        let page = command + spec.transfer_us(page_bytes);
+        let spare = command + spec.transfer_us(spare_bytes);
+        let costs = [
+            Cost {
+                array: timing.read_us,
+                channel: page,
+            },
+            Cost {
+                array: timing.spare_read_us,
+                channel: spare,
+            },
+            Cost {
+                array: timing.program_us,
+                channel: page,
+            },
+            Cost {
+                array: timing.spare_program_us,
+                channel: spare,
+            },
+            Cost {
+                array: timing.erase_us,
+                channel: command,
+            },
+        ];
+        Timeline::build(
+            spec,
+            costs,
+            pages_per_block,
+            queue_depth.max(1) as usize,
+            time_scale,
+        )
+    }
+
+    /// A fresh timeline; `costs`: read, spare read, program, spare program, erase.
+    fn build(
+        spec: ArraySpec,
+        costs: [Cost; 5],
+        pages_per_block: u32,
+        queue_depth: usize,
+        time_scale: f64,
+    ) -> Timeline {
+        let dies = spec.dies();
+        let [read, spare_read, program, spare_program, erase] = costs;
+        Timeline {
+            spec,
+            dies,
+            units: spec.units(),
+            pages_per_block,
+            read,
+            spare_read,
+            program,
+            spare_program,
+            erase,
+            die_free: vec![0.0; dies as usize],
+            die_busy: vec![0.0; dies as usize],
+            channels: (0..spec.channels).map(|_| Channel::default()).collect(),
+            channel_busy: vec![0.0; spec.channels as usize],
+            queue_depth,
+            time_scale,
+            open: false,
+            ready: 0.0,
+            last_read_end: 0.0,
+            frontier: 0.0,
+            controller_us: 0.0,
+            arrival: 0.0,
+            kind: Kind::Other,
+            in_device: BinaryHeap::with_capacity(queue_depth + 1),
+            in_system: BinaryHeap::with_capacity(queue_depth + 1),
+            last_arrival: 0.0,
+            last_dispatch: 0.0,
+            last_completion: 0.0,
+            first_arrival: None,
+            end: 0.0,
+            sweep_n: 0,
+            sweep_t: 0.0,
+            depth_area: 0.0,
+            depth_max: 0,
+            requests: 0,
+            bytes: 0,
+            reads: Responses::new(),
+            writes: Responses::new(),
+            spans: None,
+        }
+    }
+
+    /// Forgets every time and figure (measurement starts now: preconditioning is over, or `measure_from`
+    /// is reached); the shape stays.
+    pub fn reset(&mut self) {
+        let keep = self.spans.is_some();
+        let costs = [
+            self.read,
+            self.spare_read,
+            self.program,
+            self.spare_program,
+            self.erase,
+        ];
+        *self = Timeline::build(
+            self.spec,
+            costs,
+            self.pages_per_block,
+            self.queue_depth,
+            self.time_scale,
+        );
+        if keep {
+            self.keep_spans();
+        }
+    }
+
+    /// Keep every operation's [`Span`] (tests: golden timelines).
+    pub fn keep_spans(&mut self) {
+        self.spans = Some(Vec::new());
+    }
+
+    pub fn spans(&self) -> &[Span] {
+        self.spans.as_deref().unwrap_or(&[])
+    }
+
+    pub fn spec(&self) -> &ArraySpec {
+        &self.spec
+    }
+
+    /// Starts timing a host request of `bytes` that arrives at trace time `trace_us` (0: no time, closed
+    /// loop). Returns its submission time.
+    pub fn begin_request(&mut self, kind: Kind, trace_us: f64, bytes: u64) -> f64 {
+        let arrival = if trace_us > 0.0 {
+            (trace_us * self.time_scale).max(self.last_arrival)
+        } else {
+            self.last_dispatch.max(self.last_arrival)
+        };
+        while self.in_device.peek().is_some_and(|&k| time(k) <= arrival) {
+            self.in_device.pop();
+        }
+        let mut dispatch = arrival.max(self.last_dispatch);
+        if self.in_device.len() >= self.queue_depth {
+            let first_free = self.in_device.pop().map_or(0.0, time);
+            dispatch = dispatch.max(first_free);
+        }
+        // A request without a time is submitted when it can be: it arrives then.
+        let arrival = if trace_us > 0.0 { arrival } else { dispatch };
+        self.sweep_to(arrival);
+        if kind != Kind::Other {
+            self.sweep_n += 1;
+            self.depth_max = self.depth_max.max(self.sweep_n);
+        }
+        self.first_arrival.get_or_insert(arrival);
+        self.last_arrival = arrival;
+        self.last_dispatch = dispatch;
+        self.arrival = arrival;
+        self.kind = kind;
+        if kind != Kind::Other {
+            self.bytes += bytes;
+        }
+        self.start_work(dispatch);
+        dispatch
+    }
+
+    /// The current request is done: records its response time and returns it.
+    pub fn end_request(&mut self) -> f64 {
+        let completion = self.frontier.max(self.ready + self.controller_us);
+        self.open = false;
+        self.in_device.push(key(completion));
+        if self.kind != Kind::Other {
+            self.in_system.push(key(completion));
+        }
+        self.last_completion = self.last_completion.max(completion);
+        self.end = self.end.max(completion);
+        self.requests += 1;
+        let response = completion - self.arrival;
+        match self.kind {
+            Kind::Read => self.reads.record(response),
+            Kind::Write => self.writes.record(response),
+            Kind::Other => {}
+        }
+        response
+    }
+
+    /// The current request will not complete (a power cut landed in it): it leaves the system now, and
+    /// nothing is timed until the next request or background work (mounting is not timed).
+    pub fn abandon(&mut self) {
+        if self.open {
+            self.open = false;
+            let now = self.frontier;
+            if self.kind != Kind::Other {
+                self.in_system.push(key(now));
+            }
+            self.end = self.end.max(now);
+        }
+    }
+
+    /// Starts background work (idle-time garbage collection, the end-of-trace flush): it starts once the
+    /// last request has completed.
+    pub fn begin_background(&mut self) {
+        self.kind = Kind::Other;
+        self.start_work(self.last_completion.max(self.last_dispatch));
+    }
+
+    /// Background work is done.
+    pub fn end_background(&mut self) {
+        self.open = false;
+        self.end = self.end.max(self.frontier);
+    }
+
+    fn start_work(&mut self, at: f64) {
+        self.open = true;
+        self.ready = at;
+        self.last_read_end = at;
+        self.frontier = at;
+        self.controller_us = 0.0;
+    }
+
+    /// Serial controller time of the current request (an NVRAM access).
+    #[inline]
+    pub fn controller(&mut self, us: f64) {
+        if self.open {
+            self.controller_us += us;
+        }
+    }
+
+    /// Times one flash operation on page `ppn` of the scheme (for an erase, any page of the block).
+    #[inline]
+    pub fn op(&mut self, op: FlashOp, ppn: u32) {
+        if !self.open {
+            return;
+        }
+        // One die: no division in the hot loop.
+        let die = if self.dies == 1 {
+            0
+        } else {
+            (ppn % self.pages_per_block) % self.units % self.dies
+        };
+        match op {
+            FlashOp::Read => self.read_on(op, die, self.read),
+            FlashOp::SpareRead => self.read_on(op, die, self.spare_read),
+            FlashOp::Program => self.program_on(op, die, self.program),
+            FlashOp::SpareProgram => self.program_on(op, die, self.spare_program),
+            FlashOp::Erase => self.erase_all(),
+        }
+    }
+
+    #[inline]
+    fn read_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
+        let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
+        let start = self.die_free[d].max(self.ready);
+        let out = self.channels[c].reserve(start + cost.array, cost.channel, self.last_dispatch);
+        let end = out + cost.channel;
+        self.channel_busy[c] += cost.channel;
+        self.occupy(op, d, c, start, end);
+        self.last_read_end = end;
+    }
+
+    #[inline]
+    fn program_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
+        let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
+        let ready = self.die_free[d].max(self.ready).max(self.last_read_end);
+        let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
+        let moved = start + cost.channel;
+        self.channel_busy[c] += cost.channel;
+        self.occupy(op, d, c, start, moved + cost.array);
+    }
+
+    fn erase_all(&mut self) {
+        let after = self.ready.max(self.frontier);
+        let cost = self.erase;
+        for die in 0..self.dies {
+            let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
+            let ready = self.die_free[d].max(after);
+            let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
+            self.channel_busy[c] += cost.channel;
+            self.occupy(
+                FlashOp::Erase,
+                d,
+                c,
+                start,
+                start + cost.channel + cost.array,
+            );
+        }
+    }
+
+    #[inline]
+    fn occupy(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
+        self.die_free[d] = end;
+        self.die_busy[d] += end - start;
+        self.frontier = self.frontier.max(end);
+        if let Some(spans) = &mut self.spans {
+            spans.push(Span {
+                op,
+                die: d as u32,
+                channel: c as u32,
+                start,
+                end,
+            });
+        }
+    }
+
+    /// Advances the queue-depth sweep to `t`: completions up to then leave the system.
+    fn sweep_to(&mut self, t: f64) {
+        while let Some(&k) = self.in_system.peek() {
+            let done = time(k);
+            if done > t {
+                break;
+            }
+            self.in_system.pop();
+            self.depth_area += self.sweep_n as f64 * (done - self.sweep_t).max(0.0);
+            self.sweep_t = self.sweep_t.max(done);
+            self.sweep_n -= 1;
+        }
+        self.depth_area += self.sweep_n as f64 * (t - self.sweep_t).max(0.0);
+        self.sweep_t = self.sweep_t.max(t);
+    }
+
+    /// The run's figures: response times, throughput, utilization and queue depth over the span from the
+    /// first arrival to the last end of anything.
+    pub fn figures(&mut self) -> ArrayFigures {
+        let end = self
+            .end
+            .max(self.frontier)
+            .max(self.die_free.iter().copied().fold(0.0, f64::max));
+        self.sweep_to(end);
+        let start = self.first_arrival.unwrap_or(0.0);
+        let span = (end - start).max(0.0);
+        let per = |busy: &[f64]| -> (f64, f64) {
+            if span <= 0.0 {
+                return (0.0, 0.0);
+            }
+            let u: Vec<f64> = busy.iter().map(|b| (b / span).min(1.0)).collect();
+            (
+                u.iter().sum::<f64>() / u.len() as f64,
+                u.iter().copied().fold(0.0, f64::max),
+            )
+        };
+        let (die_mean, die_max) = per(&self.die_busy);
+        let (channel_mean, channel_max) = per(&self.channel_busy);
+        let rate = |n: f64| if span > 0.0 { n / span * 1e6 } else { 0.0 };
+        ArrayFigures {
+            spec: self.spec,
+            queue_depth: self.queue_depth as u32,
+            time_scale: self.time_scale,
+            span_us: span,
+            read: self.reads.summary(),
+            write: self.writes.summary(),
+            iops: rate((self.reads.hist.len() + self.writes.hist.len()) as f64),
+            mb_per_s: rate(self.bytes as f64) / 1e6,
+            die_utilization: (die_mean, die_max),
+            channel_utilization: (channel_mean, channel_max),
+            depth_mean: if span > 0.0 {
+                self.depth_area / span
+            } else {
+                0.0
+            },
+            depth_max: self.depth_max,
+            requests: self.requests,
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! The report's multi-chip array component: response times (queue + service) per read and write,
+//! throughput, die and channel utilization and queue depth, from the event-driven timing
+//! ([`crate::array::Timeline`]). Present only when the array model is on (more than one plane-unit, or
+//! `queue_depth` or `time_scale` given): a run of today's single chip has none of these keys.
+
+use super::keys::{num, Component, Keys, Section, Unit};
+use crate::array::ArraySpec;
+use serde_json::Value;
+
+/// Response times of one kind of request, in microseconds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ResponseSummary {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+    /// (response time, fraction of requests at or below it) at fixed quantiles, for CDF plots.
+    pub cdf: Vec<(f64, f64)>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ArrayFigures {
+    pub spec: ArraySpec,
+    pub queue_depth: u32,
+    pub time_scale: f64,
+    /// From the first arrival to the last end of anything.
+    pub span_us: f64,
+    pub read: ResponseSummary,
+    pub write: ResponseSummary,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    /// (mean over dies, most busy die): busy time over the span.
+    pub die_utilization: (f64, f64),
+    pub channel_utilization: (f64, f64),
+    /// Read and write requests in the system (waiting in the host or in the device), averaged over the span, and the most.
+    pub depth_mean: f64,
+    pub depth_max: u64,
+    pub requests: u64,
+}
+
+/// The array component of a report: none when the array model is off.
+pub(super) struct Array<'a>(pub Option<&'a ArrayFigures>);
+
+impl Component for Array<'_> {
+    /// The array's keys (with a schema sink, every key the component can have).
+    fn visit(&self, k: &mut Keys) {
+        let default = ArrayFigures::default();
+        match self.0 {
+            Some(a) => put(k, a),
+            None if k.schema() => put(k, &default),
+            None => {}
+        }
+    }
+}
+
+fn put(k: &mut Keys, a: &ArrayFigures) {
+    k.section(Section::Response);
+    let s = &a.spec;
+    k.shown(false);
+    for (key, what, v) in [
+        ("array.channels", "flash channels", s.channels),
+        (
+            "array.chips_per_channel",
+            "chips on each channel",
+            s.chips_per_channel,
+        ),
+        ("array.dies_per_chip", "dies in each chip", s.dies_per_chip),
+        (
+            "array.planes_per_die",
+            "planes in each die",
+            s.planes_per_die,
+        ),
+        (
+            "array.queue_depth",
+            "most requests in the device at once (queue_depth)",
+            a.queue_depth,
+        ),
+    ] {
+        k.put(key, Unit::Count, what, v);
+    }
+    k.put(
+        "array.time_scale",
+        Unit::Ratio,
+        "request arrivals at trace time x this (time_scale)",
+        num(a.time_scale),
+    );
+    k.put(
+        "array.span_us",
+        Unit::Us,
+        "from the first request's arrival to the end of the last operation",
+        num(a.span_us),
+    );
+    for (name, r) in [("read", &a.read), ("write", &a.write)] {
+        let what = |s: &str| {
+            format!("{s} of {name} requests, from arrival to completion (queue + service)")
+        };
+        k.shown(false).put(
+            format!("response_us.{name}.count"),
+            Unit::Count,
+            &format!("{name} requests with a response time"),
+            r.count,
+        );
+        k.shown(true).put(
+            format!("response_us.{name}.mean"),
+            Unit::Us,
+            &what("mean response time"),
+            num(r.mean),
+        );
+        k.shown(false).put(
+            format!("response_us.{name}.p50"),
+            Unit::Us,
+            &what("median response time"),
+            num(r.p50),
+        );
+        k.shown(true).put(
+            format!("response_us.{name}.p99"),
+            Unit::Us,
+            &what("99th percentile response time (3 significant figures)"),
+            num(r.p99),
+        );
+        k.shown(false).put(
+            format!("response_us.{name}.p99_9"),
+            Unit::Us,
+            &what("99.9th percentile response time (3 significant figures)"),
+            num(r.p99_9),
+        );
+        k.shown(true).put(
+            format!("response_us.{name}.max"),
+            Unit::Us,
+            &what("longest response time"),
+            num(r.max),
+        );
+        let cdf: Vec<Value> = r
+            .cdf
+            .iter()
+            .map(|&(us, q)| Value::from(vec![num(us), num(q)]))
+            .collect();
+        k.shown(false).put(
+            format!("response_us.{name}.cdf"),
+            Unit::Histogram,
+            &format!(
+                "[response time in us, fraction of {name} requests at or below it] at every percent and at \
+                 99.5, 99.9, 99.95, 99.99, 99.999 and 100"
+            ),
+            Value::Array(cdf),
+        );
+    }
+    k.shown(true).put(
+        "throughput.iops",
+        Unit::PerSecond,
+        "read and write requests completed per second of the span",
+        num(a.iops),
+    );
+    k.put(
+        "throughput.mb_per_s",
+        Unit::PerSecond,
+        "megabytes (10^6 bytes) read and written per second of the span",
+        num(a.mb_per_s),
+    );
+    for (name, (mean, max)) in [
+        ("die", a.die_utilization),
+        ("channel", a.channel_utilization),
+    ] {
+        k.shown(true).put(
+            format!("utilization.{name}.mean"),
+            Unit::Ratio,
+            &format!("busy time of a {name} over the span, mean over every {name}"),
+            num(mean),
+        );
+        k.shown(false).put(
+            format!("utilization.{name}.max"),
+            Unit::Ratio,
+            &format!("busy time of the busiest {name} over the span"),
+            num(max),
+        );
+    }
+    k.shown(true).put(
+        "queue.depth.mean",
+        Unit::Count,
+        "read and write requests in the system (waiting in the host or in the device), averaged over the span",
+        num(a.depth_mean),
+    );
+    k.shown(false).put(
+        "queue.depth.max",
+        Unit::Count,
+        "most read and write requests in the system at once",
+        a.depth_max,
+    );
+}

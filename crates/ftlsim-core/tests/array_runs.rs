@@ -1,0 +1,316 @@
+//! The array model in whole runs: physical limits (throughput at the dies' or the channels' bound,
+//! utilization never above 1, Little's law), every scheme's integrity and power cuts on a 2 x 2 array, and
+//! today's single chip unchanged when the model is off.
+
+mod common;
+
+use common::trace_files::real;
+use ftlsim_core::config::DeviceOverrides;
+use ftlsim_core::ftl::SCHEMES;
+use ftlsim_core::report::Report;
+use ftlsim_core::request::{Op, Request};
+use ftlsim_core::sim::{run, run_requests, Precondition, SimConfig};
+
+/// 2 KiB pages, 64 a block, 200 us program, 50 us read, on `channels` x `chips` single-die chips whose
+/// channels move `mts` MB/s; page-mapped, 16 MiB.
+fn array(channels: u32, chips: u32, mts: f64) -> SimConfig {
+    SimConfig {
+        ftl: "page".into(),
+        device: DeviceOverrides {
+            page_bytes: Some(2048),
+            pages_per_block: Some(64),
+            read_us: Some(50.0),
+            program_us: Some(200.0),
+            channels: Some(channels),
+            chips_per_channel: Some(chips),
+            channel_mts: Some(mts),
+            ..Default::default()
+        },
+        capacity: Some("16MiB".into()),
+        queue_depth: Some(32),
+        ..Default::default()
+    }
+}
+
+fn sequential(op: Op, pages: u64) -> Vec<Request> {
+    (0..pages)
+        .map(|p| Request::new(0.0, op, p * 2048, 2048))
+        .collect()
+}
+
+fn mb_per_s(cfg: &SimConfig, op: Op) -> f64 {
+    let mut cfg = cfg.clone();
+    if op == Op::Read {
+        cfg.precondition = Precondition::Full;
+    }
+    let r = run_requests(&cfg, sequential(op, 8192)).unwrap();
+    check_limits(&r);
+    r.num("throughput.mb_per_s")
+}
+
+/// Utilization is a share of the span, queue depth and response times are consistent (Little's law).
+fn check_limits(r: &Report) {
+    for key in [
+        "utilization.die.mean",
+        "utilization.die.max",
+        "utilization.channel.mean",
+        "utilization.channel.max",
+    ] {
+        let u = r.num(key);
+        assert!((0.0..=1.0).contains(&u), "{key} = {u}");
+    }
+    let (reads, writes) = (
+        r.count("response_us.read.count") as f64,
+        r.count("response_us.write.count") as f64,
+    );
+    let mean_response = (reads * r.num("response_us.read.mean")
+        + writes * r.num("response_us.write.mean"))
+        / (reads + writes);
+    let little = r.num("throughput.iops") / 1e6 * mean_response;
+    let depth = r.num("queue.depth.mean");
+    assert!(
+        (depth - little).abs() <= 0.01 * little,
+        "Little's law: mean depth {depth} vs throughput x response {little}"
+    );
+}
+
+fn within(got: f64, want: f64, share: f64) {
+    assert!(
+        (got - want).abs() <= share * want,
+        "{got} is not within {}% of {want}",
+        share * 100.0
+    );
+}
+
+#[test]
+fn sequential_writes_run_at_the_dies_bound_or_the_channels() {
+    // 4 dies on 2 fast channels (2,048 MT/s: a page moves in 1 us): the dies bound it, 4 x 2 KiB / 200 us.
+    within(
+        mb_per_s(&array(2, 2, 2048.0), Op::Write),
+        4.0 * 2048.0 / 200.0,
+        0.02,
+    );
+    // 8 dies on 1 slow channel (10 MT/s): the channel bounds it, 10 MB/s.
+    within(mb_per_s(&array(1, 8, 10.0), Op::Write), 10.0, 0.02);
+}
+
+#[test]
+fn sequential_reads_run_at_the_dies_bound_or_the_channels() {
+    within(
+        mb_per_s(&array(2, 2, 20480.0), Op::Read),
+        4.0 * 2048.0 / 50.0,
+        0.02,
+    );
+    within(mb_per_s(&array(1, 8, 10.0), Op::Read), 10.0, 0.02);
+}
+
+#[test]
+fn more_dies_serve_a_loaded_trace_faster() {
+    // Financial1 with arrivals 20 times as fast: queueing on one die, less on 16.
+    let run_on = |chips: u32| {
+        let cfg = SimConfig {
+            ftl: "page".into(),
+            preset: Some("mlc-k9gag08".into()),
+            device: DeviceOverrides {
+                chips_per_channel: Some(chips),
+                ..Default::default()
+            },
+            time_scale: Some(0.05),
+            wrap: true,
+            capacity: Some("1GiB".into()),
+            ..Default::default()
+        };
+        let trace = real("umass_financial1_first10k.ssdsim.ascii");
+        let r = run(&cfg, trace.to_str().unwrap(), &mut |_| true).unwrap();
+        check_limits(&r);
+        r
+    };
+    let (one, many) = (run_on(1), run_on(16));
+    assert!(one.num("response_us.write.p99") > 2.0 * many.num("response_us.write.p99"));
+    // Service time (the serial sum charged to each request) does not depend on the dies; queueing does.
+    assert_eq!(
+        one.num("latency_us.read.mean"),
+        many.num("latency_us.read.mean")
+    );
+    assert!(one.num("response_us.read.mean") >= one.num("latency_us.read.mean"));
+}
+
+#[test]
+fn the_single_chip_has_no_array_keys_and_the_same_counts_with_queueing_on() {
+    let mut cfg = array(1, 1, 100.0);
+    cfg.queue_depth = None;
+    let requests = sequential(Op::Write, 512);
+    let off = run_requests(&cfg, requests.clone()).unwrap();
+    assert!(off.get("response_us.write.mean").is_none());
+    cfg.queue_depth = Some(1);
+    let on = run_requests(&cfg, requests).unwrap();
+    assert_eq!(on.get("flash.page_writes"), off.get("flash.page_writes"));
+    assert_eq!(on.get("time_us.total"), off.get("time_us.total"));
+    // One die, one request at a time: the response is the service time plus the page's transfer (20.48 us).
+    within(
+        on.num("response_us.write.mean"),
+        off.num("latency_us.write.mean") + 20.48,
+        1e-9,
+    );
+}
+
+/// A random mix of reads, writes and trims arriving every 50 us, over 128 logical pages of 512 B.
+fn mixed(n: u64) -> Vec<Request> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..n)
+        .map(|i| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let lpn = (x >> 33) % 128;
+            let pages = ((x >> 20) % 3 + 1).min(128 - lpn);
+            let op = match (x >> 50) % 8 {
+                0 | 1 => Op::Read,
+                2 => Op::Trim,
+                _ => Op::Write,
+            };
+            Request::new(50.0 * (i + 1) as f64, op, lpn * 512, pages * 512)
+        })
+        .collect()
+}
+
+#[test]
+fn every_scheme_keeps_its_data_through_power_cuts_on_a_2x2_array() {
+    for scheme in SCHEMES {
+        let cfg = SimConfig {
+            ftl: scheme.name.into(),
+            device: DeviceOverrides {
+                pages_per_block: Some(2),
+                channels: Some(2),
+                dies_per_chip: Some(2),
+                ..Default::default()
+            },
+            capacity: Some(format!("{}", 128 * 512)),
+            queue_depth: Some(4),
+            ..Default::default()
+        };
+        let requests = mixed(3000);
+        let r = run_requests(&cfg, requests.clone())
+            .unwrap_or_else(|e| panic!("{} on a 2x2 array: {e}", scheme.name));
+        assert_eq!(r.count("config.pages_per_block"), 8, "{}", scheme.name);
+        check_limits(&r);
+        let cut = SimConfig {
+            power_cuts: 20,
+            ..cfg.clone()
+        };
+        let r = run_requests(&cut, requests)
+            .unwrap_or_else(|e| panic!("{} with power cuts on a 2x2 array: {e}", scheme.name));
+        // A cut that loses the write in flight shortens the run: a few planned cuts may not land.
+        assert!(r.count("power.cuts") >= 15, "{}", scheme.name);
+        assert_eq!(
+            r.count("power.cuts_survived"),
+            r.count("power.cuts"),
+            "{}",
+            scheme.name
+        );
+    }
+}
+
+#[test]
+fn bad_array_settings_say_what_is_wrong_and_how_to_fix_it() {
+    let mut cfg = array(0, 2, -5.0);
+    cfg.queue_depth = Some(0);
+    cfg.time_scale = Some(f64::NAN);
+    let err = run_requests(&cfg, sequential(Op::Write, 4))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    for says in ["channels=0", "e.g. channels=1", "channel_mts=-5"] {
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    let mut cfg = array(1, 1, 100.0);
+    cfg.queue_depth = Some(0);
+    cfg.time_scale = Some(-1.0);
+    let err = run_requests(&cfg, sequential(Op::Write, 4))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    for says in ["queue_depth=0", "time_scale=-1", "e.g. time_scale=1"] {
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    let mut cfg = array(8, 8, 100.0);
+    cfg.device.dies_per_chip = Some(8);
+    cfg.device.planes_per_die = Some(16);
+    let err = run_requests(&cfg, sequential(Op::Write, 4))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("= 8192 planes, more than the 4096"), "{err}");
+}
+
+#[test]
+fn mqsim_default_stripes_128_planes_and_shrinks_with_blocks_per_plane() {
+    let spec = ftlsim_core::config::DeviceSpec::resolve(
+        Some("mqsim-default"),
+        &DeviceOverrides {
+            blocks_per_plane: Some(4),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(spec.array.units(), 128);
+    assert_eq!(spec.scheme_pages_per_block(), 256 * 128);
+    // 4 blocks per plane x 128 planes x 256 pages x 8 KiB = 1 GiB.
+    assert_eq!(spec.preset_capacity_bytes, Some(1 << 30));
+    let err = ftlsim_core::config::DeviceSpec::resolve(
+        Some("mqsim-default"),
+        &DeviceOverrides {
+            blocks_per_plane: Some(0),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("blocks_per_plane=0 must be from 1"), "{err}");
+}
+
+/// The benchmark: flash operations per wall second with the event model off and on, on the same 600,000
+/// random requests (a fifth reads) over 64 MiB of 2 KiB pages, full data blocks, page-mapped and DFTL. Run
+/// with `cargo test --release -p ftlsim-core --test array_runs -- --ignored --nocapture`.
+#[test]
+#[ignore = "a benchmark: prints speeds; run it alone on a quiet machine"]
+fn the_event_model_runs_at_least_half_as_fast_as_the_serial_sum() {
+    let pages = 64 * 1024 * 1024 / 2048u64;
+    let mut x: u64 = 7;
+    let requests: Vec<Request> = (0..600_000)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let op = if (x >> 60) < 3 { Op::Read } else { Op::Write };
+            Request::new(0.0, op, (x >> 20) % pages * 2048, 2048)
+        })
+        .collect();
+    for scheme in ["page", "dftl"] {
+        let speed = |queue_depth: Option<u32>, channels: u32| {
+            let mut cfg = array(channels, 1, 333.0);
+            cfg.ftl = scheme.into();
+            cfg.capacity = Some("64MiB".into());
+            cfg.precondition = Precondition::Full;
+            cfg.queue_depth = queue_depth;
+            let r = run_requests(&cfg, requests.clone()).unwrap();
+            (r.num("sim.flash_ops_per_s"), r.count("flash.page_writes"))
+        };
+        // Best of three each, to damp a shared machine's noise.
+        let best = |q, c| {
+            (0..3)
+                .map(|_| speed(q, c))
+                .fold((0.0f64, 0), |a, b| (a.0.max(b.0), b.1))
+        };
+        let (off, writes_off) = best(None, 1);
+        let (on, writes_on) = best(Some(32), 1);
+        let (array, _) = best(Some(32), 4);
+        println!(
+            "{scheme}: flash ops/s serial {off:.0}, event model on one die {on:.0} ({:.0}%), on 4 channels {array:.0} ({:.0}%)",
+            100.0 * on / off,
+            100.0 * array / off
+        );
+        assert_eq!(writes_on, writes_off, "the model changes no count");
+        assert!(on >= 0.5 * off, "{scheme}: {on} < half of {off}");
+    }
+}

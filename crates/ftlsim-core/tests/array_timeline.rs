@@ -1,0 +1,221 @@
+//! Golden timelines of the event-driven array model (`array/timeline.rs`), worked by hand: the exact start
+//! and end of every operation, every response time, and the figures over the run.
+//!
+//! The device: 100 B pages and 10 B spares over a channel of 10 MT/s x 1 byte (a page moves in 10 us, a
+//! spare in 1 us), no command overhead; read 50 us, program 200 us, erase 1,000 us. A scheme block of 4
+//! pages striped over 2 dies: page `p` is on die `p mod 2`.
+
+use ftlsim_core::array::{ArraySpec, FlashOp, Kind, Span, Timeline};
+use ftlsim_core::config::Timing;
+
+const TIMING: Timing = Timing {
+    read_us: 50.0,
+    spare_read_us: 20.0,
+    program_us: 200.0,
+    spare_program_us: 100.0,
+    erase_us: 1000.0,
+};
+
+fn timeline(channels: u32, dies_per_chip: u32, queue_depth: u32) -> Timeline {
+    let spec = ArraySpec {
+        channels,
+        chips_per_channel: 1,
+        dies_per_chip,
+        planes_per_die: 1,
+        channel_mts: Some(10.0),
+        channel_width_bytes: 1,
+        command_us: 0.0,
+    };
+    let mut t = Timeline::new(spec, &TIMING, 100, 10, 4, queue_depth, 1.0);
+    t.keep_spans();
+    t
+}
+
+/// Four requests: a two-page write, two reads, and a write that triggers a garbage collection (a copy of
+/// page 3 to page 5, an erase of block 0) before it programs page 6. Returns the response times.
+fn four_requests(t: &mut Timeline) -> [f64; 4] {
+    t.begin_request(Kind::Write, 10.0, 200);
+    t.op(FlashOp::Program, 0);
+    t.op(FlashOp::Program, 1);
+    let a = t.end_request();
+    t.begin_request(Kind::Read, 15.0, 100);
+    t.op(FlashOp::Read, 0);
+    let b = t.end_request();
+    t.begin_request(Kind::Read, 16.0, 100);
+    t.op(FlashOp::Read, 1);
+    let c = t.end_request();
+    t.begin_request(Kind::Write, 20.0, 100);
+    t.op(FlashOp::Read, 3);
+    t.op(FlashOp::Program, 5);
+    t.op(FlashOp::Erase, 0);
+    t.op(FlashOp::Program, 6);
+    let d = t.end_request();
+    [a, b, c, d]
+}
+
+fn spans(t: &Timeline) -> Vec<(FlashOp, u32, u32, f64, f64)> {
+    t.spans()
+        .iter()
+        .map(
+            |&Span {
+                 op,
+                 die,
+                 channel,
+                 start,
+                 end,
+             }| (op, die, channel, start, end),
+        )
+        .collect()
+}
+
+#[test]
+fn two_dies_on_one_channel() {
+    use FlashOp::*;
+    let mut t = timeline(1, 2, 8);
+    let responses = four_requests(&mut t);
+    assert_eq!(
+        spans(&t),
+        vec![
+            // The write: page 0 moves over the channel 10-20 and programs until 220; page 1 waits for the
+            // channel, moves 20-30, programs until 230.
+            (Program, 0, 0, 10.0, 220.0),
+            (Program, 1, 0, 20.0, 230.0),
+            // The reads wait for their dies: array 220-270 then transfer 270-280; array 230-280, then the
+            // channel is free at 280: transfer 280-290.
+            (Read, 0, 0, 220.0, 280.0),
+            (Read, 1, 0, 230.0, 290.0),
+            // The GC's copy: read page 3 on die 1 (290-340, out 340-350), its program after it (350-560).
+            (Read, 1, 0, 290.0, 350.0),
+            (Program, 1, 0, 350.0, 560.0),
+            // The erase after the copy, on both dies at once.
+            (Erase, 0, 0, 560.0, 1560.0),
+            (Erase, 1, 0, 560.0, 1560.0),
+            // The host page after the erase on its die.
+            (Program, 0, 0, 1560.0, 1770.0),
+        ]
+    );
+    assert_eq!(responses, [220.0, 265.0, 274.0, 1750.0]);
+    let f = t.figures();
+    assert_eq!(f.span_us, 1760.0);
+    assert_eq!((f.read.count, f.read.mean, f.read.max), (2, 269.5, 274.0));
+    assert_eq!(
+        (f.write.count, f.write.mean, f.write.max),
+        (2, 985.0, 1750.0)
+    );
+    // Die 0 busy 210 + 60 + 1,000 + 210 = 1,480 us; die 1 210 + 60 + 60 + 210 + 1,000 = 1,540 us.
+    assert!((f.die_utilization.0 - 3020.0 / 2.0 / 1760.0).abs() < 1e-12);
+    assert!((f.die_utilization.1 - 1540.0 / 1760.0).abs() < 1e-12);
+    // The channel moved seven pages (the erase's command takes no time here).
+    assert!((f.channel_utilization.0 - 70.0 / 1760.0).abs() < 1e-12);
+    // In the system: 1 (10-15), 2 (15-16), 3 (16-20), 4 (20-230), 3 (230-280), 2 (280-290), 1 (290-1,770).
+    assert!((f.depth_mean - 2509.0 / 1760.0).abs() < 1e-12);
+    assert_eq!(f.depth_max, 4);
+    assert!((f.iops - 4.0 / 1760.0 * 1e6).abs() < 1e-9);
+    assert!((f.mb_per_s - 500.0 / 1760.0).abs() < 1e-12);
+    // Little's law holds exactly: mean depth = throughput x mean response.
+    let mean_response = responses.iter().sum::<f64>() / 4.0;
+    assert!((f.depth_mean - f.iops / 1e6 * mean_response).abs() < 1e-12);
+}
+
+#[test]
+fn two_dies_on_two_channels() {
+    use FlashOp::*;
+    let mut t = timeline(2, 1, 8);
+    let responses = four_requests(&mut t);
+    assert_eq!(
+        spans(&t),
+        vec![
+            // Each die has its own channel: both pages move at 10-20 and program until 220.
+            (Program, 0, 0, 10.0, 220.0),
+            (Program, 1, 1, 10.0, 220.0),
+            (Read, 0, 0, 220.0, 280.0),
+            (Read, 1, 1, 220.0, 280.0),
+            (Read, 1, 1, 280.0, 340.0),
+            (Program, 1, 1, 340.0, 550.0),
+            (Erase, 0, 0, 550.0, 1550.0),
+            (Erase, 1, 1, 550.0, 1550.0),
+            (Program, 0, 0, 1550.0, 1760.0),
+        ]
+    );
+    assert_eq!(responses, [210.0, 265.0, 264.0, 1740.0]);
+    let f = t.figures();
+    assert_eq!(f.span_us, 1750.0);
+    assert!((f.channel_utilization.1 - 40.0 / 1750.0).abs() < 1e-12);
+}
+
+#[test]
+fn a_full_device_queue_holds_requests_in_the_host() {
+    use FlashOp::*;
+    // Queue depth 1, closed loop (no trace times): the second write is submitted when the first completes.
+    let mut t = timeline(1, 2, 1);
+    assert_eq!(t.begin_request(Kind::Write, 0.0, 100), 0.0);
+    t.op(Program, 0);
+    assert_eq!(t.end_request(), 210.0);
+    assert_eq!(t.begin_request(Kind::Write, 0.0, 100), 210.0);
+    t.op(Program, 1);
+    assert_eq!(t.end_request(), 210.0);
+    // Open loop: a read arriving at 500 while the device holds nothing starts at once; one arriving at 510
+    // waits in the host until 570 and its wait counts.
+    assert_eq!(t.begin_request(Kind::Read, 500.0, 100), 500.0);
+    t.op(Read, 0);
+    assert_eq!(t.end_request(), 60.0);
+    assert_eq!(t.begin_request(Kind::Read, 510.0, 100), 560.0);
+    t.op(Read, 1);
+    assert_eq!(t.end_request(), 110.0);
+    assert_eq!(spans(&t)[3], (Read, 1, 0, 560.0, 620.0));
+    let f = t.figures();
+    assert_eq!(f.depth_max, 2);
+    assert!(f.die_utilization.1 <= 1.0);
+}
+
+#[test]
+fn spare_accesses_move_the_spare_and_background_work_follows_the_last_request() {
+    use FlashOp::*;
+    let mut t = timeline(1, 1, 4);
+    t.begin_request(Kind::Read, 100.0, 100);
+    t.op(SpareRead, 2);
+    t.op(SpareProgram, 2);
+    assert_eq!(t.end_request(), 20.0 + 1.0 + 1.0 + 100.0);
+    t.begin_background();
+    t.op(Erase, 4);
+    t.end_background();
+    // Operations outside a request or background work (mounting) are not timed.
+    t.op(Program, 0);
+    assert_eq!(
+        spans(&t),
+        vec![
+            (SpareRead, 0, 0, 100.0, 121.0),
+            (SpareProgram, 0, 0, 121.0, 222.0),
+            (Erase, 0, 0, 222.0, 1222.0),
+        ]
+    );
+    assert_eq!(t.figures().span_us, 1122.0);
+}
+
+#[test]
+fn a_transfer_takes_an_earlier_gap_on_its_channel() {
+    use FlashOp::*;
+    let mut t = timeline(1, 2, 8);
+    t.begin_request(Kind::Write, 10.0, 100);
+    t.op(Program, 0);
+    t.end_request();
+    // The read waits for die 0 (until 220) and books the channel at 270-280.
+    t.begin_request(Kind::Read, 11.0, 100);
+    t.op(Read, 0);
+    t.end_request();
+    // The program on die 1 is ready at 12: the channel is free 20-30, before the read's transfer.
+    t.begin_request(Kind::Write, 12.0, 100);
+    t.op(Program, 1);
+    assert_eq!(t.end_request(), 230.0 - 12.0);
+    assert_eq!(
+        spans(&t),
+        vec![
+            (Program, 0, 0, 10.0, 220.0),
+            (Read, 0, 0, 220.0, 280.0),
+            (Program, 1, 0, 20.0, 230.0),
+        ]
+    );
+    // A request without flash work (a read of a page never written) completes when it is submitted.
+    t.begin_request(Kind::Read, 13.0, 100);
+    assert_eq!(t.end_request(), 0.0);
+}

@@ -1,0 +1,60 @@
+"""The multi-chip array model from Python and the command line: its report keys, `compare --plot-latency`
+(response-time CDFs per scheme), and a clear error where there are no response times to draw."""
+
+import json
+
+import matplotlib.image
+from click.testing import CliRunner
+
+import ftlsim
+from ftlsim.cli import main
+
+WORKLOAD = "uniform:writes=4000,seed=1,read_share=0.3"
+
+
+def test_an_array_run_reports_response_times_throughput_and_utilization():
+    r = ftlsim.simulate(WORKLOAD, ftl="dftl", preset="mqsim-default", blocks_per_plane=1, queue_depth=8)
+    d = r.to_dict()
+    assert d["array.channels"] == 8 and d["array.planes_per_die"] == 2 and d["array.queue_depth"] == 8
+    assert d["config.pages_per_block"] == 256 * 128
+    assert 0 < d["utilization.die.mean"] <= d["utilization.die.max"] <= 1
+    assert d["response_us.write.count"] + d["response_us.read.count"] == 4000
+    assert d["response_us.write.p50"] <= d["response_us.write.p99"] <= d["response_us.write.max"]
+    # Closed loop at depth 8: about 8 requests in the system, and Little's law.
+    assert 7 < d["queue.depth.mean"] <= 8 and d["queue.depth.max"] == 8
+    mean = (d["response_us.read.mean"] * d["response_us.read.count"]
+            + d["response_us.write.mean"] * d["response_us.write.count"]) / 4000
+    assert abs(d["queue.depth.mean"] - d["throughput.iops"] / 1e6 * mean) < 0.01 * d["queue.depth.mean"]
+    cdf = d["response_us.write.cdf"]
+    assert cdf[-1] == [d["response_us.write.max"], 1.0] and len(cdf) == 106
+
+
+def test_the_single_chip_has_no_array_keys():
+    d = ftlsim.simulate("uniform:writes=500,seed=1", ftl="page").to_dict()
+    assert not any(k.startswith(("response_us.", "throughput.", "utilization.", "queue.")) for k in d)
+
+
+def test_compare_plot_latency_draws_cdfs(tmp_path):
+    out = tmp_path / "cdf.png"
+    result = CliRunner().invoke(main, ["compare", WORKLOAD, "--ftl", "page,dftl", "-p", "queue_depth=4",
+                                       "-p", "channels=2", "--plot-latency", str(out)])
+    assert result.exit_code == 0, result.output
+    height, width, _ = matplotlib.image.imread(out).shape
+    assert width > 1000 and height > 400  # two panels, read and write
+
+
+def test_plot_latency_without_response_times_is_bad_input(tmp_path):
+    out = tmp_path / "cdf.png"
+    result = CliRunner().invoke(main, ["compare", "uniform:writes=300,seed=1", "--ftl", "page",
+                                       "--plot-latency", str(out)])
+    assert result.exit_code == 2
+    assert "no response times" in result.output and "queue_depth" in result.output
+    assert not out.exists()
+
+
+def test_bad_array_settings_are_bad_input():
+    for option, says in (("channels=0", "e.g. -p channels=1"), ("queue_depth=0", "e.g. -p queue_depth=32"),
+                         ("time_scale=-1", "e.g. -p time_scale=1")):
+        result = CliRunner().invoke(main, ["run", "uniform:writes=10", "-p", option])
+        assert result.exit_code == 2, result.output
+        assert option in result.output and says in result.output, result.output
