@@ -1,7 +1,6 @@
 """The multi-chip array model from Python and the command line: its report keys, `compare --plot-latency`
 (response-time CDFs per scheme), and a clear error where there are no response times to draw."""
 
-import json
 
 import matplotlib.image
 from click.testing import CliRunner

@@ -20,7 +20,7 @@ pub fn generate(
 ) -> Result<u64> {
     if output.as_os_str().is_empty() {
         return Err(SimError::param(
-            "generate: the output path is empty; name a file such as out.csv"
+            "generate: the output path is empty; name a file such as out.csv",
         ));
     }
     if let (Ok(a), Ok(b)) = (std::fs::canonicalize(trace), std::fs::canonicalize(output)) {

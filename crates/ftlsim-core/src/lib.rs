@@ -22,6 +22,7 @@ pub mod catalog;
 pub mod config;
 pub mod device;
 pub mod error;
+pub mod figure;
 pub mod ftl;
 pub mod generate;
 pub mod nand;

@@ -72,7 +72,7 @@ pub struct Report {
     pub latency_read: LatencySummary,
     pub latency_write: LatencySummary,
     /// Response times, throughput, utilization and queue depth, when the array model is on.
-    pub array: Option<array::ArrayFigures>,
+    pub array: Option<crate::array::ArrayFigures>,
     /// Erases during preconditioning (before the counters were zeroed).
     pub precondition_erases: u64,
     pub power: PowerFigures,

@@ -240,7 +240,10 @@ fn bad_array_settings_say_what_is_wrong_and_how_to_fix_it() {
         .map(|_| ())
         .unwrap_err()
         .to_string();
-    assert!(err.contains("= 8192 planes, more than the 4096"), "{err}");
+    assert!(
+        err.contains("planes_per_die=8192 planes are more than the 4096"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -85,7 +85,9 @@ fn error_with(py: Python<'_>, message: String, fields: Fields) -> PyErr {
 fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     use ftlsim_core::device::FlashError::{NandRule, OutOfSpace, WornOut};
     use SimError::{Durability, Flash, Integrity};
-    if let Flash(NandRule { .. } | OutOfSpace { .. } | WornOut { .. }) | Integrity { .. } | Durability(_) = e
+    if let Flash(NandRule { .. } | OutOfSpace { .. } | WornOut { .. })
+    | Integrity { .. }
+    | Durability(_) = e
     {
         return RunFailedError::new_err(e.to_string());
     }
@@ -271,7 +273,8 @@ fn resolve_params<'py>(
     params: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let given = to_value("scheme parameters", params)?;
-    let resolved = ftlsim_core::ftl::resolve_params(ftl, &given).map_err(|e| sim_err(py, e.into()))?;
+    let resolved =
+        ftlsim_core::ftl::resolve_params(ftl, &given).map_err(|e| sim_err(py, e.into()))?;
     to_py(py, &resolved)
 }
 

@@ -19,10 +19,11 @@
 //! today's serial sum, no new report keys. Otherwise every request gets a response time from the
 //! [`Timeline`]; the serial `latency_us.*` (service time) is reported beside it, unchanged.
 
-mod geometry;
+mod figures;
 mod timeline;
 
-pub use geometry::ArraySpec;
+pub use crate::config::ArraySpec;
+pub use figures::{ArrayFigures, ResponseSummary};
 pub use timeline::{FlashOp, Kind, Span, Timeline};
 
 /// Requests in the device at once when `queue_depth` is not given (an NVMe queue's usual depth in fio runs).
@@ -58,10 +59,10 @@ pub fn timeline_for(
     g: &crate::config::Geometry,
     queue_depth: Option<u32>,
     time_scale: Option<f64>,
-) -> crate::error::Result<Option<Box<Timeline>>> {
+) -> Result<Option<Box<Timeline>>, crate::config::ConfigError> {
     let problems = run_option_problems(queue_depth, time_scale);
     if !problems.is_empty() {
-        return Err(crate::error::SimError::param(problems.join("; ")));
+        return Err(crate::config::ConfigError::Param(problems.join("; ")));
     }
     if !spec.array_model_on(queue_depth, time_scale) {
         return Ok(None);

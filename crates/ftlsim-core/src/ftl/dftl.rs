@@ -139,7 +139,7 @@ use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
 use crate::nand::OpClass;
-use crate::report::keys::{Figure, Unit};
+use crate::figure::{Figure, Unit};
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, FlashCounts};
 use serde::{Deserialize, Serialize};

@@ -71,7 +71,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Result;
 use crate::device::{Device, RequestInfo};
-use crate::report::keys::{Figure, Unit};
+use crate::figure::{Figure, Unit};
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

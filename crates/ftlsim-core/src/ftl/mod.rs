@@ -21,7 +21,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::{Device, RequestInfo};
 use crate::device::{FlashError, Result};
-use crate::report::keys::Figure;
+use crate::figure::Figure;
 use crate::request::Op;
 use common::profiles::Profile;
 use serde::de::DeserializeOwned;

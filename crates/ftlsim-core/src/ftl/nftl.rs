@@ -88,7 +88,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
-use crate::report::keys::{Figure, Unit};
+use crate::figure::{Figure, Unit};
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -41,7 +41,7 @@ use crate::addr::{Lbn, Lpn, Opt, Token};
 use crate::config::{check_op_us, parse_size_of, ConfigError, Geometry};
 use crate::device::Result;
 use crate::device::{Device, RequestInfo};
-use crate::report::keys::{Figure, Unit};
+use crate::figure::{Figure, Unit};
 use crate::request::Tag;
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;

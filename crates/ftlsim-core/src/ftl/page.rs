@@ -48,7 +48,7 @@ use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
 use crate::nand::OpClass;
-use crate::report::keys::{Figure, Unit};
+use crate::figure::{Figure, Unit};
 use crate::request::Op;
 use crate::sparse::SparseVec;
 use serde::{Deserialize, Serialize};

@@ -65,7 +65,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
-use crate::report::keys::{Figure, Unit};
+use crate::figure::{Figure, Unit};
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};

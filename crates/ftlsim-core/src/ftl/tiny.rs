@@ -111,7 +111,7 @@ use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::{FlashError, Result};
-use crate::report::keys::{Figure, Unit};
+use crate::figure::{Figure, Unit};
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};

@@ -2,24 +2,9 @@
 //! report ([`Component`]) names its own keys through [`Keys`], and the same walk gives a report's values or the
 //! schema. A leaf: the schemes declare their own figures with [`Figure`] and [`Unit`] from here.
 
+pub use crate::figure::{Figure, Unit};
 use serde::Serialize;
 use serde_json::Value;
-
-/// What a key measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Unit {
-    Count,
-    Pages,
-    Bytes,
-    Us,
-    Seconds,
-    Ratio,
-    PerSecond,
-    Text,
-    Flag,
-    Histogram,
-}
 
 /// The report's sections, in the order the command line prints them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -50,17 +35,6 @@ pub struct KeyInfo {
     pub unit: Unit,
     pub section: Section,
     pub description: String,
-    pub table: bool,
-}
-
-/// A figure a scheme (or the NVRAM cache) reports of its own, declared on its registry row: the report's
-/// schema lists it in the Scheme section. A `<...>` part of the key is chosen at run time.
-#[derive(Clone, Copy, Debug)]
-pub struct Figure {
-    pub key: &'static str,
-    pub unit: Unit,
-    pub description: &'static str,
-    /// Shown in `ftlsim run`'s table (when not zero); every figure is in the JSON and CSV.
     pub table: bool,
 }
 

@@ -20,9 +20,7 @@ use crate::device::{CutPoint, Device, FlashError, RequestInfo};
 use crate::error::{DurabilityBroken, Result, SimError};
 use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
-use crate::report::{
-    BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times,
-};
+use crate::report::{BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times};
 use crate::request::{Op, Request};
 use crate::sparse::SparseVec;
 use crate::stats::Cause;

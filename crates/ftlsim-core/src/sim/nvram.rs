@@ -20,7 +20,7 @@ pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<Nvra
         None => {
             if cfg.nvram_regions.is_some() {
                 return Err(SimError::param(
-                    "nvram_regions is set but there is no NVRAM; pass nvram=SIZE too"
+                    "nvram_regions is set but there is no NVRAM; pass nvram=SIZE too",
                 ));
             }
             Ok(None)

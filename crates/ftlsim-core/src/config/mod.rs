@@ -3,9 +3,11 @@
 //! A preset sets geometry and timing together; every field can be overridden per run ([`DeviceOverrides`]),
 //! so that a test can build the papers' toy devices (4 pages a block, a handful of blocks).
 
+mod array;
+pub use array::ArraySpec;
+
 use crate::text::clip;
 pub use crate::text::{format_size, parse_size, parse_size_of, SizeError};
-use crate::array::ArraySpec;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
