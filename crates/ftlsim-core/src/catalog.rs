@@ -6,7 +6,7 @@ use crate::config::{DeviceOverrides, Preset, PRESETS};
 use crate::ftl::SCHEMES;
 use crate::sim::SimConfig;
 use crate::stats::{CacheKind, Cause, MergeKind};
-use crate::trace::workload::{WorkloadInfo, WORKLOADS};
+use crate::trace::workloads::workload::{WorkloadInfo, WORKLOADS};
 use crate::trace::{TraceOptions, FORMATS};
 use serde::Serialize;
 use serde_json::Value;

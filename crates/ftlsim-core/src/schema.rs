@@ -3,7 +3,7 @@
 //! checked against the one definition.
 
 use crate::sim::SimConfig;
-use crate::trace::devices::Devices;
+use crate::trace::layout::devices::Devices;
 use schemars::gen::SchemaGenerator;
 use schemars::schema::{RootSchema, Schema, SchemaObject, SubschemaValidation};
 use schemars::JsonSchema;
@@ -15,7 +15,7 @@ pub fn run_config() -> RootSchema {
 }
 
 /// `devices` is given as text (`fold`, `concat`, `"3,1"`), one device number or a list of them
-/// (see `trace/devices.rs`); it is written back as text.
+/// (see `trace/layout/devices.rs`); it is written back as text.
 impl JsonSchema for Devices {
     fn schema_name() -> String {
         "Devices".into()

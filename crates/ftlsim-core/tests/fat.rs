@@ -1,9 +1,9 @@
-//! The FAT model (`trace/fat.rs`): layout against the Microsoft FAT specification (fatgen103), files read
+//! The FAT model (`trace/workloads/fat.rs`): layout against the Microsoft FAT specification (fatgen103), files read
 //! back by walking the FAT chain, and the hot write references of the `fat-*` workloads (003 §5.1).
 
 use ftlsim_core::request::{Op, Request, Tag};
-use ftlsim_core::trace::fat::{Align, Allocation, FatFs, Layout, ROOT, SECTOR};
-use ftlsim_core::trace::workload::parse_spec;
+use ftlsim_core::trace::workloads::fat::{Align, Allocation, FatFs, Layout, ROOT, SECTOR};
+use ftlsim_core::trace::workloads::workload::parse_spec;
 use ftlsim_core::trace::RequestSource;
 
 #[test]

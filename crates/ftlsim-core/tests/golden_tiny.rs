@@ -245,7 +245,7 @@ fn superblock_collects_inside_itself_then_reclaims_from_another() {
 fn zone_switching_costs_the_zone_maps_page_writes_and_reads() {
     // On the paper's device a zone of 6,144 blocks has a 6,144 x 2 B = 12 KB map: 6 pages of 2 KB.
     assert_eq!(
-        ftlsim_core::ftl::common::zone_map::ZoneMap::pages_per_zone(6_144, 2, 2_048),
+        ftlsim_core::ftl::common::mechanisms::zone_map::ZoneMap::pages_per_zone(6_144, 2, 2_048),
         6
     );
     // A toy device of 2,048 blocks of 4 x 512 B pages in zones of 1,024 blocks: a chip of a little over

@@ -5,7 +5,7 @@
 
 use ftlsim_core::request::{Op, Request, Tag};
 use ftlsim_core::sim::{self, SimConfig};
-use ftlsim_core::trace::info::info;
+use ftlsim_core::trace::analysis::info::info;
 use ftlsim_core::trace::{
     self, LineReader, RequestSource, TraceError, TraceOptions, VecSource, FORMATS,
 };

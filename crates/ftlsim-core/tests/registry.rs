@@ -107,8 +107,8 @@ fn the_guide_lists_the_files_for_a_format_and_every_format_has_them() {
     assert_eq!(
         listed("## Files a new trace format touches"),
         [
-            "crates/ftlsim-core/src/trace/<format>.rs",
-            "crates/ftlsim-core/src/trace/mod.rs",
+            "crates/ftlsim-core/src/trace/formats/<format>.rs",
+            "crates/ftlsim-core/src/trace/formats/mod.rs",
             "crates/ftlsim-core/tests/fixtures/tiny.<format>",
             "crates/ftlsim-core/tests/traces.rs",
         ]

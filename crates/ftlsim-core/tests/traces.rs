@@ -1,10 +1,10 @@
 //! Trace readers: every reader on its real file(s) in `../shared/traces` (counts from that folder's README,
 //! checked with awk), one tiny trace shipped in every format, bad input for every reader, the device and
-//! writes-only filters, the `devices` layouts, sniffing, and `trace::info`.
+//! writes-only filters, the `devices` layouts, sniffing, and `trace::analysis::info`.
 
 use ftlsim_core::request::{Op, Request, Tag};
-use ftlsim_core::trace::devices::Devices;
-use ftlsim_core::trace::info::{info, Distributions, TraceInfo};
+use ftlsim_core::trace::analysis::info::{info, Distributions, TraceInfo};
+use ftlsim_core::trace::layout::devices::Devices;
 use ftlsim_core::trace::{self, LineReader, RequestSource, TraceError, TraceOptions, FORMATS};
 use std::io::Write;
 use std::path::Path;
@@ -571,7 +571,7 @@ fn device_and_writes_only_filters() {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// 5. trace::info
+// 5. trace::analysis::info
 
 #[test]
 fn info_of_a_handcrafted_csv() {

@@ -357,7 +357,13 @@ fn trace_info<'py>(
                 })
             })
         };
-        ftlsim_core::trace::info::info(&trace, &opts, block_bytes, page_bytes, &mut on_progress)
+        ftlsim_core::trace::analysis::info::info(
+            &trace,
+            &opts,
+            block_bytes,
+            page_bytes,
+            &mut on_progress,
+        )
     });
     if let Some(e) = raised {
         return Err(e);
@@ -378,7 +384,13 @@ fn write_refs<'py>(
     let opts: TraceOptions = typed("trace options", options)?;
     let refs = py
         .allow_threads(|| {
-            ftlsim_core::trace::refs::write_refs(&trace, &opts, block_bytes, page_bytes, max_points)
+            ftlsim_core::trace::analysis::refs::write_refs(
+                &trace,
+                &opts,
+                block_bytes,
+                page_bytes,
+                max_points,
+            )
         })
         .map_err(err)?;
     to_py_big(py, &refs)

@@ -26,9 +26,9 @@
 //! `queue_depth` requests are in the device; the others wait in the host, in arrival order, and that wait is
 //! part of their response time. Every operation is O(1) (an erase O(dies)); a request is O(log queue_depth).
 
+use super::figures::{ArrayFigures, ResponseSummary};
 use crate::config::ArraySpec;
 use crate::config::Timing;
-use super::figures::{ArrayFigures, ResponseSummary};
 use hdrhistogram::Histogram;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};

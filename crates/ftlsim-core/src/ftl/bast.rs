@@ -28,7 +28,7 @@
 //! block or a merge target. Mount (in the manner of FAST §3.2's rebuild from spare areas): one spare read per
 //! page of the data and log blocks (`(physical blocks - map blocks) x pages per block`; 7 x 4 = 28 for 4
 //! logical blocks and 2 log blocks), then each logical block's blocks get their roles
-//! (`common/boot_scan.rs`): a full or partial merge the cut interrupted is finished (the target's missing
+//! (`common/mechanisms/boot_scan.rs`): a full or partial merge the cut interrupted is finished (the target's missing
 //! pages copied from their newest copies, the replaced blocks erased), log blocks take slots in the order
 //! they were opened, the round-robin cursor restarts at the oldest. `logblock-zoned` then finds its map
 //! blocks by their spare areas (up to the first erased page), erases those holding pages and writes every
@@ -64,17 +64,17 @@
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
-use super::common::boot_scan::{
+use super::common::bounds::{layout_extra_blocks, Checks};
+use super::common::logblock_ram::{logblock_ram, paper_chip_blocks, zoned_ram};
+use super::common::mechanisms::boot_scan::{
     finish_merge, is_torn, mount_bug, scan_block, settle_torn, Extent, InPlace,
 };
-use super::common::bounds::{layout_extra_blocks, Checks};
-use super::common::data_blocks::DataBlocks;
-use super::common::free_pool::FreePool;
-use super::common::log_blocks::LogBlocks;
-use super::common::logblock_ram::{logblock_ram, paper_chip_blocks, zoned_ram};
-use super::common::merge;
-use super::common::seq_logs::SEQ_LOG_AUX;
-use super::common::zone_map::ZoneMap;
+use super::common::mechanisms::data_blocks::DataBlocks;
+use super::common::mechanisms::free_pool::FreePool;
+use super::common::mechanisms::log_blocks::LogBlocks;
+use super::common::mechanisms::merge;
+use super::common::mechanisms::seq_logs::SEQ_LOG_AUX;
+use super::common::mechanisms::zone_map::ZoneMap;
 use super::{
     address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, Mounts, RamItem, Scheme,
 };
@@ -352,7 +352,7 @@ impl Ftl for BastFtl {
         }
     }
 
-    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
+    /// Torn pages are detected at mount (`common/mechanisms/boot_scan.rs`, `settle_torn`).
     fn detects_torn_pages(&self) -> bool {
         true
     }

@@ -12,7 +12,7 @@
 //! programmed either, so such a write is handled like an overwrite.
 //! RAM: the block map (one entry per logical block, as wide as a physical block address), one "written" bit
 //! per logical page and the in-order frontier per block: the data-block map the log-block schemes share
-//! (`common/data_blocks.rs`). Choice: the written bit is kept in RAM rather than found by a spare read, so the baseline's
+//! (`common/mechanisms/data_blocks.rs`). Choice: the written bit is kept in RAM rather than found by a spare read, so the baseline's
 //! only flash traffic is the data itself. Spare area: the logical page number. One extra physical block.
 //!
 //! Mount (after a power cut): every page's spare area is read (pages are programmed at their offsets, so a
@@ -26,9 +26,9 @@
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
-use super::common::boot_scan::{scan_block, Extent};
-use super::common::data_blocks::DataBlocks;
-use super::common::free_pool::FreePool;
+use super::common::mechanisms::boot_scan::{scan_block, Extent};
+use super::common::mechanisms::data_blocks::DataBlocks;
+use super::common::mechanisms::free_pool::FreePool;
 use super::{defaults_of, parse_params, Built, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Pbn, Token};
 use crate::config::ConfigError;

@@ -125,21 +125,21 @@
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
-use super::common::age_order::AgeOrder;
-use super::common::bitmap::Bitmap;
-use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::Checks;
-use super::common::page_store::{PageStore, Victim};
+use super::common::mechanisms::boot_scan::{scan_block, Extent};
+use super::common::mechanisms::page_store::{PageStore, Victim};
 use super::common::profiles::{self, Applied, Profile};
-use super::common::slot_list::SlotList;
+use super::common::structures::age_order::AgeOrder;
+use super::common::structures::bitmap::Bitmap;
+use super::common::structures::slot_list::SlotList;
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
-use crate::nand::OpClass;
 use crate::figure::{Figure, Unit};
+use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, FlashCounts};
 use serde::{Deserialize, Serialize};

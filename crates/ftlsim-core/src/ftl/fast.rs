@@ -26,7 +26,7 @@
 //! chip's sequence number; the scheme word `SEQ_LOG_AUX` on SW pages and `RANDOM_LOG_AUX` on RW pages (data
 //! pages and merge copies carry none), written with the page at no cost, so that a mount can tell the blocks
 //! apart. A merge reads the spare area of each data-block page it may copy (no log copy), to learn whether it
-//! holds data (FAST §3.4; `common/seq_logs.rs`), counted in `flash.spare_reads`. Extra physical blocks:
+//! holds data (FAST §3.4; `common/mechanisms/seq_logs.rs`), counted in `flash.spare_reads`. Extra physical blocks:
 //! `log_blocks` + 1 (the free block a merge copies into).
 //!
 //! Mount (FAST §3.2, end: the sector map "can be rebuilt at boot from the spare areas", as M-Systems' FTL
@@ -36,11 +36,11 @@
 //! return to the ring in the order they were opened ([`HybridBlocks::mount`]). A torn page (`torn_pages`) is a hole in an RW
 //! block, taken and empty in a data block (a write in place, also into the target of an RW victim's merge
 //! that left the SW block live); a merge whose target holds a torn copy (the blocks it replaces still there:
-//! the rule of `common/boot_scan.rs`) is undone (full merge: the target is erased, the sources hold every
+//! the rule of `common/mechanisms/boot_scan.rs`) is undone (full merge: the target is erased, the sources hold every
 //! page) or redone into a free block (the SW block's partial merge, or a torn append to the SW block); a
-//! block of torn pages only is erased (`common/seq_logs.rs`, "Torn pages").
+//! block of torn pages only is erased (`common/mechanisms/seq_logs.rs`, "Torn pages").
 //!
-//! The write cases 1-2.3 and the merges are the FAST family's one write path (`common/seq_logs.rs`), shared
+//! The write cases 1-2.3 and the merges are the FAST family's one write path (`common/mechanisms/seq_logs.rs`), shared
 //! with LAST and MAST. A page written to the SW block makes its older RW copy stale (§3.6: a newer version in
 //! a non-victim log block), so O-FAST skips a logical block whose victim pages the SW block has overwritten.
 //!
@@ -58,8 +58,8 @@
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::bounds::Checks;
-use super::common::log_blocks::sector_map_ram;
-use super::common::seq_logs::{HybridBlocks, SeqWrite};
+use super::common::mechanisms::log_blocks::sector_map_ram;
+use super::common::mechanisms::seq_logs::{HybridBlocks, SeqWrite};
 use super::{
     address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, Mounts, RamItem, Scheme,
 };
@@ -211,7 +211,7 @@ impl Ftl for FastFtl {
         }
     }
 
-    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
+    /// Torn pages are detected at mount (`common/mechanisms/boot_scan.rs`, `settle_torn`).
     fn detects_torn_pages(&self) -> bool {
         true
     }

@@ -7,7 +7,7 @@
 //! ```text
 //! write(lpn): lbn, offset := lpn div N, lpn mod N
 //!   the data block can take the page in place -> program it there
-//!   the sequential log buffer, by FAST's write cases (common/seq_logs.rs), a run opening on a large request:
+//!   the sequential log buffer, by FAST's write cases (common/mechanisms/seq_logs.rs), a run opening on a large request:
 //!     request bytes >= seq_threshold_bytes, at any offset, and the page does not continue lbn's run ->
 //!       lbn's old run (else a free slot, else the oldest block) is reclaimed (switch / partial merge) and a
 //!       new sequential log block takes the page at its own offset
@@ -29,7 +29,7 @@
 //! (4 B per log page, as FAST §3.2), and the recency table: the random-buffer write count of each logical
 //! page's last update (4 B per logical page; the memory overhead 002 §1 holds against LAST). Spare area: the
 //! logical page number; a merge reads the spare area of each data-block page it may copy (no log copy), to
-//! learn whether it holds data (FAST §3.4; `common/seq_logs.rs`), counted in `flash.spare_reads`. Extra
+//! learn whether it holds data (FAST §3.4; `common/mechanisms/seq_logs.rs`), counted in `flash.spare_reads`. Extra
 //! physical blocks: `log_blocks` + 1 (the free block a merge copies into).
 //!
 //! What this relies on. The LAST paper itself is not in our sources; the public record read for this file is
@@ -54,17 +54,17 @@
 //! - a dead block is taken first in the cold partition too (it is free to reclaim);
 //! - a merged logical block is merged fully (every page from its newest copy), as FAST §3.4 does.
 //!
-//! Torn pages (`torn_pages`): as FAST's mount (`common/seq_logs.rs`, "Torn pages"): a hole in a
+//! Torn pages (`torn_pages`): as FAST's mount (`common/mechanisms/seq_logs.rs`, "Torn pages"): a hole in a
 //! random log block, taken and empty in a data block, a merge undone or redone into a free block when its
 //! target or a sequential log block holds one, a block of torn pages only erased.
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
-use super::common::boot_scan::mount_bug;
 use super::common::bounds::Checks;
-use super::common::log_blocks::sector_map_ram;
-use super::common::seq_logs::{HybridBlocks, SeqWrite};
+use super::common::mechanisms::boot_scan::mount_bug;
+use super::common::mechanisms::log_blocks::sector_map_ram;
+use super::common::mechanisms::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::ConfigError;
@@ -334,7 +334,7 @@ impl Ftl for LastFtl {
             .append_random(slot, lpn, token, part as u32, dev)
     }
 
-    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
+    /// Torn pages are detected at mount (`common/mechanisms/boot_scan.rs`, `settle_torn`).
     fn detects_torn_pages(&self) -> bool {
         true
     }

@@ -29,7 +29,7 @@
 //! recency: hot pages are found by their presence in LA (002 §1: "without any memory overheads"); HA's LRU
 //! order is its blocks' append order. Spare area: the logical page number; a merge
 //! reads the spare area of each data-block page it may copy (no log copy), to learn whether it holds data (FAST
-//! §3.4; `common/seq_logs.rs`), counted in `flash.spare_reads`. Extra physical blocks:
+//! §3.4; `common/mechanisms/seq_logs.rs`), counted in `flash.spare_reads`. Extra physical blocks:
 //! `log_blocks` + 1 (the free block a merge copies into).
 //!
 //! Choices where the paper is silent or loose:
@@ -70,17 +70,17 @@
 //!   at an idle period, so the budget never binds). Sizing is the larger lever, but none of the three makes
 //!   MAST beat LAST on the stand-in; the defaults stay the paper's rule as written.
 //!
-//! Torn pages (`torn_pages`): as FAST's mount (`common/seq_logs.rs`, "Torn pages"): a hole in a
+//! Torn pages (`torn_pages`): as FAST's mount (`common/mechanisms/seq_logs.rs`, "Torn pages"): a hole in a
 //! random log block, taken and empty in a data block, a merge undone or redone into a free block when its
 //! target or a sequential log block holds one, a block of torn pages only erased.
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
-use super::common::boot_scan::mount_bug;
 use super::common::bounds::{extra_blocks_limit, Checks};
-use super::common::log_blocks::{sector_map_ram, PageState};
-use super::common::seq_logs::{HybridBlocks, SeqWrite};
+use super::common::mechanisms::boot_scan::mount_bug;
+use super::common::mechanisms::log_blocks::{sector_map_ram, PageState};
+use super::common::mechanisms::seq_logs::{HybridBlocks, SeqWrite};
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Token};
 use crate::config::ConfigError;
@@ -437,7 +437,7 @@ impl Ftl for MastFtl {
             .append_random(slot, lpn, token, area as u32, dev)
     }
 
-    /// Torn pages are detected at mount (`common/boot_scan.rs`, `settle_torn`).
+    /// Torn pages are detected at mount (`common/mechanisms/boot_scan.rs`, `settle_torn`).
     fn detects_torn_pages(&self) -> bool {
         true
     }

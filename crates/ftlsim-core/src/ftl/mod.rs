@@ -153,7 +153,7 @@ pub struct Mounts {
     /// appends and merges must keep the in-order (MLC) programming rule across a mount: the crash suites also
     /// cut it under that rule and on the MLC preset.
     pub log_blocks: bool,
-    /// Its mount settles torn pages of log blocks and merge targets with `common/boot_scan.rs`'s
+    /// Its mount settles torn pages of log blocks and merge targets with `common/mechanisms/boot_scan.rs`'s
     /// `settle_torn`: the crash suites tear it on random workloads and expect torn merge copies.
     pub settles_torn_merges: bool,
 }

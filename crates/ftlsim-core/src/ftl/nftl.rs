@@ -78,10 +78,10 @@
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
-use super::common::bitmap::Bitmap;
 use super::common::bounds::Checks;
-use super::common::free_pool::FreePool;
-use super::common::location_cache::{LocationCache, Policy};
+use super::common::mechanisms::free_pool::FreePool;
+use super::common::mechanisms::location_cache::{LocationCache, Policy};
+use super::common::structures::bitmap::Bitmap;
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;

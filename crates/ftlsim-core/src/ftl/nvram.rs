@@ -35,7 +35,7 @@
 //! - `absorbed_share` = 1 - (host page writes that reached the inner scheme: written through, evicted or
 //!   flushed) / host page writes. Pages still cached when `flush_at_end = false` count as absorbed.
 
-use super::common::slot_list::SlotList;
+use super::common::structures::slot_list::SlotList;
 use super::{address_bytes, Extra, Ftl, RamItem};
 use crate::addr::{Lbn, Lpn, Opt, Token};
 use crate::config::{check_op_us, parse_size_of, ConfigError, Geometry};

@@ -55,8 +55,8 @@
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
 use super::common::bounds::Checks;
-use super::common::free_pool::FreePool;
-use super::common::valid_buckets::ValidBuckets;
+use super::common::mechanisms::free_pool::FreePool;
+use super::common::structures::valid_buckets::ValidBuckets;
 use super::{address_bytes, defaults_of, parse_params, Built, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lpn, Opt, Pbn, Token};
 use crate::config::ConfigError;

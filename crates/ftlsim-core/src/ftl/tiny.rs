@@ -100,11 +100,11 @@
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
 
-use super::common::boot_scan::{scan_block, Extent};
 use super::common::bounds::{layout_extra_blocks, Checks};
-use super::common::free_pool::FreePool;
-use super::common::lru::Lru;
-use super::common::map_area::{load_page_table, rebuild_spare_tables, MapArea};
+use super::common::mechanisms::boot_scan::{scan_block, Extent};
+use super::common::mechanisms::free_pool::FreePool;
+use super::common::mechanisms::map_area::{load_page_table, rebuild_spare_tables, MapArea};
+use super::common::structures::lru::Lru;
 use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;

@@ -355,7 +355,7 @@ impl<'a> RunPlan<'a> {
             preset: self.device.spec.preset.to_string(),
             trace: name.to_string(),
             devices: self.trace_options.devices.to_string(),
-            seed: trace::workload::parse_spec(name)
+            seed: trace::workloads::workload::parse_spec(name)
                 .ok()
                 .flatten()
                 .map(|w| w.seed()),

@@ -9,20 +9,14 @@
 //! A trace is opened by path several times (sniffing, the pre-passes of its [`Placement`] and capacity, the
 //! run), so it must be a file that can be read again: the Python layer copies a pipe, a FIFO or `-` to a temporary file first.
 
-pub mod blkparse;
-pub mod compact;
-pub mod csv;
-pub mod devices;
-pub mod fat;
-pub mod fiu;
-pub mod info;
-pub mod most;
-pub mod msr;
-pub mod refs;
-pub mod ssdsim;
-pub mod umass;
-pub mod vscsi;
-pub mod workload;
+pub mod analysis;
+pub mod formats;
+pub mod layout;
+pub mod workloads;
+
+pub use formats::{FORMATS, WRITERS};
+use layout::{compact, devices};
+use workloads::workload;
 
 use crate::request::{Op, Request};
 use devices::{Devices, Layout};
@@ -145,20 +139,6 @@ pub struct FormatInfo {
     pub make: fn(&TraceOptions) -> Result<Box<dyn Format>, String>,
 }
 
-/// Every trace format, in sniffing order (most specific first). `disksim` never sniffs (its lines are
-/// `ssdsim` lines with another time unit), so it must be named.
-pub static FORMATS: &[FormatInfo] = &[
-    vscsi::FORMAT,
-    msr::FORMAT,
-    umass::FORMAT,
-    fiu::FORMAT,
-    most::FORMAT,
-    blkparse::FORMAT,
-    ssdsim::SSDSIM,
-    ssdsim::DISKSIM,
-    csv::FORMAT,
-];
-
 pub fn format(name: &str) -> Result<&'static FormatInfo, TraceError> {
     FORMATS
         .iter()
@@ -184,9 +164,6 @@ pub struct FormatWriter {
     pub check: fn(&Request) -> Result<(), String>,
     pub line: fn(&mut dyn Write, &Request) -> std::io::Result<()>,
 }
-
-/// Every format ftlsim writes.
-pub static WRITERS: &[FormatWriter] = &[csv::WRITER, ssdsim::WRITER, blkparse::WRITER];
 
 /// A request's (offset, length) in 512 B sectors, or why it is not on that grid.
 pub fn sectors_of(r: &Request) -> Result<(u64, u64), String> {

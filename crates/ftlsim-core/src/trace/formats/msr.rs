@@ -3,8 +3,8 @@
 //! time 0); Type `Read` or `Write` (any case); Offset and Size in bytes; ResponseTime is ignored.
 //! device = DiskNumber. A header line starting with `Timestamp` is skipped.
 
-use super::{field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions};
 use crate::request::{Op, Request};
+use crate::trace::{field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions};
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "msr",
@@ -67,7 +67,7 @@ impl Msr {
     }
 }
 
-impl super::Format for Msr {
+impl crate::trace::Format for Msr {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
         self.parse_line(line)
     }

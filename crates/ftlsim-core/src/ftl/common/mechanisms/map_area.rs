@@ -11,10 +11,10 @@
 //! page (map blocks are programmed in order); the copy of a map page with the highest sequence number is the
 //! newest. Cost: one spare read per programmed map page plus one per map block not full.
 
-use super::lru::Lru;
 use crate::addr::{Lpn, Opt, Pbn, Ppn};
 use crate::device::Device;
 use crate::device::Result;
+use crate::ftl::common::structures::lru::Lru;
 use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use crate::stats::CacheKind;

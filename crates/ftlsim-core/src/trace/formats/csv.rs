@@ -4,8 +4,8 @@
 //! optional. [`WRITER`] saves any request source (a built-in workload, another trace) in this format, tags and
 //! times included, so that converted traces replay the same requests at the same times.
 
-use super::{field_u64, Fields, FormatInfo, FormatWriter, Parsed, TraceOptions};
 use crate::request::{Op, Request, Tag};
+use crate::trace::{field_u64, Fields, FormatInfo, FormatWriter, Parsed, TraceOptions};
 use std::io::Write;
 
 pub const FORMAT: FormatInfo = FormatInfo {
@@ -76,7 +76,7 @@ fn parse(line: &str) -> Result<Parsed, String> {
     })
 }
 
-impl super::Format for Csv {
+impl crate::trace::Format for Csv {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
         parse(line)
     }

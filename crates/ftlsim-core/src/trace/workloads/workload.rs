@@ -1,10 +1,10 @@
 //! Built-in synthetic workloads, usable wherever a trace path is: `name:key=value,...`. Deterministic by seed
 //! (PCG64). Each spreads over the device's logical capacity.
 
-use super::fat::{self, Align, Allocation, App, FatFs, Layout};
-use super::{RequestSource, TraceError};
 use crate::request::{Op, Request};
 use crate::text::parse_size;
+use crate::trace::workloads::fat::{self, Align, Allocation, App, FatFs, Layout};
+use crate::trace::{RequestSource, TraceError};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::Serialize;

@@ -6,11 +6,11 @@
 //! scheme can tell a collision without a flash read. Under `sequential_program` (MLC) a free page below the
 //! frontier cannot be programmed either, and [`DataBlocks::fits_in_place`] calls it a collision.
 
-use super::bitmap::Bitmap;
-use super::free_pool::FreePool;
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
 use crate::device::Result;
+use crate::ftl::common::mechanisms::free_pool::FreePool;
+use crate::ftl::common::structures::bitmap::Bitmap;
 use crate::ftl::{address_bytes, RamItem};
 
 pub struct DataBlocks {

@@ -3,8 +3,10 @@
 //! seconds from the trace's start (kept as is). Fields after the fifth are optional in the SPC spec and
 //! ignored. A header line starting with `ASU` is skipped. device = ASU.
 
-use super::{field_sectors, field_u64, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions};
 use crate::request::{Op, Request};
+use crate::trace::{
+    field_sectors, field_u64, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions,
+};
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "umass",
@@ -63,7 +65,7 @@ fn parse(line: &str) -> Result<Parsed, String> {
     })
 }
 
-impl super::Format for Umass {
+impl crate::trace::Format for Umass {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
         parse(line)
     }

@@ -11,11 +11,11 @@
 //! and token), as FAST's SW merges do (Fig. 6, lines 15-17). Pages are programmed in increasing offset
 //! order, so the merges keep the in-order (MLC) rule.
 
-use super::data_blocks::DataBlocks;
-use super::free_pool::FreePool;
 use crate::addr::{Lbn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
 use crate::device::Result;
+use crate::ftl::common::mechanisms::data_blocks::DataBlocks;
+use crate::ftl::common::mechanisms::free_pool::FreePool;
 
 /// Programs the offsets of `target` outside `held` (the offsets it already holds) for `lbn` from `sources`,
 /// or `incoming` at its offset.

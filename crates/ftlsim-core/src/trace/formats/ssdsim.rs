@@ -8,10 +8,10 @@
 //! or 1. `disksim` never sniffs: nothing in a line tells milliseconds from nanoseconds, so such a trace is
 //! read as `ssdsim` unless `format="disksim"` is given.
 
-use super::{
+use crate::request::{Op, Request};
+use crate::trace::{
     field_sectors, field_u64, sectors_of, Fields, FormatInfo, FormatWriter, Parsed, TraceOptions,
 };
-use crate::request::{Op, Request};
 use std::io::Write;
 
 pub const SSDSIM: FormatInfo = FormatInfo {
@@ -101,7 +101,7 @@ impl Ascii {
     }
 }
 
-impl super::Format for Ascii {
+impl crate::trace::Format for Ascii {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
         self.parse_line(line)
     }

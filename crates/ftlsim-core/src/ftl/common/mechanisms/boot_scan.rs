@@ -10,10 +10,10 @@
 //! consecutive programs, but a write in place right after an idle-time merge is the next program too.
 //! BAST's log blocks keep a torn page, and the erased pages a partial merge skipped before it, as holes.
 
-use super::bitmap::Bitmap;
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn};
 use crate::device::Device;
 use crate::device::{FlashError, Result};
+use crate::ftl::common::structures::bitmap::Bitmap;
 use crate::nand::Spare;
 
 /// A torn page (`torn_pages`: a program cut by the power loss): programmed, so it cannot be
@@ -416,7 +416,7 @@ pub fn mount_bug(dev: &Device, pbn: Pbn, what: &str) -> FlashError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ftl::common::seq_logs::SEQ_LOG_AUX;
+    use crate::ftl::common::mechanisms::seq_logs::SEQ_LOG_AUX;
     use crate::nand::OpClass;
 
     const UNTAGGED: Option<u32> = None;

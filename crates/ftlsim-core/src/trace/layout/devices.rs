@@ -16,7 +16,7 @@
 //! streaming pass ([`layout`]) that also counts each device's requests for `ftlsim info`; a request is placed by
 //! a bisection over the few devices (no hashing).
 
-use super::{clip, workload, LineReader, RequestSource, TraceError, TraceOptions};
+use crate::trace::{clip, workload, LineReader, RequestSource, TraceError, TraceOptions};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::Path;

@@ -4,9 +4,9 @@
 //! blocks they write, never with the highest address: a write at 16 TiB is one entry), and the timeline is
 //! thinned deterministically (every 2^k-th write) to at most `max_points` points so any trace length plots.
 
-use super::info::{info, TraceInfo};
-use super::{open_on, TraceError, TraceOptions};
 use crate::request::Op;
+use crate::trace::analysis::info::{info, TraceInfo};
+use crate::trace::{open_on, TraceError, TraceOptions};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -57,7 +57,7 @@ pub fn write_refs(
     let mut source = open_on(
         spec,
         opts,
-        super::info::WORKLOAD_BYTES,
+        crate::trace::analysis::info::WORKLOAD_BYTES,
         page_bytes,
         block_bytes,
     )?;

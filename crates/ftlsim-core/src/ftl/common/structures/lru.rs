@@ -5,9 +5,9 @@
 //! block), `Lru` (keys `u32`) for the map caches, keyed by a map table's number in the scheme's table area
 //! (TinyFTL's block table cache and page mapping cache, Superblock's page-map cache; `map_area.rs`).
 
-use super::bitmap::Bitmap;
-use super::slot_list::SlotList;
 use crate::addr::{Niche, Opt};
+use crate::ftl::common::structures::bitmap::Bitmap;
+use crate::ftl::common::structures::slot_list::SlotList;
 
 #[derive(Clone, Debug)]
 pub struct Lru<K: Niche = u32> {

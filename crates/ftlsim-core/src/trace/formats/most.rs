@@ -3,13 +3,13 @@
 //! `time action rwbs sector nsectors pid command [class [path]]`. Time in seconds from the blktrace's start
 //! (kept as is), sector and nsectors in 512 B sectors.
 //!
-//! Events are chosen and classified as in [`super::blkparse`] (`blkparse_event`: D, Q or C; RWBS D/W/R;
+//! Events are chosen and classified as in [`crate::trace::formats::blkparse`] (`blkparse_event`: D, Q or C; RWBS D/W/R;
 //! 0-sector events such as flush completions are skipped). MOST's block class becomes the request's tag:
 //! `D` (file data) is data, `M` (metadata) and `J` (ext4 journal) are metadata. No device column (one eMMC).
 
-use super::blkparse::{event, rwbs_op};
-use super::{field_sectors, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions};
 use crate::request::{Request, Tag};
+use crate::trace::formats::blkparse::{event, rwbs_op};
+use crate::trace::{field_sectors, seconds_to_us, Fields, FormatInfo, Parsed, TraceOptions};
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "most",
@@ -83,7 +83,7 @@ impl Most {
     }
 }
 
-impl super::Format for Most {
+impl crate::trace::Format for Most {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
         self.parse_line(line)
     }

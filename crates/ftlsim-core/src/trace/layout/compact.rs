@@ -7,8 +7,8 @@
 //! it drops was written); the map is a sorted list of runs of consecutive extents, searched by bisection
 //! (memory grows with the runs, time with log(runs) per request; no hashing).
 
-use super::{RequestSource, TraceError};
 use crate::request::Request;
+use crate::trace::{RequestSource, TraceError};
 use std::sync::Arc;
 
 /// The unit of compaction: 1 MiB.

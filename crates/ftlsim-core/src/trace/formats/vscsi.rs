@@ -7,8 +7,8 @@
 //! host data an FTL would store, or not in a way the trace's size says, so its line is skipped; a non-hex op
 //! is an error. The header is optional; no device column.
 
-use super::{field_sectors, field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions};
 use crate::request::{Op, Request};
+use crate::trace::{field_sectors, field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions};
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "vscsi",
@@ -91,7 +91,7 @@ impl Vscsi {
     }
 }
 
-impl super::Format for Vscsi {
+impl crate::trace::Format for Vscsi {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
         self.parse_line(line)
     }

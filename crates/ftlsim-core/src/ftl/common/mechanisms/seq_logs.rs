@@ -45,17 +45,17 @@
 //! one erase per torn-only block or undone target; a redo reads and programs each page the logical block
 //! holds and erases the blocks it replaces.
 
-use super::boot_scan::{
-    finish_merge, is_torn, mount_bug, scan_block, settle_torn, Extent, InPlace,
-};
-use super::data_blocks::DataBlocks;
-use super::free_pool::FreePool;
-use super::log_blocks::LogBlocks;
-use super::merge;
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::{FlashError, Result};
+use crate::ftl::common::mechanisms::boot_scan::{
+    finish_merge, is_torn, mount_bug, scan_block, settle_torn, Extent, InPlace,
+};
+use crate::ftl::common::mechanisms::data_blocks::DataBlocks;
+use crate::ftl::common::mechanisms::free_pool::FreePool;
+use crate::ftl::common::mechanisms::log_blocks::LogBlocks;
+use crate::ftl::common::mechanisms::merge;
 use crate::stats::MergeKind;
 
 /// The scheme word of a page programmed into a log block that serves one logical block (a sequential log

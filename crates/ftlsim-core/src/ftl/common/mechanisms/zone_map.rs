@@ -2,13 +2,13 @@
 //! switching). Only the current zone's entries are in RAM. Entering another zone flushes the current zone's
 //! map pages if they changed (page programs to the map blocks) and loads the new zone's pages (page reads);
 //! a change to an entry of a zone that is not loaded is a read-modify-write of the one map page holding it.
-//! All of it runs in the map class ([`super::map_area::MapArea`]), so it is reported as map reads and writes
+//! All of it runs in the map class ([`crate::ftl::common::mechanisms::map_area::MapArea`]), so it is reported as map reads and writes
 //! and charged to the request that caused it; zone hits and switches are the `zone` cache's hits and misses.
 
-use super::map_area::MapArea;
 use crate::addr::{Lbn, Pbn};
 use crate::device::Device;
 use crate::device::Result;
+use crate::ftl::common::mechanisms::map_area::MapArea;
 use crate::nand::OpClass;
 use crate::stats::CacheKind;
 

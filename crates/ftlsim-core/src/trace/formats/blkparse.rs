@@ -10,11 +10,11 @@
 //! a colon and are skipped; other actions (`A`, `G`, `I`, `M`, `P`, `U`, `m` scheduler messages) are skipped.
 //! device = major * 256 + minor (`8,16` is 2064; Linux's old `dev_t` encoding).
 
-use super::{
+use crate::request::{Op, Request};
+use crate::trace::{
     device_number, field_sectors, seconds_to_us, sectors_of, Fields, FormatInfo, FormatWriter,
     Parsed, TraceOptions,
 };
-use crate::request::{Op, Request};
 use std::io::Write;
 
 pub const FORMAT: FormatInfo = FormatInfo {
@@ -113,7 +113,7 @@ impl Blkparse {
     }
 }
 
-impl super::Format for Blkparse {
+impl crate::trace::Format for Blkparse {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
         self.parse_line(line)
     }

@@ -16,7 +16,7 @@
 //! raises: here `top` follows hot hits only. Each segment is an indexed binary min-heap of (age, slot), so
 //! every operation is O(log n) with no allocation after construction (PSU scans the table on every miss).
 
-use super::bitmap::Bitmap;
+use crate::ftl::common::structures::bitmap::Bitmap;
 
 #[derive(Clone, Debug)]
 pub struct AgeOrder {

@@ -3,8 +3,8 @@
 //! to oldest. FIFO (the paper's "simple" replacement) evicts in insertion order and never reorders; LRU
 //! moves an entry to the front when it is written again or hit.
 
-use super::slot_list::SlotList;
 use crate::addr::{Lpn, Opt, Ppn};
+use crate::ftl::common::structures::slot_list::SlotList;
 use crate::sparse::SparseVec;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,10 +4,10 @@
 //! two fields and the last six are positional, whatever lies between is the name.
 //! device = major * 256 + minor (Linux's old `dev_t` encoding, the same as `blkparse`'s).
 
-use super::{
+use crate::request::{Op, Request};
+use crate::trace::{
     device_number, field_sectors, field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions,
 };
-use crate::request::{Op, Request};
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "fiu",
@@ -64,7 +64,7 @@ impl Fiu {
     }
 }
 
-impl super::Format for Fiu {
+impl crate::trace::Format for Fiu {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
         self.parse_line(line)
     }

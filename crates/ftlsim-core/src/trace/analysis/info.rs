@@ -1,5 +1,5 @@
 //! `ftlsim info`: what a trace asks of a device, in a pass that counts its devices (and lays them out, see
-//! [`super::devices`]) and one streaming pass whose memory and time grow with the trace's requests, never with
+//! [`crate::trace::layout::devices`]) and one streaming pass whose memory and time grow with the trace's requests, never with
 //! its highest address (a one-line trace at 16 TiB is instant). The pages touched
 //! are kept as a map of runs of pages with the same state (untouched / read only / written n times), split and
 //! merged as requests arrive: at most two runs per request, and as few as one for a sequential trace.
@@ -12,12 +12,12 @@
 //! requests since the last read or write that started on the same page (the reuse time of libCacheSim's
 //! analyzer, cheaper than a stack distance), and page write counts (write popularity).
 
-pub use super::devices::DeviceRequests;
-use super::{
+use crate::request::Op;
+pub use crate::trace::layout::devices::DeviceRequests;
+use crate::trace::{
     devices, open_placed, sniff, workload, Placement, RequestSource, Target, TraceError,
     TraceOptions,
 };
-use crate::request::Op;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -14,11 +14,11 @@
 //! with no valid page is taken at once. Static wear levelling: [`PageStore::coldest`] names the full block with
 //! the lowest erase count when the spread of erase counts passes a threshold.
 
-use super::free_pool::FreePool;
-use super::valid_buckets::ValidBuckets;
 use crate::addr::{Opt, Pbn, Ppn};
 use crate::device::Device;
 use crate::device::Result;
+use crate::ftl::common::mechanisms::free_pool::FreePool;
+use crate::ftl::common::structures::valid_buckets::ValidBuckets;
 use crate::ftl::RamItem;
 use crate::nand::OpClass;
 use crate::sparse::SparseVec;
