@@ -6,13 +6,17 @@
 //! that no import circle forms):
 //!
 //! ```text
-//! sim                         the run loop; error::SimError wraps the errors below with #[from]
-//! report, error
-//! ftl                         the schemes: builders return ConfigError, reads and writes FlashError
-//! device                      the chip as schemes see it; device::FlashError
-//! bad_blocks, nand, stats     bad-block map, the chip, counters
-//! config, trace               config::ConfigError (with config::Invalid); trace::TraceError
-//! addr, request, sparse, text leaves
+//! catalog, generate, schema   what the binding asks: the registry listing, trace writing, the config's schema
+//! sim                         the run: RunPlan, open(plan), the loop and the read oracle; SimError wraps the rest
+//! report                      the Report: one component per figure group, each naming its own keys
+//! ftl, error                  the schemes (build: ConfigError; read, write, mount: FlashError); the top error
+//! device                      the chip as schemes see it (device::FlashError), the array timeline's hook
+//! bad_blocks                  the bad-block map
+//! nand                        the chip: pages, blocks, NAND rules, counts
+//! array, stats                the multi-chip event timeline; counters
+//! config, trace               devices, presets, ConfigError and Invalid; formats, workloads, layout, analysis
+//! addr, figure, request,      leaves
+//!   sparse, text
 //! ```
 
 pub mod addr;

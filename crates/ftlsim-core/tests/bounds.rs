@@ -249,6 +249,12 @@ fn device_overrides_at_hostile_values_run_cleanly_or_name_the_key() {
             "endurance" => Some("4294967295"),
             // The toy device has 4 blocks: a reserve may reach 1,024 blocks there.
             "bad_block_reserve" => Some("1024"),
+            // An array has at most 4,096 planes (config/array.rs); one count may take them all.
+            "channels" | "chips_per_channel" | "dies_per_chip" | "planes_per_die" => Some("4096"),
+            // Striped blocks of the preset's 32 pages: u32::MAX / 2 / 32 blocks a plane.
+            "blocks_per_plane" => Some("67108863"),
+            "channel_mts" => Some("1000000.0"),
+            "channel_width_bytes" => None,
             _ => Some("1000000000.0"),
         };
         let mut values: Vec<String> = VALUES.iter().map(|v| v.to_string()).collect();

@@ -78,7 +78,11 @@ fn every_feature() -> Vec<(String, SimConfig, String)> {
     bad.device.bad_block_ratio = Some(0.02);
     bad.device.endurance = Some(40);
     bad.device.bad_block_reserve = Some(8);
+    let mut array = base("page");
+    array.device.channels = Some(2);
+    array.device.dies_per_chip = Some(2);
     vec![
+        with("page+array", array),
         with(
             "page+power",
             SimConfig {
