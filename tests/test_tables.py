@@ -123,3 +123,11 @@ def test_short_names_add_parent_folders_only_to_tell_traces_apart():
     assert short_names(["uniform:writes=10,seed=1", "hotcold:writes=10,seed=1", "uniform:writes=10,seed=2"]) == {
         "uniform:writes=10,seed=1": "uniform:seed=1", "hotcold:writes=10,seed=1": "hotcold:seed=1",
         "uniform:writes=10,seed=2": "uniform:seed=2"}
+
+
+def test_a_small_figure_keeps_three_significant_digits_and_zero_stays_zero():
+    assert fmt(0.0000021375) == "2.14e-06"
+    assert fmt(0.000999) == "0.000999"
+    assert fmt(0.0) == "0.000"
+    assert fmt(0.0015) == "0.002"
+    assert fmt(-0.0005) == "-0.0005"

@@ -176,6 +176,10 @@ def fmt(value) -> str:
     if isinstance(value, float):
         if value != value:
             return "-"
+        if 0 < abs(value) < 0.001:
+            # Three significant digits, not 0.000: a figure is never cut to nothing (a week-long trace's
+            # die utilization, a throughput in MB/s).
+            return f"{value:.3g}"
         return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)
 
