@@ -53,21 +53,18 @@ pub fn run_option_problems(queue_depth: Option<u32>, time_scale: Option<f64>) ->
     out
 }
 
-/// The timeline of a run on device `spec` with scheme geometry `g`, when the array model is on.
+/// The timeline of a run on device `spec` with scheme geometry `g`, when the array model is on. The run
+/// options are those the run plan checked with [`run_option_problems`] when it was resolved.
 pub fn timeline_for(
     spec: &crate::config::DeviceSpec,
     g: &crate::config::Geometry,
     queue_depth: Option<u32>,
     time_scale: Option<f64>,
-) -> Result<Option<Box<Timeline>>, crate::config::ConfigError> {
-    let problems = run_option_problems(queue_depth, time_scale);
-    if !problems.is_empty() {
-        return Err(crate::config::ConfigError::Param(problems.join("; ")));
-    }
+) -> Option<Box<Timeline>> {
     if !spec.array_model_on(queue_depth, time_scale) {
-        return Ok(None);
+        return None;
     }
-    Ok(Some(Box::new(Timeline::new(
+    Some(Box::new(Timeline::new(
         spec.array,
         &spec.timing,
         g.page_bytes,
@@ -75,5 +72,5 @@ pub fn timeline_for(
         g.pages_per_block,
         queue_depth.unwrap_or(DEFAULT_QUEUE_DEPTH),
         time_scale.unwrap_or(1.0),
-    ))))
+    )))
 }

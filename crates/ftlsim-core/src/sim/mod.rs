@@ -267,7 +267,7 @@ impl<'p> Run<'p> {
             &g,
             plan.queue_depth,
             plan.time_scale,
-        )?);
+        ));
         let (cuts, dry) = match pass {
             Pass::DryRun => (Vec::new(), true),
             Pass::Run(cuts) => (cuts, false),
