@@ -275,7 +275,6 @@ def parse_metrics(text: str | None) -> list | None:
     import fnmatch
     import re
 
-    from ._registry import names
     from .report import schema_rows
 
     if text is None:
@@ -283,11 +282,8 @@ def parse_metrics(text: str | None) -> list | None:
     patterns = [p.strip() for p in text.split(",") if p.strip()]
     if not patterns:
         raise _core.FtlsimError("--metrics is empty; give keys or globs, e.g. --metrics 'merges.*,flash.erases'")
-    # A schema key's ``<name>`` part matches any name, but ``<scheme>`` only a scheme's (or the NVRAM cache's).
-    keys = []
-    for k in (k["key"] for k in schema_rows() if not k["key"].startswith("config.")):
-        for prefix in (names("schemes") + ["nvram"] if k.startswith("<scheme>") else [""]):
-            keys.append(re.sub(r"<[^>]*>", "*", k.replace("<scheme>", prefix, 1) if prefix else k))
+    # A schema key's ``<name>`` part matches any name (schemes declare their own keys whole on their rows).
+    keys = [re.sub(r"<[^>]*>", "*", k["key"]) for k in schema_rows() if not k["key"].startswith("config.")]
     for pattern in patterns:
         exact = not any(c in pattern for c in "*?[")
         if not any(fnmatch.fnmatchcase(k, pattern) or (exact and fnmatch.fnmatchcase(pattern, k)) for k in keys):
