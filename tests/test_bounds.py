@@ -51,9 +51,10 @@ def test_the_bound_itself_runs():
 @pytest.mark.parametrize(
     "key, value, expected",
     [
-        ("log_blocks", "many", 'log_blocks: invalid type: string "many", expected u32'),
-        ("log_blocks", -1, "log_blocks: invalid value: integer `-1`, expected u32"),
-        ("log_blocks", 2**64 - 1, "log_blocks: invalid value: integer `18446744073709551615`, expected u32"),
+        ("log_blocks", "many", "log_blocks='many' does not parse: invalid type: string \"many\", expected u32"),
+        ("log_blocks", -1, "log_blocks=-1 does not parse: invalid value: integer `-1`, expected u32"),
+        ("log_blocks", 2**64 - 1,
+         "log_blocks=18446744073709551615 does not parse: invalid value: integer `18446744073709551615`, expected u32"),
         ("pages_per_block", "eight", 'device.pages_per_block: invalid type: string "eight", expected u32'),
         ("nvram_read_us", "slow", 'nvram_read_us: invalid type: string "slow", expected f64'),
     ],

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import ftlsim
-from ftlsim.cli import cli_spelling, main
+from ftlsim.cli import main
 
 
 def invoke(*args):
@@ -55,16 +55,14 @@ def test_suggestions_are_in_the_users_spelling(tmp_path):
     assert result.exit_code == 2
     assert "--capacity 2MiB" in result.output and "--wrap" in result.output and "--compact" in result.output
     assert "wrap=true" not in result.output and 'capacity="' not in result.output
-    with pytest.raises(ftlsim.FtlsimError, match=r'capacity="2MiB"\), wrap=True .* or compact=True'):
+    with pytest.raises(ftlsim.FtlsimError, match=r"e.g. capacity='2MiB', or wrap=True \(.*\), or compact=True"):
         ftlsim.simulate(str(trace), capacity="1MiB")
-    assert cli_spelling("pass log_blocks=8 or skip_bad_lines=true / --skip-bad-lines") == \
-        "pass -p log_blocks=8 or --skip-bad-lines"
 
 
 def test_a_failed_run_exits_1_and_bad_input_2(monkeypatch):
     result = invoke("run", "uniform:writes=2000,seed=1", "--ftl", "fast", "--capacity", "1MiB",
                     "-p", "extra_blocks=0")
-    assert result.exit_code == 2 and "give -p extra_blocks=9 or more" in result.output
+    assert result.exit_code == 2 and "e.g. -p extra_blocks=9" in " ".join(result.output.split())
     assert invoke("run", "uniform:writes=10", "--param", "novalue").exit_code == 2
 
     def broken(*args, **kwargs):  # the engine's integrity oracle never fails on a correct scheme: stand in

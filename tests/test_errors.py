@@ -56,3 +56,39 @@ def test_a_config_value_of_the_wrong_type_is_named_by_its_key():
     with pytest.raises(_core.FtlsimError, match="params.log_blocks=NaN is not a finite number") as e:
         _core.simulate("uniform:writes=10", {"ftl": "fast", "params": {"log_blocks": float("nan")}})
     assert e.value.key == "params.log_blocks"
+
+
+def test_a_scheme_parameter_out_of_range_is_spelled_from_fields_alone():
+    # The engine's range check crosses as fields; the API spells them as keywords, the command line as options.
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=100", ftl="fast", capacity="1MiB", log_blocks=1)
+    err = e.value
+    assert (err.key, err.value, err.suggestion) == ("log_blocks", "1", "2")
+    assert err.context == "invalid parameter: scheme `fast`: "
+    assert str(err).startswith("invalid parameter: scheme `fast`: log_blocks=1 is below 2, the least it can be")
+    assert str(err).endswith("; e.g. log_blocks=2")
+    r = CliRunner().invoke(main, ["run", "uniform:writes=100", "--ftl", "fast", "--capacity", "1MiB",
+                                  "-p", "log_blocks=1"])
+    assert r.exit_code == 2
+    text = " ".join(r.output.split())
+    assert "scheme `fast`: -p log_blocks=1 is below 2" in text and "e.g. -p log_blocks=2" in text
+
+
+def test_spelling_uses_the_fields_and_not_the_message():
+    # A message whose text disagrees with its fields is spelled from the fields: no pattern reads the text.
+    error = _core.FtlsimError("capacity=1 bytes wrap=true")
+    error.problems = [{"key": "capacity", "value": "1", "expected": "is too small", "suggestion": "2MiB",
+                       "alternatives": [{"key": "wrap", "value": "true", "does": "to fold"}]}]
+    error.context = "t.csv:2: "
+    assert spelled(error, keyword) == "t.csv:2: capacity=1 is too small; e.g. capacity='2MiB', or wrap=True (to fold)"
+    assert spelled(error, option_spelling) == \
+        "t.csv:2: --capacity 1 is too small; e.g. --capacity 2MiB, or --wrap (to fold)"
+    assert option_spelling("torn_pages", "false") == "without --torn-pages"
+
+
+def test_trace_statistics_cross_as_python_objects_with_exact_big_totals(tmp_path):
+    trace = tmp_path / "t.csv"
+    trace.write_text(f"W,0,{2**64 - 1}\n" * 3)
+    stats = _core.trace_info(str(trace), {}, 16384, 512)
+    assert type(stats) is dict and stats["write_bytes"] == 3 * (2**64 - 1) and stats["footprint_bytes"] == 2**64
+    assert list(stats)[:3] == ["format", "requests", "reads"]

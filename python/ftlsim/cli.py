@@ -24,7 +24,6 @@ if _starting:
 
 import contextlib
 import json
-import re
 import time
 import warnings
 from typing import TYPE_CHECKING, NoReturn
@@ -38,7 +37,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 from . import _core
-from ._registry import names, registry
+from ._registry import names
 from .errors import spelled
 from .output import check_output, fmt
 from .report import Report, uninformative
@@ -61,39 +60,21 @@ VALUED = {"capacity": "--capacity", "preset": "--preset", "precondition": "--pre
           "power_cuts": "--power-cuts", "power_cut_seed": "--power-cut-seed"}
 
 
-def cli_spelling(message: str) -> str:
-    """Rewrites ``key=value`` suggestions of an error message in the command line's spelling:
-    ``capacity="269MiB"`` -> ``--capacity 269MiB``, ``wrap=true`` -> ``--wrap``, ``log_blocks=8`` ->
-    ``-p log_blocks=8``. Keys that are not options are left alone."""
-    known = set(registry()["keys"]["run"]) | set(registry()["keys"]["trace"]) | set(registry()["keys"]["device"])
-    known |= {p for s in registry()["schemes"] for p in (s["defaults"] or {})}
-
-    def one(m: re.Match) -> str:
-        key, value = m[1], m[2].strip('"')
-        if key not in known:
-            return m[0]
-        if key in FLAGS:
-            return FLAGS[key] if value in ("true", "True") else m[0]
-        return f"{VALUED[key]} {value}" if key in VALUED else f"-p {key}={value}"
-
-    message = re.sub(r"(?<![\w-])(\w+)=(\"[^\"]*\"|[\w.]+)(?: / --[\w-]+)?", one, message)
-    return message
-
-
 def option_spelling(key: str, value: str) -> str:
     """``key=value`` as the command line gives it: ``--wrap``, ``--capacity 64MiB``, ``-p log_blocks=8``."""
-    if key in FLAGS and value == "true":
-        return FLAGS[key]
+    if key in FLAGS and value in ("true", "false"):
+        return FLAGS[key] if value == "true" else f"without {FLAGS[key]}"
     return f"{VALUED[key]} {value}" if key in VALUED else f"-p {key}={value}"
 
 
 def error_text(error) -> str:
-    """An error's message in the command line's spelling: from the engine's fields where it gave them."""
+    """An error's message in the command line's spelling, from the engine's fields where it gave them (every
+    parameter error); any other message is the engine's own."""
     if isinstance(error, _core.FtlsimError):
         text = spelled(error, option_spelling)
         if text is not None:
             return text
-    return cli_spelling(str(error))
+    return str(error)
 
 
 def fail(error, code: int | None = None) -> NoReturn:
@@ -471,7 +452,7 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     failed = df[df["status"] == "failed"]
     for _, row in failed.iterrows():
         err_console.print(f"[bold red]failed:[/] {row['ftl']} on {row['trace']} "
-                          f"{ {k: row[k] for k in swept if row[k] == row[k]} }: {escape(cli_spelling(str(row['error'])))}",
+                          f"{ {k: row[k] for k in swept if row[k] == row[k]} }: {escape(str(row['error']))}",
                           highlight=False)
     try:
         if settings.get("csv"):

@@ -1,6 +1,6 @@
 """Engine errors in the words of the front end that shows them. The engine reports a parameter whose value is not
-allowed as fields (`FtlsimError.problems`: key, value, expected, suggestion; `context`: what the message says
-before them); the Python API spells a key as a keyword argument (``page_bytes=2048``), the command line as its
+allowed as fields (`FtlsimError.problems`: key, value, expected, suggestion, and alternatives: other settings
+that fix it; `context`: what the message says before them); the Python API spells a key as a keyword argument (``page_bytes=2048``), the command line as its
 option (``-p page_bytes=2048``, ``--capacity 64MiB``)."""
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ def spelled(error: _core.FtlsimError, spell: Spelling) -> str | None:
         text = f"{spell(p['key'], p['value'])} {p['expected']}"
         if p["suggestion"] is not None:
             text += f"; e.g. {spell(p['key'], p['suggestion'])}"
+        for a in p.get("alternatives", ()):
+            text += f", or {spell(a['key'], a['value'])} ({a['does']})"
         parts.append(text)
     return f"{error.context or ''}{'; '.join(parts)}"
 

@@ -7,7 +7,6 @@ import functools
 import itertools
 import json
 import os
-import re
 import sys
 import threading
 import time
@@ -50,12 +49,6 @@ def check_trace(trace: str) -> None:
     if hint:
         raise _core.FtlsimError(f"no trace file `{trace}` and no built-in workload `{name}`{hint}; "
                                 f"built-in workloads: {', '.join(names('workloads'))}")
-
-
-def python_spelling(message: str) -> str:
-    """The suggestions of an engine message that carries no fields (the capacity error's ``wrap=true``) as
-    Python keyword arguments (``wrap=True``); a message with fields is spelled from them (`errors.spelled`)."""
-    return re.sub(r"\b(\w+)=(true|false)\b", lambda m: f"{m[1]}={m[2].capitalize()}", message)
 
 
 def prepare(trace: str, ftl: str = "page", preset: str | None = None, capacity: str | int | None = None,
@@ -101,7 +94,7 @@ def simulate(
         try:
             values = _core.simulate(path, cfg, progress)
         except _core.FtlsimError as e:
-            raise (respelled(e, keyword) if e.problems else type(e)(python_spelling(str(e)))) from None
+            raise respelled(e, keyword) from None
     if path != trace:
         # A stream was read from a copy: the report names the trace as given (a FIFO by its absolute path).
         values["config.trace"] = trace

@@ -19,7 +19,7 @@
 use crate::addr::Pbn;
 /// The options are configuration (`config.rs`); this layer applies them.
 pub use crate::config::BadBlockOptions;
-use crate::config::ConfigError;
+use crate::config::{ConfigError, Invalid};
 use crate::nand::FACTORY_BAD;
 use std::collections::VecDeque;
 
@@ -43,11 +43,17 @@ impl BadBlockMap {
             .collect();
         let factory = chip_blocks - good.len() as u32;
         if (good.len() as u32) < blocks {
-            return Err(ConfigError::Param(format!(
-                "bad_block_ratio: {factory} of the chip's {chip_blocks} blocks are bad from the factory, leaving \
-                 {} good ones for the scheme's {blocks}; lower bad_block_ratio or raise bad_block_reserve",
-                good.len()
-            )));
+            return Err(Invalid::new(
+                "bad_block_reserve",
+                chip_blocks.saturating_sub(blocks),
+                format!(
+                    "is too few: {factory} of the chip's {chip_blocks} blocks are bad from the factory, leaving {} \
+                     good ones for the scheme's {blocks}; raise it or lower bad_block_ratio",
+                    good.len()
+                ),
+                None,
+            )
+            .into());
         }
         let mut map = BadBlockMap {
             chip_of: good[..blocks as usize].to_vec(),

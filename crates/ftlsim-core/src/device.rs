@@ -221,21 +221,29 @@ impl Device {
     ) -> Result<Device, ConfigError> {
         let most = physical_blocks.max(1024);
         if opts.reserve > most {
-            return Err(ConfigError::Param(format!(
-                "bad_block_reserve={} is more than the scheme's {physical_blocks} blocks (or 1,024 on a small \
-                 device); a reserve is a small share of the chip, e.g. bad_block_reserve={}",
+            return Err(crate::config::Invalid::new(
+                "bad_block_reserve",
                 opts.reserve,
-                physical_blocks.div_ceil(50)
-            )));
+                format!(
+                    "is more than the scheme's {physical_blocks} blocks (or 1,024 on a small device); a reserve \
+                     is a small share of the chip"
+                ),
+                Some(physical_blocks.div_ceil(50).to_string()),
+            )
+            .into());
         }
         let chip_blocks = physical_blocks
             .checked_add(opts.reserve)
             .filter(|&b| b as u64 * geometry.pages_per_block as u64 <= u32::MAX as u64)
             .ok_or_else(|| {
-                ConfigError::Param(format!(
-                    "bad_block_reserve={} beside the scheme's {physical_blocks} blocks is more pages than a chip \
-                     address holds; give a smaller reserve",
-                    opts.reserve
+                ConfigError::from(crate::config::Invalid::new(
+                    "bad_block_reserve",
+                    opts.reserve,
+                    format!(
+                        "beside the scheme's {physical_blocks} blocks is more pages than a chip address holds; \
+                         give a smaller reserve"
+                    ),
+                    None,
                 ))
             })?;
         let mut dev = Device::new(scheme, geometry, chip_blocks, timing);

@@ -30,11 +30,7 @@ pub enum SimError {
         request: u64,
     },
 
-    #[error(
-        "{at}: the request reaches byte {end} but the device's logical capacity is {capacity} bytes; \
-         pass a larger capacity (e.g. capacity=\"{suggest}\"), wrap=true to fold addresses into the device, \
-         or compact=true to map the 1 MiB extents the trace touches densely onto the device"
-    )]
+    #[error("{at}: {}", capacity_problem(*end, *capacity, suggest))]
     BeyondCapacity {
         /// Where the request came from: "path:line" for a trace file, else "request #N".
         at: String,
@@ -69,6 +65,31 @@ pub struct DurabilityBroken {
     pub returned: String,
 }
 
+/// A request that ends at byte `end`, beyond the `capacity`: a larger capacity (`suggest`), `wrap` or `compact`
+/// fixes it.
+fn capacity_problem(end: u64, capacity: u64, suggest: &str) -> Invalid {
+    Invalid::new(
+        "capacity",
+        capacity,
+        format!(
+            "bytes (the device's logical capacity) ends before byte {end}, where the request ends"
+        ),
+        Some(suggest.to_string()),
+    )
+    .or("wrap", true, "to fold addresses into the device")
+    .or(
+        "compact",
+        true,
+        "to map the 1 MiB extents the trace touches densely onto the device",
+    )
+}
+
+impl From<Invalid> for SimError {
+    fn from(problem: Invalid) -> SimError {
+        SimError::Config(problem.into())
+    }
+}
+
 impl From<SizeError> for SimError {
     fn from(e: SizeError) -> SimError {
         SimError::Config(e.into())
@@ -82,11 +103,18 @@ impl SimError {
     }
 
     /// The parameters whose values were not allowed, each with its key, value, what was expected and a
-    /// suggestion, for a front end to spell in its own words (empty for any other error).
-    pub fn invalid(&self) -> &[Invalid] {
+    /// suggestion, for a front end to spell in its own words (empty for any other error). The message ends
+    /// with them, as their Display spells them.
+    pub fn invalid(&self) -> Vec<Invalid> {
         match self {
-            SimError::Config(e) => e.invalid(),
-            _ => &[],
+            SimError::Config(e) => e.invalid().to_vec(),
+            SimError::BeyondCapacity {
+                end,
+                capacity,
+                suggest,
+                ..
+            } => vec![capacity_problem(*end, *capacity, suggest)],
+            _ => Vec::new(),
         }
     }
 

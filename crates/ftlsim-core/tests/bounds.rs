@@ -222,7 +222,7 @@ fn the_issue_reproducers_are_clean_errors() {
             "mast",
             "la_blocks",
             "4294967295",
-            "la_blocks=4294967295 + ha_blocks",
+            "la_blocks=4294967295 with ha_blocks",
         ),
     ] {
         let mut text = config(scheme, "params", &entry(key, value), "");

@@ -5,6 +5,7 @@ mod common;
 
 use common::trace_files::temp;
 use common::{toy, writes};
+use ftlsim_core::ftl::{self, SchemeParams};
 use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::plan::MeasureStart;
 use ftlsim_core::sim::{self, open, run_requests, Input, MeasureFrom, RunPlan, SimConfig};
@@ -25,7 +26,10 @@ fn the_plan_resolves_the_spare_once_and_the_report_echoes_it() {
         (plan.scheme.chip_extra_blocks, plan.physical_blocks),
         (4, 20)
     );
-    assert_eq!(plan.scheme.params["over_provisioning"], json!(0.25));
+    let Some(SchemeParams::Page(page)) = &plan.scheme.params else {
+        panic!("page's plan holds page's parameters");
+    };
+    assert_eq!(page.over_provisioning, 0.25);
     assert_eq!(plan.measure_from, Some(MeasureStart::TimeUs(1500.0)));
     let echo = plan.echo();
     let report = run_requests(&cfg, reqs.clone()).unwrap();
@@ -67,7 +71,11 @@ fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
     let Err(e) = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true) else {
         panic!("measure_from=soon resolved");
     };
-    assert!(e.to_string().contains("measure_from=`soon`"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("measure_from=soon is not a request number"),
+        "{e}"
+    );
     let cfg = SimConfig {
         nvram_regions: Some("0-4KiB".into()),
         ..toy("page", json!({}), 4, 16)
@@ -122,5 +130,91 @@ fn a_compacted_trace_opens_placed_on_a_device_of_its_highest_address() {
     assert_eq!(
         (report.host.requests, report.config.capacity_bytes),
         (4, g.logical_bytes())
+    );
+}
+
+#[test]
+fn the_plan_holds_the_typed_scheme_configuration_that_runs_and_the_report_echoes_it() {
+    // fast's log_blocks, given once as JSON, is parsed once into FastParams (lazy_merge at its default) when
+    // the plan is resolved; ofast's own default (lazy_merge on) is filled in the same way.
+    let reqs = writes(&[0, 1, 2, 3, 0]);
+    let cfg = toy("fast", json!({"log_blocks": 3}), 4, 16);
+    let plan = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true).unwrap();
+    let Some(SchemeParams::Fast(fast)) = &plan.scheme.params else {
+        panic!("fast's plan holds FastParams");
+    };
+    assert_eq!((fast.log_blocks, fast.lazy_merge), (3, false));
+    let report = run_requests(&cfg, reqs.clone()).unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&report.config.params).unwrap(),
+        json!({"log_blocks": 3, "lazy_merge": false})
+    );
+    let resolved: serde_json::Value = serde_json::from_str(&report.config.resolved).unwrap();
+    assert_eq!(
+        resolved["config"]["params"],
+        json!({"log_blocks": 3, "lazy_merge": false})
+    );
+    let ofast = ftl::parse("ofast", &json!({"log_blocks": 4})).unwrap();
+    assert_eq!(
+        ofast.to_value(),
+        json!({"log_blocks": 4, "lazy_merge": true})
+    );
+    // A scheme's build refuses another scheme's configuration (a caller's mistake), with an error, not a panic.
+    let g = ftlsim_core::config::DeviceSpec::resolve(Some("lee2007"), &Default::default())
+        .unwrap()
+        .geometry(1 << 20)
+        .unwrap();
+    let page = ftl::parse("page", &json!({})).unwrap();
+    let e = (ftl::scheme("fast").unwrap().build)(&page, &g)
+        .err()
+        .unwrap();
+    assert!(
+        e.to_string()
+            .contains("scheme `fast` was built from a PageParams"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_scheme_parameter_out_of_range_is_a_structured_error_with_key_value_expected_and_suggestion() {
+    let reqs = writes(&[0]);
+    let cfg = toy("fast", json!({"log_blocks": 1}), 4, 16);
+    let Err(e) = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true) else {
+        panic!("log_blocks=1 resolved");
+    };
+    let problems = e.invalid();
+    assert_eq!(problems.len(), 1, "{e}");
+    let p = &problems[0];
+    assert_eq!(
+        (p.key.as_str(), p.value.as_str(), p.suggestion.as_deref()),
+        ("log_blocks", "1", Some("2"))
+    );
+    assert!(
+        p.expected.starts_with("is below 2, the least it can be"),
+        "{}",
+        p.expected
+    );
+    assert!(
+        e.to_string()
+            .starts_with("invalid parameter: scheme `fast`: log_blocks=1 is below 2"),
+        "{e}"
+    );
+    // An unknown key and a wrong type are fields too: the key, the value given and, for a known key, its default.
+    let e = ftl::parse("fast", &json!({"log_blocks": "many"}))
+        .err()
+        .unwrap();
+    let p = &e.invalid()[0];
+    assert_eq!(
+        (p.key.as_str(), p.value.as_str(), p.suggestion.as_deref()),
+        ("log_blocks", "many", Some("8"))
+    );
+    let e = ftl::parse("fast", &json!({"logblocks": 8})).err().unwrap();
+    let p = &e.invalid()[0];
+    assert_eq!((p.key.as_str(), p.value.as_str()), ("logblocks", "8"));
+    assert!(
+        p.expected
+            .contains("its parameters are: lazy_merge, log_blocks"),
+        "{}",
+        p.expected
     );
 }

@@ -202,7 +202,7 @@ fn a_parameter_given_off_its_default_wins_over_the_profile_and_unknown_profiles_
     .unwrap()
     .to_string();
     assert!(
-        e.contains("profile `mqsim` is unknown") && e.contains("`psu-flashsim`"),
+        e.contains("profile=mqsim is not a profile of this scheme") && e.contains("`psu-flashsim`"),
         "{e}"
     );
 }

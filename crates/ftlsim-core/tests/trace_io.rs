@@ -206,7 +206,7 @@ fn info_totals_pass_2_pow_64_without_wrapping() {
     );
     let json = serde_json::to_string(&t).unwrap();
     assert!(
-        json.contains("\"footprint_bytes\":18446744073709551616"),
+        json.contains("\"footprint_bytes\":\"18446744073709551616\""),
         "{json}"
     );
 }

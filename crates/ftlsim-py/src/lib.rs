@@ -4,6 +4,7 @@
 use ftlsim_core::error::SimError;
 use ftlsim_core::sim::{self, Progress, SimConfig};
 use ftlsim_core::text::clip;
+use ftlsim_core::trace::analysis::info::TraceInfo;
 use ftlsim_core::trace::{TraceError, TraceOptions};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
@@ -79,8 +80,8 @@ fn error_with(py: Python<'_>, message: String, fields: Fields) -> PyErr {
 
 /// An engine error as Python sees it: a run that started and failed is a `RunFailedError`, bad input an
 /// `FtlsimError` (the command line exits 1 or 2). Parameters whose values are not allowed
-/// ([`SimError::invalid`]) cross as fields: `problems`, a list of {key, value, expected, suggestion} (values
-/// as text), `context` the message before them ("invalid parameter: device: "), and the first problem's
+/// ([`SimError::invalid`]) cross as fields: `problems`, a list of {key, value, expected, suggestion,
+/// alternatives} (values as text; alternatives a list of {key, value, does}: other settings that fix it), `context` the message before them ("invalid parameter: device: "), and the first problem's
 /// `key`, `value`, `expected` and `suggestion`, so that each front end spells the keys its own way.
 fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     use ftlsim_core::device::FlashError::{NandRule, OutOfSpace, WornOut};
@@ -105,8 +106,14 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     let listed: Vec<_> = problems
         .iter()
         .map(|p| {
+            let alternatives: Vec<_> = p
+                .alternatives
+                .iter()
+                .map(|a| serde_json::json!({"key": a.key, "value": a.value, "does": a.does}))
+                .collect();
             serde_json::json!({
                 "key": p.key, "value": p.value, "expected": p.expected, "suggestion": p.suggestion,
+                "alternatives": alternatives,
             })
         })
         .collect();
@@ -221,11 +228,22 @@ fn to_py<'py>(py: Python<'py>, value: &impl Serialize) -> PyResult<Bound<'py, Py
     pythonize(py, value).map_err(err)
 }
 
-/// [`to_py`] for trace statistics, whose byte totals are u128 (they can pass 2^64): pythonize cannot convert a
-/// u128, so they cross as JSON text, which keeps them and the fields' order, read by Python's json as ints.
-fn to_py_big<'py>(py: Python<'py>, value: &impl Serialize) -> PyResult<Bound<'py, PyAny>> {
-    let text = serde_json::to_string(value).map_err(err)?;
-    py.import("json")?.call_method1("loads", (text,))
+/// Trace statistics as a dict. Their byte totals are u128 (they can pass 2^64), which serialise as text beyond
+/// 64 bits (pythonize has no 128-bit integer): each is set over it as an exact Python int.
+fn trace_info_to_py<'py>(py: Python<'py>, info: &TraceInfo) -> PyResult<Bound<'py, PyAny>> {
+    let big = [
+        ("read_bytes", info.read_bytes),
+        ("write_bytes", info.write_bytes),
+        ("trim_bytes", info.trim_bytes),
+        ("footprint_bytes", info.footprint_bytes),
+        ("write_footprint_bytes", info.write_footprint_bytes),
+        ("page_writes", info.page_writes),
+    ];
+    let dict = to_py(py, info)?.downcast_into::<PyDict>()?;
+    for (key, value) in big {
+        dict.set_item(key, value)?;
+    }
+    Ok(dict.into_any())
 }
 
 /// Runs a trace (path or workload spec) under a run configuration (a dict: `SimConfig`'s keys); returns the
@@ -368,7 +386,7 @@ fn trace_info<'py>(
     if let Some(e) = raised {
         return Err(e);
     }
-    to_py_big(py, &info.map_err(err)?)
+    trace_info_to_py(py, &info.map_err(err)?)
 }
 
 /// Writes per logical block and a sampled timeline of the blocks written (for `plot-refs`).
@@ -393,7 +411,9 @@ fn write_refs<'py>(
             )
         })
         .map_err(err)?;
-    to_py_big(py, &refs)
+    let dict = to_py(py, &refs)?.downcast_into::<PyDict>()?;
+    dict.set_item("info", trace_info_to_py(py, &refs.info)?)?;
+    Ok(dict.into_any())
 }
 
 /// The format a trace file is read as under the trace options `options` (default: sniffing with the default

@@ -33,20 +33,30 @@ pub const DEFAULT_QUEUE_DEPTH: u32 = 32;
 pub const MAX_QUEUE_DEPTH: u32 = 65_535;
 
 /// Checks the run options of the array model: every problem, each with a fix.
-pub fn run_option_problems(queue_depth: Option<u32>, time_scale: Option<f64>) -> Vec<String> {
+pub fn run_option_problems(
+    queue_depth: Option<u32>,
+    time_scale: Option<f64>,
+) -> Vec<crate::config::Invalid> {
+    use crate::config::Invalid;
     let mut out = Vec::new();
     if let Some(q) = queue_depth {
         if !(1..=MAX_QUEUE_DEPTH).contains(&q) {
-            out.push(format!(
-                "queue_depth={q} must be from 1 to {MAX_QUEUE_DEPTH} requests in the device at once; e.g. queue_depth=32"
+            out.push(Invalid::new(
+                "queue_depth",
+                q,
+                format!("must be from 1 to {MAX_QUEUE_DEPTH} requests in the device at once"),
+                Some("32".into()),
             ));
         }
     }
     if let Some(s) = time_scale {
         if !(s.is_finite() && (0.0..=1e6).contains(&s)) {
-            out.push(format!(
-                "time_scale={s} must be a finite factor from 0 to 1e6 on the trace's arrival times (0.5 arrives \
-                 twice as fast, 0 all at once); e.g. time_scale=1"
+            out.push(Invalid::new(
+                "time_scale",
+                s,
+                "must be a finite factor from 0 to 1e6 on the trace's arrival times (0.5 arrives twice as \
+                 fast, 0 all at once)",
+                Some("1".into()),
             ));
         }
     }

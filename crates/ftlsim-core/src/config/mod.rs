@@ -458,11 +458,21 @@ impl DeviceSpec {
         let blocks = capacity_bytes.div_ceil(self.block_bytes()).max(1);
         let max_blocks = (u32::MAX / 2 / self.scheme_pages_per_block()) as u64;
         if blocks > max_blocks {
-            return Err(ConfigError::Param(format!(
-                "capacity of {capacity_bytes} bytes is {blocks} blocks, more than the {max_blocks} this geometry can \
-                 address; use larger pages (page_bytes), a smaller capacity, or compact=true (--compact) to map only \
-                 the 1 MiB extents a sparse trace touches"
-            )));
+            return Err(Invalid::new(
+                "capacity",
+                capacity_bytes,
+                format!(
+                    "bytes is {blocks} blocks, more than the {max_blocks} this geometry can address; use larger \
+                     pages (page_bytes) or a smaller capacity"
+                ),
+                None,
+            )
+            .or(
+                "compact",
+                true,
+                "to map only the 1 MiB extents a sparse trace touches",
+            )
+            .into());
         }
         Ok(Geometry {
             page_bytes: self.page_bytes,
@@ -642,13 +652,19 @@ pub enum ConfigError {
     /// A parameter problem said in free text: several parameters together, or a value that did not parse.
     #[error("invalid parameter: {0}")]
     Param(String),
+
+    /// A scheme's build was handed another scheme's typed configuration: a caller's mistake, not a user's.
+    #[error(
+        "scheme `{scheme}` was built from a {given}; parse its parameters with its own registry row's `parse`"
+    )]
+    WrongParams { scheme: String, given: &'static str },
 }
 
 /// A parameter whose value is not allowed. Its parts let a front end spell the key its own way (`--page-bytes`
 /// on the command line, `page_bytes=` in Python); Display spells it as the configuration does:
 /// `page_bytes=4000 must be a power of two ...; e.g. page_bytes=2048`.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("{key}={value} {expected}{}", suggestion.as_ref().map(|s| format!("; e.g. {key}={s}")).unwrap_or_default())]
+#[error("{key}={value} {expected}{}{}", suggestion.as_ref().map(|s| format!("; e.g. {key}={s}")).unwrap_or_default(), alternatives.iter().map(|a| format!(", or {}={} ({})", a.key, a.value, a.does)).collect::<String>())]
 pub struct Invalid {
     /// The parameter, as the configuration names it (`page_bytes`, `bad_block_reserve`).
     pub key: String,
@@ -658,6 +674,17 @@ pub struct Invalid {
     pub expected: String,
     /// A value of the same key that would do, e.g. `2048`.
     pub suggestion: Option<String>,
+    /// Other settings that would do instead (`wrap=true` for a capacity too small), in the order to try them.
+    pub alternatives: Vec<Alternative>,
+}
+
+/// A setting of another key that fixes an [`Invalid`] value instead of changing it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Alternative {
+    pub key: String,
+    pub value: String,
+    /// What it does, e.g. "to fold addresses into the device".
+    pub does: String,
 }
 
 impl Invalid {
@@ -672,7 +699,18 @@ impl Invalid {
             value: value.to_string(),
             expected: expected.into(),
             suggestion,
+            alternatives: Vec::new(),
         }
+    }
+
+    /// With `key=value` as another way to fix it, which `does` what it says.
+    pub fn or(mut self, key: &str, value: impl std::fmt::Display, does: &str) -> Invalid {
+        self.alternatives.push(Alternative {
+            key: key.into(),
+            value: value.to_string(),
+            does: does.into(),
+        });
+        self
     }
 }
 
@@ -791,6 +829,7 @@ mod tests {
                 value: "4000".into(),
                 expected: "must be a power of two from 512 to 1048576 (1 MiB)".into(),
                 suggestion: Some("2048".into()),
+                alternatives: Vec::new(),
             }
         );
         assert_eq!(e.invalid()[1].key, "endurance");

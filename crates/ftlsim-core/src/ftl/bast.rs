@@ -76,7 +76,7 @@ use super::common::mechanisms::merge;
 use super::common::mechanisms::seq_logs::SEQ_LOG_AUX;
 use super::common::mechanisms::zone_map::ZoneMap;
 use super::{
-    address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, Mounts, RamItem, Scheme,
+    address_bytes, defaults_of, parse_as, Built, Ftl, Mounts, RamItem, Scheme, SchemeParams,
 };
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
@@ -94,6 +94,7 @@ pub const SCHEME: Scheme = Scheme {
     citation:
         "Kim et al. 2002, as described in the FAST paper (Lee et al. 2007) sections 2.2, 2.4, 3.7",
     defaults: defaults_of::<BastParams>,
+    parse: parse_as::<BastParams>,
     build: build_bast,
     figures: &[],
     profiles: &[],
@@ -110,6 +111,7 @@ pub const ZONED: Scheme = Scheme {
     summary: "BAST with its block map on flash, loaded one zone at a time (zone switching)",
     citation: "TinyFTL paper (Lee et al.) sections II and VI.B, Table IV",
     defaults: zoned_defaults,
+    parse: parse_as::<BastParams>,
     build: build_zoned,
     figures: &[],
     profiles: &[],
@@ -204,21 +206,24 @@ fn zoned_defaults() -> Value {
     .unwrap_or(Value::Null)
 }
 
-fn build_bast(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    build(parse_params("bast", params)?, g, "bast")
+fn build_bast(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    build(params.get("bast")?, g, "bast")
 }
 
-fn build_zoned(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let p: BastParams = parse_params("logblock-zoned", &with_defaults(zoned_defaults(), params))?;
-    if p.zone_blocks == 0 {
-        return Err(ConfigError::Param(
-            "scheme `logblock-zoned`: zone_blocks=0 must be at least 1 (use `bast` for a block map wholly in RAM)".into(),
-        ));
-    }
+fn build_zoned(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let p: &BastParams = params.get("logblock-zoned")?;
+    Checks::new("logblock-zoned")
+        .at_least(
+            "zone_blocks",
+            p.zone_blocks as u64,
+            1,
+            "use `bast` for a block map wholly in RAM",
+        )
+        .finish()?;
     build(p, g, "logblock-zoned")
 }
 
-fn build(p: BastParams, g: &Geometry, name: &str) -> Result<Built, ConfigError> {
+fn build(p: &BastParams, g: &Geometry, name: &str) -> Result<Built, ConfigError> {
     let mut checks = Checks::new(name);
     checks
         .at_least(

@@ -29,7 +29,7 @@
 use super::common::mechanisms::boot_scan::{scan_block, Extent};
 use super::common::mechanisms::data_blocks::DataBlocks;
 use super::common::mechanisms::free_pool::FreePool;
-use super::{defaults_of, parse_params, Built, Ftl, Mounts, RamItem, Scheme};
+use super::{defaults_of, parse_as, Built, Ftl, Mounts, RamItem, Scheme, SchemeParams};
 use crate::addr::{Lbn, Lpn, Pbn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -43,6 +43,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "block-mapped baseline: an overwrite copies the block to a free block and erases the old one",
     citation: "FAST paper (Lee et al. 2007) section 2.1",
     defaults: defaults_of::<BlockParams>,
+    parse: parse_as::<BlockParams>,
     build,
     figures: &[],
     profiles: &[],
@@ -78,8 +79,8 @@ pub struct BlockFtl {
     free: FreePool,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let _: BlockParams = parse_params("block", params)?;
+fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let _: &BlockParams = params.get("block")?;
     let blocks = g.logical_blocks + 1;
     let ftl = BlockFtl {
         ppb: g.pages_per_block,

@@ -132,7 +132,9 @@ use super::common::profiles::{self, Applied, Profile};
 use super::common::structures::age_order::AgeOrder;
 use super::common::structures::bitmap::Bitmap;
 use super::common::structures::slot_list::SlotList;
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -151,6 +153,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "demand-based page mapping: page map in translation pages on flash, cached mapping table in RAM",
     citation: "Gupta, Kim, Urgaonkar, DFTL, ASPLOS 2009, section 3",
     defaults: defaults_of::<DftlParams>,
+    parse: parse_as::<DftlParams>,
     build,
     figures: FIGURES,
     profiles: PROFILES,
@@ -745,9 +748,8 @@ pub const FIGURES: &[Figure] = &[
     },
 ];
 
-fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let resolved = profiles::resolve("dftl", params, &defaults_of::<DftlParams>(), PROFILES)?;
-    let p: DftlParams = parse_params("dftl", &resolved.params)?;
+fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let p: &DftlParams = params.get("dftl")?;
     Checks::new("dftl")
         .number(
             "over_provisioning",
@@ -810,7 +812,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
         map_io: Default::default(),
         copies: [0; 2],
         moves_left_clean: 0,
-        profile: resolved.applied,
+        profile: profiles::applied(p.profile.as_deref(), p, PROFILES),
     };
     Ok(Built {
         ftl: Box::new(ftl),

@@ -61,7 +61,7 @@ use super::common::bounds::Checks;
 use super::common::mechanisms::log_blocks::sector_map_ram;
 use super::common::mechanisms::seq_logs::{HybridBlocks, SeqWrite};
 use super::{
-    address_bytes, defaults_of, parse_params, with_defaults, Built, Ftl, Mounts, RamItem, Scheme,
+    address_bytes, defaults_of, parse_as, Built, Ftl, Mounts, RamItem, Scheme, SchemeParams,
 };
 use crate::addr::{Lpn, Token};
 use crate::config::ConfigError;
@@ -76,6 +76,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "log blocks shared by all logical blocks (fully associative), one SW block for sequential runs",
     citation: "Lee et al. 2007, FAST paper sections 3.1-3.5",
     defaults: defaults_of::<FastParams>,
+    parse: parse_as::<FastParams>,
     build: build_fast,
     figures: &[],
     profiles: &[],
@@ -92,6 +93,7 @@ pub const OFAST: Scheme = Scheme {
     summary: "FAST with lazy merge: skips merging a logical block whose victim pages all have newer copies",
     citation: "Lee et al. 2007, FAST paper section 3.6",
     defaults: ofast_defaults,
+    parse: parse_as::<FastParams>,
     build: build_ofast,
     figures: &[],
     profiles: &[],
@@ -144,20 +146,15 @@ fn ofast_defaults() -> Value {
     .unwrap_or(Value::Null)
 }
 
-fn build_fast(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let p: FastParams = parse_params("fast", params)?;
-    build(p, g, "fast")
+fn build_fast(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    build(params.get("fast")?, g, "fast")
 }
 
-fn build_ofast(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    build(
-        parse_params("ofast", &with_defaults(ofast_defaults(), params))?,
-        g,
-        "ofast",
-    )
+fn build_ofast(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    build(params.get("ofast")?, g, "ofast")
 }
 
-fn build(p: FastParams, g: &Geometry, name: &str) -> Result<Built, ConfigError> {
+fn build(p: &FastParams, g: &Geometry, name: &str) -> Result<Built, ConfigError> {
     Checks::new(name)
         .at_least(
             "log_blocks",

@@ -65,7 +65,9 @@ use super::common::bounds::Checks;
 use super::common::mechanisms::boot_scan::mount_bug;
 use super::common::mechanisms::log_blocks::sector_map_ram;
 use super::common::mechanisms::seq_logs::{HybridBlocks, SeqWrite};
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+};
 use crate::addr::{Lpn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -81,6 +83,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "sequential log buffer by request size; random log buffer split into hot and cold partitions",
     citation: "Lee, Shin, Kim, Kim 2008, LAST (ACM SIGOPS OSR 42(6)); as summarised by MAST (paper 002)",
     defaults: defaults_of::<LastParams>,
+    parse: parse_as::<LastParams>,
     build: build_last,
     figures: FIGURES,
     profiles: &[],
@@ -200,8 +203,8 @@ const HOT: usize = 0;
 const COLD: usize = 1;
 const FREE: u8 = 2;
 
-fn build_last(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let p: LastParams = parse_params("last", params)?;
+fn build_last(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let p: &LastParams = params.get("last")?;
     let seq = if p.seq_log_blocks == 0 {
         (p.log_blocks / 16).max(1)
     } else {
@@ -236,11 +239,17 @@ fn build_last(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
         p.hot_blocks
     };
     if hot == 0 || hot >= random {
-        return Err(ConfigError::Param(format!(
-            "scheme `last`: hot_blocks={hot} must leave each partition a block of the {random} random log \
-             blocks; pick 1..={}",
-            random - 1
-        )));
+        Checks::new("last")
+            .problem(
+                "hot_blocks",
+                hot,
+                format!(
+                    "must leave each partition a block of the {random} random log blocks: from 1 to {}",
+                    random - 1
+                ),
+                Some((random / 2).max(1).to_string()),
+            )
+            .finish()?;
     }
     let extra = p.log_blocks + 1;
     let blocks = g.logical_blocks + extra;

@@ -81,7 +81,9 @@ use super::common::bounds::{extra_blocks_limit, Checks};
 use super::common::mechanisms::boot_scan::mount_bug;
 use super::common::mechanisms::log_blocks::{sector_map_ram, PageState};
 use super::common::mechanisms::seq_logs::{HybridBlocks, SeqWrite};
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+};
 use crate::addr::{Lpn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -98,6 +100,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "log blocks in three areas: locality detection (LA), hot (HA, LRU) and cold (CA); idle-time merges",
     citation: "Kim, Kang, Ha, Cho, Eom 2015, MAST (paper 002) sections 2-4",
     defaults: defaults_of::<MastParams>,
+    parse: parse_as::<MastParams>,
     build: build_mast,
     figures: FIGURES,
     profiles: &[],
@@ -283,8 +286,8 @@ const CA: usize = 2;
 const FREE: u8 = 3;
 const AREA_NAMES: [&str; 3] = ["la", "ha", "ca"];
 
-fn build_mast(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let p: MastParams = parse_params("mast", params)?;
+fn build_mast(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let p: &MastParams = params.get("mast")?;
     let ppb = g.pages_per_block;
     let mut checks = Checks::new("mast");
     checks
@@ -326,10 +329,15 @@ fn build_mast(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
         ha = ha.min(random - 1 - la);
     }
     if la as u64 + ha as u64 >= random as u64 {
-        checks.problem(format!(
-            "la_blocks={la} + ha_blocks={ha} must leave CA a block of the {random} log blocks besides the SW \
-             block (log_blocks={log_blocks} after clamping to the device); lower them"
-        ));
+        checks.problem(
+            "la_blocks",
+            la,
+            format!(
+                "with ha_blocks={ha} must leave CA a block of the {random} log blocks besides the SW block \
+                 (log_blocks={log_blocks} after clamping to the device); lower la_blocks or ha_blocks"
+            ),
+            random.checked_sub(ha + 1).filter(|&n| n > 0).map(|n| n.to_string()),
+        );
     }
     checks.finish()?;
     let extra = log_blocks + 1;

@@ -17,8 +17,8 @@ pub mod superblock;
 pub mod tiny;
 
 use crate::addr::{Lpn, Token};
-use crate::config::ConfigError;
 use crate::config::Geometry;
+use crate::config::{ConfigError, Invalid};
 use crate::device::{Device, RequestInfo};
 use crate::device::{FlashError, Result};
 use crate::figure::Figure;
@@ -130,7 +130,12 @@ pub struct Scheme {
     pub citation: &'static str,
     /// The parameters with their defaults, as JSON.
     pub defaults: fn() -> Value,
-    pub build: fn(&Value, &Geometry) -> Result<Built, ConfigError>,
+    /// The given parameters (JSON; absent ones at the row's defaults, its profile applied) as the scheme's
+    /// typed configuration: [`parse_as`] with its params type. A run parses once, when its plan is resolved.
+    pub parse: fn(&Scheme, &Value) -> Result<SchemeParams, ConfigError>,
+    /// The scheme built for a geometry from its typed configuration. It checks each value against the limit
+    /// the geometry sets (`common/bounds.rs`), so the first build, when the plan is resolved, reports them.
+    pub build: fn(&SchemeParams, &Geometry) -> Result<Built, ConfigError>,
     /// The report keys of the scheme's own figures ([`Ftl::extra`]), with units and meanings: the report's
     /// schema lists them, and a key a scheme reports without one fails the schema's coverage test.
     pub figures: &'static [Figure],
@@ -190,48 +195,168 @@ pub fn scheme(name: &str) -> Result<&'static Scheme, ConfigError> {
         })
 }
 
-/// A scheme's parameters as they run: its defaults under the given ones, and its profile (`profile = "..."`,
-/// one of the row's `profiles`) applied, as the scheme resolves them when it is built. The report's echo of a run's
-/// parameters and a repeated run use this.
-pub fn resolve_params(name: &str, given: &Value) -> Result<Value, ConfigError> {
-    let s = scheme(name)?;
-    let defaults = (s.defaults)();
+/// Declares [`SchemeParams`], one variant per params type, and how a scheme's build takes its own.
+macro_rules! scheme_params {
+    ($($variant:ident($params:ty)),* $(,)?) => {
+        /// A scheme's configuration, typed: its params struct with every default filled in and its profile
+        /// applied, as [`Scheme::parse`] made it. A run's plan holds it, its builds take it, and the report echoes
+        /// it (serialised as the struct alone). One variant per params type; a variant of a scheme (`ofast`,
+        /// `logblock-zoned`) shares its base's.
+        #[derive(Clone, Debug, Serialize)]
+        #[serde(untagged)]
+        pub enum SchemeParams {
+            $($variant($params)),*
+        }
+
+        $(
+            impl From<$params> for SchemeParams {
+                fn from(p: $params) -> SchemeParams {
+                    SchemeParams::$variant(p)
+                }
+            }
+
+            impl Params for $params {
+                fn of(params: &SchemeParams) -> Option<&$params> {
+                    match params {
+                        SchemeParams::$variant(p) => Some(p),
+                        #[allow(unreachable_patterns)]
+                        _ => None,
+                    }
+                }
+            }
+        )*
+
+        impl SchemeParams {
+            /// The name of its params type, for the error of a build handed another scheme's.
+            fn kind(&self) -> &'static str {
+                match self {
+                    $(SchemeParams::$variant(_) => stringify!($params)),*
+                }
+            }
+        }
+    };
+}
+
+scheme_params! {
+    Page(page::PageParams),
+    Dftl(dftl::DftlParams),
+    Block(block::BlockParams),
+    Bast(bast::BastParams),
+    Fast(fast::FastParams),
+    Nftl(nftl::NftlParams),
+    Replacement(replacement::ReplacementParams),
+    Tiny(tiny::TinyParams),
+    Superblock(superblock::SuperblockParams),
+    Last(last::LastParams),
+    Mast(mast::MastParams),
+}
+
+/// A scheme's params struct: one variant of [`SchemeParams`].
+pub trait Params: DeserializeOwned + Serialize + Default + Into<SchemeParams> {
+    fn of(params: &SchemeParams) -> Option<&Self>;
+}
+
+impl SchemeParams {
+    /// The parameters of scheme `scheme`, whose params type is `P`; a build handed another scheme's
+    /// configuration (a caller's mistake) gets an error saying so.
+    pub fn get<P: Params>(&self, scheme: &str) -> Result<&P, ConfigError> {
+        P::of(self).ok_or_else(|| ConfigError::WrongParams {
+            scheme: scheme.to_string(),
+            given: self.kind(),
+        })
+    }
+
+    /// As JSON: the params struct's fields (the report's `config.params`).
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).expect("a params struct is plain data")
+    }
+}
+
+/// [`Scheme::parse`] for a scheme whose params type is `P`: the given parameters over the row's defaults, the
+/// row's profile (`profile = "..."`, one of its `profiles`) applied, deserialised into `P`. Unknown keys and
+/// wrong types are errors that name the key and list what the scheme takes.
+pub fn parse_as<P: Params>(scheme: &Scheme, given: &Value) -> Result<SchemeParams, ConfigError> {
+    let defaults = (scheme.defaults)();
     let merged = with_defaults(defaults.clone(), given);
-    Ok(common::profiles::resolve(name, &merged, &defaults, s.profiles)?.params)
+    let params = if scheme.profiles.is_empty() {
+        merged
+    } else {
+        common::profiles::resolve(scheme.name, &merged, &defaults, scheme.profiles)?.params
+    };
+    Ok(parse_params::<P>(scheme.name, &params, &defaults)?.into())
+}
+
+/// Scheme `name`'s typed configuration from the given parameters ([`Scheme::parse`]).
+pub fn parse(name: &str, given: &Value) -> Result<SchemeParams, ConfigError> {
+    let s = scheme(name)?;
+    (s.parse)(s, given)
+}
+
+/// A scheme's parameters as they run, as JSON: its typed configuration ([`parse`]) serialised. The report's
+/// echo of what a run was asked (`config.resolved`) and the Python API's run keys use it.
+pub fn resolve_params(name: &str, given: &Value) -> Result<Value, ConfigError> {
+    Ok(parse(name, given)?.to_value())
 }
 
 /// Builds a scheme by name from a JSON object of parameters (absent ones take their defaults).
 pub fn build(name: &str, params: &Value, geometry: &Geometry) -> Result<Built, ConfigError> {
-    (scheme(name)?.build)(params, geometry)
+    let s = scheme(name)?;
+    (s.build)(&(s.parse)(s, params)?, geometry)
 }
 
-/// Parses a scheme's parameters; unknown keys and wrong types are errors that name the key, say what was
-/// expected and list what is accepted.
-pub fn parse_params<P: DeserializeOwned + Serialize + Default>(
+/// Parses a scheme's parameters, complete over `defaults`. An unknown key, a wrong type or a value that
+/// does not parse is an [`Invalid`] naming the key and the value given; a known key's suggestion is its
+/// default.
+fn parse_params<P: DeserializeOwned>(
     scheme: &str,
     params: &Value,
+    defaults: &Value,
 ) -> Result<P, ConfigError> {
-    let value = if params.is_null() {
-        Value::Object(Default::default())
-    } else {
-        params.clone()
-    };
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let accepted = serde_json::to_value(P::default())
-            .ok()
-            .and_then(|v| {
-                v.as_object()
-                    .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
-            })
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let accepted = defaults
+            .as_object()
+            .map(|m| m.keys().cloned().collect::<Vec<_>>().join(", "))
             .unwrap_or_default();
-        let key = match e.path().to_string().as_str() {
-            "." => String::new(),
-            path => format!("{path}: "),
+        let key = e.path().to_string();
+        let problem = if key == "." {
+            Invalid::new(
+                "params",
+                params,
+                format!("must be an object of the scheme's parameters ({accepted})"),
+                None,
+            )
+        } else {
+            let given = key
+                .split('.')
+                .try_fold(params, |v, part| v.get(part))
+                .map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_default();
+            match defaults.get(&key) {
+                None => Invalid::new(
+                    crate::text::clip(&key),
+                    crate::text::clip(&given),
+                    format!("is not a parameter of this scheme; its parameters are: {accepted}"),
+                    None,
+                ),
+                Some(default) => Invalid::new(
+                    &key,
+                    given,
+                    format!("does not parse: {}", e.inner()),
+                    Some(match default {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .filter(|s| s != "null"),
+                ),
+            }
         };
-        ConfigError::Param(format!(
-            "scheme `{scheme}`: {key}{}; its parameters are: {accepted}",
-            e.inner()
-        ))
+        ConfigError::Invalid {
+            within: Some(format!("scheme `{scheme}`")),
+            problems: vec![problem],
+        }
     })
 }
 

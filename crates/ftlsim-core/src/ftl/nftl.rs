@@ -82,7 +82,9 @@ use super::common::bounds::Checks;
 use super::common::mechanisms::free_pool::FreePool;
 use super::common::mechanisms::location_cache::{LocationCache, Policy};
 use super::common::structures::bitmap::Bitmap;
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -98,6 +100,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "NFTL: primary block + one replacement block searched backwards; lookup table and page cache",
     citation: "Choudhuri & Givargis, CODES+ISSS 2007, sections 3.1-3.3 (NFTL: Ban, US 5,937,425)",
     defaults: defaults_of::<NftlParams>,
+    parse: parse_as::<NftlParams>,
     build,
     figures: FIGURES,
     profiles: &[],
@@ -212,8 +215,8 @@ pub struct NftlFtl {
     avoided_by_cache: u64,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let p: NftlParams = parse_params("nftl", params)?;
+fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let p: &NftlParams = params.get("nftl")?;
     let mut checks = Checks::new("nftl");
     checks
         .at_least(
@@ -228,9 +231,12 @@ fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
         "fifo" => Policy::Fifo,
         "lru" => Policy::Lru,
         other => {
-            checks.problem(format!(
-                "page_cache_policy=\"{other}\" is not known; use \"fifo\" or \"lru\""
-            ));
+            checks.problem(
+                "page_cache_policy",
+                other,
+                "is not a policy: \"fifo\" or \"lru\"",
+                Some("fifo".into()),
+            );
             Policy::Fifo
         }
     };
@@ -768,7 +774,7 @@ mod tests {
             logical_blocks: 16,
             sequential_program: false,
         };
-        let built = build(&params, &g).unwrap();
+        let built = crate::ftl::build("nftl", &params, &g).unwrap();
         let mut dev = Device::new("nftl", g, 16 + built.extra_blocks, Timing::uniform(1.0));
         dev.headers_one_by_one = one_by_one;
         (built.ftl, dev)

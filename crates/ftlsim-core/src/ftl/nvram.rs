@@ -38,7 +38,7 @@
 use super::common::structures::slot_list::SlotList;
 use super::{address_bytes, Extra, Ftl, RamItem};
 use crate::addr::{Lbn, Lpn, Opt, Token};
-use crate::config::{check_op_us, parse_size_of, ConfigError, Geometry};
+use crate::config::{check_op_us, parse_size_of, ConfigError, Geometry, Invalid};
 use crate::device::Result;
 use crate::device::{Device, RequestInfo};
 use crate::figure::{Figure, Unit};
@@ -161,10 +161,16 @@ impl NvramOptions {
     ) -> Result<NvramOptions, ConfigError> {
         let bytes = parse_size_of("nvram", size)?;
         if bytes < g.page_bytes as u64 {
-            return Err(ConfigError::Param(format!(
-                "nvram=`{size}` holds no page: it must be at least one page ({} bytes); pass e.g. nvram=\"128KiB\"",
-                g.page_bytes
-            )));
+            return Err(Invalid::new(
+                "nvram",
+                size,
+                format!(
+                    "holds no page: it must be at least one page ({} bytes)",
+                    g.page_bytes
+                ),
+                Some("128KiB".into()),
+            )
+            .into());
         }
         let policy = POLICIES
             .iter()
@@ -182,16 +188,28 @@ impl NvramOptions {
         let mut parsed = Vec::new();
         match (policy, regions) {
             (Policy::Region, None) => {
-                return Err(ConfigError::Param(
-                    "nvram_policy=\"region\" needs nvram_regions, byte ranges like \"0-64KiB,1MiB-2MiB\"".into(),
-                ))
+                return Err(Invalid::new(
+                    "nvram_policy",
+                    "region",
+                    "needs nvram_regions, byte ranges like \"0-64KiB,1MiB-2MiB\"",
+                    None,
+                )
+                .or(
+                    "nvram_regions",
+                    "0-64KiB",
+                    "to name the byte ranges it keeps",
+                )
+                .into())
             }
             (Policy::Region, Some(text)) => {
                 let page = g.page_bytes as u64;
                 for range in text.split(',').filter(|r| !r.trim().is_empty()) {
                     let bad = || {
-                        ConfigError::Param(format!(
-                            "nvram_regions: `{range}` is not a byte range START-END with START < END (e.g. \"0-64KiB\")"
+                        ConfigError::from(Invalid::new(
+                            "nvram_regions",
+                            text,
+                            format!("has `{range}`, which is not a byte range START-END with START < END"),
+                            Some("0-64KiB".into()),
                         ))
                     };
                     let (a, b) = range.split_once('-').ok_or_else(bad)?;
@@ -207,9 +225,18 @@ impl NvramOptions {
                 }
             }
             (_, Some(_)) => {
-                return Err(ConfigError::Param(
-                    "nvram_regions is only used by nvram_policy=\"region\"".into(),
-                ))
+                return Err(Invalid::new(
+                    "nvram_regions",
+                    regions.unwrap_or_default(),
+                    "is only used by nvram_policy=\"region\"",
+                    None,
+                )
+                .or(
+                    "nvram_policy",
+                    "region",
+                    "to keep those byte ranges in the NVRAM",
+                )
+                .into())
             }
             (_, None) => {}
         }

@@ -40,7 +40,8 @@ use super::common::mechanisms::page_store::{PageStore, Victim};
 use super::common::profiles::{self, Applied, Profile};
 use super::common::structures::bitmap::Bitmap;
 use super::{
-    address_bytes, defaults_of, parse_params, Ahead, Built, Extra, Ftl, Mounts, RamItem, Scheme,
+    address_bytes, defaults_of, parse_as, Ahead, Built, Extra, Ftl, Mounts, RamItem, Scheme,
+    SchemeParams,
 };
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
@@ -59,6 +60,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "page-mapped baseline: any page anywhere, greedy or cost-benefit garbage collection",
     citation: "TinyFTL paper (Lee et al.) section III; FAST paper (Lee et al. 2007) section 2.1",
     defaults: defaults_of::<PageParams>,
+    parse: parse_as::<PageParams>,
     build,
     figures: FIGURES,
     profiles: PROFILES,
@@ -172,9 +174,8 @@ pub struct PageFtl {
     profile: Option<Applied>,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let resolved = profiles::resolve("page", params, &defaults_of::<PageParams>(), PROFILES)?;
-    let p: PageParams = parse_params("page", &resolved.params)?;
+fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let p: &PageParams = params.get("page")?;
     let frontiers = if p.gc_frontier { 2 } else { 1 };
     Checks::new("page")
         .number(
@@ -213,7 +214,7 @@ fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
         victim: p.victim,
         wear_threshold: p.wear_leveling_threshold,
         trimmed: Bitmap::new(g.logical_pages() as usize),
-        profile: resolved.applied,
+        profile: profiles::applied(p.profile.as_deref(), p, PROFILES),
     };
     Ok(Built {
         ftl: Box::new(ftl),

@@ -57,7 +57,9 @@
 use super::common::bounds::Checks;
 use super::common::mechanisms::free_pool::FreePool;
 use super::common::structures::valid_buckets::ValidBuckets;
-use super::{address_bytes, defaults_of, parse_params, Built, Ftl, Mounts, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_as, Built, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+};
 use crate::addr::{Lpn, Opt, Pbn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -72,6 +74,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "replacement block scheme: an update goes to the same offset of a chain of replacement blocks",
     citation: "Shim et al. (hot write references / NVRAM) section 2.2, Fig. 1; Ban, US 5,404,485",
     defaults: defaults_of::<ReplacementParams>,
+    parse: parse_as::<ReplacementParams>,
     build,
     figures: &[],
     profiles: &[],
@@ -139,8 +142,8 @@ pub struct ReplacementFtl {
     sources: Vec<Opt<Pbn>>,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let p: ReplacementParams = parse_params("replacement", params)?;
+fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let p: &ReplacementParams = params.get("replacement")?;
     Checks::new("replacement")
         .at_least(
             "replacement_blocks",
@@ -535,7 +538,7 @@ mod tests {
             logical_blocks: 4,
             sequential_program,
         };
-        let built = build(&params, &g).unwrap();
+        let built = crate::ftl::build("replacement", &params, &g).unwrap();
         let dev = Device::new(
             "replacement",
             g,

@@ -59,7 +59,9 @@ use super::common::mechanisms::boot_scan::{scan_block, Extent};
 use super::common::mechanisms::free_pool::FreePool;
 use super::common::mechanisms::map_area::{load_page_table, rebuild_spare_tables};
 use super::common::structures::lru::Lru;
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+};
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -76,6 +78,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "Superblock FTL: N adjacent logical blocks share physical blocks, pages placed freely inside, map in spare areas",
     citation: "Kang, Jo, Kim, Lee, A Superblock-based Flash Translation Layer for NAND Flash Memory, EMSOFT 2006 (as described in the TinyFTL paper, sections III and VI.B)",
     defaults: defaults_of::<SuperblockParams>,
+    parse: parse_as::<SuperblockParams>,
     build,
     figures: FIGURES,
     profiles: &[],
@@ -178,8 +181,8 @@ pub struct SuperblockFtl {
     cursor: u32,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let p: SuperblockParams = parse_params("superblock", params)?;
+fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let p: &SuperblockParams = params.get("superblock")?;
     let mut checks = Checks::new("superblock");
     checks.over_provisioning(p.over_provisioning);
     for (name, v) in [

@@ -105,7 +105,9 @@ use super::common::mechanisms::boot_scan::{scan_block, Extent};
 use super::common::mechanisms::free_pool::FreePool;
 use super::common::mechanisms::map_area::{load_page_table, rebuild_spare_tables, MapArea};
 use super::common::structures::lru::Lru;
-use super::{address_bytes, defaults_of, parse_params, Built, Extra, Ftl, Mounts, RamItem, Scheme};
+use super::{
+    address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+};
 use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
@@ -122,6 +124,7 @@ pub const SCHEME: Scheme = Scheme {
     summary: "TinyFTL: block-mapped with a log block per busy block, pages anywhere in them, map cached in 12 KB",
     citation: "Lee, Jung, Kim, Maeng, Memory Management Scheme for Cost-Effective Disk-On-Modules, IEEE TCE 2009, section V",
     defaults: defaults_of::<TinyParams>,
+    parse: parse_as::<TinyParams>,
     build,
     figures: FIGURES,
     profiles: &[],
@@ -277,8 +280,8 @@ pub struct TinyFtl {
     scratch: Vec<u32>,
 }
 
-fn build(params: &Value, g: &Geometry) -> Result<Built, ConfigError> {
-    let p: TinyParams = parse_params("tiny", params)?;
+fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
+    let p: &TinyParams = params.get("tiny")?;
     let mut checks = Checks::new("tiny");
     checks
         .over_provisioning(p.over_provisioning)
@@ -809,7 +812,8 @@ mod tests {
             logical_blocks: 4,
             sequential_program: true,
         };
-        let built = build(&json!({"log_blocks": 2, "victim": victim}), &g).unwrap();
+        let built =
+            crate::ftl::build("tiny", &json!({"log_blocks": 2, "victim": victim}), &g).unwrap();
         let dev = Device::new("tiny", g, 4 + built.extra_blocks, Timing::uniform(1.0));
         (built.ftl, dev)
     }
@@ -868,7 +872,7 @@ mod tests {
             sequential_program: true,
         };
         let log_list = |victim| {
-            let built = build(&json!({"victim": victim}), &g).unwrap();
+            let built = crate::ftl::build("tiny", &json!({"victim": victim}), &g).unwrap();
             let ram = built.ftl.ram();
             ram.iter()
                 .find(|i| i.name == "log_block_list")

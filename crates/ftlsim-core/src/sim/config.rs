@@ -1,6 +1,6 @@
 //! A run's configuration (`SimConfig`, JSON or TOML), as given: [`super::plan`] resolves it.
 
-use crate::config::DeviceOverrides;
+use crate::config::{DeviceOverrides, Invalid};
 use crate::error::{Result, SimError};
 use crate::trace::{TraceError, TraceOptions};
 use schemars::JsonSchema;
@@ -142,15 +142,22 @@ impl MeasureFrom {
             .iter()
             .find_map(|(unit, scale)| t.strip_suffix(unit).map(|n| (n, *scale)))
             .ok_or_else(|| {
-                SimError::param(format!(
-                    "measure_from=`{text}`: give a request number (e.g. 10000) or a time with a unit (30s, 1500ms, 200us)"
-                ))
+                Invalid::new(
+                    "measure_from",
+                    text,
+                    "is not a request number (e.g. 10000) or a time with a unit (30s, 1500ms, 200us)",
+                    Some("30s".into()),
+                )
             })?;
         match number.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v * scale)),
-            _ => Err(SimError::param(format!(
-                "measure_from=`{text}`: `{number}` is not a non-negative number; e.g. measure_from=\"30s\""
-            ))),
+            _ => Err(Invalid::new(
+                "measure_from",
+                text,
+                format!("is not a time: `{number}` is not a non-negative number"),
+                Some("30s".into()),
+            )
+            .into()),
         }
     }
 }

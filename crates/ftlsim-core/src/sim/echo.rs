@@ -1,25 +1,24 @@
 //! The resolved configuration a report echoes (`config.resolved`): what it takes to repeat the run exactly.
 
 use super::config::SimConfig;
-use crate::ftl;
 use crate::trace;
 use serde_json::{json, Value};
 use std::path::Path;
 
-/// `cfg` with every default (its serialised form has every option), the scheme's parameters with their
-/// defaults and profile applied, and what the run resolved where `cfg` left it open: the preset, the capacity
+/// `cfg` with every default (its serialised form has every option), the scheme's parameters `params` as the
+/// plan parsed them (every default filled in, the profile applied), and what the run resolved where `cfg` left it open: the preset, the capacity
 /// (in bytes) and the trace format (`format`, sniffed). A trace file is named by its absolute path, so that
 /// `ftlsim run -c report.json` finds it from anywhere. JSON text `{"trace": ..., "config": ...}`.
 pub(super) fn resolved_config(
     cfg: &SimConfig,
+    params: &Value,
     preset: &str,
     capacity_bytes: u64,
     format: &str,
     trace_spec: &str,
 ) -> String {
     let mut config = serde_json::to_value(cfg).expect("a SimConfig is plain data");
-    // A scheme outside the registry (`run_custom`) keeps its parameters as given.
-    config["params"] = ftl::resolve_params(&cfg.ftl, &cfg.params).unwrap_or(cfg.params.clone());
+    config["params"] = params.clone();
     if cfg.preset.is_none() {
         config["preset"] = preset.into();
     }

@@ -2,7 +2,7 @@
 
 use super::config::SimConfig;
 use super::plan::{resolve_device, SchemePlan};
-use crate::config::Geometry;
+use crate::config::{Geometry, Invalid};
 use crate::error::{Result, SimError};
 use crate::ftl::nvram::{Nvram, NvramOptions};
 use crate::ftl::{Ftl, RamItem};
@@ -19,9 +19,19 @@ pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<Nvra
     match &cfg.nvram {
         None => {
             if cfg.nvram_regions.is_some() {
-                return Err(SimError::param(
-                    "nvram_regions is set but there is no NVRAM; pass nvram=SIZE too",
-                ));
+                let regions = cfg.nvram_regions.as_deref().unwrap_or_default();
+                return Err(Invalid::new(
+                    "nvram_regions",
+                    regions,
+                    "is set but there is no NVRAM",
+                    None,
+                )
+                .or(
+                    "nvram",
+                    "128KiB",
+                    "to put an NVRAM of that size in front of the scheme",
+                )
+                .into());
             }
             Ok(None)
         }

@@ -10,10 +10,10 @@ use super::config::{
 };
 use super::{echo, nvram, Progress};
 use crate::bad_blocks::BadBlockOptions;
-use crate::config::{parse_size_of, DeviceSpec, Geometry};
+use crate::config::{parse_size_of, ConfigError, DeviceSpec, Geometry, Invalid};
 use crate::error::{Result, SimError};
 use crate::ftl::nvram::NvramOptions;
-use crate::ftl::{self, Built, Ftl};
+use crate::ftl::{self, Built, Ftl, SchemeParams};
 use crate::report::ConfigEcho;
 use crate::request::Request;
 use crate::trace::{self, Placement, RequestSource, Target, TraceOptions};
@@ -70,13 +70,19 @@ pub struct PowerOptions {
 /// Builds a scheme for a geometry.
 type Make<'a> = Box<dyn Fn(&Geometry) -> Result<Built> + 'a>;
 
-/// The run's scheme, looked up once: the parameters it runs with and the spare capacity it takes, and how to
-/// build it again for a second pass (a power-cut plan's dry run, then the run).
+/// The run's scheme, looked up once: the typed configuration it runs with and the spare capacity it takes, and
+/// how to build it again for a second pass (a power-cut plan's dry run, then the run).
 pub struct SchemePlan<'a> {
     pub name: String,
-    /// Every parameter the scheme is built with: the given ones over its defaults, and the spare capacity the
-    /// run derived for it (the report's `config.params`).
-    pub params: Value,
+    /// The scheme's configuration, parsed once: the given parameters over its defaults, its profile applied, and
+    /// the spare capacity the run derived for it. None for a scheme outside the registry ([`SchemePlan::custom`]).
+    pub params: Option<SchemeParams>,
+    /// The parameters as the report's `config.params` echoes them: `params` serialised, or a custom scheme's
+    /// as given.
+    echoed: Value,
+    /// The parameters as asked, resolved (`params` without a spare capacity the run derived): what
+    /// `config.resolved` records to repeat the run.
+    asked: Value,
     /// Physical blocks beyond the logical ones: those the chip has, and those the scheme uses of them.
     pub chip_extra_blocks: u32,
     pub scheme_extra_blocks: u32,
@@ -94,29 +100,38 @@ impl<'a> SchemePlan<'a> {
     pub fn resolve(cfg: &SimConfig, g: &Geometry) -> Result<(SchemePlan<'a>, Built)> {
         let scheme = ftl::scheme(&cfg.ftl)?;
         let stated = stated_extra_blocks(cfg, g)?;
-        let mut params = cfg.params.clone();
-        if let Some(stated) = stated {
-            if (scheme.defaults)().get("over_provisioning").is_some() {
-                params = with_over_provisioning(cfg, params, stated, g)?;
+        let asked = (scheme.parse)(scheme, &cfg.params)?;
+        let params = match stated {
+            Some(stated) if (scheme.defaults)().get("over_provisioning").is_some() => {
+                let derived = with_over_provisioning(cfg, cfg.params.clone(), stated, g)?;
+                (scheme.parse)(scheme, &derived)?
             }
-        }
+            _ => asked.clone(),
+        };
         let built = (scheme.build)(&params, g)?;
         let need = built.extra_blocks;
         let chip = match stated {
             Some(stated) if need > stated => {
-                return Err(SimError::param(format!(
-                    "scheme `{}` needs {need} extra blocks with these parameters (its log, reserve or map blocks), \
-                     but the run gives extra_blocks={stated}; give extra_blocks={need} or more, or parameters \
-                     that need fewer",
-                    cfg.ftl
-                )))
+                return Err(Invalid::new(
+                    "extra_blocks",
+                    stated,
+                    format!(
+                        "is too few: scheme `{}` needs {need} extra blocks with these parameters (its log, \
+                         reserve or map blocks); give that many or more, or parameters that need fewer",
+                        cfg.ftl
+                    ),
+                    Some(need.to_string()),
+                )
+                .into())
             }
             Some(stated) => stated,
             None => need,
         };
         let plan = SchemePlan {
             name: cfg.ftl.clone(),
-            params: ftl::resolve_params(&cfg.ftl, &params)?,
+            echoed: params.to_value(),
+            asked: asked.to_value(),
+            params: Some(params.clone()),
             chip_extra_blocks: chip,
             scheme_extra_blocks: need,
             build: Box::new(move |g| {
@@ -144,7 +159,9 @@ impl<'a> SchemePlan<'a> {
         let built = make(g)?;
         let plan = SchemePlan {
             name: cfg.ftl.clone(),
-            params: cfg.params.clone(),
+            params: None,
+            echoed: cfg.params.clone(),
+            asked: cfg.params.clone(),
             chip_extra_blocks: built.extra_blocks,
             scheme_extra_blocks: built.extra_blocks,
             build: Box::new(make),
@@ -156,31 +173,48 @@ impl<'a> SchemePlan<'a> {
 /// The spare capacity the run states, in blocks; None when it leaves it to the scheme.
 fn stated_extra_blocks(cfg: &SimConfig, g: &Geometry) -> Result<Option<u32>> {
     let stated = match (cfg.extra_blocks, cfg.over_provisioning) {
-        (Some(_), Some(_)) => {
-            return Err(SimError::param(
-                "give extra_blocks or over_provisioning, not both (one is derived from the other)"
-            ))
+        (Some(blocks), Some(_)) => {
+            return Err(Invalid::new(
+                "extra_blocks",
+                blocks,
+                "is given with over_provisioning: give one of them, not both (one is derived from the other)",
+                None,
+            )
+            .into())
         }
         (Some(blocks), None) => blocks as u64,
         (None, Some(op)) if op.is_finite() && (0.0..=MAX_OVER_PROVISIONING).contains(&op) => {
             (g.logical_blocks as f64 * op).ceil() as u64
         }
         (None, Some(op)) => {
-            return Err(SimError::param(format!(
-                "scheme `{}`: over_provisioning={op} must be a number from 0 to {MAX_OVER_PROVISIONING} (a \
-                 fraction of the logical capacity); e.g. over_provisioning=0.07",
-                cfg.ftl
-            )))
+            return Err(ConfigError::Invalid {
+                within: Some(format!("scheme `{}`", cfg.ftl)),
+                problems: vec![Invalid::new(
+                    "over_provisioning",
+                    op,
+                    format!(
+                        "must be a number from 0 to {MAX_OVER_PROVISIONING} (a fraction of the logical capacity)"
+                    ),
+                    Some("0.07".into()),
+                )],
+            }
+            .into())
         }
         (None, None) => return Ok(None),
     };
     let limit = u32::MAX as u64 / g.pages_per_block as u64 - g.logical_blocks as u64;
     if stated > limit {
-        return Err(SimError::param(format!(
-            "extra_blocks={stated} makes more physical pages than a 32-bit page address holds; at most {limit} \
-             with {} pages a block",
-            g.pages_per_block
-        )));
+        return Err(Invalid::new(
+            "extra_blocks",
+            stated,
+            format!(
+                "makes more physical pages than a 32-bit page address holds: at most {limit} with {} pages a \
+                 block",
+                g.pages_per_block
+            ),
+            Some(limit.to_string()),
+        )
+        .into());
     }
     Ok(Some(stated as u32))
 }
@@ -193,12 +227,18 @@ fn with_over_provisioning(
     stated: u32,
     g: &Geometry,
 ) -> Result<Value> {
-    if params.get("over_provisioning").is_some() {
-        return Err(SimError::param(format!(
-            "scheme `{}`: its over_provisioning parameter and the run's extra_blocks / over_provisioning both \
-             state the spare capacity; give one",
-            cfg.ftl
-        )));
+    if let Some(given) = params.get("over_provisioning") {
+        return Err(ConfigError::Invalid {
+            within: Some(format!("scheme `{}`", cfg.ftl)),
+            problems: vec![Invalid::new(
+                "over_provisioning",
+                given,
+                "is the scheme's parameter, and the run's extra_blocks / over_provisioning states the spare \
+                 capacity too: give one",
+                None,
+            )],
+        }
+        .into());
     }
     // The largest fraction whose blocks are the stated ones.
     let logical = g.logical_blocks as f64;
@@ -277,10 +317,16 @@ impl<'a> RunPlan<'a> {
     ) -> Result<RunPlan<'a>> {
         let g = device.geometry;
         if cfg.torn_pages && !built.ftl.detects_torn_pages() {
-            return Err(SimError::param(format!(
-                "scheme `{}` does not yet detect torn pages when it mounts; run it without torn_pages / --torn-pages",
-                cfg.ftl
-            )));
+            return Err(Invalid::new(
+                "torn_pages",
+                true,
+                format!(
+                    "is not for scheme `{}`: it does not yet detect torn pages when it mounts",
+                    cfg.ftl
+                ),
+                Some("false".into()),
+            )
+            .into());
         }
         let physical_blocks = g.logical_blocks + scheme.chip_extra_blocks;
         let measure_from = match &cfg.measure_from {
@@ -290,11 +336,16 @@ impl<'a> RunPlan<'a> {
         };
         let array_problems = crate::array::run_option_problems(cfg.queue_depth, cfg.time_scale);
         if !array_problems.is_empty() {
-            return Err(SimError::param(array_problems.join("; ")));
+            return Err(ConfigError::Invalid {
+                within: None,
+                problems: array_problems,
+            }
+            .into());
         }
         let trace_facts = crate::report::TraceFacts::of(input.name(), &cfg.trace);
         let resolved_config = echo::resolved_config(
             cfg,
+            &scheme.asked,
             device.spec.preset,
             g.logical_bytes(),
             &trace_facts.format,
@@ -351,7 +402,7 @@ impl<'a> RunPlan<'a> {
         let name = self.input.name();
         ConfigEcho {
             scheme: self.scheme.name.clone(),
-            params: self.scheme.params.to_string(),
+            params: self.scheme.echoed.to_string(),
             preset: self.device.spec.preset.to_string(),
             trace: name.to_string(),
             devices: self.trace_options.devices.to_string(),
@@ -439,7 +490,15 @@ fn resolve_device_with(
         (Some(text), _) => Some(parse_size_of("capacity", text)?),
         (None, bytes) => bytes,
     };
-    let no_capacity = || SimError::param("capacity must be more than 0 bytes");
+    let no_capacity = || -> SimError {
+        Invalid::new(
+            "capacity",
+            0,
+            "must be more than 0 bytes",
+            Some("64MiB".into()),
+        )
+        .into()
+    };
     if stated == Some(0) {
         return Err(no_capacity());
     }

@@ -9,8 +9,8 @@
 //! device.
 
 use super::logblock_ram::paper_chip_blocks;
-use crate::config::ConfigError;
 use crate::config::Geometry;
+use crate::config::{ConfigError, Invalid};
 use crate::device::Result;
 
 /// The least a device-derived limit is, so that the papers' toy devices (4 blocks of 4 pages) run every
@@ -46,7 +46,7 @@ pub fn cache_entries_limit(g: &Geometry) -> u32 {
 /// Collects one scheme's out-of-range parameters; [`Checks::finish`] reports them all in one error.
 pub struct Checks<'a> {
     scheme: &'a str,
-    problems: Vec<String>,
+    problems: Vec<Invalid>,
 }
 
 impl<'a> Checks<'a> {
@@ -60,8 +60,11 @@ impl<'a> Checks<'a> {
     /// `key` = `value` must be at least `min`; `why` says why (e.g. "one SW block and at least one RW block").
     pub fn at_least(&mut self, key: &str, value: u64, min: u64, why: &str) -> &mut Self {
         if value < min {
-            self.problems.push(format!(
-                "{key}={value} is below {min}, the least it can be ({why}); set {key} to {min} or more"
+            self.problems.push(Invalid::new(
+                key,
+                value,
+                format!("is below {min}, the least it can be ({why})"),
+                Some(min.to_string()),
             ));
         }
         self
@@ -70,8 +73,11 @@ impl<'a> Checks<'a> {
     /// `key` = `value` must be at most `max`; `why` says where the limit comes from.
     pub fn at_most(&mut self, key: &str, value: u64, max: u64, why: &str) -> &mut Self {
         if value > max {
-            self.problems.push(format!(
-                "{key}={value} is above {max}, the most it can be ({why}); set {key} to {max} or less"
+            self.problems.push(Invalid::new(
+                key,
+                value,
+                format!("is above {max}, the most it can be ({why})"),
+                Some(max.to_string()),
             ));
         }
         self
@@ -125,8 +131,11 @@ impl<'a> Checks<'a> {
     /// `key` = `value` must be a finite number in `[0, max]`; `what` names the quantity (e.g. "a share").
     pub fn number(&mut self, key: &str, value: f64, max: f64, what: &str) -> &mut Self {
         if !(value.is_finite() && (0.0..=max).contains(&value)) {
-            self.problems.push(format!(
-                "{key}={value} is not {what}: it must be a finite number from 0 to {max}; set {key} within that range"
+            self.problems.push(Invalid::new(
+                key,
+                value,
+                format!("is not {what}: it must be a finite number from 0 to {max}"),
+                Some(value.clamp(0.0, max).to_string()).filter(|_| !value.is_nan()),
             ));
         }
         self
@@ -150,9 +159,17 @@ impl<'a> Checks<'a> {
         self.number(key, value, 1.0, "a share")
     }
 
-    /// A problem no range expresses (a relation between two keys); the text names the keys and the fix.
-    pub fn problem(&mut self, text: String) -> &mut Self {
-        self.problems.push(text);
+    /// A problem no range expresses (a value not among the known ones, a relation between two keys): `key`
+    /// = `value`, what is `expected` (naming any other key involved) and a value of `key` that would do.
+    pub fn problem(
+        &mut self,
+        key: &str,
+        value: impl std::fmt::Display,
+        expected: impl Into<String>,
+        suggestion: Option<String>,
+    ) -> &mut Self {
+        self.problems
+            .push(Invalid::new(key, value, expected, suggestion));
         self
     }
 
@@ -161,11 +178,10 @@ impl<'a> Checks<'a> {
         if self.problems.is_empty() {
             return Ok(());
         }
-        Err(ConfigError::Param(format!(
-            "scheme `{}`: {}",
-            self.scheme,
-            std::mem::take(&mut self.problems).join("; ")
-        )))
+        Err(ConfigError::Invalid {
+            within: Some(format!("scheme `{}`", self.scheme)),
+            problems: std::mem::take(&mut self.problems),
+        })
     }
 }
 
@@ -218,7 +234,7 @@ mod tests {
             "scheme `fast`",
             "log_blocks=65536 is above 127",
             "log_blocks + 1",
-            "set log_blocks to 127 or less",
+            "e.g. log_blocks=127",
             "ca_min_share=-0.5",
             "from 0 to 1",
             "spare_blocks=1 is below 2",

@@ -8,7 +8,7 @@
 //! default, give the parameters without the profile.
 //! `docs/matching-other-simulators.md` says what each profile matches, how it was measured and what differs.
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, Invalid};
 use crate::device::Result;
 use crate::ftl::Extra;
 use serde_json::{Map, Value};
@@ -67,19 +67,12 @@ pub fn resolve(
             })
         }
         Some(Value::String(name)) => name.as_str(),
-        Some(other) => {
-            return Err(ConfigError::Param(format!(
-                "scheme `{scheme}`: profile={other} is not a profile name; {}",
-                offered(profiles)
-            )))
-        }
+        Some(other) => return Err(unknown(scheme, other, profiles)),
     };
-    let profile = profiles.iter().find(|p| p.name == name).ok_or_else(|| {
-        ConfigError::Param(format!(
-            "scheme `{scheme}`: profile `{name}` is unknown; {}",
-            offered(profiles)
-        ))
-    })?;
+    let profile = profiles
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| unknown(scheme, name, profiles))?;
     let mut params: Map<String, Value> = match given {
         Value::Object(given) => given.clone(),
         _ => Map::new(),
@@ -103,6 +96,39 @@ pub fn resolve(
             settings,
         }),
     })
+}
+
+/// The profile `name` of a scheme's typed configuration `params` as it ran: its name and the value in `params`
+/// of each parameter it sets (the report's echo). None when no profile was given, or `name` is not one of
+/// `profiles` (parsing refuses such a name before a scheme is built).
+pub fn applied(
+    name: Option<&str>,
+    params: &impl serde::Serialize,
+    profiles: &[Profile],
+) -> Option<Applied> {
+    let profile = profiles.iter().find(|p| Some(p.name) == name)?;
+    let values = serde_json::to_value(params).ok()?;
+    let settings = (profile.params)()
+        .into_iter()
+        .map(|(k, _)| (k, values.get(k).cloned().unwrap_or(Value::Null)))
+        .collect();
+    Some(Applied {
+        name: profile.name,
+        settings,
+    })
+}
+
+/// The error of a `profile` that is not one of `profiles`: they are listed, the first suggested.
+fn unknown(scheme: &str, given: impl std::fmt::Display, profiles: &[Profile]) -> ConfigError {
+    ConfigError::Invalid {
+        within: Some(format!("scheme `{scheme}`")),
+        problems: vec![Invalid::new(
+            "profile",
+            given,
+            format!("is not a profile of this scheme; {}", offered(profiles)),
+            profiles.first().map(|p| p.name.to_string()),
+        )],
+    }
 }
 
 fn offered(profiles: &[Profile]) -> String {
@@ -171,7 +197,7 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(
-            e.contains("`mqsim` is unknown") && e.contains("`peer` (a peer simulator)"),
+            e.contains("profile=mqsim is not a profile") && e.contains("`peer` (a peer simulator)"),
             "{e}"
         );
     }

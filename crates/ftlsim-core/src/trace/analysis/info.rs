@@ -28,6 +28,15 @@ pub const WORKLOAD_BYTES: u64 = 64 << 20;
 /// Requests between two calls of the progress callback.
 const PROGRESS_EVERY: u64 = 1 << 14;
 
+/// A u128 total as serde data: an integer while it fits in 64 bits (every real trace's), else its decimal text.
+/// pythonize, the binding's converter, has no 128-bit integer; the binding sets the exact value as a Python int.
+fn total<S: serde::Serializer>(value: &u128, s: S) -> Result<S::Ok, S::Error> {
+    match u64::try_from(*value) {
+        Ok(v) => s.serialize_u64(v),
+        Err(_) => s.collect_str(value),
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TraceInfo {
     /// The format read: the sniffed one for `format = "auto"`, or "workload".
@@ -37,22 +46,28 @@ pub struct TraceInfo {
     pub writes: u64,
     pub trims: u64,
     /// Byte totals are u128: a trace of requests near 2^64 bytes each adds up past u64 (and would wrap to 0).
+    #[serde(serialize_with = "total")]
     pub read_bytes: u128,
+    #[serde(serialize_with = "total")]
     pub write_bytes: u128,
+    #[serde(serialize_with = "total")]
     pub trim_bytes: u128,
     /// Lines skipped because they did not parse (with `skip_bad_lines`).
     pub skipped_lines: u64,
     pub page_bytes: u32,
     pub block_bytes: u64,
     /// Distinct pages read or written, times the page size (2^64 for a trace that touches every byte).
+    #[serde(serialize_with = "total")]
     pub footprint_bytes: u128,
     /// Distinct pages written, times the page size.
+    #[serde(serialize_with = "total")]
     pub write_footprint_bytes: u128,
     /// The furthest byte addressed: max(offset + len).
     pub highest_address: u64,
     /// Last request time minus first (0 for traces without times).
     pub duration_us: f64,
     /// Pages written, counting every write of a page (u128: 512 writes of 2^64 - 1 bytes make 2^64 of them).
+    #[serde(serialize_with = "total")]
     pub page_writes: u128,
     pub written_pages: u64,
     /// Logical blocks (of `block_bytes`) with at least one page written.
