@@ -90,6 +90,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "bast",
+    mapping: super::Mapping::Block,
     summary: "log block scheme: one log block per logical block, switch and full merges",
     citation:
         "Kim et al. 2002, as described in the FAST paper (Lee et al. 2007) sections 2.2, 2.4, 3.7",
@@ -107,6 +108,7 @@ pub const SCHEME: Scheme = Scheme {
 
 pub const ZONED: Scheme = Scheme {
     name: "logblock-zoned",
+    mapping: super::Mapping::Block,
     summary: "BAST with its block map on flash, loaded one zone at a time (zone switching)",
     citation: "TinyFTL paper (Lee et al.) sections II and VI.B, Table IV",
     defaults: zoned_defaults,

@@ -40,6 +40,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "block",
+    mapping: super::Mapping::Block,
     summary: "block-mapped baseline: an overwrite copies the block to a free block and erases the old one",
     citation: "FAST paper (Lee et al. 2007) section 2.1",
     defaults: defaults_of::<BlockParams>,

@@ -148,6 +148,7 @@ use std::ops::Range;
 
 pub const SCHEME: Scheme = Scheme {
     name: "dftl",
+    mapping: super::Mapping::Page,
     summary: "demand-based page mapping: page map in translation pages on flash, cached mapping table in RAM",
     citation: "Gupta, Kim, Urgaonkar, DFTL, ASPLOS 2009, section 3",
     defaults: defaults_of::<DftlParams>,

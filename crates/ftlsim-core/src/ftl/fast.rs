@@ -73,6 +73,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "fast",
+    mapping: super::Mapping::Block,
     summary: "log blocks shared by all logical blocks (fully associative), one SW block for sequential runs",
     citation: "Lee et al. 2007, FAST paper sections 3.1-3.5",
     defaults: defaults_of::<FastParams>,
@@ -89,6 +90,7 @@ pub const SCHEME: Scheme = Scheme {
 
 pub const OFAST: Scheme = Scheme {
     name: "ofast",
+    mapping: super::Mapping::Block,
     summary: "FAST with lazy merge: skips merging a logical block whose victim pages all have newer copies",
     citation: "Lee et al. 2007, FAST paper section 3.6",
     defaults: ofast_defaults,

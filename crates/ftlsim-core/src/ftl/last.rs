@@ -78,6 +78,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "last",
+    mapping: super::Mapping::Block,
     summary: "sequential log buffer by request size; random log buffer split into hot and cold partitions",
     citation: "Lee, Shin, Kim, Kim 2008, LAST (ACM SIGOPS OSR 42(6)); as summarised by MAST (paper 002)",
     defaults: defaults_of::<LastParams>,

@@ -95,6 +95,7 @@ use std::collections::VecDeque;
 
 pub const SCHEME: Scheme = Scheme {
     name: "mast",
+    mapping: super::Mapping::Block,
     summary: "log blocks in three areas: locality detection (LA), hot (HA, LRU) and cold (CA); idle-time merges",
     citation: "Kim, Kang, Ha, Cho, Eom 2015, MAST (paper 002) sections 2-4",
     defaults: defaults_of::<MastParams>,

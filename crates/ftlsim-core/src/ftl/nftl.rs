@@ -95,6 +95,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "nftl",
+    mapping: super::Mapping::Block,
     summary: "NFTL: primary block + one replacement block searched backwards; lookup table and page cache",
     citation: "Choudhuri & Givargis, CODES+ISSS 2007, sections 3.1-3.3 (NFTL: Ban, US 5,937,425)",
     defaults: defaults_of::<NftlParams>,

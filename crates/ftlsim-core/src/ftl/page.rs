@@ -56,6 +56,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "page",
+    mapping: super::Mapping::Page,
     summary: "page-mapped baseline: any page anywhere, greedy or cost-benefit garbage collection",
     citation: "TinyFTL paper (Lee et al.) section III; FAST paper (Lee et al. 2007) section 2.1",
     defaults: defaults_of::<PageParams>,

@@ -69,6 +69,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "replacement",
+    mapping: super::Mapping::Block,
     summary: "replacement block scheme: an update goes to the same offset of a chain of replacement blocks",
     citation: "Shim et al. (hot write references / NVRAM) section 2.2, Fig. 1; Ban, US 5,404,485",
     defaults: defaults_of::<ReplacementParams>,

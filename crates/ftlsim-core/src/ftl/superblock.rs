@@ -73,6 +73,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "superblock",
+    mapping: super::Mapping::Block,
     summary: "Superblock FTL: N adjacent logical blocks share physical blocks, pages placed freely inside, map in spare areas",
     citation: "Kang, Jo, Kim, Lee, A Superblock-based Flash Translation Layer for NAND Flash Memory, EMSOFT 2006 (as described in the TinyFTL paper, sections III and VI.B)",
     defaults: defaults_of::<SuperblockParams>,

@@ -119,6 +119,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "tiny",
+    mapping: super::Mapping::Block,
     summary: "TinyFTL: block-mapped with a log block per busy block, pages anywhere in them, map cached in 12 KB",
     citation: "Lee, Jung, Kim, Maeng, Memory Management Scheme for Cost-Effective Disk-On-Modules, IEEE TCE 2009, section V",
     defaults: defaults_of::<TinyParams>,

@@ -46,6 +46,14 @@ pub struct Resolved {
     pub placement: Placement,
 }
 
+impl Resolved {
+    /// The geometry a scheme instance is built for: the device's, or one die's share of it when the scheme
+    /// runs per die (`array/per_die.rs`).
+    pub fn scheme_geometry(&self) -> Geometry {
+        crate::array::per_die::instance_geometry(&self.geometry, self.spec.partitions())
+    }
+}
+
 /// Where measurement starts, resolved from `measure_from`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum MeasureStart {
@@ -74,6 +82,8 @@ type Make<'a> = Box<dyn Fn(&Geometry) -> Result<Built> + 'a>;
 /// build it again for a second pass (a power-cut plan's dry run, then the run).
 pub struct SchemePlan<'a> {
     pub name: String,
+    /// Its map's unit, which routes pages to dies when it runs per die.
+    pub mapping: ftl::Mapping,
     /// Every parameter the scheme is built with: the given ones over its defaults, and the spare capacity the
     /// run derived for it (the report's `config.params`).
     pub params: Value,
@@ -116,6 +126,7 @@ impl<'a> SchemePlan<'a> {
         };
         let plan = SchemePlan {
             name: cfg.ftl.clone(),
+            mapping: scheme.mapping,
             params: ftl::resolve_params(&cfg.ftl, &params)?,
             chip_extra_blocks: chip,
             scheme_extra_blocks: need,
@@ -144,6 +155,7 @@ impl<'a> SchemePlan<'a> {
         let built = make(g)?;
         let plan = SchemePlan {
             name: cfg.ftl.clone(),
+            mapping: ftl::Mapping::Block,
             params: cfg.params.clone(),
             chip_extra_blocks: built.extra_blocks,
             scheme_extra_blocks: built.extra_blocks,
@@ -254,7 +266,7 @@ impl<'a> RunPlan<'a> {
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<RunPlan<'a>> {
         let device = resolve_device_with(cfg, Some(input), progress)?;
-        let scheme = SchemePlan::resolve(cfg, &device.geometry)?;
+        let scheme = SchemePlan::resolve(cfg, &device.scheme_geometry())?;
         RunPlan::with_scheme(cfg, input, device, scheme)
     }
 
@@ -265,7 +277,7 @@ impl<'a> RunPlan<'a> {
         make: impl Fn(&Geometry) -> Result<Built> + 'a,
     ) -> Result<RunPlan<'a>> {
         let device = resolve_device_with(cfg, Some(input), &mut |_| true)?;
-        let scheme = SchemePlan::custom(cfg, &device.geometry, make)?;
+        let scheme = SchemePlan::custom(cfg, &device.scheme_geometry(), make)?;
         RunPlan::with_scheme(cfg, input, device, scheme)
     }
 
@@ -282,7 +294,9 @@ impl<'a> RunPlan<'a> {
                 cfg.ftl
             )));
         }
-        let physical_blocks = g.logical_blocks + scheme.chip_extra_blocks;
+        // Per die, each instance has its share of the logical blocks and its own spare.
+        let physical_blocks = (device.scheme_geometry().logical_blocks + scheme.chip_extra_blocks)
+            * device.spec.partitions();
         let measure_from = match &cfg.measure_from {
             None => None,
             Some(MeasureFrom::Request(n)) => Some(MeasureStart::Request(*n)),
@@ -331,7 +345,7 @@ impl<'a> RunPlan<'a> {
     pub(super) fn build_scheme(&self) -> Result<Box<dyn Ftl>> {
         match self.first_build.take() {
             Some(built) => Ok(built.ftl),
-            None => Ok((self.scheme.build)(&self.device.geometry)?.ftl),
+            None => Ok((self.scheme.build)(&self.device.scheme_geometry())?.ftl),
         }
     }
 
@@ -370,7 +384,7 @@ impl<'a> RunPlan<'a> {
             capacity_bytes: g.logical_bytes(),
             logical_blocks: g.logical_blocks,
             physical_blocks: self.physical_blocks,
-            scheme_extra_blocks: self.scheme.scheme_extra_blocks,
+            scheme_extra_blocks: self.scheme.scheme_extra_blocks * self.device.spec.partitions(),
             read_us: t.read_us,
             spare_read_us: t.spare_read_us,
             program_us: t.program_us,
