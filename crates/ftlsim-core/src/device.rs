@@ -158,7 +158,7 @@ struct CauseLedger {
 
 pub struct Device {
     chip: Nand,
-    /// The blocks the scheme sees (one partition's, `array/per_die.rs`); the chip has more when it has bad
+    /// The blocks the scheme sees (one partition's, `ftl/per_die.rs`); the chip has more when it has bad
     /// blocks and a reserve for them, or several partitions.
     blocks: u32,
     /// The partitions of the scheme's blocks, one per scheme instance (1: the whole chip, one scheme), and
@@ -295,7 +295,7 @@ impl Device {
             .map(|m| (m.factory, m.grown, m.reserve_blocks))
     }
 
-    /// Splits the scheme's blocks into `count` equal partitions, one per scheme instance (`array/per_die.rs`),
+    /// Splits the scheme's blocks into `count` equal partitions, one per scheme instance (`ftl/per_die.rs`),
     /// and enters the first. The timeline, if any, then places partition `i` on die `i`.
     pub fn split_into_partitions(&mut self, count: u32) {
         assert!(

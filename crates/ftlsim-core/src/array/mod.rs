@@ -16,7 +16,7 @@
 //! # Where pages go: an instance per die
 //! With `placement = "per-die"` a scheme runs once per die on that die's blocks, a logical page sent to a
 //! die by its address (static allocation, as MQSim's `Plane_Allocation_Scheme`); GC and merges run per die
-//! ([`per_die`]).
+//! (`ftl/per_die.rs`).
 //!
 //! # When it is on
 //! With one plane-unit and neither `queue_depth` nor `time_scale` given the array model is off: no timeline,
@@ -24,7 +24,6 @@
 //! [`Timeline`]; the serial `latency_us.*` (service time) is reported beside it, unchanged.
 
 mod figures;
-pub mod per_die;
 mod timeline;
 
 pub use crate::config::ArraySpec;

@@ -27,8 +27,8 @@
 //! part of their response time. Every operation is O(1) (an erase O(dies)); a request is O(log queue_depth).
 
 use super::figures::{ArrayFigures, ResponseSummary};
-use crate::config::ArraySpec;
 use crate::config::Timing;
+use crate::config::{ArrayPlacement, ArraySpec};
 use hdrhistogram::Histogram;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -201,7 +201,7 @@ pub struct Timeline {
     units: u32,
     /// Pages of the scheme's (striped) block: its page `o` is on unit `o mod units`.
     pages_per_block: u32,
-    /// Placed per die (`array/per_die.rs`): the pages of each die, die `d` holding pages `d x die_pages` to
+    /// Placed per die (`ftl/per_die.rs`): the pages of each die, die `d` holding pages `d x die_pages` to
     /// `(d + 1) x die_pages - 1`; 0: striped.
     die_pages: u32,
     read: Cost,
@@ -373,7 +373,7 @@ impl Timeline {
         }
     }
 
-    /// Places the pages per die rather than striped (`array/per_die.rs`): die `d` holds the `pages` pages
+    /// Places the pages per die rather than striped (`ftl/per_die.rs`): die `d` holds the `pages` pages
     /// from `d x pages` on, and an erase is on the block's die alone.
     pub fn place_per_die(&mut self, pages: u32) {
         self.die_pages = pages.max(1);
@@ -498,10 +498,10 @@ impl Timeline {
         // One die: no division in the hot loop.
         let die = if self.dies == 1 {
             0
-        } else if self.die_pages != 0 {
-            ppn / self.die_pages
         } else {
-            (ppn % self.pages_per_block) % self.units % self.dies
+            // Per die: the die whose pages hold it; striped: its offset's plane-unit.
+            ppn.checked_div(self.die_pages)
+                .unwrap_or_else(|| (ppn % self.pages_per_block) % self.units % self.dies)
         };
         match op {
             FlashOp::Read => self.read_on(op, die, self.read),
@@ -614,6 +614,11 @@ impl Timeline {
         let rate = |n: f64| if span > 0.0 { n / span * 1e6 } else { 0.0 };
         ArrayFigures {
             spec: self.spec,
+            placement: if self.die_pages == 0 {
+                ArrayPlacement::Striped
+            } else {
+                ArrayPlacement::PerDie
+            },
             queue_depth: self.queue_depth as u32,
             time_scale: self.time_scale,
             span_us: span,

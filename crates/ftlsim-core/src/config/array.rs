@@ -130,7 +130,7 @@ impl Default for ArraySpec {
 }
 
 /// How schemes run on an array (`array/mod.rs`): one instance over a striped superblock, or one instance per
-/// die, the die chosen by the logical address (`array/per_die.rs`).
+/// die, the die chosen by the logical address (`ftl/per_die.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ArrayPlacement {
@@ -167,9 +167,9 @@ impl ArrayPlacement {
         };
         Err(Invalid::new(
             "placement",
-            format!("{text:?}"),
-            "must be \"striped\" (a scheme block striped over every plane, the default) or \"per-die\" (a \
-             scheme instance per die, chosen by address)",
+            text,
+            "must be striped (a scheme block striped over every plane, the default) or per-die (a scheme \
+             instance per die, chosen by address)",
             Some(nearest.name().into()),
         ))
     }

@@ -456,7 +456,7 @@ impl DeviceSpec {
     }
 
     /// Pages of the scheme's block: a physical block's on one chip, one physical block per plane-unit on an
-    /// array (the striped superblock, `array/mod.rs`), one per plane of its die per die (`array/per_die.rs`).
+    /// array (the striped superblock, `array/mod.rs`), one per plane of its die per die (`ftl/per_die.rs`).
     pub fn scheme_pages_per_block(&self) -> u32 {
         match self.placement {
             ArrayPlacement::Striped => self.pages_per_block * self.array.units(),

@@ -12,6 +12,7 @@ pub mod mast;
 pub mod nftl;
 pub mod nvram;
 pub mod page;
+pub mod per_die;
 pub mod replacement;
 pub mod superblock;
 pub mod tiny;
@@ -124,7 +125,7 @@ pub struct Built {
 }
 
 /// What a scheme's map entry is for, which decides where a logical page goes when a scheme instance runs per
-/// die (`array/per_die.rs`).
+/// die (`ftl/per_die.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mapping {
     /// Any page anywhere (page-mapped, DFTL): a page goes to die `lpn mod dies`.

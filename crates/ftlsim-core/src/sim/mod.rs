@@ -15,10 +15,10 @@ pub use nvram::ram;
 pub use plan::{open, open_trace, resolve_device, Input, Resolved, RunPlan};
 
 use crate::addr::{Lpn, Token};
-use crate::array::per_die::PerDie;
 use crate::config::{format_size, ArrayPlacement, Geometry};
 use crate::device::{CutPoint, Device, FlashError, RequestInfo};
 use crate::error::{DurabilityBroken, Result, SimError};
+use crate::ftl::per_die::PerDie;
 use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
 use crate::report::{BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times};
@@ -208,7 +208,7 @@ fn drive(plan: &RunPlan, pass: Pass, started: Instant, ticker: &mut Ticker) -> R
 }
 
 /// The scheme for a pass, placed on the array as the plan says: one instance, or one per die
-/// (`array/per_die.rs`).
+/// (`ftl/per_die.rs`).
 fn build_placed(plan: &RunPlan) -> Result<Box<dyn Ftl>> {
     let spec = &plan.device.spec;
     if spec.placement == ArrayPlacement::Striped {

@@ -48,9 +48,9 @@ pub struct Resolved {
 
 impl Resolved {
     /// The geometry a scheme instance is built for: the device's, or one die's share of it when the scheme
-    /// runs per die (`array/per_die.rs`).
+    /// runs per die (`ftl/per_die.rs`).
     pub fn scheme_geometry(&self) -> Geometry {
-        crate::array::per_die::instance_geometry(&self.geometry, self.spec.partitions())
+        crate::ftl::per_die::instance_geometry(&self.geometry, self.spec.partitions())
     }
 }
 

@@ -24,10 +24,10 @@
 //! whole numbers (counts), averaged over the dies when they are fractions (MAST's utilizations), and taken
 //! from die 0 otherwise (a profile's name). Wear stays per physical block.
 
+use super::{Extra, Ftl, Mapping, RamItem};
 use crate::addr::{Lpn, Token};
 use crate::config::Geometry;
 use crate::device::{Device, RequestInfo, Result};
-use crate::ftl::{Extra, Ftl, Mapping, RamItem};
 use serde_json::Value;
 
 /// The geometry of each of `partitions` scheme instances on a run of geometry `g` (the scheme's block
