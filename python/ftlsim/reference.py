@@ -98,6 +98,8 @@ OPTIONS = {
     "channel_mts": "channel transfer rate in MT/s (mqsim-default: 333); none: transfers take no time",
     "channel_width_bytes": "bytes per channel transfer (mqsim-default: 1)",
     "command_us": "command and address cycles of every flash operation on its channel, in microseconds",
+    "placement": "multi-chip array: striped (default: one scheme instance, its block striped over every plane) "
+                 "or per-die (a scheme instance per die, a page's die chosen by its address)",
 }
 # Keys of the engine's SimConfig that a config file gives otherwise: at top level (ftl, preset, capacity,
 # precondition), as sections ([params]) or as the trace itself.

@@ -158,8 +158,17 @@ struct CauseLedger {
 
 pub struct Device {
     chip: Nand,
-    /// The blocks the scheme sees; the chip has more when it has bad blocks and a reserve for them.
+    /// The blocks the scheme sees (one partition's, `ftl/per_die.rs`); the chip has more when it has bad
+    /// blocks and a reserve for them, or several partitions.
     blocks: u32,
+    /// The partitions of the scheme's blocks, one per scheme instance (1: the whole chip, one scheme), and
+    /// where the current one starts: its first block and page. A scheme's block `b` is the partition's block
+    /// `base + b`, which the bad-block map, if any, then places on the chip.
+    partitions: u32,
+    partition_base: u32,
+    partition_base_page: u32,
+    /// Pages of a partition: `blocks` blocks.
+    partition_pages: u32,
     /// Where the scheme's blocks live on the chip, when the chip has bad blocks (`bad_blocks.rs`).
     bad_blocks: Option<Box<BadBlockMap>>,
     geometry: Geometry,
@@ -190,6 +199,10 @@ impl Device {
                 geometry.sequential_program,
             ),
             blocks: physical_blocks,
+            partitions: 1,
+            partition_base: 0,
+            partition_base_page: 0,
+            partition_pages: physical_blocks.saturating_mul(geometry.pages_per_block),
             bad_blocks: None,
             geometry,
             timing,
@@ -274,11 +287,11 @@ impl Device {
             markers.push(self.chip.bad_marker(Pbn(b), OpClass::Data));
         }
         // The markers are the format's, so they leave as many good blocks as they did then.
-        let map =
-            BadBlockMap::from_markers(self.blocks, &markers).map_err(|e| FlashError::Mount {
-                scheme: self.scheme.clone(),
-                what: format!("bad-block markers that leave too few good blocks ({e})"),
-            })?;
+        let blocks = self.blocks * self.partitions;
+        let map = BadBlockMap::from_markers(blocks, &markers).map_err(|e| FlashError::Mount {
+            scheme: self.scheme.clone(),
+            what: format!("bad-block markers that leave too few good blocks ({e})"),
+        })?;
         self.bad_blocks = Some(Box::new(map));
         Ok(())
     }
@@ -290,13 +303,37 @@ impl Device {
             .map(|m| (m.factory, m.grown, m.reserve_blocks))
     }
 
+    /// Splits the scheme's blocks into `count` equal partitions, one per scheme instance (`ftl/per_die.rs`),
+    /// and enters the first. The timeline, if any, then places partition `i` on die `i`.
+    pub fn split_into_partitions(&mut self, count: u32) {
+        assert!(
+            count >= 1 && self.blocks.is_multiple_of(count) && self.partitions == 1,
+            "the plan gives every partition the same blocks"
+        );
+        self.blocks /= count;
+        self.partitions = count;
+        self.partition_pages = self.blocks * self.geometry.pages_per_block;
+        if let Some(t) = self.timeline.as_deref_mut() {
+            t.place_per_die(self.partition_pages);
+        }
+        self.enter_partition(0);
+    }
+
+    /// Makes partition `index` the blocks the scheme sees, until another is entered.
+    #[inline]
+    pub fn enter_partition(&mut self, index: u32) {
+        debug_assert!(index < self.partitions);
+        self.partition_base = index * self.blocks;
+        self.partition_base_page = self.partition_base * self.geometry.pages_per_block;
+    }
+
     /// The chip block behind the scheme's block `pbn` (past the chip for a block beyond the scheme's).
     #[inline]
     fn block_on_chip(&self, pbn: Pbn) -> Pbn {
         match &self.bad_blocks {
-            None => pbn,
-            Some(_) if pbn.0 >= self.blocks => Pbn(self.chip.blocks().max(pbn.0)),
-            Some(map) => map.chip_block(pbn),
+            _ if pbn.0 >= self.blocks => Pbn(self.chip.blocks().max(pbn.0)),
+            None => Pbn(pbn.0 + self.partition_base),
+            Some(map) => map.chip_block(Pbn(pbn.0 + self.partition_base)),
         }
     }
 
@@ -304,7 +341,15 @@ impl Device {
     #[inline]
     fn on_chip(&self, ppn: Ppn) -> Ppn {
         if self.bad_blocks.is_none() {
-            return ppn;
+            // A partition's pages follow one another on the chip: an add. A page beyond the partition goes
+            // past the chip, whose range check refuses it.
+            return if ppn.0 < self.partition_pages {
+                Ppn(ppn.0 + self.partition_base_page)
+            } else {
+                Ppn(ppn
+                    .0
+                    .max(self.chip.blocks() * self.geometry.pages_per_block))
+            };
         }
         let ppb = self.geometry.pages_per_block;
         let block = self.block_on_chip(Pbn(ppn.0 / ppb));
@@ -410,7 +455,7 @@ impl Device {
     #[inline(always)]
     fn time(&mut self, op: FlashOp, ppn: Ppn) {
         if let Some(t) = self.timeline.as_deref_mut() {
-            t.op(op, ppn.0);
+            t.op(op, ppn.0 + self.partition_base_page);
         }
     }
 
@@ -495,7 +540,7 @@ impl Device {
     /// end of the work whose order the one call changes (NFTL: the scan and the folds it leads to). A cut
     /// lands on one particular operation, so there the caller reads header by header in its own order.
     pub fn read_headers_of(&mut self, scanned: u64, holders: &[Pbn], span: u64) -> Result<bool> {
-        if !self.in_one_call(span) || self.timeline.is_some() {
+        if !self.in_one_call(span) || self.timeline.is_some() || self.partitions > 1 {
             return Ok(false);
         }
         #[cfg(test)]
@@ -580,7 +625,7 @@ impl Device {
             .as_mut()
             .expect("only a chip with an endurance fails an erase, and it has a bad-block map");
         self.chip.mark_bad(failed, map.grown + 1, Some(class));
-        if map.replace(pbn).is_none() {
+        if map.replace(Pbn(pbn.0 + self.partition_base)).is_none() {
             return Err(FlashError::WornOut {
                 went_bad: map.factory + map.grown + 1,
                 factory: map.factory,
@@ -609,7 +654,10 @@ impl Device {
         if !self.in_one_call(2) {
             return self.copy_step_by_step(class, from, to);
         }
-        let copied = self.chip.copy(from, to, class).map_err(|v| self.rule(v))?;
+        let copied = self
+            .chip
+            .copy(self.on_chip(from), self.on_chip(to), class)
+            .map_err(|v| self.rule(v))?;
         self.time(FlashOp::Read, from);
         if copied.is_some() {
             self.time(FlashOp::Program, to);

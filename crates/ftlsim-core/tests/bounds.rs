@@ -244,7 +244,8 @@ fn device_overrides_at_hostile_values_run_cleanly_or_name_the_key() {
             "page_bytes" => Some("1048576"),
             "spare_bytes" => Some("512"),
             "pages_per_block" => Some("4096"),
-            "sequential_program" | "bad_block_seed" => None,
+            // A word, not a number: every number given is refused, naming the key.
+            "sequential_program" | "bad_block_seed" | "placement" => None,
             "bad_block_ratio" => Some("0.5"),
             "endurance" => Some("4294967295"),
             // The toy device has 4 blocks: a reserve may reach 1,024 blocks there.

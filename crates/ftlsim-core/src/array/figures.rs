@@ -1,7 +1,7 @@
 //! What the array's timeline measured over a run: response times, throughput, utilization and queue depth
 //! (the report's `response_us.*`, `throughput.*`, `utilization.*` and `queue.depth.*`, `report/array.rs`).
 
-use crate::config::ArraySpec;
+use crate::config::{ArrayPlacement, ArraySpec};
 
 /// Response times of one kind of request, in microseconds.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -19,6 +19,8 @@ pub struct ResponseSummary {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ArrayFigures {
     pub spec: ArraySpec,
+    /// Striped, or an instance per die (`ftl/per_die.rs`).
+    pub placement: ArrayPlacement,
     pub queue_depth: u32,
     pub time_scale: f64,
     /// From the first arrival to the last end of anything.

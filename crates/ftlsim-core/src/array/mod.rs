@@ -2,8 +2,8 @@
 //! and host requests on it (DESIGN.md, "Timing model"). Schemes still decide and the chip still counts; this
 //! layer only turns the stream of operations and the requests' arrivals into start and end times.
 //!
-//! # Where pages go: the striped superblock
-//! Every scheme runs striped: the scheme's block is one physical block on each plane-unit (a plane of a die),
+//! # Where pages go: the striped superblock (the default)
+//! With `placement = "striped"` (the default, every scheme's) a scheme runs once over the array: the scheme's block is one physical block on each plane-unit (a plane of a die),
 //! its page `o` on unit `o mod units` at page `o div units` of that physical block ([`ArraySpec::units`]
 //! orders the units channel first). So the scheme sees blocks of `pages_per_block x units` pages; programming
 //! a scheme block in order programs each physical block in order (the NAND rule holds per physical block);
@@ -11,8 +11,12 @@
 //! which write successive pages of their active block, put successive writes on successive dies (dynamic
 //! round-robin allocation, as MQSim's CWDP). The chip model, its NAND rules, the read oracle, mount and power
 //! cuts work on the scheme's blocks unchanged; a bad block is a bad scheme block, i.e. a whole stripe retired
-//! at once (a real controller would remap the one bad plane's block). A second mode (a scheme instance per
-//! die selected by address, or static allocation by address) is not built.
+//! at once (a real controller would remap the one bad plane's block).
+//!
+//! # Where pages go: an instance per die
+//! With `placement = "per-die"` a scheme runs once per die on that die's blocks, a logical page sent to a
+//! die by its address (static allocation, as MQSim's `Plane_Allocation_Scheme`); GC and merges run per die
+//! (`ftl/per_die.rs`).
 //!
 //! # When it is on
 //! With one plane-unit and neither `queue_depth` nor `time_scale` given the array model is off: no timeline,

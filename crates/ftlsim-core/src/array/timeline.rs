@@ -13,7 +13,7 @@
 //! 3. Read: the die's array time, then the channel's command and transfer (the die holds the data until it
 //!    is out). Program: the channel's command and transfer once the die is free, then the die's array time.
 //!    Erase: the channel's command, then the die's erase time; the erase of a striped block is one
-//!    (multi-plane) erase on every die at once.
+//!    (multi-plane) erase on every die at once, that of a block placed per die an erase on its die.
 //! 4. A program waits for the last read issued before it in the same request: a copy's program after its
 //!    read, a mapping page's rewrite after its read, a read-modify-write's program after the read.
 //! 5. An erase waits for every operation issued before it in the same request: the copies out of the block
@@ -27,8 +27,8 @@
 //! part of their response time. Every operation is O(1) (an erase O(dies)); a request is O(log queue_depth).
 
 use super::figures::{ArrayFigures, ResponseSummary};
-use crate::config::ArraySpec;
 use crate::config::Timing;
+use crate::config::{ArrayPlacement, ArraySpec};
 use hdrhistogram::Histogram;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -201,6 +201,9 @@ pub struct Timeline {
     units: u32,
     /// Pages of the scheme's (striped) block: its page `o` is on unit `o mod units`.
     pages_per_block: u32,
+    /// Placed per die (`ftl/per_die.rs`): the pages of each die, die `d` holding pages `d x die_pages` to
+    /// `(d + 1) x die_pages - 1`; 0: striped.
+    die_pages: u32,
     read: Cost,
     spare_read: Cost,
     program: Cost,
@@ -307,6 +310,7 @@ impl Timeline {
             dies,
             units: spec.units(),
             pages_per_block,
+            die_pages: 0,
             read,
             spare_read,
             program,
@@ -348,6 +352,7 @@ impl Timeline {
     /// is reached); the shape stays.
     pub fn reset(&mut self) {
         let keep = self.spans.is_some();
+        let die_pages = self.die_pages;
         let costs = [
             self.read,
             self.spare_read,
@@ -362,9 +367,16 @@ impl Timeline {
             self.queue_depth,
             self.time_scale,
         );
+        self.die_pages = die_pages;
         if keep {
             self.keep_spans();
         }
+    }
+
+    /// Places the pages per die rather than striped (`ftl/per_die.rs`): die `d` holds the `pages` pages
+    /// from `d x pages` on, and an erase is on the block's die alone.
+    pub fn place_per_die(&mut self, pages: u32) {
+        self.die_pages = pages.max(1);
     }
 
     /// Keep every operation's [`Span`] (tests: golden timelines).
@@ -487,14 +499,23 @@ impl Timeline {
         let die = if self.dies == 1 {
             0
         } else {
-            (ppn % self.pages_per_block) % self.units % self.dies
+            // Per die: the die whose pages hold it; striped: its offset's plane-unit.
+            ppn.checked_div(self.die_pages)
+                .unwrap_or_else(|| (ppn % self.pages_per_block) % self.units % self.dies)
         };
         match op {
             FlashOp::Read => self.read_on(op, die, self.read),
             FlashOp::SpareRead => self.read_on(op, die, self.spare_read),
             FlashOp::Program => self.program_on(op, die, self.program),
             FlashOp::SpareProgram => self.program_on(op, die, self.spare_program),
-            FlashOp::Erase => self.erase_all(),
+            FlashOp::Erase => {
+                let after = self.ready.max(self.frontier);
+                if self.die_pages != 0 {
+                    self.erase_on(die, after);
+                } else {
+                    (0..self.dies).for_each(|die| self.erase_on(die, after));
+                }
+            }
         }
     }
 
@@ -519,22 +540,21 @@ impl Timeline {
         self.occupy(op, d, c, start, moved + cost.array);
     }
 
-    fn erase_all(&mut self) {
-        let after = self.ready.max(self.frontier);
+    /// An erase on `die` no earlier than `after`: the end of every operation issued before it in the request
+    /// (rule 5).
+    fn erase_on(&mut self, die: u32, after: f64) {
         let cost = self.erase;
-        for die in 0..self.dies {
-            let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
-            let ready = self.die_free[d].max(after);
-            let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
-            self.channel_busy[c] += cost.channel;
-            self.occupy(
-                FlashOp::Erase,
-                d,
-                c,
-                start,
-                start + cost.channel + cost.array,
-            );
-        }
+        let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
+        let ready = self.die_free[d].max(after);
+        let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
+        self.channel_busy[c] += cost.channel;
+        self.occupy(
+            FlashOp::Erase,
+            d,
+            c,
+            start,
+            start + cost.channel + cost.array,
+        );
     }
 
     #[inline]
@@ -594,6 +614,11 @@ impl Timeline {
         let rate = |n: f64| if span > 0.0 { n / span * 1e6 } else { 0.0 };
         ArrayFigures {
             spec: self.spec,
+            placement: if self.die_pages == 0 {
+                ArrayPlacement::Striped
+            } else {
+                ArrayPlacement::PerDie
+            },
             queue_depth: self.queue_depth as u32,
             time_scale: self.time_scale,
             span_us: span,

@@ -1,5 +1,6 @@
 //! The array's shape and its channel timing: channels x chips per channel x dies per chip x planes per die,
-//! and where a page of the scheme's (striped) block lives on it.
+//! where a page of the scheme's (striped) block lives on it, and the two placements of schemes on the array
+//! ([`ArrayPlacement`]).
 //!
 //! A plane-unit is one plane of one die. Unit `u` is on die `u mod dies` and that die on channel
 //! `die mod channels`: successive units go over every channel first, then the chips of a channel, then the
@@ -125,5 +126,51 @@ impl ArraySpec {
 impl Default for ArraySpec {
     fn default() -> Self {
         ArraySpec::SINGLE
+    }
+}
+
+/// How schemes run on an array (`array/mod.rs`): one instance over a striped superblock, or one instance per
+/// die, the die chosen by the logical address (`ftl/per_die.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArrayPlacement {
+    /// A scheme block is one physical block on every plane-unit; successive pages go to successive dies
+    /// (MQSim's dynamic CWDP allocation).
+    #[default]
+    Striped,
+    /// One scheme instance per die on that die's blocks; a logical page goes to the die its address selects
+    /// (MQSim's static `Plane_Allocation_Scheme`), and GC, merges and wear levelling run per die.
+    PerDie,
+}
+
+impl ArrayPlacement {
+    /// Every placement, as the configuration spells it.
+    pub const ALL: [ArrayPlacement; 2] = [ArrayPlacement::Striped, ArrayPlacement::PerDie];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ArrayPlacement::Striped => "striped",
+            ArrayPlacement::PerDie => "per-die",
+        }
+    }
+
+    /// The placement `text` names; a problem with the nearest valid one otherwise.
+    pub fn parse(text: &str) -> Result<ArrayPlacement, Invalid> {
+        if let Some(p) = Self::ALL.iter().find(|p| p.name() == text) {
+            return Ok(*p);
+        }
+        // `per_die`, `perdie`, `Per-Die`, `die`: the second mode misspelt.
+        let nearest = if text.to_ascii_lowercase().contains("die") {
+            ArrayPlacement::PerDie
+        } else {
+            ArrayPlacement::Striped
+        };
+        Err(Invalid::new(
+            "placement",
+            text,
+            "must be striped (a scheme block striped over every plane, the default) or per-die (a scheme \
+             instance per die, chosen by address)",
+            Some(nearest.name().into()),
+        ))
     }
 }

@@ -4,7 +4,7 @@
 //! so that a test can build the papers' toy devices (4 pages a block, a handful of blocks).
 
 mod array;
-pub use array::ArraySpec;
+pub use array::{ArrayPlacement, ArraySpec};
 
 use crate::text::clip;
 pub use crate::text::{format_size, parse_size, parse_size_of, SizeError};
@@ -251,6 +251,8 @@ pub struct DeviceOverrides {
     pub channel_mts: Option<f64>,
     pub channel_width_bytes: Option<u32>,
     pub command_us: Option<f64>,
+    /// How schemes run on the array: `striped` (default) or `per-die` ([`ArrayPlacement`]).
+    pub placement: Option<String>,
 }
 
 /// A preset with its overrides applied: everything but the logical capacity.
@@ -269,12 +271,17 @@ pub struct DeviceSpec {
     pub bad_block_seed: u64,
     pub array: ArraySpec,
     pub blocks_per_plane: Option<u32>,
+    pub placement: ArrayPlacement,
 }
 
 impl DeviceSpec {
     /// Resolves a preset and overrides, reporting every problem at once.
     pub fn resolve(preset_name: Option<&str>, o: &DeviceOverrides) -> Result<DeviceSpec> {
         let p = preset(preset_name.unwrap_or(DEFAULT_PRESET))?;
+        let placement = o
+            .placement
+            .as_deref()
+            .map_or(Ok(ArrayPlacement::Striped), ArrayPlacement::parse);
         let spec = DeviceSpec {
             preset: p.name,
             page_bytes: o.page_bytes.unwrap_or(p.page_bytes),
@@ -303,8 +310,9 @@ impl DeviceSpec {
                 command_us: o.command_us.unwrap_or(p.array.command_us),
             },
             blocks_per_plane: o.blocks_per_plane.or(p.blocks_per_plane),
+            placement: *placement.as_ref().unwrap_or(&ArrayPlacement::Striped),
         };
-        let mut problems = Vec::new();
+        let mut problems: Vec<Invalid> = placement.err().into_iter().collect();
         if !(512..=MAX_PAGE_BYTES).contains(&spec.page_bytes) || !spec.page_bytes.is_power_of_two()
         {
             problems.push(Invalid::new(
@@ -402,7 +410,13 @@ impl DeviceSpec {
         if problems.is_empty() {
             let mut spec = spec;
             if let Some(blocks) = spec.blocks_per_plane {
-                spec.preset_capacity_bytes = Some(blocks as u64 * spec.block_bytes());
+                // Blocks per plane on every plane-unit, whichever block the scheme sees.
+                spec.preset_capacity_bytes = Some(
+                    blocks as u64
+                        * spec.page_bytes as u64
+                        * spec.pages_per_block as u64
+                        * spec.array.units() as u64,
+                );
             }
             Ok(spec)
         } else {
@@ -442,9 +456,20 @@ impl DeviceSpec {
     }
 
     /// Pages of the scheme's block: a physical block's on one chip, one physical block per plane-unit on an
-    /// array (the striped superblock, `array/mod.rs`).
+    /// array (the striped superblock, `array/mod.rs`), one per plane of its die per die (`ftl/per_die.rs`).
     pub fn scheme_pages_per_block(&self) -> u32 {
-        self.pages_per_block * self.array.units()
+        match self.placement {
+            ArrayPlacement::Striped => self.pages_per_block * self.array.units(),
+            ArrayPlacement::PerDie => self.pages_per_block * self.array.planes_per_die,
+        }
+    }
+
+    /// The scheme instances a run has: one per die with `placement = "per-die"`, else one.
+    pub fn partitions(&self) -> u32 {
+        match self.placement {
+            ArrayPlacement::Striped => 1,
+            ArrayPlacement::PerDie => self.array.dies(),
+        }
     }
 
     /// Whether the array model (event-driven timing, `array/`) runs: more than one plane-unit, or queueing

@@ -63,6 +63,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, block `lbn` on die `lbn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::{layout_extra_blocks, Checks};
 use super::common::logblock_ram::{logblock_ram, paper_chip_blocks, zoned_ram};
@@ -90,6 +91,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "bast",
+    mapping: super::Mapping::Block,
     summary: "log block scheme: one log block per logical block, switch and full merges",
     citation:
         "Kim et al. 2002, as described in the FAST paper (Lee et al. 2007) sections 2.2, 2.4, 3.7",
@@ -108,6 +110,7 @@ pub const SCHEME: Scheme = Scheme {
 
 pub const ZONED: Scheme = Scheme {
     name: "logblock-zoned",
+    mapping: super::Mapping::Block,
     summary: "BAST with its block map on flash, loaded one zone at a time (zone switching)",
     citation: "TinyFTL paper (Lee et al.) sections II and VI.B, Table IV",
     defaults: zoned_defaults,

@@ -25,6 +25,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, block `lbn` on die `lbn mod dies` (`ftl/per_die.rs`).
 
 use super::common::mechanisms::boot_scan::{scan_block, Extent};
 use super::common::mechanisms::data_blocks::DataBlocks;
@@ -40,6 +41,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "block",
+    mapping: super::Mapping::Block,
     summary: "block-mapped baseline: an overwrite copies the block to a free block and erases the old one",
     citation: "FAST paper (Lee et al. 2007) section 2.1",
     defaults: defaults_of::<BlockParams>,

@@ -124,6 +124,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, page `lpn` on die `lpn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::Checks;
 use super::common::mechanisms::boot_scan::{scan_block, Extent};
@@ -150,6 +151,7 @@ use std::ops::Range;
 
 pub const SCHEME: Scheme = Scheme {
     name: "dftl",
+    mapping: super::Mapping::Page,
     summary: "demand-based page mapping: page map in translation pages on flash, cached mapping table in RAM",
     citation: "Gupta, Kim, Urgaonkar, DFTL, ASPLOS 2009, section 3",
     defaults: defaults_of::<DftlParams>,

@@ -56,6 +56,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, block `lbn` on die `lbn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::Checks;
 use super::common::mechanisms::log_blocks::sector_map_ram;
@@ -73,6 +74,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "fast",
+    mapping: super::Mapping::Block,
     summary: "log blocks shared by all logical blocks (fully associative), one SW block for sequential runs",
     citation: "Lee et al. 2007, FAST paper sections 3.1-3.5",
     defaults: defaults_of::<FastParams>,
@@ -90,6 +92,7 @@ pub const SCHEME: Scheme = Scheme {
 
 pub const OFAST: Scheme = Scheme {
     name: "ofast",
+    mapping: super::Mapping::Block,
     summary: "FAST with lazy merge: skips merging a logical block whose victim pages all have newer copies",
     citation: "Lee et al. 2007, FAST paper section 3.6",
     defaults: ofast_defaults,

@@ -60,6 +60,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, block `lbn` on die `lbn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::Checks;
 use super::common::mechanisms::boot_scan::mount_bug;
@@ -80,6 +81,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "last",
+    mapping: super::Mapping::Block,
     summary: "sequential log buffer by request size; random log buffer split into hot and cold partitions",
     citation: "Lee, Shin, Kim, Kim 2008, LAST (ACM SIGOPS OSR 42(6)); as summarised by MAST (paper 002)",
     defaults: defaults_of::<LastParams>,

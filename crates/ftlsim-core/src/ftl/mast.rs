@@ -76,6 +76,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, block `lbn` on die `lbn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::{extra_blocks_limit, Checks};
 use super::common::mechanisms::boot_scan::mount_bug;
@@ -97,6 +98,7 @@ use std::collections::VecDeque;
 
 pub const SCHEME: Scheme = Scheme {
     name: "mast",
+    mapping: super::Mapping::Block,
     summary: "log blocks in three areas: locality detection (LA), hot (HA, LRU) and cold (CA); idle-time merges",
     citation: "Kim, Kang, Ha, Cho, Eom 2015, MAST (paper 002) sections 2-4",
     defaults: defaults_of::<MastParams>,

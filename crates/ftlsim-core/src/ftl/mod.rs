@@ -12,6 +12,7 @@ pub mod mast;
 pub mod nftl;
 pub mod nvram;
 pub mod page;
+pub mod per_die;
 pub mod replacement;
 pub mod superblock;
 pub mod tiny;
@@ -123,9 +124,21 @@ pub struct Built {
     pub extra_blocks: u32,
 }
 
+/// What a scheme's map entry is for, which decides where a logical page goes when a scheme instance runs per
+/// die (`ftl/per_die.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mapping {
+    /// Any page anywhere (page-mapped, DFTL): a page goes to die `lpn mod dies`.
+    Page,
+    /// A logical block's pages kept together (block-mapped, hybrid): a page goes to die `lbn mod dies`.
+    Block,
+}
+
 /// A row of the registry.
 pub struct Scheme {
     pub name: &'static str,
+    /// Its map's unit, for the per-die placement.
+    pub mapping: Mapping,
     pub summary: &'static str,
     pub citation: &'static str,
     /// The parameters with their defaults, as JSON.

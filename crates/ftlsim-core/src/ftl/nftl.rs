@@ -77,6 +77,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, block `lbn` on die `lbn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::Checks;
 use super::common::mechanisms::free_pool::FreePool;
@@ -97,6 +98,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "nftl",
+    mapping: super::Mapping::Block,
     summary: "NFTL: primary block + one replacement block searched backwards; lookup table and page cache",
     citation: "Choudhuri & Givargis, CODES+ISSS 2007, sections 3.1-3.3 (NFTL: Ban, US 5,937,425)",
     defaults: defaults_of::<NftlParams>,

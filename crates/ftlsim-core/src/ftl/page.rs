@@ -33,6 +33,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, page `lpn` on die `lpn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::Checks;
 use super::common::mechanisms::boot_scan::{scan_block, Extent};
@@ -57,6 +58,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "page",
+    mapping: super::Mapping::Page,
     summary: "page-mapped baseline: any page anywhere, greedy or cost-benefit garbage collection",
     citation: "TinyFTL paper (Lee et al.) section III; FAST paper (Lee et al. 2007) section 2.1",
     defaults: defaults_of::<PageParams>,

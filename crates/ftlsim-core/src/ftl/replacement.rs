@@ -53,6 +53,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, block `lbn` on die `lbn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::Checks;
 use super::common::mechanisms::free_pool::FreePool;
@@ -71,6 +72,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "replacement",
+    mapping: super::Mapping::Block,
     summary: "replacement block scheme: an update goes to the same offset of a chain of replacement blocks",
     citation: "Shim et al. (hot write references / NVRAM) section 2.2, Fig. 1; Ban, US 5,404,485",
     defaults: defaults_of::<ReplacementParams>,

@@ -53,6 +53,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, block `lbn` on die `lbn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::{layout_extra_blocks, Checks};
 use super::common::mechanisms::boot_scan::{scan_block, Extent};
@@ -75,6 +76,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "superblock",
+    mapping: super::Mapping::Block,
     summary: "Superblock FTL: N adjacent logical blocks share physical blocks, pages placed freely inside, map in spare areas",
     citation: "Kang, Jo, Kim, Lee, A Superblock-based Flash Translation Layer for NAND Flash Memory, EMSOFT 2006 (as described in the TinyFTL paper, sections III and VI.B)",
     defaults: defaults_of::<SuperblockParams>,

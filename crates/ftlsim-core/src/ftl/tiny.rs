@@ -99,6 +99,7 @@
 //!
 //! On a multi-chip array it runs striped by default (`array/mod.rs`): its block is one physical block on
 //! every plane, so successive pages go to successive dies and an erase erases every plane at once.
+//! `placement=per-die` runs an instance per die instead, block `lbn` on die `lbn mod dies` (`ftl/per_die.rs`).
 
 use super::common::bounds::{layout_extra_blocks, Checks};
 use super::common::mechanisms::boot_scan::{scan_block, Extent};
@@ -121,6 +122,7 @@ use serde_json::{json, Value};
 
 pub const SCHEME: Scheme = Scheme {
     name: "tiny",
+    mapping: super::Mapping::Block,
     summary: "TinyFTL: block-mapped with a log block per busy block, pages anywhere in them, map cached in 12 KB",
     citation: "Lee, Jung, Kim, Maeng, Memory Management Scheme for Cost-Effective Disk-On-Modules, IEEE TCE 2009, section V",
     defaults: defaults_of::<TinyParams>,

@@ -48,6 +48,12 @@ fn put(k: &mut Keys, a: &ArrayFigures) {
         k.put(key, Unit::Count, what, v);
     }
     k.put(
+        "array.placement",
+        Unit::Text,
+        "striped (a scheme block over every plane) or per-die (a scheme instance per die, by address)",
+        a.placement.name(),
+    );
+    k.put(
         "array.time_scale",
         Unit::Ratio,
         "request arrivals at trace time x this (time_scale)",

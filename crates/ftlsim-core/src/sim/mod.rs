@@ -15,9 +15,10 @@ pub use nvram::ram;
 pub use plan::{open, open_trace, resolve_device, Input, Resolved, RunPlan};
 
 use crate::addr::{Lpn, Token};
-use crate::config::{format_size, Geometry};
+use crate::config::{format_size, ArrayPlacement, Geometry};
 use crate::device::{CutPoint, Device, FlashError, RequestInfo};
 use crate::error::{DurabilityBroken, Result, SimError};
+use crate::ftl::per_die::PerDie;
 use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
 use crate::report::{BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times};
@@ -206,6 +207,23 @@ fn drive(plan: &RunPlan, pass: Pass, started: Instant, ticker: &mut Ticker) -> R
     Ok(run.report(precondition_erases, flush_us, sim))
 }
 
+/// The scheme for a pass, placed on the array as the plan says: one instance, or one per die
+/// (`ftl/per_die.rs`).
+fn build_placed(plan: &RunPlan) -> Result<Box<dyn Ftl>> {
+    let spec = &plan.device.spec;
+    if spec.placement == ArrayPlacement::Striped {
+        return plan.build_scheme();
+    }
+    let instances = (0..spec.partitions())
+        .map(|_| plan.build_scheme())
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Box::new(PerDie::new(
+        instances,
+        plan.scheme.mapping,
+        plan.device.geometry.pages_per_block,
+    )))
+}
+
 /// Whether a read that returned `got` agrees with the shadow map's entry.
 fn reads_as(got: Option<Token>, expected: Token) -> bool {
     if expected & TRIMMED != 0 {
@@ -253,7 +271,7 @@ impl<'p> Run<'p> {
     /// The chip (with its bad blocks) and the scheme, fresh, for a pass.
     fn build(plan: &'p RunPlan<'p>, pass: Pass) -> Result<Run<'p>> {
         let g = plan.device.geometry;
-        let ftl = plan.build_scheme()?;
+        let ftl = build_placed(plan)?;
         let timing = plan.device.spec.timing;
         let blocks = plan.physical_blocks;
         let name = &plan.scheme.name;
@@ -268,6 +286,9 @@ impl<'p> Run<'p> {
             plan.queue_depth,
             plan.time_scale,
         ));
+        if plan.device.spec.placement == ArrayPlacement::PerDie {
+            dev.split_into_partitions(plan.device.spec.partitions());
+        }
         let (cuts, dry) = match pass {
             Pass::DryRun => (Vec::new(), true),
             Pass::Run(cuts) => (cuts, false),

@@ -46,6 +46,14 @@ pub struct Resolved {
     pub placement: Placement,
 }
 
+impl Resolved {
+    /// The geometry a scheme instance is built for: the device's, or one die's share of it when the scheme
+    /// runs per die (`ftl/per_die.rs`).
+    pub fn scheme_geometry(&self) -> Geometry {
+        crate::ftl::per_die::instance_geometry(&self.geometry, self.spec.partitions())
+    }
+}
+
 /// Where measurement starts, resolved from `measure_from`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum MeasureStart {
@@ -74,6 +82,8 @@ type Make<'a> = Box<dyn Fn(&Geometry) -> Result<Built> + 'a>;
 /// how to build it again for a second pass (a power-cut plan's dry run, then the run).
 pub struct SchemePlan<'a> {
     pub name: String,
+    /// Its map's unit, which routes pages to dies when it runs per die.
+    pub mapping: ftl::Mapping,
     /// The scheme's configuration, parsed once: the given parameters over its defaults, its profile applied, and
     /// the spare capacity the run derived for it. None for a scheme outside the registry ([`SchemePlan::custom`]).
     pub params: Option<SchemeParams>,
@@ -129,6 +139,7 @@ impl<'a> SchemePlan<'a> {
         };
         let plan = SchemePlan {
             name: cfg.ftl.clone(),
+            mapping: scheme.mapping,
             echoed: params.to_value(),
             asked: asked.to_value(),
             params: Some(params.clone()),
@@ -159,6 +170,7 @@ impl<'a> SchemePlan<'a> {
         let built = make(g)?;
         let plan = SchemePlan {
             name: cfg.ftl.clone(),
+            mapping: ftl::Mapping::Block,
             params: None,
             echoed: cfg.params.clone(),
             asked: cfg.params.clone(),
@@ -294,7 +306,7 @@ impl<'a> RunPlan<'a> {
         progress: &mut dyn FnMut(Progress) -> bool,
     ) -> Result<RunPlan<'a>> {
         let device = resolve_device_with(cfg, Some(input), progress)?;
-        let scheme = SchemePlan::resolve(cfg, &device.geometry)?;
+        let scheme = SchemePlan::resolve(cfg, &device.scheme_geometry())?;
         RunPlan::with_scheme(cfg, input, device, scheme)
     }
 
@@ -305,7 +317,7 @@ impl<'a> RunPlan<'a> {
         make: impl Fn(&Geometry) -> Result<Built> + 'a,
     ) -> Result<RunPlan<'a>> {
         let device = resolve_device_with(cfg, Some(input), &mut |_| true)?;
-        let scheme = SchemePlan::custom(cfg, &device.geometry, make)?;
+        let scheme = SchemePlan::custom(cfg, &device.scheme_geometry(), make)?;
         RunPlan::with_scheme(cfg, input, device, scheme)
     }
 
@@ -328,7 +340,9 @@ impl<'a> RunPlan<'a> {
             )
             .into());
         }
-        let physical_blocks = g.logical_blocks + scheme.chip_extra_blocks;
+        // Per die, each instance has its share of the logical blocks and its own spare.
+        let physical_blocks = (device.scheme_geometry().logical_blocks + scheme.chip_extra_blocks)
+            * device.spec.partitions();
         let measure_from = match &cfg.measure_from {
             None => None,
             Some(MeasureFrom::Request(n)) => Some(MeasureStart::Request(*n)),
@@ -382,7 +396,7 @@ impl<'a> RunPlan<'a> {
     pub(super) fn build_scheme(&self) -> Result<Box<dyn Ftl>> {
         match self.first_build.take() {
             Some(built) => Ok(built.ftl),
-            None => Ok((self.scheme.build)(&self.device.geometry)?.ftl),
+            None => Ok((self.scheme.build)(&self.device.scheme_geometry())?.ftl),
         }
     }
 
@@ -421,7 +435,7 @@ impl<'a> RunPlan<'a> {
             capacity_bytes: g.logical_bytes(),
             logical_blocks: g.logical_blocks,
             physical_blocks: self.physical_blocks,
-            scheme_extra_blocks: self.scheme.scheme_extra_blocks,
+            scheme_extra_blocks: self.scheme.scheme_extra_blocks * self.device.spec.partitions(),
             read_us: t.read_us,
             spare_read_us: t.spare_read_us,
             program_us: t.program_us,

@@ -1,0 +1,197 @@
+//! The second placement of schemes on an array (`placement = "per-die"`): one scheme instance per die, each
+//! on its die's blocks only, a logical page sent to the die its address selects. This is the static
+//! allocation of MQSim's plane-allocation schemes (`Plane_Allocation_Scheme` in its `ssdconfig.xml`: a
+//! logical page's channel, way, die and plane are fixed by its address), taken to the die:
+//! - a page-mapped scheme or DFTL ([`Mapping::Page`]) takes logical page `lpn` on die `lpn mod dies`, as its
+//!   local page `lpn div dies`: successive pages go to successive dies;
+//! - a block-mapped or hybrid scheme ([`Mapping::Block`]) takes logical block `lbn` on die `lbn mod dies`, as
+//!   its local block `lbn div dies` (the page's offset kept): a logical block's pages stay together, as its
+//!   merges need.
+//!
+//! Each instance is built by the scheme's row for the geometry of one die: the die's blocks, of as many pages
+//! as a physical block has times the die's planes (a die's planes make one multi-plane block: they share the
+//! die's time on the timeline, so an instance per plane would gain no parallelism, and the issue asks for an
+//! instance per die). Garbage collection, merges and wear levelling then happen per die, and an instance's
+//! flash operations go to its die's blocks only ([`Device::enter_partition`]): a GC on die 0 delays only the
+//! requests that wait for die 0.
+//!
+//! What is kept: the chip's NAND rules and the read oracle (per global logical page, in the run loop) as
+//! they are; a mount mounts every instance on its own partition; a bad block is remapped through the one
+//! bad-block map of the chip (its reserve is shared by the dies, and the timeline counts a reserve block
+//! where the block it replaces was). The report sums what the instances count: the device counts every
+//! instance's operations, merges and GC runs together; RAM is summed structure by structure (each die's
+//! instance keeps its own tables in the controller's RAM); the scheme's own figures are summed when they are
+//! whole numbers (counts), averaged over the dies when they are fractions (MAST's utilizations), and taken
+//! from die 0 otherwise (a profile's name). Wear stays per physical block.
+
+use super::{Extra, Ftl, Mapping, RamItem};
+use crate::addr::{Lpn, Token};
+use crate::config::Geometry;
+use crate::device::{Device, RequestInfo, Result};
+use serde_json::Value;
+
+/// The geometry of each of `partitions` scheme instances on a run of geometry `g` (the scheme's block
+/// already one die's): the logical blocks shared out, rounded up so that every page has a place.
+pub fn instance_geometry(g: &Geometry, partitions: u32) -> Geometry {
+    Geometry {
+        logical_blocks: g.logical_blocks.div_ceil(partitions.max(1)),
+        ..*g
+    }
+}
+
+/// A scheme instance per die, behind one [`Ftl`]: routes each logical page to its die's instance and enters
+/// that die's partition of the device first.
+pub struct PerDie {
+    instances: Vec<Box<dyn Ftl>>,
+    mapping: Mapping,
+    /// Pages of a logical block (the instances' block).
+    pages_per_block: u32,
+}
+
+impl PerDie {
+    /// The instances, one per die in die order, of a scheme that maps by `mapping`, with blocks of
+    /// `pages_per_block` pages.
+    pub fn new(instances: Vec<Box<dyn Ftl>>, mapping: Mapping, pages_per_block: u32) -> PerDie {
+        assert!(!instances.is_empty(), "a run has at least one die");
+        PerDie {
+            instances,
+            mapping,
+            pages_per_block,
+        }
+    }
+
+    /// The die of logical page `lpn`, and its page there.
+    #[inline]
+    fn route(&self, lpn: Lpn) -> (u32, Lpn) {
+        let dies = self.instances.len() as u32;
+        match self.mapping {
+            Mapping::Page => (lpn.0 % dies, Lpn(lpn.0 / dies)),
+            Mapping::Block => {
+                let (lbn, offset) = (lpn.0 / self.pages_per_block, lpn.0 % self.pages_per_block);
+                (
+                    lbn % dies,
+                    Lpn((lbn / dies) * self.pages_per_block + offset),
+                )
+            }
+        }
+    }
+
+    /// The instance of logical page `lpn` with its die's partition entered, and the page there.
+    #[inline]
+    fn on_die(&mut self, lpn: Lpn, dev: &mut Device) -> (&mut dyn Ftl, Lpn) {
+        let (die, local) = self.route(lpn);
+        dev.enter_partition(die);
+        (self.instances[die as usize].as_mut(), local)
+    }
+
+    /// `work` on every instance in die order, each in its partition.
+    fn each(
+        &mut self,
+        dev: &mut Device,
+        mut work: impl FnMut(&mut dyn Ftl, &mut Device) -> Result<()>,
+    ) -> Result<()> {
+        for (die, ftl) in self.instances.iter_mut().enumerate() {
+            dev.enter_partition(die as u32);
+            work(ftl.as_mut(), dev)?;
+        }
+        Ok(())
+    }
+}
+
+impl Ftl for PerDie {
+    /// Every instance is told of the request, with its first page as the first page's die sees it (LAST reads
+    /// only the size).
+    fn begin_request(&mut self, req: &RequestInfo) {
+        let (_, first) = self.route(req.first_lpn);
+        let local = RequestInfo {
+            first_lpn: first,
+            ..*req
+        };
+        for ftl in &mut self.instances {
+            ftl.begin_request(&local);
+        }
+    }
+
+    fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
+        let (ftl, local) = self.on_die(lpn, dev);
+        ftl.read(local, dev)
+    }
+
+    fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
+        let (ftl, local) = self.on_die(lpn, dev);
+        ftl.write(local, token, dev)
+    }
+
+    fn trim(&mut self, lpn: Lpn, dev: &mut Device) -> Result<()> {
+        let (ftl, local) = self.on_die(lpn, dev);
+        ftl.trim(local, dev)
+    }
+
+    fn idle(&mut self, dev: &mut Device) -> Result<()> {
+        self.each(dev, |ftl, dev| ftl.idle(dev))
+    }
+
+    fn finish(&mut self, dev: &mut Device) -> Result<()> {
+        self.each(dev, |ftl, dev| ftl.finish(dev))
+    }
+
+    fn reset_counters(&mut self) {
+        for ftl in &mut self.instances {
+            ftl.reset_counters();
+        }
+    }
+
+    /// Each instance rebuilds itself from its own die's blocks.
+    fn mount(&mut self, dev: &mut Device) -> Result<()> {
+        self.each(dev, |ftl, dev| ftl.mount(dev))
+    }
+
+    fn detects_torn_pages(&self) -> bool {
+        self.instances.iter().all(|f| f.detects_torn_pages())
+    }
+
+    /// Every die's tables, summed structure by structure.
+    fn ram(&self) -> Vec<RamItem> {
+        let dies = self.instances.len();
+        let mut out: Vec<RamItem> = Vec::new();
+        for item in self.instances.iter().flat_map(|f| f.ram()) {
+            match out.iter_mut().find(|sum| sum.name == item.name) {
+                Some(sum) => sum.bytes += item.bytes,
+                None => out.push(item),
+            }
+        }
+        if dies > 1 {
+            for item in &mut out {
+                item.layout = format!("summed over {dies} dies' instances; each: {}", item.layout);
+            }
+        }
+        out
+    }
+
+    /// The instances' figures: whole numbers summed, fractions averaged over the dies, the rest die 0's.
+    fn extra(&self, out: &mut Extra) {
+        let dies = self.instances.len() as f64;
+        let mut merged = Extra::new();
+        for ftl in &self.instances {
+            let mut one = Extra::new();
+            ftl.extra(&mut one);
+            for (key, v) in one {
+                let Some((_, sum)) = merged.iter_mut().find(|(k, _)| *k == key) else {
+                    merged.push((key, v));
+                    continue;
+                };
+                if let (Some(a), Some(b)) = (sum.as_u64(), v.as_u64()) {
+                    *sum = Value::from(a + b);
+                } else if let (Some(a), Some(b)) = (sum.as_f64(), v.as_f64()) {
+                    *sum = Value::from(a + b);
+                }
+            }
+        }
+        for (_, v) in &mut merged {
+            if let Some(x) = v.as_f64().filter(|_| v.is_f64()) {
+                *v = Value::from(x / dies);
+            }
+        }
+        out.extend(merged);
+    }
+}
