@@ -57,3 +57,12 @@ def test_bad_array_settings_are_bad_input():
         result = CliRunner().invoke(main, ["run", "uniform:writes=10", "-p", option])
         assert result.exit_code == 2, result.output
         assert option in result.output and says in result.output, result.output
+
+
+def test_the_latency_plot_says_the_array_it_ran_on():
+    from ftlsim.plot import latency_cdfs
+
+    df = ftlsim.sweep(WORKLOAD, ["page", "fast"], channels=2, dies_per_chip=2, queue_depth=4, time_scale=2)
+    title = latency_cdfs(df, title="a title").get_suptitle()
+    assert title.splitlines() == ["a title", "lee2007, 64.0 MiB",
+                                  "2 channels x 1 chip x 2 dies x 1 plane, queue depth 4, time scale 2"]

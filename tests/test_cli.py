@@ -222,3 +222,42 @@ def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path
     assert "warning: page, dftl on uniform:writes=1500: no block was erased" in result.stderr
     assert "`--precondition full` or a smaller `--capacity`" in result.stderr  # a workload has nothing to compact
     assert "fast on" not in result.stderr
+
+
+def test_compare_and_sweep_take_repeated_ftl_param_and_metrics_options(tmp_path):
+    # Repeats add up, as the comma-separated forms do; a scheme or value given twice runs once.
+    out = tmp_path / "c.csv"
+    result = invoke("compare", "uniform:writes=500,seed=1", "--ftl", "page", "--ftl", "FAST", "--ftl", "page,dftl",
+                    "--capacity", "1MiB", "-p", "pages_per_block=8", "-p", "pages_per_block=16,8",
+                    "--metrics", "flash.erases", "--metrics", "gc.runs", "--csv", str(out))
+    assert result.exit_code == 0, result.output
+    rows = pd_read(out)
+    assert list(zip(rows["ftl"], rows["pages_per_block"])) == [
+        ("page", 8), ("page", 16), ("fast", 8), ("fast", 16), ("dftl", 8), ("dftl", 16)]
+    header = next(line for line in result.output.splitlines() if "ftl" in line)
+    assert "flash.erases" in result.output and "gc.runs" in header, result.output
+    out = tmp_path / "s.csv"
+    result = invoke("sweep", "uniform:writes=300,seed=1", "--ftl", "page", "--ftl", "block", "--capacity", "1MiB",
+                    "--csv", str(out))
+    assert result.exit_code == 0, result.output
+    assert sorted(pd_read(out)["ftl"]) == ["block", "page"]
+    # Without --ftl, compare runs its default three.
+    result = invoke("compare", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--csv", str(out))
+    assert result.exit_code == 0, result.output
+    assert list(pd_read(out)["ftl"]) == ["bast", "fast", "ofast"]
+
+
+def test_the_run_header_echoes_what_ran_and_no_unset_parameter():
+    result = invoke("run", "uniform:writes=300,seed=1", "--ftl", "page", "--capacity", "1MiB")
+    assert result.exit_code == 0, result.output
+    assert "profile" not in result.output and "=none" not in result.output, result.output
+    result = invoke("run", "uniform:writes=300,seed=1", "--ftl", "page", "--capacity", "1MiB",
+                    "-p", "profile=psu-flashsim")
+    assert "profile=psu-flashsim" in result.output, result.output
+    # On an array the device line keeps the preset's physical block (32 pages, not the 128-page stripe) and
+    # an array line says the shape, queue depth and time scale that ran.
+    result = invoke("run", "uniform:writes=300,seed=1", "--ftl", "page", "--capacity", "1MiB",
+                    "-p", "channels=2", "-p", "dies_per_chip=2", "-p", "queue_depth=8", "-p", "time_scale=0.5")
+    assert result.exit_code == 0, result.output
+    assert "device: lee2007, 1.0 MiB, 512 B pages x 32\n" in result.output, result.output
+    assert "array: 2 channels x 1 chip x 2 dies x 1 plane, queue depth 8, time scale 0.5\n" in result.output

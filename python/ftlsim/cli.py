@@ -124,6 +124,19 @@ def parse_params(pairs: tuple[str, ...]) -> dict:
     return out
 
 
+def parse_grid(pairs: tuple[str, ...]) -> dict:
+    """The swept values of repeated ``--param key=a,b`` options: each key's values in the order given, a key
+    repeated adding its values (``-p log_blocks=4 -p log_blocks=8`` sweeps both, as ``-p log_blocks=4,8``)."""
+    grid: dict[str, list] = {}
+    for pair in pairs:
+        key, values = next(iter(parse_params((pair,)).items()))
+        for value in (parse_value(x) for x in values.split(",")):
+            values_of = grid.setdefault(key, [])
+            if not any(type(v) is type(value) and v == value for v in values_of):  # 1 and true are two
+                values_of.append(value)
+    return grid
+
+
 class LazyProgress:
     """A progress bar that appears only once a run has taken more than a second."""
 
@@ -209,8 +222,10 @@ def registered(kind: str, comma: bool = False):
         if value is None:
             return None
         try:
-            if comma:
-                return ",".join(check_name(kind, v.strip()) for v in value.split(",") if v.strip())
+            if comma:  # a comma-separated list, or several (a repeated option): one list, each name once
+                given = [value] if isinstance(value, str) else list(value)
+                listed = [check_name(kind, v.strip()) for text in given for v in text.split(",") if v.strip()]
+                return ",".join(dict.fromkeys(listed)) or None
             return check_name(kind, value)
         except _core.FtlsimError as e:
             fail(e)
@@ -260,16 +275,17 @@ def common_options(f):
 
 
 def metrics_option(f):
-    return click.option("--metrics", "metrics", default=None, metavar="GLOBS",
+    return click.option("--metrics", "metrics", multiple=True, metavar="GLOBS",
                         help="Figures to show, comma-separated keys or globs, e.g. 'merges.*,flash.erases' "
-                             "(every key: ftlsim.report_schema()).")(f)
+                             "(every key: ftlsim.report_schema()); repeat to add more.")(f)
 
 
-def metrics_of(text: str | None) -> list[str] | None:
+def metrics_of(given: tuple[str, ...]) -> list[str] | None:
+    """The globs of every --metrics given (each comma-separated), None when none was."""
     from .output import parse_metrics
 
     try:
-        return parse_metrics(text)
+        return parse_metrics(",".join(given)) if given else None
     except _core.FtlsimError as e:
         fail(e)
 
@@ -544,8 +560,9 @@ def grid_columns(schemes, grid: dict) -> list[str]:
 
 @main.command()
 @click.argument("trace", required=False, shell_complete=complete_trace)
-@click.option("--ftl", "ftls", default="bast,fast,ofast", show_default=True, callback=registered("schemes", True),
-              shell_complete=complete_names("schemes", comma=True), help="Comma-separated schemes.")
+@click.option("--ftl", "ftls", multiple=True, default=["bast,fast,ofast"], show_default=True,
+              callback=registered("schemes", True), shell_complete=complete_names("schemes", comma=True),
+              help="Schemes, comma-separated or the option repeated (--ftl page --ftl fast).")
 @common_options
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Draw erase count and elapsed time against the swept parameters (PNG, PDF or SVG).")
@@ -563,7 +580,7 @@ def compare(ctx, trace, ftls, params, preset, capacity, precondition, fmt_name, 
     A parameter given with several comma-separated values (--param log_blocks=4,8,16) is swept; a scheme that
     does not take a parameter runs without it."""
     trace = DEFAULT_TRACE if trace is None else trace
-    grid = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
+    grid = parse_grid(params)
     common = option_kwargs(ctx)
     with readable_trace(trace) as path:  # every run reads it: a pipe is read once
         run_grid(trace, path, ftls, grid, common,
@@ -577,9 +594,9 @@ MOUNT_COLUMNS = ["mount.spare_reads", "mount.page_reads", "mount.time_us.max", "
 
 @main.command("mount-cost")
 @click.argument("trace", required=False, shell_complete=complete_trace)
-@click.option("--ftl", "ftls", default=None, shell_complete=complete_names("schemes", comma=True),
+@click.option("--ftl", "ftls", multiple=True, shell_complete=complete_names("schemes", comma=True),
               callback=registered("schemes", True),
-              help="Comma-separated schemes (default: every scheme).")
+              help="Schemes, comma-separated or the option repeated (default: every scheme).")
 @common_options
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per scheme as CSV.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel runs (default: all cores).")
@@ -592,7 +609,7 @@ def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_nam
     failed."""
     trace = DEFAULT_TRACE if trace is None else trace
     ftls = ftls or ",".join(names("schemes"))
-    grid = {k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}
+    grid = parse_grid(params)
     common = {**option_kwargs(ctx), "mount_at_end": True}
     with readable_trace(trace) as path:  # every run reads it: a pipe is read once
         run_grid(f"mount cost after {trace}", path, ftls, grid, common, {"csv": csv_path, "jobs": jobs},
@@ -603,9 +620,9 @@ def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_nam
 @click.argument("traces", nargs=-1, shell_complete=complete_trace)
 @click.option("--config", "-c", "config_path", type=click.Path(dir_okay=False),
               help="A sweep config (TOML, JSON or YAML): traces, schemes with their grids, options, outputs.")
-@click.option("--ftl", "ftls", default=None, shell_complete=complete_names("schemes", comma=True),
+@click.option("--ftl", "ftls", multiple=True, shell_complete=complete_names("schemes", comma=True),
               callback=registered("schemes", True),
-              help="Comma-separated schemes (overrides the file's).")
+              help="Schemes, comma-separated or the option repeated (overrides the file's).")
 @common_options
 @click.option("--store", default=None,
               help="Results store: a .parquet or .csv file or a directory; points already done are skipped.")
@@ -645,7 +662,7 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
         schemes = {s: own.get(s, {}) for s in ftls.split(",") if s.strip()}
     if schemes is None:
         fail("no scheme: give --ftl or `schemes` in the config file")
-    grid = {**grid, **{k: [parse_value(x) for x in v.split(",")] for k, v in parse_params(params).items()}}
+    grid = {**grid, **parse_grid(params)}
     common = option_kwargs(ctx, file_common)
     given = {"store": store, "scheduler": scheduler, "backend": backend, "jobs": jobs, "plot": plot_path,
              "csv": csv_path}

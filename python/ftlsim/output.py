@@ -321,21 +321,52 @@ def run_header(report, width: int | None) -> str:
     import json
 
     params = json.loads(report.get("config.params") or "{}") or {}
+    # An optional parameter left unset (no profile) ran as nothing: it is not echoed.
     pairs = [(k, json.dumps(v) if isinstance(v, str) and (" " in v or not v) else param_text(v))
-             for k, v in params.items()]
+             for k, v in params.items() if v is not None]
     lines = wrap_pairs(f"scheme: {report['config.scheme']}", pairs, width)
     from ._registry import registry
 
     preset = next((p for p in registry()["presets"] if p["name"] == report["config.preset"]), None)
-    geometry = (report["config.page_bytes"], report["config.pages_per_block"])
+    # On an array the scheme's block is a stripe of one physical block a plane (array/mod.rs): the physical
+    # block is what the preset and the user set.
+    geometry = (report["config.page_bytes"], report["config.pages_per_block"] // array_units(report))
     device = report["config.preset"]
     if preset and (preset["page_bytes"], preset["pages_per_block"]) != geometry:
         # A page size or block length other than the preset's keeps the preset's timings per page: say so.
         device += " timings (geometry overridden)"
     lines.append(f"device: {device}, {human_bytes(report['config.capacity_bytes'])}, "
                  f"{geometry[0]:,} B pages x {geometry[1]:,}")
+    shape = array_shape(report)
+    if shape:
+        lines.append(f"array: {shape}")
     lines.append(f"trace: {report['config.trace']}")
     return "\n".join(lines)
+
+
+#: The array's dimensions in report keys, with the word for one of each.
+ARRAY_DIMENSIONS = (("array.channels", "channel"), ("array.chips_per_channel", "chip"),
+                    ("array.dies_per_chip", "die"), ("array.planes_per_die", "plane"))
+
+
+def array_units(row) -> int:
+    """The plane-units a run's scheme block stripes over: 1 on a single chip (no array keys)."""
+    units = 1
+    for key, _ in ARRAY_DIMENSIONS:
+        value = row.get(key)
+        units *= int(value) if value is not None and value == value else 1
+    return units
+
+
+def array_shape(row) -> str | None:
+    """A run's multi-chip array as it ran: ``2 channels x 1 chip x 2 dies x 1 plane, queue depth 32, time scale
+    1``; None when the array model was off (no array keys)."""
+    values = [row.get(key) for key, _ in ARRAY_DIMENSIONS]
+    if any(v is None or v != v for v in values):
+        return None
+    parts = [f"{int(v)} {word}{'' if int(v) == 1 else 's'}" for v, (_, word) in zip(values, ARRAY_DIMENSIONS)]
+    return f"{' x '.join(parts)}, queue depth {int(row['array.queue_depth'])}, " \
+           f"time scale {row['array.time_scale']:g}"
 
 
 def param_text(value) -> str:

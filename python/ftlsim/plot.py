@@ -349,8 +349,9 @@ def latency_cdfs(df, swept=None, title: str = ""):
             share = [p[1] for p in points]
             high = max(high, max(us))
             label = _label({"ftl": row["ftl"], **{k: row[k] for k in swept}})
+            # Each line a dash of its own over the one before: schemes with the same curve stay visible.
             ax.step(us, share, where="post", label=label, linewidth=1.6,
-                    linestyle=("-", "--", ":", "-.")[i // 10 % 4])
+                    linestyle=("-", "--", ":", "-.")[i % 4])
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_us(v)))
         # Within two decades, 2 and 5 between them are labelled too; wider, decades alone (no collisions).
@@ -365,10 +366,19 @@ def latency_cdfs(df, swept=None, title: str = ""):
         ax.set_ylabel(f"fraction of {kind} requests")
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
-    device = _device(df)
-    fig.suptitle(f"{title}\n{device}" if device else title, fontsize=10)
+    heading = [p for p in (title, _device(df), _arrays(df)) if p]
+    fig.suptitle("\n".join(heading), fontsize=10)
     fig.tight_layout()
     return fig
+
+
+def _arrays(rows) -> str:
+    """The multi-chip arrays the rows ran on (channels x chips x dies x planes, queue depth, time scale),
+    several joined when they differ."""
+    from .output import array_shape
+
+    shapes = (array_shape(row) for _, row in rows.iterrows())
+    return "; ".join(dict.fromkeys(s for s in shapes if s))
 
 
 def latency_cdf_plot(df, swept, path: str, title: str = "") -> None:

@@ -473,3 +473,106 @@ fn tiny_and_superblock_take_fewer_extra_blocks_than_the_tinyftl_layout() {
         );
     }
 }
+
+/// Random requests (a quarter reads, an eighth trims, the rest writes, 1-3 pages) over `pages` logical pages.
+fn random_requests(n: usize, pages: u64, seed: u64) -> Vec<Request> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut next = move || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        x >> 33
+    };
+    (0..n)
+        .map(|_| {
+            let op = random_op(next() as u8);
+            let first = next() % pages;
+            let len = (next() % 3 + 1).min(pages - first);
+            Request::new(0.0, op, first * 512, len * 512)
+        })
+        .collect()
+}
+
+#[test]
+fn dftl_burst_gc_refuses_a_reserve_below_3_and_runs_on_3() {
+    use ftlsim_core::SimError;
+    // 16 logical blocks of 4 pages, tiny CMTs over translation pages of 2 to 8 entries: misses, dirty
+    // evictions and translation-block GC everywhere.
+    let toy = |params: serde_json::Value| SimConfig {
+        ftl: "dftl".into(),
+        params,
+        device: DeviceOverrides {
+            pages_per_block: Some(4),
+            ..Default::default()
+        },
+        capacity: Some(format!("{}", 512 * 4 * 16)),
+        ..Default::default()
+    };
+    let err = run_requests(
+        &toy(serde_json::json!({"gc": "burst", "gc_reserve_blocks": 2})),
+        random_requests(10, 64, 1),
+    )
+    .map(|_| ())
+    .unwrap_err();
+    let SimError::Config(config) = &err else {
+        panic!("a configuration error: {err}");
+    };
+    let [problem] = config.invalid() else {
+        panic!("one structured problem: {err}");
+    };
+    assert_eq!(
+        (
+            problem.key.as_str(),
+            problem.value.as_str(),
+            problem.suggestion.as_deref()
+        ),
+        ("gc_reserve_blocks", "2", Some("3"))
+    );
+    assert!(
+        problem.expected.contains("at least 3 with gc=\"burst\"")
+            && problem.expected.contains("gc=\"per-write\""),
+        "{}",
+        problem.expected
+    );
+    assert!(err.to_string().contains("scheme `dftl`"), "{err}");
+    // Per-write GC takes 2 (and refuses 1, as ever).
+    run_requests(
+        &toy(serde_json::json!({"gc": "per-write", "gc_reserve_blocks": 2})),
+        random_requests(10, 64, 1),
+    )
+    .unwrap();
+    // On the least reserve, burst GC does not run out of free blocks: on a full device, and through power
+    // cuts (a cut inside a burst leaves a block fewer free until the next burst).
+    for params in [
+        serde_json::json!({"cmt_entries": 3, "over_provisioning": 0.0}),
+        serde_json::json!({"cmt_entries": 2, "entry_bytes": 256, "over_provisioning": 0.5}),
+        serde_json::json!({"cmt_entries": 3, "entry_bytes": 128, "cmt_policy": "age",
+                           "writeback": "entry", "lazy_copy_dirty": false}),
+        serde_json::json!({}),
+    ] {
+        let mut params = params;
+        params["gc"] = "burst".into();
+        params["gc_reserve_blocks"] = 3.into();
+        for seed in 0..8 {
+            let full = SimConfig {
+                precondition: sim::Precondition::Full,
+                ..toy(params.clone())
+            };
+            let r = run_requests(&full, random_requests(3000, 64, seed))
+                .unwrap_or_else(|e| panic!("{params} seed {seed}: {e}"));
+            assert!(r.count("gc.runs") > 100, "{params}: GC ran");
+            let cut = SimConfig {
+                power_cuts: 40,
+                power_cut_seed: seed,
+                ..toy(params.clone())
+            };
+            let r = run_requests(&cut, random_requests(600, 64, seed))
+                .unwrap_or_else(|e| panic!("{params} seed {seed}, power cuts: {e}"));
+            assert_eq!(
+                r.count("power.cuts_survived"),
+                r.count("power.cuts"),
+                "{params}"
+            );
+        }
+    }
+}

@@ -223,6 +223,9 @@ fn every_option_combination(base: serde_json::Value) -> Vec<serde_json::Value> {
                     p["cmt_policy"] = policy.into();
                     p["writeback"] = writeback.into();
                     p["gc"] = gc.into();
+                    if gc == "burst" {
+                        p["gc_reserve_blocks"] = 3.into(); // the least burst GC takes
+                    }
                     p["lazy_copy_dirty"] = lazy.into();
                     out.push(p);
                 }
@@ -393,15 +396,16 @@ fn cmt_policies_keep_different_entries() {
 
 #[test]
 fn burst_gc_waits_for_the_data_frontier_to_fill() {
-    // 26 writes of logical page 0 on the toy device (8 physical blocks, GC while 2 or fewer are free), a CMT of
-    // all 8 logical pages (one miss, no translation I/O). Writes 1-4 fill B0, and each 4 more open a block:
-    // write 21 opens the sixth, leaving 2 free.
-    //   per-write: before write 22, 2 free: GC erases a block of no valid page (3 free); write 25 opens a
-    //              block (2 free); before write 26 GC again. 2 runs.
+    // 26 writes of logical page 0 on the toy device (9 physical blocks, GC while 3 or fewer are free: the least
+    // reserve burst GC takes), a CMT of all 8 logical pages (one miss, no translation I/O). Writes 1-4 fill
+    // B0, and each 4 more open a block: write 21 opens the sixth, leaving 3 free.
+    //   per-write: before write 22, 3 free: GC erases a block of no valid page (4 free); write 25 opens a
+    //              block (3 free); before write 26 GC again. 2 runs.
     //   burst:     writes 22-24 fill the open block without GC; write 25 finds it full: one run, then it opens
     //              a block; write 26 has room. 1 run.
     for (gc, runs) in [("per-write", 2), ("burst", 1)] {
-        let params = json!({"cmt_entries": 8, "entry_bytes": 256, "gc": gc});
+        let params =
+            json!({"cmt_entries": 8, "entry_bytes": 256, "gc": gc, "gc_reserve_blocks": 3});
         let r = run_requests(&toy("dftl", params, 4, 2), writes(&[0; 26])).unwrap();
         assert_eq!(
             (

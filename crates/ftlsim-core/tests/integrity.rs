@@ -93,6 +93,33 @@ fn a_scheme_that_drops_a_write_is_caught_on_the_next_read() {
 }
 
 #[test]
+fn a_scheme_that_drops_a_write_is_caught_on_a_2x2_array_too() {
+    // Two channels of two dies, physical blocks of 2 pages: the timing layer between the chip and the loop
+    // leaves the oracle's check of every read in place.
+    let mut cfg = toy("forgetful", serde_json::json!({}), 4, 16);
+    cfg.device.pages_per_block = Some(2);
+    cfg.device.channels = Some(2);
+    cfg.device.dies_per_chip = Some(2);
+    let reqs = vec![
+        page(Op::Write, 3),
+        page(Op::Write, 3),
+        page(Op::Write, 3),
+        page(Op::Read, 3),
+    ];
+    match run_custom(&cfg, forgetful, reqs).unwrap_err() {
+        SimError::Integrity {
+            lpn,
+            expected,
+            returned,
+            ..
+        } => {
+            assert_eq!((lpn, expected.as_str(), returned.as_str()), (3, "3", "2"))
+        }
+        other => panic!("expected an integrity error, got {other}"),
+    }
+}
+
+#[test]
 fn reading_a_page_never_written_must_return_nothing() {
     let cfg = toy("page", serde_json::json!({}), 4, 16);
     let r = run_requests(&cfg, vec![page(Op::Read, 9)]).unwrap();

@@ -271,6 +271,39 @@ fn every_row_says_truly_whether_its_scheme_mounts() {
 }
 
 #[test]
+fn every_crash_variant_survives_cuts_on_a_2x2_array() {
+    // One channel, two dies of two planes, physical blocks of 2 pages: the scheme's block is the stripe of 8.
+    // (`array_runs.rs` cuts every scheme's defaults on two channels of two dies.) The random workload of the
+    // proptest above, from a fixed seed, over the 64 logical pages.
+    let mut x: u64 = 11;
+    let ops: Vec<(u8, u16, u8)> = (0..3000)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((x >> 56) as u8, (x >> 24) as u16, (x >> 40) as u8)
+        })
+        .collect();
+    let reqs = workload(&ops);
+    for (scheme, params) in mounting() {
+        let mut cfg = crash_test(scheme, params.clone(), None, 60, 3);
+        cfg.device.pages_per_block = Some(2);
+        cfg.device.dies_per_chip = Some(2);
+        cfg.device.planes_per_die = Some(2);
+        cfg.queue_depth = Some(4);
+        let r = run_requests(&cfg, reqs.clone())
+            .unwrap_or_else(|e| panic!("{scheme} {params} on a 2x2 array: {e}"));
+        assert_eq!(r.count("config.pages_per_block"), 8);
+        assert!(r.count("power.cuts") >= 45, "{scheme} {params}");
+        assert_eq!(
+            r.count("power.cuts"),
+            r.count("power.cuts_survived"),
+            "{scheme} {params}"
+        );
+    }
+}
+
+#[test]
 fn cuts_land_inside_garbage_collection_and_are_survived() {
     // A hot rewrite loop keeps the page scheme's GC and the block scheme's copy-on-overwrite busy.
     let reqs: Vec<Request> = (0..3000u64)

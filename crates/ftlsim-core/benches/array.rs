@@ -1,0 +1,147 @@
+//! The event model's cost: `cargo bench -p ftlsim-core --bench array`. For page, dftl and fast on one shared
+//! workload (600,000 single-page requests, a fifth of them reads, uniform over 64 MiB of 2 KiB pages, 64
+//! pages a physical block, every page written first), it prints flash operations per second with the event
+//! model off (today's serial sum), on with 1 die (`queue_depth=32`) and on with 4 dies (2 channels x 2 dies,
+//! the scheme's block striped over them), the ratio of each to off (issue bar: on at least half of off), and
+//! bytes of chip-model memory per physical page (the bar: unchanged).
+//! The machine may be shared: as in `benches/throughput.rs`, `cpu%` is the share of the run's wall time this
+//! thread was on a CPU (`/proc/thread-self/schedstat`) and the rates and ratios are per CPU second (flash
+//! ops/s divided by that share). Each figure is the best of three runs. `FTLSIM_BENCH_QUICK=1` runs a tenth of
+//! the requests (a smoke run).
+
+use ftlsim_core::config::DeviceOverrides;
+use ftlsim_core::request::{Op, Request};
+use ftlsim_core::sim::{run_requests, Precondition, SimConfig};
+use std::time::Instant;
+
+const PAGE_BYTES: u64 = 2048;
+const CAPACITY_BYTES: u64 = 64 << 20;
+
+/// The shared workload: single-page requests at random pages, 3 in 16 reads.
+fn workload(requests: usize) -> Vec<Request> {
+    let pages = CAPACITY_BYTES / PAGE_BYTES;
+    let mut x: u64 = 7;
+    (0..requests)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let op = if (x >> 60) < 3 { Op::Read } else { Op::Write };
+            Request::new(0.0, op, (x >> 20) % pages * PAGE_BYTES, PAGE_BYTES)
+        })
+        .collect()
+}
+
+/// The event model off (`None`), or on with `queue_depth` 32 on `(channels, dies a chip)`.
+fn config(scheme: &str, array: Option<(u32, u32)>) -> SimConfig {
+    let (channels, dies) = array.unwrap_or((1, 1));
+    SimConfig {
+        ftl: scheme.into(),
+        device: DeviceOverrides {
+            page_bytes: Some(PAGE_BYTES as u32),
+            pages_per_block: Some(64),
+            read_us: Some(50.0),
+            program_us: Some(200.0),
+            channels: Some(channels),
+            dies_per_chip: Some(dies),
+            channel_mts: Some(333.0),
+            ..Default::default()
+        },
+        capacity: Some(format!("{CAPACITY_BYTES}")),
+        precondition: Precondition::Full,
+        queue_depth: array.map(|_| 32),
+        ..Default::default()
+    }
+}
+
+/// Nanoseconds this thread has been on a CPU, if the kernel says.
+fn cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+struct Speed {
+    /// Flash operations per wall second, as the report measures them.
+    ops: f64,
+    /// This thread's share of the wall time on a CPU, if known.
+    share: Option<f64>,
+    bytes_per_page: f64,
+    page_writes: u64,
+}
+
+impl Speed {
+    /// Flash operations per CPU second: the rate on an idle core.
+    fn per_cpu_s(&self) -> f64 {
+        self.ops / self.share.unwrap_or(1.0).max(1e-3)
+    }
+}
+
+fn measure(cfg: &SimConfig, requests: &[Request]) -> Speed {
+    let (wall, cpu) = (Instant::now(), cpu_ns());
+    let r = run_requests(cfg, requests.to_vec())
+        .unwrap_or_else(|e| panic!("{} ({:?}): {e}", cfg.ftl, cfg.queue_depth));
+    let share = cpu_ns()
+        .zip(cpu)
+        .map(|(end, start)| (end - start) as f64 / 1e9 / wall.elapsed().as_secs_f64());
+    let physical_pages = r.count("device.physical_blocks") * r.count("config.pages_per_block");
+    Speed {
+        ops: r.num("sim.flash_ops_per_s"),
+        share,
+        bytes_per_page: r.count("sim.chip_memory_bytes") as f64 / physical_pages as f64,
+        page_writes: r.count("flash.page_writes"),
+    }
+}
+
+/// The best of three runs, by flash operations per CPU second.
+fn best(cfg: &SimConfig, requests: &[Request]) -> Speed {
+    (0..3)
+        .map(|_| measure(cfg, requests))
+        .max_by(|a, b| a.per_cpu_s().total_cmp(&b.per_cpu_s()))
+        .expect("three runs")
+}
+
+fn main() {
+    let quick = std::env::var_os("FTLSIM_BENCH_QUICK").is_some();
+    let requests = workload(if quick { 60_000 } else { 600_000 });
+    println!(
+        "{} single-page requests (3 in 16 reads) over 64 MiB of 2 KiB pages, 64 pages a physical block, \
+         precondition full; best of 3",
+        requests.len()
+    );
+    println!(
+        "{:<6} {:<14} {:>12} {:>5} {:>12} {:>7} {:>10}",
+        "scheme", "event model", "flash ops/s", "cpu%", "ops/cpu-s", "vs off", "B/phys pg"
+    );
+    let mut below_half = Vec::new();
+    for scheme in ["page", "dftl", "fast"] {
+        let off = best(&config(scheme, None), &requests);
+        let one = best(&config(scheme, Some((1, 1))), &requests);
+        let four = best(&config(scheme, Some((2, 2))), &requests);
+        assert_eq!(
+            one.page_writes, off.page_writes,
+            "{scheme}: the event model on one die changes no count"
+        );
+        for (mode, s) in [("off", &off), ("on, 1 die", &one), ("on, 4 dies", &four)] {
+            let ratio = s.per_cpu_s() / off.per_cpu_s();
+            println!(
+                "{scheme:<6} {mode:<14} {:>12.0} {:>5} {:>12.0} {:>6.0}% {:>10.2}",
+                s.ops,
+                s.share.map_or("-".into(), |x| format!("{:.0}", 100.0 * x)),
+                s.per_cpu_s(),
+                100.0 * ratio,
+                s.bytes_per_page,
+            );
+            if ratio < 0.5 {
+                below_half.push(format!("{scheme} {mode} ({:.0}%)", 100.0 * ratio));
+            }
+        }
+    }
+    println!(
+        "event model at less than half the serial model's speed: {}",
+        if below_half.is_empty() {
+            "none".to_string()
+        } else {
+            below_half.join(", ")
+        }
+    );
+}
