@@ -66,3 +66,13 @@ def test_the_latency_plot_says_the_array_it_ran_on():
     title = latency_cdfs(df, title="a title").get_suptitle()
     assert title.splitlines() == ["a title", "lee2007, 64.0 MiB",
                                   "2 channels x 1 chip x 2 dies x 1 plane, queue depth 4, time scale 2"]
+
+
+def test_placement_per_die_runs_an_instance_per_die_and_is_echoed():
+    d = ftlsim.simulate(WORKLOAD, ftl="page", channels=2, placement="per-die", queue_depth=4).to_dict()
+    # Each die's instance has the chip's 32-page blocks (striped over 2 dies they would be 64 pages).
+    assert d["array.placement"] == "per-die" and d["config.pages_per_block"] == 32
+    assert '"placement":"per-die"' in d["config.resolved"]
+    result = CliRunner().invoke(main, ["run", WORKLOAD, "-p", "channels=2", "-p", "placement=perdie"])
+    assert result.exit_code == 2
+    assert "placement=perdie must be striped" in result.output and "e.g. -p placement=per-die" in result.output
