@@ -115,7 +115,10 @@ impl Report {
                 host: &self.host,
             },
             &latency::Latency { read, write },
-            &array::Array(self.array.as_ref()),
+            &array::Array {
+                figures: self.array.as_ref(),
+                erases: self.flash.erases,
+            },
             &wear::Wear {
                 min: self.erase_count_min,
                 max: self.erase_count_max,

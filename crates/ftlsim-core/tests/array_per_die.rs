@@ -273,3 +273,21 @@ fn a_bad_placement_is_refused_with_the_valid_ones() {
     assert_eq!(p.suggestion.as_deref(), Some("per-die"));
     assert!(err.to_string().contains("e.g. placement=per-die"), "{err}");
 }
+
+#[test]
+fn block_erases_count_the_physical_blocks_each_placement_erases() {
+    // 2 channels x 2 dies x 2 planes: a striped erase is a block on each of the 8 plane-units, an erase per
+    // die a block on each of its die's 2 planes.
+    let mut cfg = config("fast", 2, 2, None);
+    cfg.device.planes_per_die = Some(2);
+    let striped = run_requests(&cfg, mixed(3000)).unwrap();
+    cfg.device.placement = Some("per-die".into());
+    let per_die = run_requests(&cfg, mixed(3000)).unwrap();
+    for (r, blocks) in [(&striped, 8), (&per_die, 2)] {
+        assert!(r.count("flash.erases") > 0);
+        assert_eq!(
+            r.count("array.block_erases"),
+            r.count("flash.erases") * blocks
+        );
+    }
+}

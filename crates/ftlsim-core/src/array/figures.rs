@@ -37,3 +37,14 @@ pub struct ArrayFigures {
     pub depth_max: u64,
     pub requests: u64,
 }
+
+impl ArrayFigures {
+    /// Physical blocks one erase of the scheme's block erases: one on every plane-unit when striped, one on
+    /// every plane of its die when placed per die.
+    pub fn blocks_per_erase(&self) -> u32 {
+        match self.placement {
+            ArrayPlacement::Striped => self.spec.units(),
+            ArrayPlacement::PerDie => self.spec.planes_per_die,
+        }
+    }
+}

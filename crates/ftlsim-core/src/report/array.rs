@@ -8,21 +8,25 @@ use crate::array::ArrayFigures;
 use serde_json::Value;
 
 /// The array component of a report: none when the array model is off.
-pub(super) struct Array<'a>(pub Option<&'a ArrayFigures>);
+pub(super) struct Array<'a> {
+    pub figures: Option<&'a ArrayFigures>,
+    /// The scheme's block erases (`flash.erases`), which the array turns into physical block erases.
+    pub erases: u64,
+}
 
 impl Component for Array<'_> {
     /// The array's keys (with a schema sink, every key the component can have).
     fn visit(&self, k: &mut Keys) {
         let default = ArrayFigures::default();
-        match self.0 {
-            Some(a) => put(k, a),
-            None if k.schema() => put(k, &default),
+        match self.figures {
+            Some(a) => put(k, a, self.erases),
+            None if k.schema() => put(k, &default, 0),
             None => {}
         }
     }
 }
 
-fn put(k: &mut Keys, a: &ArrayFigures) {
+fn put(k: &mut Keys, a: &ArrayFigures, erases: u64) {
     k.section(Section::Response);
     let s = &a.spec;
     k.shown(false);
@@ -52,6 +56,13 @@ fn put(k: &mut Keys, a: &ArrayFigures) {
         Unit::Text,
         "striped (a scheme block over every plane) or per-die (a scheme instance per die, by address)",
         a.placement.name(),
+    );
+    k.put(
+        "array.block_erases",
+        Unit::Count,
+        "physical blocks erased: flash.erases counts the scheme's blocks, and one is a block on every plane \
+         of every die when striped, on every plane of its die per die",
+        erases * a.blocks_per_erase() as u64,
     );
     k.put(
         "array.time_scale",

@@ -9,7 +9,10 @@ const FLASH_OPS: [(&str, &str); 5] = [
     ("spare_reads", "spare-area-only reads"),
     ("page_writes", "page programs"),
     ("spare_writes", "spare-area-only programs"),
-    ("erases", "block erases"),
+    (
+        "erases",
+        "block erases (of the scheme's blocks: on a multi-chip array see array.block_erases)",
+    ),
 ];
 
 fn op_values(c: &FlashCounts) -> [u64; 5] {
