@@ -16,7 +16,8 @@ class FtlsimError(ValueError):
     expected: Optional[str]
     suggestion: Optional[str]
     # Every parameter whose value is not allowed, each a dict of key, value, expected, suggestion (values as
-    # text), and the message before them ("invalid parameter: device: "); empty and None for other errors.
+    # text) and alternatives (a list of {key, value, does}: other settings that fix it, e.g. wrap=true), and
+    # the message before them ("invalid parameter: device: "); empty and None for other errors.
     problems: Sequence[dict[str, Any]]
     context: Optional[str]
 
@@ -52,7 +53,8 @@ def trace_info(
     page_bytes: int,
     progress: Optional[Callable[[int, int], Optional[bool]]] = None,
 ) -> dict[str, Any]:
-    """A trace's statistics (format, devices, requests, mix, footprint, write concentration, distributions)."""
+    """A trace's statistics (format, devices, requests, mix, footprint, write concentration, distributions).
+    The byte and page totals are exact ints, also past 2**64."""
 
 def write_refs(
     trace: str, options: dict[str, Any], block_bytes: int, page_bytes: int, max_points: int

@@ -173,10 +173,6 @@ impl Report {
             .and_then(|v| v.as_u64())
             .unwrap_or_else(|| panic!("report has no count `{key}`"))
     }
-
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(&self.flatten()).expect("a report is plain JSON")
-    }
 }
 
 /// Every key a report can have, in report order; `<...>` parts of a key are chosen at run time (RAM structures,

@@ -83,7 +83,11 @@ fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
     let Err(e) = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true) else {
         panic!("regions without an NVRAM resolved");
     };
-    assert!(e.to_string().contains("pass nvram=SIZE too"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("nvram_regions is set but there is no NVRAM"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -170,7 +174,7 @@ fn the_plan_holds_the_typed_scheme_configuration_that_runs_and_the_report_echoes
         .unwrap();
     assert!(
         e.to_string()
-            .contains("scheme `fast` was built from a PageParams"),
+            .contains("scheme `fast` was built from a page::PageParams"),
         "{e}"
     );
 }

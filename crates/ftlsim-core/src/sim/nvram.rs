@@ -19,17 +19,11 @@ pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<Nvra
     match &cfg.nvram {
         None => {
             if cfg.nvram_regions.is_some() {
-                let regions = cfg.nvram_regions.as_deref().unwrap_or_default();
                 return Err(Invalid::new(
-                    "nvram_regions",
-                    regions,
-                    "is set but there is no NVRAM",
-                    None,
-                )
-                .or(
                     "nvram",
-                    "128KiB",
-                    "to put an NVRAM of that size in front of the scheme",
+                    "none",
+                    "is not enough: nvram_regions is set but there is no NVRAM to keep them",
+                    Some("128KiB".into()),
                 )
                 .into());
             }
