@@ -241,6 +241,8 @@ pub struct Nand {
     extras: Extras,
     /// The tokens that do not fit a page record's 32 bits ([`WIDE`]), by chip address.
     wide_tokens: BTreeMap<u32, Token>,
+    /// The slab places of a run of copies' sources ([`Nand::copy_run`]), kept between calls.
+    run_sources: Vec<usize>,
     seq: u32,
     counts: Counters,
     /// Blocks whose header (page 0's scheme word) is programmed: what lets [`Nand::confirm_headers`] answer a
@@ -276,6 +278,7 @@ impl Nand {
             free_slots: Vec::new(),
             extras: Extras::new(pages_per_block),
             wide_tokens: BTreeMap::new(),
+            run_sources: Vec::new(),
             seq: 0,
             counts: Counters::default(),
             headers: 0,
@@ -617,6 +620,90 @@ impl Nand {
         Ok(Some(page.spare.lpn))
     }
 
+    /// Copies the pages `from` (each holding data, none in `to`'s block) to the pages from `to` on, in order,
+    /// in one call: what [`Nand::copy`] of each does (a page read and a program each, counted as such, a
+    /// sequence number each), with the checks done once for the run. Returns false, doing nothing, when a
+    /// copy one by one would find a source without data or break a rule: the caller then copies one by one,
+    /// and meets the same outcome.
+    pub fn copy_run(&mut self, from: &[Ppn], to: Ppn, class: OpClass) -> bool {
+        let (to_block, first) = self.split(to);
+        let ppb = self.pages_per_block as usize;
+        let (b, first) = (to_block as usize, first as usize);
+        if b >= self.blocks.len() || self.is_bad(b) || first + from.len() > ppb {
+            return false;
+        }
+        let target = self.blocks.get(b);
+        if self.sequential_program && (first as u32) < target.next_page {
+            return false;
+        }
+        if let Some(slot) = target.slot.get() {
+            let at = slot as usize * ppb + first;
+            if self.slab[at..at + from.len()].iter().any(Page::programmed) {
+                return false;
+            }
+        }
+        let mut sources = std::mem::take(&mut self.run_sources);
+        let readable = self.find_readable(from, to_block, &mut sources);
+        if !readable {
+            self.run_sources = sources;
+            return false;
+        }
+        let chip_pages = self.blocks.len() * ppb;
+        let state = self.blocks.get_mut(b);
+        let slot = state
+            .slot
+            .get_or_insert_with(|| give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages))
+            as usize;
+        state.next_page = state.next_page.max((first + from.len()) as u32);
+        for (i, &at) in sources.iter().enumerate() {
+            let record = self.slab[at];
+            self.seq = self.seq.wrapping_add(1).max(1);
+            self.slab[slot * ppb + first + i] = Page {
+                seq: self.seq,
+                ..record
+            };
+            if record.token == WIDE {
+                let (sb, sp) = self.split(from[i]);
+                let token = self.wide_token(sb as usize, sp as usize);
+                self.wide_tokens.insert(to.0 + i as u32, token);
+            }
+        }
+        self.run_sources = sources;
+        self.counts
+            .tally_n(class, |c| &mut c.page_reads, from.len() as u64);
+        self.counts
+            .tally_n(class, |c| &mut c.page_writes, from.len() as u64);
+        true
+    }
+
+    /// Whether every page of `from` is on the chip, outside block `not_in`, and holds data (neither erased nor
+    /// torn); if so, `slab` holds their places in the slab. One block's state is looked up per run of
+    /// sources in the same block (a GC victim's pages are all in one).
+    fn find_readable(&self, from: &[Ppn], not_in: u32, slab: &mut Vec<usize>) -> bool {
+        slab.clear();
+        let ppb = self.pages_per_block as usize;
+        let mut block = (u32::MAX, Opt::<u32>::NONE);
+        for &ppn in from {
+            let (b, p) = self.split(ppn);
+            if b != block.0 {
+                if b == not_in || b as usize >= self.blocks.len() {
+                    return false;
+                }
+                block = (b, self.blocks.get(b as usize).slot);
+            }
+            let Some(slot) = block.1.get() else {
+                return false;
+            };
+            let at = slot as usize * ppb + p as usize;
+            let record = &self.slab[at];
+            if !record.programmed() || record.token == TORN {
+                return false;
+            }
+            slab.push(at);
+        }
+        true
+    }
+
     /// The violation of a program of page `page` of `block` that is off the chip or in a bad block.
     #[cold]
     #[inline(never)]
@@ -849,6 +936,49 @@ mod tests {
         assert_eq!(chip.peek(Ppn(3)).token, None);
         chip.erase(Pbn(1), D).unwrap();
         assert!(chip.wide_tokens.is_empty());
+    }
+
+    #[test]
+    fn a_run_of_copies_does_what_the_copies_one_by_one_do_or_nothing() {
+        // Two chips with the same pages; one copies a run at once, the other page by page.
+        let fill = || {
+            let mut chip = Nand::new(4, 4, true);
+            for (p, token) in [(0, 5), (1, 1 << 35), (2, 7)] {
+                chip.program(Ppn(p), token, Opt::some(Lpn(p + 10)), Opt::NONE, D)
+                    .unwrap();
+            }
+            chip.program(Ppn(8), 9, Opt::some(Lpn(20)), Opt::NONE, D)
+                .unwrap();
+            chip
+        };
+        let (mut at_once, mut one_by_one) = (fill(), fill());
+        let from = [Ppn(2), Ppn(1), Ppn(8)];
+        assert!(at_once.copy_run(&from, Ppn(13), D));
+        for (i, &source) in from.iter().enumerate() {
+            one_by_one.copy(source, Ppn(13 + i as u32), D).unwrap();
+        }
+        for ppn in 12..16 {
+            assert_eq!(at_once.peek(Ppn(ppn)), one_by_one.peek(Ppn(ppn)));
+        }
+        let (a, b) = (at_once.total_counts(), one_by_one.total_counts());
+        assert_eq!((a.page_reads, a.page_writes), (3, 7));
+        assert_eq!((a.page_reads, a.page_writes), (b.page_reads, b.page_writes));
+        assert_eq!(at_once.seq, one_by_one.seq);
+        // Refused, nothing done: a source erased or torn, a target programmed, behind the in-order frontier,
+        // past the block's end, in a source's block, or off the chip.
+        at_once.tear(Ppn(3));
+        for (from, to) in [
+            (&[Ppn(4)][..], Ppn(9)),
+            (&[Ppn(3)][..], Ppn(9)),
+            (&[Ppn(0), Ppn(2)][..], Ppn(8)),
+            (&[Ppn(0)][..], Ppn(12)),
+            (&[Ppn(0), Ppn(2)][..], Ppn(15)),
+            (&[Ppn(0)][..], Ppn(2)),
+            (&[Ppn(0)][..], Ppn(16)),
+        ] {
+            assert!(!at_once.copy_run(from, to, D), "{from:?} to {to:?}");
+        }
+        assert_eq!(at_once.total_counts(), a);
     }
 
     #[test]
