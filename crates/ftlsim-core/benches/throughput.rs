@@ -1,7 +1,8 @@
 //! Engine speed: `cargo bench -p ftlsim-core --bench throughput`. For every registered scheme, at
 //! steady state after `precondition="full"` on 1 GiB of 2 KiB pages, 64 pages a block (lee2007 timing), it
 //! prints host requests, flash operations (page reads + programs + erases, host and internal) and spare reads
-//! per wall second, and bytes of chip-model memory per physical page, on three workloads:
+//! per wall second, and bytes of memory per physical page that the chip model and the read oracle hold, on
+//! three workloads:
 //!   (a) uniform random single-page writes;
 //!   (b) hot/cold: 80% of requests to the first 20% of pages, 20% of requests reads;
 //!   (c) the Financial1 excerpt in `../shared/traces/`, looped to 2 M requests.
@@ -172,7 +173,8 @@ fn main() {
                 scheme.name,
                 r.num("sim.requests_per_s"),
                 r.num("sim.spare_reads_per_s"),
-                r.count("sim.chip_memory_bytes") as f64 / physical_pages as f64,
+                (r.count("sim.chip_memory_bytes") + r.count("sim.oracle_memory_bytes")) as f64
+                    / physical_pages as f64,
                 share.map_or("-".into(), |s| format!("{:.0}", 100.0 * s)),
                 share.map_or("-".into(), |s| format!("{:.0}", ops / s.max(1e-3))),
             );

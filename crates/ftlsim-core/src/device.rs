@@ -667,6 +667,23 @@ impl Device {
         Ok(copied.and_then(Opt::get))
     }
 
+    /// Copies the pages `from` to the pages from `to` on, in order, in one call to the chip (a merge's or a GC
+    /// run's copies into a block): what [`Device::copy_in`] of each does, and true. False, doing nothing,
+    /// where it cannot: a power cut could land among the operations, a timeline times each, the scheme's
+    /// blocks are remapped, or the chip finds a source without data or a rule a copy would break. The caller
+    /// then copies them one by one, and meets the same outcome.
+    #[inline]
+    pub fn copy_run(&mut self, class: OpClass, from: &[Ppn], to: Ppn) -> bool {
+        let ops = 2 * from.len() as u64;
+        if !self.in_one_call(ops) || self.timeline.is_some() || !self.chip.copy_run(from, to, class)
+        {
+            return false;
+        }
+        self.power.ops += ops;
+        self.copies += from.len() as u64;
+        true
+    }
+
     /// Whether the chip may do the next `ops` flash operations in one call: no power cut is armed to land
     /// among them (a cut lands on one particular operation) and the scheme's blocks are not remapped around
     /// bad ones (each operation then goes through the map).

@@ -5,21 +5,31 @@
 //!
 //! Memory grows with the blocks that hold data, not with the device: a block's pages are allocated from a
 //! slab when its first page is programmed and given back when it is erased; the slab grows geometrically but
-//! never past the chip's pages. A page costs 21 bytes, packed (token 8, logical page 4, sequence 4, scheme
-//! field 4, flags 1): a page is programmed exactly when its sequence number is not 0, so it needs no state
-//! byte. Block states (erase count, write frontier, page 0's scheme word) live in a sparse vector, allocated
-//! in chunks of 4,096 blocks as they are touched.
+//! never past the chip's pages. A page record is 12 bytes (data token 4, logical page 4, sequence 4): a page
+//! is programmed exactly when its sequence number is not 0, so it needs no state byte. What few pages carry
+//! lives beside the records, so that every page does not pay for it: the scheme word and the flag bits in
+//! [`Extras`], allocated per block at its first such program (log blocks, map blocks, NFTL's chains); a token
+//! past 32 bits (after 4 billion host writes) in a map of wide tokens. Block states (erase count, slab slot,
+//! write frontier, extras slot) are 16 bytes in a sparse vector, allocated in chunks of 4,096 blocks as they
+//! are touched. With the read oracle's 4 bytes a logical page, a chip of 64-page blocks holds under 16 bytes
+//! a physical page whenever a twentieth of its blocks are spare.
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::sparse::SparseVec;
 use crate::stats::FlashCounts;
+use std::collections::BTreeMap;
 
 /// `Spare::flags` in its erased state: NAND bits read as ones until programmed to zero.
 pub const FLAGS_ERASED: u8 = 0xFF;
 
-/// The data of a torn page (a program cut by a power loss): the chip's ECC cannot correct it, so a read gives
-/// no data and no logical page. Host tokens count up from 1 and never reach it.
-const TORN: Token = Token::MAX;
+/// A page record's token word for a torn page (a program cut by a power loss): the chip's ECC cannot correct
+/// it, so a read gives no data and no logical page.
+const TORN: u32 = u32::MAX;
+
+/// A page record's token word for a token of 32 bits or more (or one of these two markers' values): the token
+/// is in [`Nand`]'s map of wide tokens, by chip address. Host tokens count up from 1: the first 4,294,967,293
+/// host writes fit the record.
+const WIDE: u32 = u32::MAX - 1;
 
 /// The bad-block marker of a factory bad block, as [`Nand::bad_marker`] reads it; a grown bad block's marker is
 /// the number of its failure (1 for the first block that went bad, 2 for the next, ...); 0 is a good block.
@@ -67,16 +77,14 @@ pub struct PageRead {
     pub spare: Spare,
 }
 
-/// A page as the chip stores it. Packed: fields are read and written by value, never borrowed.
+/// A page as the chip stores it (12 bytes). The scheme word and flags are in the block's [`Extras`].
 #[derive(Clone, Copy)]
-#[repr(C, packed)]
 struct Page {
-    token: Token,
+    /// The data token, or [`TORN`], or [`WIDE`] (the token is in the map of wide tokens).
+    token: u32,
     lpn: Opt<Lpn>,
     /// Not 0 exactly when the page is programmed.
     seq: u32,
-    aux: Opt<u32>,
-    flags: u8,
 }
 
 impl Page {
@@ -84,29 +92,91 @@ impl Page {
     fn programmed(&self) -> bool {
         self.seq != 0
     }
-
-    #[inline]
-    fn read(&self) -> PageRead {
-        PageRead {
-            token: (self.programmed() && self.token != TORN).then_some(self.token),
-            spare: Spare {
-                lpn: self.lpn,
-                seq: self.seq,
-                aux: self.aux,
-                flags: self.flags,
-            },
-        }
-    }
 }
 
 const ERASED_PAGE: Page = Page {
     token: 0,
     lpn: Opt::NONE,
     seq: 0,
-    aux: Opt::NONE,
-    flags: FLAGS_ERASED,
 };
 
+/// The parts of the spare area that few pages carry, the scheme word and the flag bits, for the blocks that
+/// carry any: a block's run of `pages_per_block` entries is given at its first scheme word or flag program,
+/// and back at its erase. A block without one reads its pages' words as erased ([`Spare::ERASED`]).
+struct Extras {
+    pages_per_block: usize,
+    aux: Vec<Opt<u32>>,
+    flags: Vec<u8>,
+    free: Vec<u32>,
+}
+
+impl Extras {
+    fn new(pages_per_block: u32) -> Extras {
+        Extras {
+            pages_per_block: pages_per_block as usize,
+            aux: Vec::new(),
+            flags: Vec::new(),
+            free: Vec::new(),
+        }
+    }
+
+    /// Page `page`'s scheme word and flags in the block whose extras are `slot`.
+    #[inline]
+    fn get(&self, slot: Opt<u32>, page: usize) -> (Opt<u32>, u8) {
+        match slot.get() {
+            None => (Opt::NONE, FLAGS_ERASED),
+            Some(s) => {
+                let at = s as usize * self.pages_per_block + page;
+                (self.aux[at], self.flags[at])
+            }
+        }
+    }
+
+    /// Where page `page`'s entries are, giving the block (whose extras are `slot`) its run first if it has none.
+    fn at(&mut self, slot: &mut Opt<u32>, page: usize) -> usize {
+        let ppb = self.pages_per_block;
+        let s = match slot.get() {
+            Some(s) => s,
+            None => {
+                let s = match self.free.pop() {
+                    Some(s) => {
+                        let run = s as usize * ppb..(s as usize + 1) * ppb;
+                        self.aux[run.clone()].fill(Opt::NONE);
+                        self.flags[run].fill(FLAGS_ERASED);
+                        s
+                    }
+                    None => {
+                        self.aux.resize(self.aux.len() + ppb, Opt::NONE);
+                        self.flags.resize(self.flags.len() + ppb, FLAGS_ERASED);
+                        (self.aux.len() / ppb - 1) as u32
+                    }
+                };
+                *slot = Opt::some(s);
+                s
+            }
+        };
+        s as usize * ppb + page
+    }
+
+    /// The block whose extras are `slot` was erased.
+    fn release(&mut self, slot: &mut Opt<u32>) {
+        if let Some(s) = slot.take() {
+            self.free.push(s);
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.aux.capacity() * std::mem::size_of::<Opt<u32>>()
+            + self.flags.capacity()
+            + self.free.capacity() * std::mem::size_of::<u32>()
+    }
+}
+
+/// Bytes a wide token's entry costs in its map, estimated: the key and the token, and as much again for the
+/// tree's nodes.
+const WIDE_ENTRY_BYTES: usize = 2 * (4 + 8);
+
+/// A block's state (16 bytes).
 #[derive(Clone, Copy)]
 struct BlockState {
     erase_count: u32,
@@ -114,10 +184,9 @@ struct BlockState {
     slot: Opt<u32>,
     /// One past the highest page programmed since the last erase (the in-order rule's frontier).
     next_page: u32,
-    programmed: u32,
-    /// The scheme word of page 0 (a block header, e.g. NFTL's replacement-block pointer), kept beside the
-    /// block's state so that a scan of many blocks' headers ([`Nand::read_header`]) touches no page record.
-    header: Opt<u32>,
+    /// Index of this block's scheme words and flags in [`Extras`], none while no page carries one. Page 0's
+    /// scheme word is the block's header ([`Nand::read_header`]).
+    extras: Opt<u32>,
 }
 
 /// A NAND rule the caller broke; the device turns it into an error naming the scheme.
@@ -169,6 +238,11 @@ pub struct Nand {
     blocks: SparseVec<BlockState>,
     slab: Vec<Page>,
     free_slots: Vec<u32>,
+    extras: Extras,
+    /// The tokens that do not fit a page record's 32 bits ([`WIDE`]), by chip address.
+    wide_tokens: BTreeMap<u32, Token>,
+    /// The slab places of a run of copies' sources ([`Nand::copy_run`]), kept between calls.
+    run_sources: Vec<usize>,
     seq: u32,
     counts: Counters,
     /// Blocks whose header (page 0's scheme word) is programmed: what lets [`Nand::confirm_headers`] answer a
@@ -197,12 +271,14 @@ impl Nand {
                     erase_count: 0,
                     slot: Opt::NONE,
                     next_page: 0,
-                    programmed: 0,
-                    header: Opt::NONE,
+                    extras: Opt::NONE,
                 },
             ),
             slab: Vec::new(),
             free_slots: Vec::new(),
+            extras: Extras::new(pages_per_block),
+            wide_tokens: BTreeMap::new(),
+            run_sources: Vec::new(),
             seq: 0,
             counts: Counters::default(),
             headers: 0,
@@ -284,7 +360,11 @@ impl Nand {
 
     /// Bytes of host memory the chip model holds now.
     pub fn heap_bytes(&self) -> usize {
-        self.blocks.heap_bytes() + self.slab.capacity() * std::mem::size_of::<Page>()
+        self.blocks.heap_bytes()
+            + self.slab.capacity() * std::mem::size_of::<Page>()
+            + self.free_slots.capacity() * std::mem::size_of::<u32>()
+            + self.extras.heap_bytes()
+            + self.wide_tokens.len() * WIDE_ENTRY_BYTES
     }
 
     /// (block, page in the block) of a chip address.
@@ -321,6 +401,45 @@ impl Nand {
             give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages)
         });
         &mut self.slab[slot as usize * ppb + page]
+    }
+
+    /// What page `page` of `block` (on the chip) holds, as a read returns it.
+    #[inline(always)]
+    fn page_read(&self, block: usize, page: usize) -> PageRead {
+        let record = self.page(block, page);
+        let (aux, flags) = self.extras.get(self.blocks.get(block).extras, page);
+        let token = match record.token {
+            _ if !record.programmed() => None,
+            TORN => None,
+            WIDE => Some(self.wide_token(block, page)),
+            narrow => Some(narrow as Token),
+        };
+        PageRead {
+            token,
+            spare: Spare {
+                lpn: record.lpn,
+                seq: record.seq,
+                aux,
+                flags,
+            },
+        }
+    }
+
+    /// The token of page `page` of `block`, whose record says [`WIDE`].
+    #[cold]
+    #[inline(never)]
+    fn wide_token(&self, block: usize, page: usize) -> Token {
+        let ppn = block as u32 * self.pages_per_block + page as u32;
+        *self
+            .wide_tokens
+            .get(&ppn)
+            .expect("a page record marked wide has its token in the map")
+    }
+
+    /// The scheme word of block `block`'s first page (its header).
+    #[inline]
+    fn header(&self, block: usize) -> Opt<u32> {
+        self.extras.get(self.blocks.get(block).extras, 0).0
     }
 
     /// Asks the CPU to bring page `ppn`'s record into cache ahead of an operation on it: a hint to the host,
@@ -368,7 +487,7 @@ impl Nand {
     pub fn read(&mut self, ppn: Ppn, class: OpClass) -> Result<PageRead, Violation> {
         let (b, p) = self.locate(ppn, "read beyond the chip")?;
         self.counts.tally(class, |c| &mut c.page_reads);
-        Ok(self.page(b, p).read())
+        Ok(self.page_read(b, p))
     }
 
     /// Reads only the spare area (one spare read).
@@ -376,7 +495,7 @@ impl Nand {
     pub fn read_spare(&mut self, ppn: Ppn, class: OpClass) -> Result<Spare, Violation> {
         let (b, p) = self.locate(ppn, "spare read beyond the chip")?;
         self.counts.tally(class, |c| &mut c.spare_reads);
-        Ok(self.page(b, p).read().spare)
+        Ok(self.page_read(b, p).spare)
     }
 
     /// Reads the scheme word of block `pbn`'s first page (one spare read, of the part of the spare area that
@@ -391,7 +510,7 @@ impl Nand {
             });
         }
         self.counts.tally(class, |c| &mut c.spare_reads);
-        Ok(self.blocks.get(pbn.index()).header.get())
+        Ok(self.header(pbn.index()).get())
     }
 
     /// Counts `scanned` header reads ([`Nand::read_header`]) of which exactly the blocks `holders` (distinct)
@@ -405,7 +524,7 @@ impl Nand {
     ) -> Result<(), Violation> {
         if let Some(b) = holders
             .iter()
-            .find(|b| b.index() >= self.blocks.len() || self.blocks.get(b.index()).header.is_none())
+            .find(|b| b.index() >= self.blocks.len() || self.header(b.index()).is_none())
         {
             return Err(Violation {
                 what: "header scan: a block named as holding a header holds none",
@@ -421,9 +540,8 @@ impl Nand {
             });
         }
         if holders.len() != self.headers as usize {
-            let unnamed = (0..self.blocks.len()).find(|&b| {
-                self.blocks.get(b).header.is_some() && !holders.contains(&Pbn(b as u32))
-            });
+            let unnamed = (0..self.blocks.len())
+                .find(|&b| self.header(b).is_some() && !holders.contains(&Pbn(b as u32)));
             return Err(Violation {
                 what: "header scan: blocks hold a header that the scan does not name",
                 block: unnamed.unwrap_or(0) as u32,
@@ -458,24 +576,28 @@ impl Nand {
         });
         let page = &mut self.slab[slot as usize * ppb + p as usize];
         let out_of_order = self.sequential_program && p < state.next_page;
-        if page.programmed() || out_of_order || (aux.is_some() && page.aux.is_some()) {
-            return Err(broken_program(page, out_of_order, b, p));
+        let aux_taken = aux.is_some() && self.extras.get(state.extras, p as usize).0.is_some();
+        if page.programmed() || out_of_order || aux_taken {
+            return Err(broken_program(page.programmed(), out_of_order, b, p));
         }
         self.counts.tally(class, |c| &mut c.page_writes);
         // The count skips 0 (an erased page's) when it wraps.
         self.seq = self.seq.wrapping_add(1).max(1);
-        page.token = token;
+        page.token = match u32::try_from(token) {
+            Ok(narrow) if narrow < WIDE => narrow,
+            _ => {
+                self.wide_tokens.insert(ppn.0, token);
+                WIDE
+            }
+        };
         page.lpn = lpn;
         page.seq = self.seq;
         if aux.is_some() {
-            page.aux = aux;
-            if p == 0 {
-                state.header = aux;
-                self.headers += 1;
-            }
+            let at = self.extras.at(&mut state.extras, p as usize);
+            self.extras.aux[at] = aux;
+            self.headers += (p == 0) as u32;
         }
         state.next_page = state.next_page.max(p + 1);
-        state.programmed += 1;
         Ok(())
     }
 
@@ -496,6 +618,90 @@ impl Nand {
         };
         self.program(to, token, page.spare.lpn, Opt::NONE, class)?;
         Ok(Some(page.spare.lpn))
+    }
+
+    /// Copies the pages `from` (each holding data, none in `to`'s block) to the pages from `to` on, in order,
+    /// in one call: what [`Nand::copy`] of each does (a page read and a program each, counted as such, a
+    /// sequence number each), with the checks done once for the run. Returns false, doing nothing, when a
+    /// copy one by one would find a source without data or break a rule: the caller then copies one by one,
+    /// and meets the same outcome.
+    pub fn copy_run(&mut self, from: &[Ppn], to: Ppn, class: OpClass) -> bool {
+        let (to_block, first) = self.split(to);
+        let ppb = self.pages_per_block as usize;
+        let (b, first) = (to_block as usize, first as usize);
+        if b >= self.blocks.len() || self.is_bad(b) || first + from.len() > ppb {
+            return false;
+        }
+        let target = self.blocks.get(b);
+        if self.sequential_program && (first as u32) < target.next_page {
+            return false;
+        }
+        if let Some(slot) = target.slot.get() {
+            let at = slot as usize * ppb + first;
+            if self.slab[at..at + from.len()].iter().any(Page::programmed) {
+                return false;
+            }
+        }
+        let mut sources = std::mem::take(&mut self.run_sources);
+        let readable = self.find_readable(from, to_block, &mut sources);
+        if !readable {
+            self.run_sources = sources;
+            return false;
+        }
+        let chip_pages = self.blocks.len() * ppb;
+        let state = self.blocks.get_mut(b);
+        let slot = state
+            .slot
+            .get_or_insert_with(|| give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages))
+            as usize;
+        state.next_page = state.next_page.max((first + from.len()) as u32);
+        for (i, &at) in sources.iter().enumerate() {
+            let record = self.slab[at];
+            self.seq = self.seq.wrapping_add(1).max(1);
+            self.slab[slot * ppb + first + i] = Page {
+                seq: self.seq,
+                ..record
+            };
+            if record.token == WIDE {
+                let (sb, sp) = self.split(from[i]);
+                let token = self.wide_token(sb as usize, sp as usize);
+                self.wide_tokens.insert(to.0 + i as u32, token);
+            }
+        }
+        self.run_sources = sources;
+        self.counts
+            .tally_n(class, |c| &mut c.page_reads, from.len() as u64);
+        self.counts
+            .tally_n(class, |c| &mut c.page_writes, from.len() as u64);
+        true
+    }
+
+    /// Whether every page of `from` is on the chip, outside block `not_in`, and holds data (neither erased nor
+    /// torn); if so, `slab` holds their places in the slab. One block's state is looked up per run of
+    /// sources in the same block (a GC victim's pages are all in one).
+    fn find_readable(&self, from: &[Ppn], not_in: u32, slab: &mut Vec<usize>) -> bool {
+        slab.clear();
+        let ppb = self.pages_per_block as usize;
+        let mut block = (u32::MAX, Opt::<u32>::NONE);
+        for &ppn in from {
+            let (b, p) = self.split(ppn);
+            if b != block.0 {
+                if b == not_in || b as usize >= self.blocks.len() {
+                    return false;
+                }
+                block = (b, self.blocks.get(b as usize).slot);
+            }
+            let Some(slot) = block.1.get() else {
+                return false;
+            };
+            let at = slot as usize * ppb + p as usize;
+            let record = &self.slab[at];
+            if !record.programmed() || record.token == TORN {
+                return false;
+            }
+            slab.push(at);
+        }
+        true
     }
 
     /// The violation of a program of page `page` of `block` that is off the chip or in a bad block.
@@ -533,7 +739,6 @@ impl Nand {
         page.seq = seq;
         let block = self.blocks.get_mut(b);
         block.next_page = block.next_page.max(p as u32 + 1);
-        block.programmed += 1;
     }
 
     /// Programs part of a spare area on its own (one spare program): sets the scheme word if it is still
@@ -547,22 +752,21 @@ impl Nand {
     ) -> Result<(), Violation> {
         let (b, p) = self.locate(ppn, "spare program beyond the chip")?;
         if let Some(aux) = aux {
-            if self.page(b, p).aux.is_some() {
+            if self.extras.get(self.blocks.get(b).extras, p).0.is_some() {
                 return Err(Violation {
                     what: "spare program of a scheme word that is already programmed",
                     block: b as u32,
                     page: p as u32,
                 });
             }
-            self.page_mut(b, p).aux = Opt::some(aux);
-            if p == 0 {
-                self.blocks.get_mut(b).header = Opt::some(aux);
-                self.headers += 1;
-            }
+            let at = self.extras.at(&mut self.blocks.get_mut(b).extras, p);
+            self.extras.aux[at] = Opt::some(aux);
+            self.headers += (p == 0) as u32;
         }
         self.counts.tally(class, |c| &mut c.spare_writes);
         if clear_flags != 0 {
-            self.page_mut(b, p).flags &= !clear_flags;
+            let at = self.extras.at(&mut self.blocks.get_mut(b).extras, p);
+            self.extras.flags[at] &= !clear_flags;
         }
         Ok(())
     }
@@ -590,13 +794,16 @@ impl Nand {
             }
             *wear += 1;
         }
+        self.headers -= self.header(pbn.index()).is_some() as u32;
+        if !self.wide_tokens.is_empty() {
+            let first = pbn.0 * self.pages_per_block;
+            let pages = first..first + self.pages_per_block;
+            self.wide_tokens.retain(|ppn, _| !pages.contains(ppn));
+        }
         let block = self.blocks.get_mut(pbn.index());
         block.erase_count += 1;
         block.next_page = 0;
-        block.programmed = 0;
-        if std::mem::replace(&mut block.header, Opt::NONE).is_some() {
-            self.headers -= 1;
-        }
+        self.extras.release(&mut block.extras);
         if let Some(slot) = block.slot.take() {
             self.free_slots.push(slot);
         }
@@ -607,7 +814,7 @@ impl Nand {
     /// What a page holds, without a flash operation (for checks and tests only).
     pub fn peek(&self, ppn: Ppn) -> PageRead {
         let (b, p) = self.split(ppn);
-        self.page(b as usize, p as usize).read()
+        self.page_read(b as usize, p as usize)
     }
 }
 
@@ -636,8 +843,8 @@ fn give_slot(
 /// The rule a program of an on-chip page broke, in the order they are checked.
 #[cold]
 #[inline(never)]
-fn broken_program(page: &Page, out_of_order: bool, block: u32, page_no: u32) -> Violation {
-    let what = if page.programmed() {
+fn broken_program(programmed: bool, out_of_order: bool, block: u32, page_no: u32) -> Violation {
+    let what = if programmed {
         "program of a page that is already programmed (erase the block first)"
     } else if out_of_order {
         "out-of-order program (sequential_program: pages of a block must be programmed in increasing order)"
@@ -711,8 +918,95 @@ mod tests {
     }
 
     #[test]
-    fn a_page_is_21_bytes() {
-        assert_eq!(std::mem::size_of::<Page>(), 21);
+    fn tokens_past_32_bits_read_back_whole_copied_or_not_until_the_erase() {
+        let mut chip = Nand::new(2, 4, true);
+        let tokens = [WIDE as Token - 1, WIDE as Token, u32::MAX as Token, 1 << 40];
+        for (p, &token) in tokens.iter().enumerate() {
+            chip.program(Ppn(p as u32), token, Opt::some(Lpn(p as u32)), Opt::NONE, D)
+                .unwrap();
+        }
+        assert_eq!(chip.wide_tokens.len(), 3);
+        for (p, &token) in tokens.iter().enumerate() {
+            assert_eq!(chip.read(Ppn(p as u32), D).unwrap().token, Some(token));
+            chip.copy(Ppn(p as u32), Ppn(4 + p as u32), D).unwrap();
+            assert_eq!(chip.peek(Ppn(4 + p as u32)).token, Some(token));
+        }
+        chip.erase(Pbn(0), D).unwrap();
+        assert_eq!(chip.wide_tokens.len(), 3, "block 1's copies keep theirs");
+        assert_eq!(chip.peek(Ppn(3)).token, None);
+        chip.erase(Pbn(1), D).unwrap();
+        assert!(chip.wide_tokens.is_empty());
+    }
+
+    #[test]
+    fn a_run_of_copies_does_what_the_copies_one_by_one_do_or_nothing() {
+        // Two chips with the same pages; one copies a run at once, the other page by page.
+        let fill = || {
+            let mut chip = Nand::new(4, 4, true);
+            for (p, token) in [(0, 5), (1, 1 << 35), (2, 7)] {
+                chip.program(Ppn(p), token, Opt::some(Lpn(p + 10)), Opt::NONE, D)
+                    .unwrap();
+            }
+            chip.program(Ppn(8), 9, Opt::some(Lpn(20)), Opt::NONE, D)
+                .unwrap();
+            chip
+        };
+        let (mut at_once, mut one_by_one) = (fill(), fill());
+        let from = [Ppn(2), Ppn(1), Ppn(8)];
+        assert!(at_once.copy_run(&from, Ppn(13), D));
+        for (i, &source) in from.iter().enumerate() {
+            one_by_one.copy(source, Ppn(13 + i as u32), D).unwrap();
+        }
+        for ppn in 12..16 {
+            assert_eq!(at_once.peek(Ppn(ppn)), one_by_one.peek(Ppn(ppn)));
+        }
+        let (a, b) = (at_once.total_counts(), one_by_one.total_counts());
+        assert_eq!((a.page_reads, a.page_writes), (3, 7));
+        assert_eq!((a.page_reads, a.page_writes), (b.page_reads, b.page_writes));
+        assert_eq!(at_once.seq, one_by_one.seq);
+        // Refused, nothing done: a source erased or torn, a target programmed, behind the in-order frontier,
+        // past the block's end, in a source's block, or off the chip.
+        at_once.tear(Ppn(3));
+        for (from, to) in [
+            (&[Ppn(4)][..], Ppn(9)),
+            (&[Ppn(3)][..], Ppn(9)),
+            (&[Ppn(0), Ppn(2)][..], Ppn(8)),
+            (&[Ppn(0)][..], Ppn(12)),
+            (&[Ppn(0), Ppn(2)][..], Ppn(15)),
+            (&[Ppn(0)][..], Ppn(2)),
+            (&[Ppn(0)][..], Ppn(16)),
+        ] {
+            assert!(!at_once.copy_run(from, to, D), "{from:?} to {to:?}");
+        }
+        assert_eq!(at_once.total_counts(), a);
+    }
+
+    #[test]
+    fn scheme_words_and_flags_take_memory_only_in_blocks_that_carry_them() {
+        let mut chip = Nand::new(3, 4, false);
+        chip.program(Ppn(0), 1, Opt::some(Lpn(0)), Opt::NONE, D)
+            .unwrap();
+        assert!(chip.extras.aux.is_empty());
+        chip.program(Ppn(5), 2, Opt::some(Lpn(1)), Opt::some(9), D)
+            .unwrap();
+        chip.program_spare(Ppn(10), None, 0b1, D).unwrap();
+        assert_eq!(chip.extras.aux.len(), 2 * 4);
+        assert_eq!(chip.peek(Ppn(5)).spare.aux(), Some(9));
+        assert_eq!(chip.peek(Ppn(4)).spare, Spare::ERASED);
+        assert_eq!(chip.peek(Ppn(10)).spare.flags, 0xFE);
+        // An erase gives the run back, erased, to the next block that needs one.
+        chip.erase(Pbn(1), D).unwrap();
+        chip.program_spare(Ppn(2), None, 0b10, D).unwrap();
+        assert_eq!(chip.extras.aux.len(), 2 * 4);
+        assert_eq!(chip.peek(Ppn(1)).spare.flags, FLAGS_ERASED);
+        assert_eq!(chip.peek(Ppn(2)).spare.flags, 0xFD);
+        assert_eq!(chip.peek(Ppn(5)).spare.aux(), None);
+    }
+
+    #[test]
+    fn a_page_is_12_bytes_and_a_block_state_16() {
+        assert_eq!(std::mem::size_of::<Page>(), 12);
+        assert_eq!(std::mem::size_of::<BlockState>(), 16);
     }
 
     #[test]

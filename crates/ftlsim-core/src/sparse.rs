@@ -1,6 +1,7 @@
 //! A vector indexed by dense integers whose memory grows with the entries actually touched: chunks are
 //! allocated on first write. Real traces address 100+ GiB volumes and touch a few GiB, so per-logical-page
-//! tables (the integrity shadow map, page maps) use this instead of a flat `Vec`.
+//! tables (the integrity shadow map, page maps) use this instead of a flat `Vec`. The last chunk holds only
+//! the entries up to the length: a table smaller than a chunk (a small chip's block states) costs its size.
 
 use std::ops::Range;
 
@@ -9,7 +10,8 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 
 #[derive(Clone, Debug)]
 pub struct SparseVec<T: Copy> {
-    chunks: Vec<Option<Box<[T; CHUNK]>>>,
+    /// `CHUNK` entries each, but the last: the entries up to `len`.
+    chunks: Vec<Option<Box<[T]>>>,
     default: T,
     len: usize,
 }
@@ -48,8 +50,8 @@ impl<T: Copy> SparseVec<T> {
     #[inline]
     pub fn get_mut(&mut self, i: usize) -> &mut T {
         debug_assert!(i < self.len);
-        let default = self.default;
-        let chunk = self.chunks[i >> CHUNK_BITS].get_or_insert_with(|| new_chunk(default));
+        let (default, len) = (self.default, self.chunk_len(i >> CHUNK_BITS));
+        let chunk = self.chunks[i >> CHUNK_BITS].get_or_insert_with(|| new_chunk(default, len));
         &mut chunk[i & (CHUNK - 1)]
     }
 
@@ -71,7 +73,8 @@ impl<T: Copy> SparseVec<T> {
         debug_assert!(start + len <= self.len);
         let default = self.default;
         for (chunk, at, part) in chunk_spans(start, len) {
-            let chunk = self.chunks[chunk].get_or_insert_with(|| new_chunk(default));
+            let chunk_len = self.chunk_len(chunk);
+            let chunk = self.chunks[chunk].get_or_insert_with(|| new_chunk(default, chunk_len));
             chunk[at..at + part.len()].fill(value);
         }
     }
@@ -83,21 +86,26 @@ impl<T: Copy> SparseVec<T> {
     pub fn prefetch(&self, i: usize) {
         #[cfg(target_arch = "x86_64")]
         if let Some(Some(chunk)) = self.chunks.get(i >> CHUNK_BITS) {
-            // SAFETY: a prefetch never faults, and the pointer is inside the chunk.
+            // SAFETY: a prefetch never faults, whatever the address (past a short last chunk's end too).
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(chunk.as_ptr().add(i & (CHUNK - 1)).cast());
+                _mm_prefetch::<_MM_HINT_T0>(chunk.as_ptr().wrapping_add(i & (CHUNK - 1)).cast());
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = i;
     }
 
+    /// Entries of chunk `chunk`: `CHUNK`, or fewer for the last.
+    fn chunk_len(&self, chunk: usize) -> usize {
+        (self.len - chunk * CHUNK).min(CHUNK)
+    }
+
     /// Bytes of heap this vector holds now (chunk table plus allocated chunks).
     pub fn heap_bytes(&self) -> usize {
-        let allocated = self.chunks.iter().filter(|c| c.is_some()).count();
-        self.chunks.len() * std::mem::size_of::<usize>()
-            + allocated * CHUNK * std::mem::size_of::<T>()
+        let entries: usize = self.chunks.iter().flatten().map(|c| c.len()).sum();
+        self.chunks.len() * std::mem::size_of::<Option<Box<[T]>>>()
+            + entries * std::mem::size_of::<T>()
     }
 }
 
@@ -116,15 +124,11 @@ fn chunk_spans(start: usize, len: usize) -> impl Iterator<Item = (usize, usize, 
     })
 }
 
-/// A chunk filled with `default`, built on the heap: `Box::new([default; CHUNK])` would build it on the stack
-/// first, and the 64 KiB stack frame (probed page by page) would cost every caller of `get_mut`, taken or not.
+/// A chunk of `len` entries filled with `default` (out of line: the callers' hot paths stay small).
 #[cold]
 #[inline(never)]
-fn new_chunk<T: Copy>(default: T) -> Box<[T; CHUNK]> {
-    vec![default; CHUNK]
-        .into_boxed_slice()
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("the vector has CHUNK entries"))
+fn new_chunk<T: Copy>(default: T, len: usize) -> Box<[T]> {
+    vec![default; len].into_boxed_slice()
 }
 
 #[cfg(test)]
@@ -151,10 +155,17 @@ mod tests {
         v.fill_range(CHUNK - 1, 2, 4);
         v.read_range(CHUNK - 2, &mut out);
         assert_eq!(out, [7, 4, 4, 7]);
-        assert!(
-            v.heap_bytes() < 4 << 20,
-            "one chunk plus the table, got {}",
-            v.heap_bytes()
-        );
+        // The two chunks touched and the table (a pointer and a length a chunk).
+        assert_eq!(v.heap_bytes(), 2 * CHUNK * 8 + (1 << 30) / CHUNK * 16);
+    }
+
+    #[test]
+    fn the_last_chunk_holds_only_the_entries_up_to_the_length() {
+        let mut v = SparseVec::new(CHUNK + 100, 0u32);
+        v.set(CHUNK + 99, 1);
+        assert_eq!(v.heap_bytes(), 2 * 16 + 100 * 4);
+        v.fill_range(0, CHUNK + 100, 2);
+        assert_eq!((v.get(0), v.get(CHUNK + 99)), (2, 2));
+        assert_eq!(v.heap_bytes(), 2 * 16 + (CHUNK + 100) * 4);
     }
 }

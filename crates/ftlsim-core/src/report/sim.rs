@@ -13,6 +13,8 @@ pub struct SimFigures {
     pub flash_ops_per_s: f64,
     pub spare_reads_per_s: f64,
     pub chip_memory_bytes: u64,
+    /// The read oracle's: the newest token of every logical page.
+    pub oracle_memory_bytes: u64,
 }
 
 impl Component for SimFigures {
@@ -64,6 +66,12 @@ impl Component for SimFigures {
             Unit::Bytes,
             "host memory the chip model holds",
             self.chip_memory_bytes,
+        );
+        k.put(
+            "sim.oracle_memory_bytes",
+            Unit::Bytes,
+            "host memory the read oracle holds (the newest token of every logical page)",
+            self.oracle_memory_bytes,
         );
     }
 }

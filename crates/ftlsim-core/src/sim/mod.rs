@@ -9,6 +9,7 @@ mod latency;
 mod lookahead;
 mod nvram;
 pub mod plan;
+mod shadow;
 
 pub use config::{MeasureFrom, Precondition, SimConfig, DEFAULT_WORKLOAD_CAPACITY};
 pub use nvram::ram;
@@ -23,10 +24,10 @@ use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
 use crate::report::{BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times};
 use crate::request::{Op, Request};
-use crate::sparse::SparseVec;
 use crate::stats::Cause;
 use latency::Latencies;
 use lookahead::Lookahead;
+use shadow::Shadow;
 use std::time::{Duration, Instant};
 
 /// Progress of a run, for progress bars.
@@ -120,7 +121,7 @@ struct Run<'p> {
     plan: &'p RunPlan<'p>,
     ftl: Box<dyn Ftl>,
     dev: Device,
-    shadow: SparseVec<Token>,
+    shadow: Shadow,
     next_token: Token,
     page_bytes: u64,
     capacity: u64,
@@ -297,7 +298,7 @@ impl<'p> Run<'p> {
             plan,
             ftl,
             dev,
-            shadow: SparseVec::new(g.logical_pages() as usize, 0),
+            shadow: Shadow::new(g.logical_pages() as usize),
             next_token: 0,
             page_bytes: g.page_bytes as u64,
             capacity: g.logical_bytes(),
@@ -438,6 +439,7 @@ impl<'p> Run<'p> {
             flash_ops_per_s: per_s(flash.page_reads + flash.page_writes + flash.erases),
             spare_reads_per_s: per_s(flash.spare_reads),
             chip_memory_bytes: self.dev.chip().heap_bytes() as u64,
+            oracle_memory_bytes: self.shadow.heap_bytes() as u64,
         }
     }
 

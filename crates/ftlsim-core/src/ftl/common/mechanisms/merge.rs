@@ -16,6 +16,10 @@ use crate::device::Device;
 use crate::device::Result;
 use crate::ftl::common::mechanisms::data_blocks::DataBlocks;
 use crate::ftl::common::mechanisms::free_pool::FreePool;
+use crate::nand::OpClass;
+
+/// The most copies a merge hands the device in one call ([`Device::copy_run`]).
+const RUN: usize = 64;
 
 /// Programs the offsets of `target` outside `held` (the offsets it already holds) for `lbn` from `sources`,
 /// or `incoming` at its offset.
@@ -33,21 +37,65 @@ fn fill(
     for source in sources.iter().filter_map(|s| s.get()) {
         dev.prefetch(source);
     }
-    for offset in (0..ppb).filter(|o| !held.contains(o)) {
-        let lpn = lbn.lpn(offset, ppb);
-        let to = dev.ppn(target, offset);
-        match (incoming, sources[offset as usize].get()) {
-            (Some((o, token)), _) if o == offset => dev.program(to, token, lpn)?,
-            (_, None) => continue,
-            // A torn source (a host write in place cut by a power loss) holds nothing: no copy.
-            (_, Some(from)) => {
-                if dev.copy(from, to)?.is_none() {
-                    continue;
-                }
+    // Runs of offsets that each copy a source go to the device in one call; where it cannot take one, or an
+    // offset is not a copy, offsets go one by one, in the same order.
+    let mut run = [Ppn(0); RUN];
+    let mut offset = 0;
+    while offset < ppb {
+        if held.contains(&offset) {
+            offset += 1;
+            continue;
+        }
+        let start = offset;
+        let mut n = 0;
+        while offset < ppb
+            && n < RUN
+            && !held.contains(&offset)
+            && incoming.is_none_or(|(o, _)| o != offset)
+        {
+            let Some(from) = sources[offset as usize].get() else {
+                break;
+            };
+            run[n] = from;
+            (n, offset) = (n + 1, offset + 1);
+        }
+        if n > 1 && dev.copy_run(OpClass::Data, &run[..n], dev.ppn(target, start)) {
+            for o in start..offset {
+                data.mark_programmed_at(lbn, o);
+            }
+            continue;
+        }
+        offset = start + n.max(1) as u32;
+        for o in start..offset {
+            fill_one(dev, data, lbn, target, o, sources, incoming)?;
+        }
+    }
+    Ok(())
+}
+
+/// [`fill`]'s work at one offset: the incoming write, a copy of the source, or nothing.
+fn fill_one(
+    dev: &mut Device,
+    data: &mut DataBlocks,
+    lbn: Lbn,
+    target: Pbn,
+    offset: u32,
+    sources: &[Opt<Ppn>],
+    incoming: Option<(u32, Token)>,
+) -> Result<()> {
+    let lpn = lbn.lpn(offset, sources.len() as u32);
+    let to = dev.ppn(target, offset);
+    match (incoming, sources[offset as usize].get()) {
+        (Some((o, token)), _) if o == offset => dev.program(to, token, lpn)?,
+        (_, None) => return Ok(()),
+        // A torn source (a host write in place cut by a power loss) holds nothing: no copy.
+        (_, Some(from)) => {
+            if dev.copy(from, to)?.is_none() {
+                return Ok(());
             }
         }
-        data.mark_programmed_at(lbn, offset);
     }
+    data.mark_programmed_at(lbn, offset);
     Ok(())
 }
 

@@ -53,6 +53,9 @@ pub struct PageStore {
     filled_at: Vec<u64>,
     /// The keys of a victim's pages, read at once by [`PageStore::collect_prefetching`] (kept between calls).
     keys: Vec<Opt<u32>>,
+    /// The victim's valid pages and their keys, for the copy loop (kept between calls).
+    moving: Vec<Ppn>,
+    moving_keys: Vec<u32>,
 }
 
 impl PageStore {
@@ -94,6 +97,8 @@ impl PageStore {
                 Vec::new()
             },
             keys: vec![Opt::NONE; ppb as usize],
+            moving: Vec::with_capacity(ppb as usize),
+            moving_keys: Vec::with_capacity(ppb as usize),
         }
     }
 
@@ -346,7 +351,9 @@ impl PageStore {
     }
 
     /// The copy loop of [`PageStore::collect_into`]: the pages of the victim block starting at `first` that
-    /// hold `keys`.
+    /// hold `keys`, in order. Each run that fits the frontier's open block is copied in one call to the
+    /// device ([`Device::copy_run`]); a page that opens a block, or a run the device cannot copy at once, is
+    /// copied on its own. The order of the copies, and so every count, is the same either way.
     fn copy_keys(
         &mut self,
         first: Ppn,
@@ -356,20 +363,82 @@ impl PageStore {
         dev: &mut Device,
         map: &mut impl Relocate,
     ) -> Result<()> {
+        let (mut moving, mut moving_keys) = (
+            std::mem::take(&mut self.moving),
+            std::mem::take(&mut self.moving_keys),
+        );
+        moving.clear();
+        moving_keys.clear();
         for (offset, key) in keys.iter().enumerate() {
-            let Some(key) = key.get() else {
-                continue;
-            };
-            let from = Ppn(first.0 + offset as u32);
-            let (block, to) = self.next_page_of(frontier, dev)?;
-            dev.copy_in(class, from, to)?;
-            self.owner.set(to.index(), Opt::some(key));
-            self.valid[block.index()] += 1;
-            map.moved(key, to);
+            if let Some(key) = key.get() {
+                moving.push(Ppn(first.0 + offset as u32));
+                moving_keys.push(key);
+            }
         }
+        let copied = self.copy_runs(&moving, &moving_keys, frontier, class, dev, map);
+        (self.moving, self.moving_keys) = (moving, moving_keys);
+        copied?;
         // The victim is no candidate (it was taken): its pages only lose their keys.
         self.owner.fill_range(first.index(), keys.len(), Opt::NONE);
         self.valid[first.block(self.ppb).index()] = 0;
+        Ok(())
+    }
+
+    /// [`PageStore::copy_keys`]'s copies: pages `from`, holding `keys`, to `frontier`.
+    fn copy_runs(
+        &mut self,
+        from: &[Ppn],
+        keys: &[u32],
+        frontier: usize,
+        class: OpClass,
+        dev: &mut Device,
+        map: &mut impl Relocate,
+    ) -> Result<()> {
+        let mut done = 0;
+        while done < from.len() {
+            let run = (self.room(frontier) as usize).min(from.len() - done);
+            let open = self.frontiers[frontier].filter(|_| run > 0);
+            let Some((block, next)) = open else {
+                // The frontier's block is full: the next copy opens one.
+                self.copy_one(from[done], keys[done], frontier, class, dev, map)?;
+                done += 1;
+                continue;
+            };
+            let to = Ppn(block.0 * self.ppb + next);
+            if !dev.copy_run(class, &from[done..done + run], to) {
+                for at in done..from.len() {
+                    self.copy_one(from[at], keys[at], frontier, class, dev, map)?;
+                }
+                return Ok(());
+            }
+            self.frontiers[frontier] = Some((block, next + run as u32));
+            self.clock += run as u64;
+            for (i, &key) in keys[done..done + run].iter().enumerate() {
+                let to = Ppn(to.0 + i as u32);
+                self.owner.set(to.index(), Opt::some(key));
+                map.moved(key, to);
+            }
+            self.valid[block.index()] += run as u32;
+            done += run;
+        }
+        Ok(())
+    }
+
+    /// Copies page `from`, holding `key`, to the next page of `frontier`.
+    fn copy_one(
+        &mut self,
+        from: Ppn,
+        key: u32,
+        frontier: usize,
+        class: OpClass,
+        dev: &mut Device,
+        map: &mut impl Relocate,
+    ) -> Result<()> {
+        let (block, to) = self.next_page_of(frontier, dev)?;
+        dev.copy_in(class, from, to)?;
+        self.owner.set(to.index(), Opt::some(key));
+        self.valid[block.index()] += 1;
+        map.moved(key, to);
         Ok(())
     }
 }
