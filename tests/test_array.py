@@ -65,7 +65,7 @@ def test_the_latency_plot_says_the_array_it_ran_on():
     df = ftlsim.sweep(WORKLOAD, ["page", "fast"], channels=2, dies_per_chip=2, queue_depth=4, time_scale=2)
     title = latency_cdfs(df, title="a title").get_suptitle()
     assert title.splitlines() == ["a title", "lee2007, 64.0 MiB",
-                                  "2 channels x 1 chip x 2 dies x 1 plane, queue depth 4, time scale 2"]
+                                  "2 channels x 1 chip x 2 dies x 1 plane striped, queue depth 4, time scale 2"]
 
 
 def test_placement_per_die_runs_an_instance_per_die_and_is_echoed():

@@ -260,4 +260,10 @@ def test_the_run_header_echoes_what_ran_and_no_unset_parameter():
                     "-p", "channels=2", "-p", "dies_per_chip=2", "-p", "queue_depth=8", "-p", "time_scale=0.5")
     assert result.exit_code == 0, result.output
     assert "device: lee2007, 1.0 MiB, 512 B pages x 32\n" in result.output, result.output
-    assert "array: 2 channels x 1 chip x 2 dies x 1 plane, queue depth 8, time scale 0.5\n" in result.output
+    assert "array: 2 channels x 1 chip x 2 dies x 1 plane striped, queue depth 8, time scale 0.5\n" in result.output
+    # Per die, the scheme's block is its die's (one plane here): the preset's, and the placement is said.
+    result = invoke("run", "uniform:writes=300,seed=1", "--ftl", "fast", "--capacity", "1MiB",
+                    "-p", "channels=2", "-p", "dies_per_chip=2", "-p", "placement=per-die")
+    assert result.exit_code == 0, result.output
+    assert "device: lee2007, 1.0 MiB, 512 B pages x 32\n" in result.output, result.output
+    assert "array: 2 channels x 1 chip x 2 dies x 1 plane per-die, queue depth 32, time scale 1\n" in result.output

@@ -350,23 +350,25 @@ ARRAY_DIMENSIONS = (("array.channels", "channel"), ("array.chips_per_channel", "
 
 
 def array_units(row) -> int:
-    """The plane-units a run's scheme block stripes over: 1 on a single chip (no array keys)."""
+    """The physical blocks a run's scheme block spans: every plane-unit when striped, its die's planes when
+    placed per die; 1 on a single chip (no array keys)."""
+    dimensions = ARRAY_DIMENSIONS[-1:] if row.get("array.placement") == "per-die" else ARRAY_DIMENSIONS
     units = 1
-    for key, _ in ARRAY_DIMENSIONS:
+    for key, _ in dimensions:
         value = row.get(key)
         units *= int(value) if value is not None and value == value else 1
     return units
 
 
 def array_shape(row) -> str | None:
-    """A run's multi-chip array as it ran: ``2 channels x 1 chip x 2 dies x 1 plane, queue depth 32, time scale
-    1``; None when the array model was off (no array keys)."""
+    """A run's multi-chip array as it ran: ``2 channels x 1 chip x 2 dies x 1 plane striped, queue depth 32,
+    time scale 1``; None when the array model was off (no array keys)."""
     values = [row.get(key) for key, _ in ARRAY_DIMENSIONS]
     if any(v is None or v != v for v in values):
         return None
     parts = [f"{int(v)} {word}{'' if int(v) == 1 else 's'}" for v, (_, word) in zip(values, ARRAY_DIMENSIONS)]
-    return f"{' x '.join(parts)}, queue depth {int(row['array.queue_depth'])}, " \
-           f"time scale {row['array.time_scale']:g}"
+    return f"{' x '.join(parts)} {row.get('array.placement') or 'striped'}, " \
+           f"queue depth {int(row['array.queue_depth'])}, time scale {row['array.time_scale']:g}"
 
 
 def param_text(value) -> str:
