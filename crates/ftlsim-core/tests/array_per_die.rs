@@ -2,6 +2,9 @@
 //! timeline worked by hand on two dies, every scheme's integrity and power cuts per die on a 2 x 2 array, one
 //! die giving exactly the striped counts, and a bad `placement` refused with a fix.
 
+mod common;
+
+use common::mixed;
 use ftlsim_core::addr::{Lpn, Pbn, Ppn};
 use ftlsim_core::array::{ArraySpec, FlashOp, Kind, Span, Timeline};
 use ftlsim_core::config::{ConfigError, DeviceOverrides, Geometry, Timing};
@@ -9,7 +12,6 @@ use ftlsim_core::device::{Device, FlashError};
 use ftlsim_core::error::SimError;
 use ftlsim_core::ftl::SCHEMES;
 use ftlsim_core::report::Report;
-use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::{run_requests, SimConfig};
 
 /// The golden timelines' device (`array_timeline.rs`): 100 B pages and 10 B spares over a channel of
@@ -126,26 +128,6 @@ fn a_page_beyond_the_partition_is_refused_not_written_on_the_next_die() {
     let err = dev.program(Ppn(16), 1, Lpn(0)).unwrap_err();
     assert!(matches!(err, FlashError::NandRule { .. }), "{err}");
     assert_eq!(dev.chip().peek(Ppn(16)).token, None);
-}
-
-/// A random mix of reads, writes and trims arriving every 50 us, over 128 logical pages of 512 B.
-fn mixed(n: u64) -> Vec<Request> {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..n)
-        .map(|i| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let lpn = (x >> 33) % 128;
-            let pages = ((x >> 20) % 3 + 1).min(128 - lpn);
-            let op = match (x >> 50) % 8 {
-                0 | 1 => Op::Read,
-                2 => Op::Trim,
-                _ => Op::Write,
-            };
-            Request::new(50.0 * (i + 1) as f64, op, lpn * 512, pages * 512)
-        })
-        .collect()
 }
 
 /// `scheme` on 128 pages of 512 B, 2 a block, on `channels` x `dies` dies placed as `placement` says.

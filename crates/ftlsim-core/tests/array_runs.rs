@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::mixed;
 use common::trace_files::real;
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::ftl::SCHEMES;
@@ -152,26 +153,6 @@ fn the_single_chip_has_no_array_keys_and_the_same_counts_with_queueing_on() {
         off.num("latency_us.write.mean") + 20.48,
         1e-9,
     );
-}
-
-/// A random mix of reads, writes and trims arriving every 50 us, over 128 logical pages of 512 B.
-fn mixed(n: u64) -> Vec<Request> {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..n)
-        .map(|i| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let lpn = (x >> 33) % 128;
-            let pages = ((x >> 20) % 3 + 1).min(128 - lpn);
-            let op = match (x >> 50) % 8 {
-                0 | 1 => Op::Read,
-                2 => Op::Trim,
-                _ => Op::Write,
-            };
-            Request::new(50.0 * (i + 1) as f64, op, lpn * 512, pages * 512)
-        })
-        .collect()
 }
 
 #[test]

@@ -59,3 +59,23 @@ pub fn cases(debug: u32) -> u32 {
         debug * 16
     }
 }
+
+/// A random mix of reads, writes and trims arriving every 50 us, over 128 logical pages of 512 B.
+pub fn mixed(n: u64) -> Vec<Request> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..n)
+        .map(|i| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let lpn = (x >> 33) % 128;
+            let pages = ((x >> 20) % 3 + 1).min(128 - lpn);
+            let op = match (x >> 50) % 8 {
+                0 | 1 => Op::Read,
+                2 => Op::Trim,
+                _ => Op::Write,
+            };
+            Request::new(50.0 * (i + 1) as f64, op, lpn * 512, pages * 512)
+        })
+        .collect()
+}
