@@ -1,8 +1,9 @@
 //! The event model's cost: `cargo bench -p ftlsim-core --bench array`. For page, dftl and fast on one shared
 //! workload (600,000 single-page requests, a fifth of them reads, uniform over 64 MiB of 2 KiB pages, 64
 //! pages a physical block, every page written first), it prints flash operations per second with the event
-//! model off (today's serial sum), on with 1 die (`queue_depth=32`) and on with 4 dies (2 channels x 2 dies,
-//! the scheme's block striped over them), the ratio of each to off (issue bar: on at least half of off), and
+//! model off (today's serial sum), on with 1 die (`queue_depth=32`) and on with 4 dies (2 channels x 2 dies),
+//! the scheme's block striped over them (4 times the block: other merges and GC, so other work) or an
+//! instance per die (the same block as off), the ratio of each to off (issue bar: on at least half of off), and
 //! bytes of chip-model memory per physical page (the bar: unchanged).
 //! The machine may be shared: as in `benches/throughput.rs`, `cpu%` is the share of the run's wall time this
 //! thread was on a CPU (`/proc/thread-self/schedstat`) and the rates and ratios are per CPU second (flash
@@ -32,8 +33,9 @@ fn workload(requests: usize) -> Vec<Request> {
         .collect()
 }
 
-/// The event model off (`None`), or on with `queue_depth` 32 on `(channels, dies a chip)`.
-fn config(scheme: &str, array: Option<(u32, u32)>) -> SimConfig {
+/// The event model off (`None`), or on with `queue_depth` 32 on `(channels, dies a chip)`, striped or with
+/// an instance per die.
+fn config(scheme: &str, array: Option<(u32, u32)>, per_die: bool) -> SimConfig {
     let (channels, dies) = array.unwrap_or((1, 1));
     SimConfig {
         ftl: scheme.into(),
@@ -45,6 +47,7 @@ fn config(scheme: &str, array: Option<(u32, u32)>) -> SimConfig {
             channels: Some(channels),
             dies_per_chip: Some(dies),
             channel_mts: Some(333.0),
+            placement: per_die.then(|| "per-die".to_string()),
             ..Default::default()
         },
         capacity: Some(format!("{CAPACITY_BYTES}")),
@@ -114,14 +117,20 @@ fn main() {
     );
     let mut below_half = Vec::new();
     for scheme in ["page", "dftl", "fast"] {
-        let off = best(&config(scheme, None), &requests);
-        let one = best(&config(scheme, Some((1, 1))), &requests);
-        let four = best(&config(scheme, Some((2, 2))), &requests);
+        let off = best(&config(scheme, None, false), &requests);
+        let one = best(&config(scheme, Some((1, 1)), false), &requests);
+        let four = best(&config(scheme, Some((2, 2)), false), &requests);
+        let per_die = best(&config(scheme, Some((2, 2)), true), &requests);
         assert_eq!(
             one.page_writes, off.page_writes,
             "{scheme}: the event model on one die changes no count"
         );
-        for (mode, s) in [("off", &off), ("on, 1 die", &one), ("on, 4 dies", &four)] {
+        for (mode, s) in [
+            ("off", &off),
+            ("on, 1 die", &one),
+            ("on, 4 dies", &four),
+            ("on, 4 per die", &per_die),
+        ] {
             let ratio = s.per_cpu_s() / off.per_cpu_s();
             println!(
                 "{scheme:<6} {mode:<14} {:>12.0} {:>5} {:>12.0} {:>6.0}% {:>10.2}",
