@@ -4,25 +4,15 @@
 
 mod common;
 
-use common::mixed;
+use common::{mixed, GOLDEN_TIMING as TIMING};
 use ftlsim_core::addr::{Lpn, Pbn, Ppn};
 use ftlsim_core::array::{ArraySpec, FlashOp, Kind, Span, Timeline};
-use ftlsim_core::config::{ConfigError, DeviceOverrides, Geometry, Timing};
+use ftlsim_core::config::{ConfigError, DeviceOverrides, Geometry};
 use ftlsim_core::device::{Device, FlashError};
 use ftlsim_core::error::SimError;
 use ftlsim_core::ftl::SCHEMES;
 use ftlsim_core::report::Report;
 use ftlsim_core::sim::{run_requests, SimConfig};
-
-/// The golden timelines' device (`array_timeline.rs`): 100 B pages and 10 B spares over a channel of
-/// 10 MT/s x 1 byte (a page moves in 10 us), no command overhead; read 50 us, program 200 us, erase 1,000 us.
-const TIMING: Timing = Timing {
-    read_us: 50.0,
-    spare_read_us: 20.0,
-    program_us: 200.0,
-    spare_program_us: 100.0,
-    erase_us: 1000.0,
-};
 
 /// Two dies on one channel, placed per die: 2 partitions of 4 blocks of 4 pages, die `d` holding the
 /// partition's pages `16 d` to `16 d + 15`.

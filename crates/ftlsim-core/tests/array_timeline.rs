@@ -5,16 +5,10 @@
 //! spare in 1 us), no command overhead; read 50 us, program 200 us, erase 1,000 us. A scheme block of 4
 //! pages striped over 2 dies: page `p` is on die `p mod 2`.
 
-use ftlsim_core::array::{ArraySpec, FlashOp, Kind, Span, Timeline};
-use ftlsim_core::config::Timing;
+mod common;
 
-const TIMING: Timing = Timing {
-    read_us: 50.0,
-    spare_read_us: 20.0,
-    program_us: 200.0,
-    spare_program_us: 100.0,
-    erase_us: 1000.0,
-};
+use common::GOLDEN_TIMING as TIMING;
+use ftlsim_core::array::{ArraySpec, FlashOp, Kind, Span, Timeline};
 
 fn timeline(channels: u32, dies_per_chip: u32, queue_depth: u32) -> Timeline {
     let spec = ArraySpec {

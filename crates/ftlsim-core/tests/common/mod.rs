@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: toy devices and request builders; trace files in `trace_files`.
 #![allow(dead_code)]
 
-use ftlsim_core::config::DeviceOverrides;
+use ftlsim_core::config::{DeviceOverrides, Timing};
 use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::{Precondition, SimConfig};
 use serde_json::Value;
@@ -79,3 +79,13 @@ pub fn mixed(n: u64) -> Vec<Request> {
         })
         .collect()
 }
+
+/// The golden timelines' array times (`array_timeline.rs`, `array_per_die.rs`): read 50 us, spare read 20 us,
+/// program 200 us, spare program 100 us, erase 1,000 us.
+pub const GOLDEN_TIMING: Timing = Timing {
+    read_us: 50.0,
+    spare_read_us: 20.0,
+    program_us: 200.0,
+    spare_program_us: 100.0,
+    erase_us: 1000.0,
+};
