@@ -169,3 +169,14 @@ def test_ctrl_c_in_compare_cancels_the_grid_and_exits_130():
     assert p.returncode == 130, err
     assert time.monotonic() - started < 10
     assert err.strip().splitlines() == ["interrupted"]
+
+
+def test_a_run_option_given_twice_with_two_values_is_refused_and_the_same_value_twice_runs(tmp_path):
+    r = invoke("run", "uniform:writes=100", "--ftl", "fast", "-p", "log_blocks=8", "-p", "log_blocks=16")
+    assert r.exit_code == 2
+    assert "`log_blocks` is given twice (log_blocks=8 and log_blocks=16)" in r.output
+    assert "-p log_blocks=8,16" in r.output
+    r = invoke("run", "uniform:writes=100", "--ftl", "fast", "-p", "log_blocks=8", "-p", "log_blocks=8",
+               "--json", str(tmp_path / "r.json"))
+    assert r.exit_code == 0, r.output
+    assert json.loads(json.loads((tmp_path / "r.json").read_text())["config.params"])["log_blocks"] == 8

@@ -152,3 +152,10 @@ def test_bad_sweep_settings_from_python_raise_before_any_point_runs(tmp_path, mo
     with pytest.raises(ftlsim.FtlsimError, match="is not a Dask scheduler address"):
         ftlsim.sweep(TRACE, ["page"], capacity="1MiB", scheduler="nonsense")
     assert computed == [] and list(tmp_path.iterdir()) == []
+
+
+def test_progress_knows_its_total_before_the_first_run_ends():
+    seen = []
+    ftlsim.sweep(TRACE, {"page": {}, "fast": {"log_blocks": [2, 4]}}, capacity="1MiB", backend="threads", jobs=1,
+                 on_done=lambda d, t: seen.append((d, t)))
+    assert seen == [(0, 3), (1, 3), (2, 3), (3, 3)]

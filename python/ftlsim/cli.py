@@ -115,12 +115,18 @@ def parse_value(text: str):
 
 
 def parse_params(pairs: tuple[str, ...]) -> dict:
-    out = {}
+    """The ``--param key=value`` options of one run; a key given twice with two values is refused (the run
+    takes one value: which one would be a guess), the same value twice is one."""
+    out: dict[str, str] = {}
     for pair in pairs:
         if "=" not in pair:
             raise click.BadParameter(f"`{pair}` is not key=value (e.g. --param log_blocks=8)", param_hint="--param")
-        key, value = pair.split("=", 1)
-        out[key.strip()] = value.strip()
+        key, value = (part.strip() for part in pair.split("=", 1))
+        if key in out and out[key] != value:
+            raise click.BadParameter(
+                f"`{key}` is given twice ({key}={out[key]} and {key}={value}): give it once; to run both, "
+                f"`ftlsim compare ... -p {key}={out[key]},{value}`", param_hint="--param")
+        out[key] = value
     return out
 
 

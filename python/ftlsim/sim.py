@@ -243,7 +243,7 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     points = {"stored": len(results), "computed": 0, "failed": 0, "torn": st.torn if st else 0}
     done_count = len(set(keys)) - len(todo)
     total = len(set(keys))
-    if on_done and done_count:
+    if on_done:  # before the first run ends, so that a progress bar knows its total from the start
         on_done(done_count, total)
     last_save, save_every_s = time.monotonic(), 0.5
 
