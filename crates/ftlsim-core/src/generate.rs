@@ -4,7 +4,7 @@
 use crate::error::{Result, SimError};
 use crate::request::Request;
 use crate::sim::{open_trace, SimConfig};
-use crate::trace::{self, RequestSource, TraceError};
+use crate::trace::{self, RequestSource, TraceError, Wrapped};
 use std::path::Path;
 
 /// Writes `trace` (a path or a workload spec) to `output` in the format its extension names (`.csv` native
@@ -33,52 +33,28 @@ pub fn generate(
     }
     trace::writer_for(output)?;
     let inner = open_trace(cfg, trace, &mut |_| keep_going())?;
-    let mut source = Cancellable {
-        inner,
-        read: 0,
-        keep_going,
-    };
+    let mut source = cancellable(inner, keep_going);
     Ok(trace::write(&mut source, output)?)
 }
 
 /// How often a long `generate` asks whether to go on: a fraction of a second of writing.
 pub const CHECK_EVERY: u64 = 1 << 14;
 
-/// A request source that asks `keep_going` every [`CHECK_EVERY`] requests and ends with `Cancelled` when told.
-struct Cancellable<'a> {
+/// `inner`, asking `keep_going` every [`CHECK_EVERY`] requests and ending with `Cancelled` when told.
+fn cancellable<'a>(
     inner: Box<dyn RequestSource>,
-    read: u64,
     keep_going: &'a mut (dyn FnMut() -> bool + Send),
-}
-
-impl RequestSource for Cancellable<'_> {
-    fn next_request(&mut self) -> Option<std::result::Result<Request, TraceError>> {
-        self.read += 1;
-        if self.read.is_multiple_of(CHECK_EVERY) && !(self.keep_going)() {
+) -> Wrapped<
+    impl FnMut(&mut dyn RequestSource) -> Option<std::result::Result<Request, TraceError>> + Send + 'a,
+> {
+    let mut read = 0u64;
+    Wrapped::new(inner, move |inner: &mut dyn RequestSource| {
+        read += 1;
+        if read.is_multiple_of(CHECK_EVERY) && !keep_going() {
             return Some(Err(TraceError::Cancelled));
         }
-        self.inner.next_request()
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        self.inner.skipped_lines()
-    }
-
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-
-    fn position(&self) -> Option<String> {
-        self.inner.position()
-    }
-
-    fn mark(&self) -> u64 {
-        self.inner.mark()
-    }
-
-    fn position_at(&self, mark: u64) -> Option<String> {
-        self.inner.position_at(mark)
-    }
+        inner.next_request()
+    })
 }
 
 #[cfg(test)]

@@ -396,7 +396,7 @@ pub fn open_placed(
 ) -> Result<Box<dyn RequestSource>, TraceError> {
     let source = open_laid_out(spec, opts, placement.layout.as_ref(), on)?;
     Ok(match &placement.compaction {
-        Some(map) if opts.compact => Box::new(compact::Compact::new(source, map.clone())),
+        Some(map) if opts.compact => compact::compacted(source, map.clone()),
         _ => source,
     })
 }
@@ -423,6 +423,51 @@ fn open_laid_out(
 /// True when `spec` names a built-in workload rather than a file.
 pub fn is_workload(spec: &str) -> bool {
     matches!(workload::parse_spec(spec), Ok(Some(_)))
+}
+
+/// Another source's requests passed through `step` (which pulls the next one from the source it is given and
+/// may change or refuse it); skipped lines, progress and positions are the inner source's.
+pub struct Wrapped<F> {
+    inner: Box<dyn RequestSource>,
+    step: F,
+}
+
+impl<F> Wrapped<F>
+where
+    F: FnMut(&mut dyn RequestSource) -> Option<Result<Request, TraceError>> + Send,
+{
+    pub fn new(inner: Box<dyn RequestSource>, step: F) -> Wrapped<F> {
+        Wrapped { inner, step }
+    }
+}
+
+impl<F> RequestSource for Wrapped<F>
+where
+    F: FnMut(&mut dyn RequestSource) -> Option<Result<Request, TraceError>> + Send,
+{
+    fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
+        (self.step)(self.inner.as_mut())
+    }
+
+    fn skipped_lines(&self) -> u64 {
+        self.inner.skipped_lines()
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        self.inner.progress()
+    }
+
+    fn position(&self) -> Option<String> {
+        self.inner.position()
+    }
+
+    fn mark(&self) -> u64 {
+        self.inner.mark()
+    }
+
+    fn position_at(&self, mark: u64) -> Option<String> {
+        self.inner.position_at(mark)
+    }
 }
 
 /// Requests held in memory.

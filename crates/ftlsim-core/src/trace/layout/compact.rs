@@ -8,7 +8,7 @@
 //! (memory grows with the runs, time with log(runs) per request; no hashing).
 
 use crate::request::Request;
-use crate::trace::{RequestSource, TraceError};
+use crate::trace::{RequestSource, TraceError, Wrapped};
 use std::sync::Arc;
 
 /// The unit of compaction: 1 MiB.
@@ -149,44 +149,12 @@ impl Compaction {
     }
 }
 
-/// A request source whose requests are moved onto the touched extents, densely.
-pub struct Compact {
-    inner: Box<dyn RequestSource>,
-    map: Arc<Compaction>,
-}
-
-impl Compact {
-    /// Serves `inner` (a reading of the trace `map` was scanned from) compacted.
-    pub fn new(inner: Box<dyn RequestSource>, map: Arc<Compaction>) -> Compact {
-        Compact { inner, map }
-    }
-}
-
-impl RequestSource for Compact {
-    fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
-        let r = self.inner.next_request()?;
-        Some(r.map(|r| self.map.place(r)))
-    }
-
-    fn skipped_lines(&self) -> u64 {
-        self.inner.skipped_lines()
-    }
-
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-
-    fn position(&self) -> Option<String> {
-        self.inner.position()
-    }
-
-    fn mark(&self) -> u64 {
-        self.inner.mark()
-    }
-
-    fn position_at(&self, mark: u64) -> Option<String> {
-        self.inner.position_at(mark)
-    }
+/// `inner` (a reading of the trace `map` was scanned from) with its requests moved onto the touched extents,
+/// densely.
+pub fn compacted(inner: Box<dyn RequestSource>, map: Arc<Compaction>) -> Box<dyn RequestSource> {
+    Box::new(Wrapped::new(inner, move |inner: &mut dyn RequestSource| {
+        Some(inner.next_request()?.map(|r| map.place(r)))
+    }))
 }
 
 #[cfg(test)]
@@ -198,14 +166,11 @@ mod tests {
     const MIB: u64 = EXTENT_BYTES;
     const TIB: u64 = 1 << 40;
 
-    fn compacted(requests: Vec<Request>) -> (Vec<u64>, u64) {
+    fn compacted_offsets(requests: Vec<Request>) -> (Vec<u64>, u64) {
         let map =
             Compaction::scan(Box::new(VecSource::new(requests.clone())), &mut |_, _| true).unwrap();
         let (footprint, highest) = (map.footprint_bytes(), map.highest_address());
-        let mut c: Box<dyn RequestSource> = Box::new(Compact::new(
-            Box::new(VecSource::new(requests)),
-            Arc::new(map),
-        ));
+        let mut c = compacted(Box::new(VecSource::new(requests)), Arc::new(map));
         let placed: Vec<Request> = std::iter::from_fn(|| c.next_request())
             .map(|r| r.unwrap())
             .collect();
@@ -220,7 +185,7 @@ mod tests {
         let w = |offset, len| Request::new(0.0, Op::Write, offset, len);
         // Extents touched: 16 TiB/1MiB (+0), 3 (the 4 KiB at 3 MiB + 512), 5 and 6 (a request across the
         // boundary), 0. Packed order: 0, 3, 5, 6, 16 TiB.
-        let (offsets, footprint) = compacted(vec![
+        let (offsets, footprint) = compacted_offsets(vec![
             w(16 * TIB, 4096),
             w(3 * MIB + 512, 4096),
             w(6 * MIB - 4096, 8192),
@@ -238,10 +203,10 @@ mod tests {
     fn the_highest_address_is_the_furthest_placed_byte_a_zero_length_request_included() {
         let r = |offset, len| Request::new(0.0, Op::Write, offset, len);
         // Extents 0 and 5 are touched; the furthest request is empty, 10 bytes into extent 5 (placed 1).
-        let (offsets, footprint) = compacted(vec![r(0, 4096), r(5 * MIB + 10, 0)]);
+        let (offsets, footprint) = compacted_offsets(vec![r(0, 4096), r(5 * MIB + 10, 0)]);
         assert_eq!((offsets, footprint), (vec![0, MIB + 10], 2 * MIB));
         // An empty request on a byte a longer one ends past: the longer one's end is the highest.
-        let (offsets, _) = compacted(vec![r(MIB + 99, 1), r(MIB + 99, 0)]);
+        let (offsets, _) = compacted_offsets(vec![r(MIB + 99, 1), r(MIB + 99, 0)]);
         assert_eq!(offsets, vec![99, 99]);
     }
 
@@ -252,7 +217,7 @@ mod tests {
             .rev()
             .map(|i| Request::new(0.0, Op::Write, (i / 2) * 2 * MIB, 512))
             .collect();
-        let (offsets, footprint) = compacted(requests);
+        let (offsets, footprint) = compacted_offsets(requests);
         assert_eq!(footprint, 100_000 * MIB);
         assert_eq!(offsets[0], 99_999 * MIB);
         assert_eq!(offsets[199_999], 0);
