@@ -267,3 +267,16 @@ def test_the_run_header_echoes_what_ran_and_no_unset_parameter():
     assert result.exit_code == 0, result.output
     assert "device: lee2007, 1.0 MiB, 512 B pages x 32\n" in result.output, result.output
     assert "array: 2 channels x 1 chip x 2 dies x 1 plane per-die, queue depth 32, time scale 1\n" in result.output
+
+
+def test_the_run_header_names_overridden_timings_with_the_values_that_ran():
+    result = invoke("run", "uniform:writes=300,seed=1", "--ftl", "page", "--capacity", "1MiB",
+                    "-p", "page_bytes=2048", "-p", "pages_per_block=64")
+    assert "device: lee2007 timings (geometry overridden), 1.0 MiB, 2,048 B pages x 64\n" in result.output
+    assert "timings:" not in result.output
+    result = invoke("run", "uniform:writes=300,seed=1", "--ftl", "page", "--capacity", "1MiB",
+                    "-p", "read_us=25", "-p", "erase_us=1500")
+    assert result.exit_code == 0, result.output
+    assert "device: lee2007 (timings overridden), 1.0 MiB, 512 B pages x 32\n" in result.output, result.output
+    assert ("timings: read_us=25.0 spare_read_us=15.0 program_us=200.0 spare_program_us=200.0 erase_us=1500.0"
+            in " ".join(result.output.split())), result.output

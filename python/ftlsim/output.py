@@ -332,11 +332,18 @@ def run_header(report, width: int | None) -> str:
     # block is what the preset and the user set.
     geometry = (report["config.page_bytes"], report["config.pages_per_block"] // array_units(report))
     device = report["config.preset"]
-    if preset and (preset["page_bytes"], preset["pages_per_block"]) != geometry:
+    preset_timing = (preset or {}).get("timing", {})
+    timings_overridden = any(report.get(f"config.{k}") not in (None, v) for k, v in preset_timing.items())
+    geometry_overridden = bool(preset) and (preset["page_bytes"], preset["pages_per_block"]) != geometry
+    if timings_overridden:
+        device += f" ({'geometry and ' if geometry_overridden else ''}timings overridden)"
+    elif geometry_overridden:
         # A page size or block length other than the preset's keeps the preset's timings per page: say so.
         device += " timings (geometry overridden)"
     lines.append(f"device: {device}, {human_bytes(report['config.capacity_bytes'])}, "
                  f"{geometry[0]:,} B pages x {geometry[1]:,}")
+    if timings_overridden:  # every time that ran, the given ones and the preset's others
+        lines += wrap_pairs("timings:", [(k, param_text(report[f"config.{k}"])) for k in preset_timing], width)
     shape = array_shape(report)
     if shape:
         lines.append(f"array: {shape}")
