@@ -3,9 +3,8 @@
 // ASCII trace that ftlsim and MQSim read (time_ns device lba_sectors size_sectors op, op 1 = read, 0 = write),
 // sends every page of every request to flashsim's Ssd::event_arrive one page at a time (as flashsim's own
 // run_ufliptrace.cpp does), and prints flashsim's statistics. flashsim reads its configuration from ssd.conf in
-// the working directory. Build it against flashsim's objects (see docs/speed-against-peers.md):
-//   g++ -std=c++11 -O2 -I FLASHSIM flashsim_driver.cpp FLASHSIM/ssd_*.o FLASHSIM/FTLs/*.o FLASHSIM/SSDSim.o
-// leaving out ssd_ftl.o, as flashsim's Makefile does.
+// the working directory. Build it against flashsim's objects, leaving out ssd_ftl.o as flashsim's Makefile
+// does; the commands are in docs/speed-against-peers.md.
 #include <cstdio>
 #include <cstdlib>
 #include "ssd.h"
@@ -45,6 +44,10 @@ int main(int argc, char **argv)
 		else
 			page_writes += last - first + 1;
 		requests++;
+	}
+	if (!feof(trace)) {
+		fprintf(stderr, "%s: request %lu is not 'time_ns device lba_sectors sectors op'\n", argv[1], requests + 1);
+		return 2;
 	}
 	fclose(trace);
 
