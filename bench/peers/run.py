@@ -444,7 +444,7 @@ def best(runs: list[Run]) -> Run:
 def report(scheme: str, repeat: int, peer: Run, ours: list[Run]) -> None:
     """Prints one pair in 79 columns: the speed of each side, then every count side by side."""
     sides = (peer, *ours)
-    print(f"\n{scheme}: each side's best of {repeat} runs (least CPU seconds)")
+    print(f"\n{scheme}: each side's best of {repeat} run{'s' if repeat > 1 else ''} (least CPU seconds)")
     print(
         f"{'side':<21}{'wall s':>7}{'user s':>7}{'sys s':>6}{'RSS MiB':>8}{'flash ops':>12}{'ops/cpu-s':>12}{'ratio':>6}"
     )
@@ -456,7 +456,7 @@ def report(scheme: str, repeat: int, peer: Run, ours: list[Run]) -> None:
         )
     for r in ours:
         print(
-            f"{r.side}: the engine alone (sim.wall_s) {r.counts['sim.wall_s']:.3f} s,"
+            f"{r.side}: engine alone (sim.wall_s) {r.counts['sim.wall_s']:.3f} s,"
             f" {r.flash_ops / r.counts['sim.wall_s']:,.0f} flash ops/s"
         )
     keys = sorted({k for r in sides for k in r.counts} - {"sim.wall_s"})
