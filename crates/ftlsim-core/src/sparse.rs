@@ -68,14 +68,14 @@ impl<T: Copy> SparseVec<T> {
         }
     }
 
-    /// Sets entries `start..start + len` to `value`, a chunk at a time.
-    pub fn fill_range(&mut self, start: usize, len: usize, value: T) {
-        debug_assert!(start + len <= self.len);
+    /// Sets entries `start..start + values.len()` to `values`, a chunk at a time.
+    pub fn write_range(&mut self, start: usize, values: &[T]) {
+        debug_assert!(start + values.len() <= self.len);
         let default = self.default;
-        for (chunk, at, part) in chunk_spans(start, len) {
+        for (chunk, at, part) in chunk_spans(start, values.len()) {
             let chunk_len = self.chunk_len(chunk);
             let chunk = self.chunks[chunk].get_or_insert_with(|| new_chunk(default, chunk_len));
-            chunk[at..at + part.len()].fill(value);
+            chunk[at..at + part.len()].copy_from_slice(&values[part]);
         }
     }
 
@@ -152,7 +152,7 @@ mod tests {
         let mut out = [0; 4];
         v.read_range(CHUNK - 2, &mut out);
         assert_eq!(out, [7, 3, 7, 7]);
-        v.fill_range(CHUNK - 1, 2, 4);
+        v.write_range(CHUNK - 1, &[4, 4]);
         v.read_range(CHUNK - 2, &mut out);
         assert_eq!(out, [7, 4, 4, 7]);
         // The two chunks touched and the table (a pointer and a length a chunk).
@@ -164,7 +164,7 @@ mod tests {
         let mut v = SparseVec::new(CHUNK + 100, 0u32);
         v.set(CHUNK + 99, 1);
         assert_eq!(v.heap_bytes(), 2 * 16 + 100 * 4);
-        v.fill_range(0, CHUNK + 100, 2);
+        v.write_range(0, &vec![2; CHUNK + 100]);
         assert_eq!((v.get(0), v.get(CHUNK + 99)), (2, 2));
         assert_eq!(v.heap_bytes(), 2 * 16 + (CHUNK + 100) * 4);
     }
