@@ -50,8 +50,9 @@ impl<T: Copy> SparseVec<T> {
     #[inline]
     pub fn get_mut(&mut self, i: usize) -> &mut T {
         debug_assert!(i < self.len);
-        let (default, len) = (self.default, self.chunk_len(i >> CHUNK_BITS));
-        let chunk = self.chunks[i >> CHUNK_BITS].get_or_insert_with(|| new_chunk(default, len));
+        let (c, default, len) = (i >> CHUNK_BITS, self.default, self.len);
+        // The chunk's length is worked out only when it is allocated, out of the hot path.
+        let chunk = self.chunks[c].get_or_insert_with(|| new_chunk(default, chunk_len(len, c)));
         &mut chunk[i & (CHUNK - 1)]
     }
 
@@ -73,8 +74,8 @@ impl<T: Copy> SparseVec<T> {
         debug_assert!(start + values.len() <= self.len);
         let default = self.default;
         for (chunk, at, part) in chunk_spans(start, values.len()) {
-            let chunk_len = self.chunk_len(chunk);
-            let chunk = self.chunks[chunk].get_or_insert_with(|| new_chunk(default, chunk_len));
+            let entries = chunk_len(self.len, chunk);
+            let chunk = self.chunks[chunk].get_or_insert_with(|| new_chunk(default, entries));
             chunk[at..at + part.len()].copy_from_slice(&values[part]);
         }
     }
@@ -96,10 +97,6 @@ impl<T: Copy> SparseVec<T> {
         let _ = i;
     }
 
-    /// Entries of chunk `chunk`: `CHUNK`, or fewer for the last.
-    fn chunk_len(&self, chunk: usize) -> usize {
-        (self.len - chunk * CHUNK).min(CHUNK)
-    }
 
     /// Bytes of heap this vector holds now (chunk table plus allocated chunks).
     pub fn heap_bytes(&self) -> usize {
@@ -107,6 +104,11 @@ impl<T: Copy> SparseVec<T> {
         self.chunks.len() * std::mem::size_of::<Option<Box<[T]>>>()
             + entries * std::mem::size_of::<T>()
     }
+}
+
+/// Entries of chunk `chunk` of a vector of `len`: `CHUNK`, or fewer for the last.
+fn chunk_len(len: usize, chunk: usize) -> usize {
+    (len - chunk * CHUNK).min(CHUNK)
 }
 
 /// The pieces of entries `start..start + len` by chunk: (chunk, first index in it, the piece's place in

@@ -370,21 +370,18 @@ impl PageStore {
         );
         moving.clear();
         moving_keys.clear();
-        for (offset, &key) in keys.iter().enumerate() {
-            let page = first.index() + offset;
-            if self.valid_pages.get(page) {
-                map.prefetch(key);
-                moving.push(Ppn(page as u32));
-                moving_keys.push(key);
-            }
+        let pages = first.index()..first.index() + keys.len();
+        for page in self.valid_pages.ones_in(pages.clone()) {
+            let key = keys[page - first.index()];
+            map.prefetch(key);
+            moving.push(Ppn(page as u32));
+            moving_keys.push(key);
         }
         let copied = self.copy_runs(&moving, &moving_keys, frontier, class, dev, map);
         (self.moving, self.moving_keys) = (moving, moving_keys);
         copied?;
         // The victim is no candidate (it was taken): its pages are only no longer valid.
-        for page in first.index()..first.index() + keys.len() {
-            self.valid_pages.clear(page);
-        }
+        self.valid_pages.clear_range(pages);
         self.valid[first.block(self.ppb).index()] = 0;
         Ok(())
     }
@@ -420,10 +417,9 @@ impl PageStore {
             self.clock += run as u64;
             let keys = &keys[done..done + run];
             self.owner.write_range(to.index(), keys);
+            self.valid_pages.set_range(to.index()..to.index() + run);
             for (i, &key) in keys.iter().enumerate() {
-                let to = Ppn(to.0 + i as u32);
-                self.valid_pages.set(to.index());
-                map.moved(key, to);
+                map.moved(key, Ppn(to.0 + i as u32));
             }
             self.valid[block.index()] += run as u32;
             done += run;
