@@ -97,7 +97,6 @@ impl<T: Copy> SparseVec<T> {
         let _ = i;
     }
 
-
     /// Bytes of heap this vector holds now (chunk table plus allocated chunks).
     pub fn heap_bytes(&self) -> usize {
         let entries: usize = self.chunks.iter().flatten().map(|c| c.len()).sum();

@@ -855,9 +855,26 @@ mod tests {
         for bytes in [512, 2048, 3000, 1536] {
             let pb = PageBytes::new(bytes);
             assert_eq!(pb.shift.is_some(), bytes.is_power_of_two());
-            for byte in [0, 1, bytes - 1, bytes, bytes + 1, 7 * bytes, 7 * bytes - 1, 1 << 40] {
-                assert_eq!(pb.page_of(byte), byte / bytes, "{bytes} B pages, byte {byte}");
-                assert_eq!(pb.starts_page(byte), byte % bytes == 0, "{bytes} B, byte {byte}");
+            for byte in [
+                0,
+                1,
+                bytes - 1,
+                bytes,
+                bytes + 1,
+                7 * bytes,
+                7 * bytes - 1,
+                1 << 40,
+            ] {
+                assert_eq!(
+                    pb.page_of(byte),
+                    byte / bytes,
+                    "{bytes} B pages, byte {byte}"
+                );
+                assert_eq!(
+                    pb.starts_page(byte),
+                    byte % bytes == 0,
+                    "{bytes} B, byte {byte}"
+                );
             }
         }
     }

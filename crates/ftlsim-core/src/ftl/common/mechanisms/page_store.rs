@@ -352,9 +352,9 @@ impl PageStore {
     }
 
     /// The copy loop of [`PageStore::collect_into`]: the valid pages of the victim block starting at `first`,
-    /// whose owner entries are `keys`, in order. Each run that fits the frontier's open block is copied in one call to the
-    /// device ([`Device::copy_run`]); a page that opens a block, or a run the device cannot copy at once, is
-    /// copied on its own. The order of the copies, and so every count, is the same either way.
+    /// whose owner entries are `keys`, in order. Each run that fits the frontier's open block is copied in
+    /// one call to the device ([`Device::copy_run`]); a page that opens a block, or a run the device cannot
+    /// copy at once, is copied on its own. The order of the copies, and so every count, is the same either way.
     fn copy_keys(
         &mut self,
         first: Ppn,

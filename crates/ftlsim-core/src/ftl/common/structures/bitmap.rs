@@ -118,7 +118,10 @@ fn word_masks(range: Range<usize>) -> impl Iterator<Item = (usize, u64)> {
         range.start / 64..range.end.div_ceil(64)
     };
     words.map(move |w| {
-        let (lo, hi) = (range.start.max(w * 64) - w * 64, range.end.min(w * 64 + 64) - w * 64);
+        let (lo, hi) = (
+            range.start.max(w * 64) - w * 64,
+            range.end.min(w * 64 + 64) - w * 64,
+        );
         // Bits lo..hi of the word (hi - lo is at least 1, and at most 64).
         (w, (u64::MAX >> (64 - (hi - lo))) << lo)
     })
@@ -157,7 +160,10 @@ mod tests {
         assert_eq!(b.count_ones(), 70);
         assert!(!b.get(59) && b.get(60) && b.get(129) && !b.get(130));
         b.clear_range(64..128);
-        assert_eq!(b.iter_ones().collect::<Vec<_>>(), vec![60, 61, 62, 63, 128, 129]);
+        assert_eq!(
+            b.iter_ones().collect::<Vec<_>>(),
+            vec![60, 61, 62, 63, 128, 129]
+        );
         assert_eq!(b.ones_in(62..129).collect::<Vec<_>>(), vec![62, 63, 128]);
         assert_eq!(b.ones_in(64..128).next(), None);
         // Empty ranges, and whole words.
