@@ -50,8 +50,9 @@ impl<T: Copy> SparseVec<T> {
     #[inline]
     pub fn get_mut(&mut self, i: usize) -> &mut T {
         debug_assert!(i < self.len);
-        let (default, len) = (self.default, self.chunk_len(i >> CHUNK_BITS));
-        let chunk = self.chunks[i >> CHUNK_BITS].get_or_insert_with(|| new_chunk(default, len));
+        let (c, default, len) = (i >> CHUNK_BITS, self.default, self.len);
+        // The chunk's length is worked out only when it is allocated, out of the hot path.
+        let chunk = self.chunks[c].get_or_insert_with(|| new_chunk(default, chunk_len(len, c)));
         &mut chunk[i & (CHUNK - 1)]
     }
 
@@ -68,14 +69,14 @@ impl<T: Copy> SparseVec<T> {
         }
     }
 
-    /// Sets entries `start..start + len` to `value`, a chunk at a time.
-    pub fn fill_range(&mut self, start: usize, len: usize, value: T) {
-        debug_assert!(start + len <= self.len);
+    /// Sets entries `start..start + values.len()` to `values`, a chunk at a time.
+    pub fn write_range(&mut self, start: usize, values: &[T]) {
+        debug_assert!(start + values.len() <= self.len);
         let default = self.default;
-        for (chunk, at, part) in chunk_spans(start, len) {
-            let chunk_len = self.chunk_len(chunk);
-            let chunk = self.chunks[chunk].get_or_insert_with(|| new_chunk(default, chunk_len));
-            chunk[at..at + part.len()].fill(value);
+        for (chunk, at, part) in chunk_spans(start, values.len()) {
+            let entries = chunk_len(self.len, chunk);
+            let chunk = self.chunks[chunk].get_or_insert_with(|| new_chunk(default, entries));
+            chunk[at..at + part.len()].copy_from_slice(&values[part]);
         }
     }
 
@@ -96,17 +97,17 @@ impl<T: Copy> SparseVec<T> {
         let _ = i;
     }
 
-    /// Entries of chunk `chunk`: `CHUNK`, or fewer for the last.
-    fn chunk_len(&self, chunk: usize) -> usize {
-        (self.len - chunk * CHUNK).min(CHUNK)
-    }
-
     /// Bytes of heap this vector holds now (chunk table plus allocated chunks).
     pub fn heap_bytes(&self) -> usize {
         let entries: usize = self.chunks.iter().flatten().map(|c| c.len()).sum();
         self.chunks.len() * std::mem::size_of::<Option<Box<[T]>>>()
             + entries * std::mem::size_of::<T>()
     }
+}
+
+/// Entries of chunk `chunk` of a vector of `len`: `CHUNK`, or fewer for the last.
+fn chunk_len(len: usize, chunk: usize) -> usize {
+    (len - chunk * CHUNK).min(CHUNK)
 }
 
 /// The pieces of entries `start..start + len` by chunk: (chunk, first index in it, the piece's place in
@@ -152,7 +153,7 @@ mod tests {
         let mut out = [0; 4];
         v.read_range(CHUNK - 2, &mut out);
         assert_eq!(out, [7, 3, 7, 7]);
-        v.fill_range(CHUNK - 1, 2, 4);
+        v.write_range(CHUNK - 1, &[4, 4]);
         v.read_range(CHUNK - 2, &mut out);
         assert_eq!(out, [7, 4, 4, 7]);
         // The two chunks touched and the table (a pointer and a length a chunk).
@@ -164,7 +165,7 @@ mod tests {
         let mut v = SparseVec::new(CHUNK + 100, 0u32);
         v.set(CHUNK + 99, 1);
         assert_eq!(v.heap_bytes(), 2 * 16 + 100 * 4);
-        v.fill_range(0, CHUNK + 100, 2);
+        v.write_range(0, &vec![2; CHUNK + 100]);
         assert_eq!((v.get(0), v.get(CHUNK + 99)), (2, 2));
         assert_eq!(v.heap_bytes(), 2 * 16 + (CHUNK + 100) * 4);
     }

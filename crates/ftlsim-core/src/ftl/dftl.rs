@@ -1323,7 +1323,9 @@ impl DftlFtl {
     /// The uncached entries of pages GC moved, written through their translation pages: one write back per
     /// translation page (§3.3 batch update).
     fn apply_moves(&mut self, dev: &mut Device) -> Result<()> {
-        self.moved.sort_unstable();
+        // A GC run moves a logical page once: its moves sorted by logical page alone are in the order the
+        // pairs would be.
+        self.moved.sort_unstable_by_key(|&(lpn, _)| lpn.0);
         let epp = self.epp;
         let tp_of = move |&(lpn, _): &(Lpn, Ppn)| lpn.0 / epp;
         let mut i = 0;

@@ -235,16 +235,15 @@ impl Ftl for PageFtl {
         }
     }
 
-    /// Two requests ahead, the map entry; one ahead, the page it names: its owner entry for a write (the
-    /// write invalidates it), its record on the chip for a read.
+    /// Two requests ahead, the map entry; one ahead, for a read, the record on the chip of the page it names.
+    /// A write needs nothing more: what it touches of the page it invalidates is the store's validity bit and
+    /// block counts, small enough to stay in the CPU's caches.
     fn prefetch(&self, lpn: Lpn, op: Op, ahead: Ahead, dev: &Device) {
         if ahead == Ahead::Far {
             self.map.prefetch(lpn.index());
-        } else if let Some(ppn) = self.map.get(lpn.index()).get() {
-            match op {
-                Op::Write => self.store.prefetch(ppn),
-                Op::Read => dev.prefetch(ppn),
-                Op::Trim => {}
+        } else if op == Op::Read {
+            if let Some(ppn) = self.map.get(lpn.index()).get() {
+                dev.prefetch(ppn);
             }
         }
     }
@@ -253,8 +252,10 @@ impl Ftl for PageFtl {
         self.ensure_free(dev)?;
         let ppn = self.store.next_page(HOST, dev)?;
         dev.program(ppn, token, lpn)?;
-        self.invalidate(lpn);
-        self.map.set(lpn.index(), Opt::some(ppn));
+        let old = std::mem::replace(self.map.get_mut(lpn.index()), Opt::some(ppn));
+        if let Some(old) = old.get() {
+            self.store.invalidate(old);
+        }
         self.store.place(ppn, lpn.0);
         self.trimmed.clear(lpn.index());
         Ok(())

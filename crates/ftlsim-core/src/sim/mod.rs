@@ -117,13 +117,48 @@ fn execute(plan: &RunPlan, started: Instant, mut ticker: Ticker) -> Result<Repor
 /// The shadow map's marker for a page trimmed after its last write: a read may return that write or nothing.
 const TRIMMED: u64 = 1 << 63;
 
+/// The device's page size, for cutting byte ranges into logical pages: a shift where it is a power of two
+/// (every preset's), else a division; a few of them on every request.
+#[derive(Clone, Copy)]
+struct PageBytes {
+    bytes: u64,
+    shift: Option<u32>,
+}
+
+impl PageBytes {
+    fn new(bytes: u64) -> PageBytes {
+        PageBytes {
+            bytes,
+            shift: bytes.is_power_of_two().then(|| bytes.trailing_zeros()),
+        }
+    }
+
+    /// The logical page byte `byte` is in.
+    #[inline]
+    fn page_of(self, byte: u64) -> u64 {
+        match self.shift {
+            Some(shift) => byte >> shift,
+            None => byte / self.bytes,
+        }
+    }
+
+    /// Whether byte `byte` is the first of a page.
+    #[inline]
+    fn starts_page(self, byte: u64) -> bool {
+        match self.shift {
+            Some(_) => byte & (self.bytes - 1) == 0,
+            None => byte.is_multiple_of(self.bytes),
+        }
+    }
+}
+
 struct Run<'p> {
     plan: &'p RunPlan<'p>,
     ftl: Box<dyn Ftl>,
     dev: Device,
     shadow: Shadow,
     next_token: Token,
-    page_bytes: u64,
+    page_bytes: PageBytes,
     capacity: u64,
     host: HostCounts,
     read_latency: Latencies,
@@ -300,7 +335,7 @@ impl<'p> Run<'p> {
             dev,
             shadow: Shadow::new(g.logical_pages() as usize),
             next_token: 0,
-            page_bytes: g.page_bytes as u64,
+            page_bytes: PageBytes::new(g.page_bytes as u64),
             capacity: g.logical_bytes(),
             host: HostCounts::default(),
             read_latency: Latencies::new(),
@@ -631,7 +666,7 @@ impl<'p> Run<'p> {
         let Some((offset, _)) = self.fold(request).filter(|_| request.len > 0) else {
             return;
         };
-        let lpn = offset / self.page_bytes;
+        let lpn = self.page_bytes.page_of(offset);
         if ahead == Ahead::Far {
             self.shadow.prefetch(lpn as usize);
         }
@@ -645,7 +680,7 @@ impl<'p> Run<'p> {
             return Ok(());
         }
         let (offset, end) = self.locate(request)?;
-        for lpn in offset / self.page_bytes..=(end - 1) / self.page_bytes {
+        for lpn in self.page_bytes.page_of(offset)..=self.page_bytes.page_of(end - 1) {
             self.write_page(Lpn(lpn as u32))?;
         }
         Ok(())
@@ -663,8 +698,8 @@ impl<'p> Run<'p> {
             return Ok(());
         }
         let (offset, end) = self.locate(request)?;
-        let first = offset / self.page_bytes;
-        let last = (end - 1) / self.page_bytes;
+        let first = self.page_bytes.page_of(offset);
+        let last = self.page_bytes.page_of(end - 1);
         self.ftl.begin_request(&RequestInfo {
             index: self.host.requests,
             op: request.op,
@@ -713,10 +748,11 @@ impl<'p> Run<'p> {
     /// Writes the pages of bytes `offset..end`, reading a partly written one first when the run says `rmw`.
     #[inline]
     fn write_pages(&mut self, offset: u64, end: u64) -> Result<()> {
-        let (first, last) = (offset / self.page_bytes, (end - 1) / self.page_bytes);
+        let pb = self.page_bytes;
+        let (first, last) = (pb.page_of(offset), pb.page_of(end - 1));
+        let (head_partial, tail_partial) = (!pb.starts_page(offset), !pb.starts_page(end));
         for lpn in first..=last {
-            let partial = (lpn == first && !offset.is_multiple_of(self.page_bytes))
-                || (lpn == last && !end.is_multiple_of(self.page_bytes));
+            let partial = (lpn == first && head_partial) || (lpn == last && tail_partial);
             if partial && self.plan.rmw {
                 self.host.rmw_page_reads += 1;
                 self.dev.enter_phase(Cause::Rmw);
@@ -732,8 +768,8 @@ impl<'p> Run<'p> {
     /// Trims the whole pages of bytes `offset..end`; a partly covered page keeps its data.
     #[inline]
     fn trim_pages(&mut self, offset: u64, end: u64) -> Result<()> {
-        let first_whole = offset.div_ceil(self.page_bytes);
-        let end_whole = end / self.page_bytes;
+        let first_whole = offset.div_ceil(self.page_bytes.bytes);
+        let end_whole = self.page_bytes.page_of(end);
         for lpn in first_whole..end_whole {
             self.host.trim_pages += 1;
             self.ftl.trim(Lpn(lpn as u32), &mut self.dev)?;
@@ -806,6 +842,40 @@ impl<'p> Run<'p> {
             ram: self.ftl.ram(),
             extra,
             sim,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PageBytes;
+
+    #[test]
+    fn a_page_size_cuts_bytes_into_pages_by_shift_or_by_division_alike() {
+        for bytes in [512, 2048, 3000, 1536] {
+            let pb = PageBytes::new(bytes);
+            assert_eq!(pb.shift.is_some(), bytes.is_power_of_two());
+            for byte in [
+                0,
+                1,
+                bytes - 1,
+                bytes,
+                bytes + 1,
+                7 * bytes,
+                7 * bytes - 1,
+                1 << 40,
+            ] {
+                assert_eq!(
+                    pb.page_of(byte),
+                    byte / bytes,
+                    "{bytes} B pages, byte {byte}"
+                );
+                assert_eq!(
+                    pb.starts_page(byte),
+                    byte % bytes == 0,
+                    "{bytes} B, byte {byte}"
+                );
+            }
         }
     }
 }
