@@ -27,6 +27,7 @@
 //! part of their response time. Every operation is O(1) (an erase O(dies)); a request is O(log queue_depth).
 
 use super::figures::{ArrayFigures, ResponseSummary};
+use crate::addr::Ppn;
 use crate::config::Timing;
 use crate::config::{ArrayPlacement, ArraySpec};
 use hdrhistogram::Histogram;
@@ -145,31 +146,63 @@ const CDF_QUANTILES: [f64; 106] = {
 
 /// A channel's reserved transfers from now on: (start, end), in order, never overlapping. A transfer takes the
 /// earliest gap at or after the time it is ready (back-filling), so it never waits behind a transfer booked
-/// later for a die that is still busy. Transfers that end before every future operation can start are
+/// later for a die that is still busy. Transfers that end before every future transfer can start are
 /// forgotten, so the list holds only those in flight (a few per die); it grows once, never per request.
-#[derive(Default)]
 struct Channel {
     booked: VecDeque<(f64, f64)>,
+    /// The ends of the first and of the last booked transfer (infinite and minus infinite when none): the
+    /// common case decided without a look into the list.
+    first_end: f64,
+    last_end: f64,
 }
 
+impl Default for Channel {
+    fn default() -> Channel {
+        Channel {
+            booked: VecDeque::new(),
+            first_end: f64::INFINITY,
+            last_end: f64::NEG_INFINITY,
+        }
+    }
+}
+
+/// A channel's list longer than this is cut to its tighter horizon ([`Timeline::channel_horizon`]) before a
+/// transfer is fitted into a gap: the cut costs a look at each of the channel's dies, the insert a move of
+/// the transfers booked after the gap.
+const LONG_BOOKING: usize = 8;
+
 impl Channel {
-    /// Books `len` microseconds at the earliest free time at or after `ready`; forgets transfers that end by
-    /// `past` (no operation can start before it). Returns the start.
+    /// Forgets the transfers that end by `past` (no transfer can start before it from now on).
     #[inline]
-    fn reserve(&mut self, ready: f64, len: f64, past: f64) -> f64 {
-        if len <= 0.0 {
-            return ready;
+    fn forget(&mut self, past: f64) {
+        if self.first_end > past {
+            return;
         }
         while self.booked.front().is_some_and(|&(_, end)| end <= past) {
             self.booked.pop_front();
         }
-        // Mostly the transfer comes after every booked one: O(1). Else from the first booked transfer that
-        // ends after `ready` (found by bisection: the ends are in order), to the first gap long enough.
-        if self.booked.back().is_none_or(|&(_, end)| end <= ready) {
-            self.booked.push_back((ready, ready + len));
-            return ready;
+        self.first_end = self.booked.front().map_or(f64::INFINITY, |&(_, end)| end);
+        if self.booked.is_empty() {
+            self.last_end = f64::NEG_INFINITY;
         }
-        let mut i = self.booked.partition_point(|&(_, end)| end <= ready);
+    }
+
+    /// Books `len` (more than 0) microseconds after every booked transfer, at `ready`, if none ends after
+    /// `ready`: true then, the transfer's start being `ready`. The common case: O(1).
+    #[inline]
+    fn append(&mut self, ready: f64, len: f64) -> bool {
+        if self.last_end > ready {
+            return false;
+        }
+        self.booked.push_back((ready, ready + len));
+        self.last_end = ready + len;
+        self.first_end = self.first_end.min(ready + len);
+        true
+    }
+
+    /// Books `len` microseconds in the earliest gap at or after `ready` long enough, and returns its start.
+    fn fit(&mut self, ready: f64, len: f64) -> f64 {
+        let mut i = self.first_ending_after(ready);
         let mut at = ready;
         while i < self.booked.len() {
             let (start, end) = self.booked[i];
@@ -180,7 +213,34 @@ impl Channel {
             i += 1;
         }
         self.booked.insert(i, (at, at + len));
+        self.first_end = self.first_end.min(at + len);
+        self.last_end = self.last_end.max(at + len);
         at
+    }
+
+    /// The index of the first booked transfer that ends after `t` (the length if none does). The ends are in
+    /// order, and `t` is mostly among the first few (the list starts at the channel's horizon, and a die
+    /// whose transfer is not the last is one behind the others): a galloping search from the front,
+    /// O(log index).
+    #[inline]
+    fn first_ending_after(&self, t: f64) -> usize {
+        let n = self.booked.len();
+        // Every index below `lo` ends by `t`; the answer is at most `hi`.
+        let (mut lo, mut step) = (0, 1);
+        while lo + step <= n && self.booked[lo + step - 1].1 <= t {
+            lo += step;
+            step *= 2;
+        }
+        let mut hi = (lo + step - 1).min(n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.booked[mid].1 <= t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 }
 
@@ -198,9 +258,14 @@ fn time(k: Reverse<u64>) -> f64 {
 pub struct Timeline {
     spec: ArraySpec,
     dies: u32,
+    /// Dies on each channel (1: a channel's transfers never wait for another die's).
+    dies_per_channel: u32,
     units: u32,
     /// Pages of the scheme's (striped) block: its page `o` is on unit `o mod units`.
     pages_per_block: u32,
+    /// Striped, with dies a power of two that divides the block: `dies - 1`, as page `p`'s die is then
+    /// `p mod dies` (the units being dies x planes); else 0.
+    die_mask: u32,
     /// Placed per die (`ftl/per_die.rs`): the pages of each die, die `d` holding pages `d x die_pages` to
     /// `(d + 1) x die_pages - 1`; 0: striped.
     die_pages: u32,
@@ -308,8 +373,14 @@ impl Timeline {
         Timeline {
             spec,
             dies,
+            dies_per_channel: dies / spec.channels,
             units: spec.units(),
             pages_per_block,
+            die_mask: if dies.is_power_of_two() && pages_per_block.is_multiple_of(dies) {
+                dies - 1
+            } else {
+                0
+            },
             die_pages: 0,
             read,
             spare_read,
@@ -489,20 +560,55 @@ impl Timeline {
         }
     }
 
+    /// The die of page `ppn` of the scheme (its partition's base added).
+    #[inline(always)]
+    fn die_of(&self, ppn: u32) -> u32 {
+        // One die, or a power of two that divides the block: no division in the hot loop.
+        if self.dies == 1 {
+            0
+        } else if self.die_pages != 0 {
+            // Per die: the die whose pages hold it.
+            ppn / self.die_pages
+        } else if self.die_mask != 0 {
+            ppn & self.die_mask
+        } else {
+            // Striped: its offset's plane-unit.
+            (ppn % self.pages_per_block) % self.units % self.dies
+        }
+    }
+
+    /// Times a run of copies ([`crate::device::Device::copy_run`]): page `from[i]` read, then programmed to
+    /// page `to + i`, for each `i` in order, exactly as [`Timeline::op`] of each would; every page of the
+    /// scheme's partition, whose first page is `base`.
+    pub fn copy_run(&mut self, from: &[Ppn], to: u32, base: u32) {
+        if !self.open {
+            return;
+        }
+        if self.die_pages != 0 {
+            // Per die: the run is on its partition's die.
+            let die = self.die_of(base + to);
+            debug_assert!(from.iter().all(|p| self.die_of(base + p.0) == die));
+            for _ in from {
+                self.read_on(FlashOp::Read, die, self.read);
+                self.program_on(FlashOp::Program, die, self.program);
+            }
+            return;
+        }
+        for (i, source) in from.iter().enumerate() {
+            let die = self.die_of(base + source.0);
+            self.read_on(FlashOp::Read, die, self.read);
+            let die = self.die_of(base + to + i as u32);
+            self.program_on(FlashOp::Program, die, self.program);
+        }
+    }
+
     /// Times one flash operation on page `ppn` of the scheme (for an erase, any page of the block).
     #[inline]
     pub fn op(&mut self, op: FlashOp, ppn: u32) {
         if !self.open {
             return;
         }
-        // One die: no division in the hot loop.
-        let die = if self.dies == 1 {
-            0
-        } else {
-            // Per die: the die whose pages hold it; striped: its offset's plane-unit.
-            ppn.checked_div(self.die_pages)
-                .unwrap_or_else(|| (ppn % self.pages_per_block) % self.units % self.dies)
-        };
+        let die = self.die_of(ppn);
         match op {
             FlashOp::Read => self.read_on(op, die, self.read),
             FlashOp::SpareRead => self.read_on(op, die, self.spare_read),
@@ -519,11 +625,57 @@ impl Timeline {
         }
     }
 
+    /// Books `len` microseconds of channel `c` at the earliest free time at or after `ready`; returns the
+    /// start.
+    #[inline]
+    fn reserve(&mut self, c: usize, ready: f64, len: f64) -> f64 {
+        // A channel of one die is free whenever its die is: each of its transfers is the die's, after the end
+        // of the die's last operation, so after every transfer booked on the channel.
+        if len <= 0.0 || self.dies_per_channel == 1 {
+            return ready;
+        }
+        let channel = &mut self.channels[c];
+        channel.forget(self.last_dispatch);
+        if channel.append(ready, len) {
+            return ready;
+        }
+        if channel.booked.len() > LONG_BOOKING {
+            let horizon = self.channel_horizon(c);
+            self.channels[c].forget(horizon);
+        }
+        self.channels[c].fit(ready, len)
+    }
+
+    /// The earliest a transfer on channel `c` can start from now on: no operation starts before the current
+    /// request's submission (rule 1; submissions never go back), nor on a die before the end of the die's
+    /// last operation (rule 2), and every transfer is its die's (rule 3).
+    fn channel_horizon(&self, c: usize) -> f64 {
+        let channels = self.spec.channels as usize;
+        self.die_free
+            .iter()
+            .skip(c)
+            .step_by(channels)
+            .copied()
+            .fold(f64::INFINITY, f64::min)
+            .max(self.last_dispatch)
+    }
+
+    /// The channel of `die` ([`ArraySpec::channel_of_die`]), without a division where the channels are a
+    /// power of two.
+    #[inline(always)]
+    fn channel_of(&self, die: u32) -> usize {
+        if self.spec.channels.is_power_of_two() {
+            (die & (self.spec.channels - 1)) as usize
+        } else {
+            self.spec.channel_of_die(die) as usize
+        }
+    }
+
     #[inline]
     fn read_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
-        let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
+        let (d, c) = (die as usize, self.channel_of(die));
         let start = self.die_free[d].max(self.ready);
-        let out = self.channels[c].reserve(start + cost.array, cost.channel, self.last_dispatch);
+        let out = self.reserve(c, start + cost.array, cost.channel);
         let end = out + cost.channel;
         self.channel_busy[c] += cost.channel;
         self.occupy(op, d, c, start, end);
@@ -532,9 +684,9 @@ impl Timeline {
 
     #[inline]
     fn program_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
-        let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
+        let (d, c) = (die as usize, self.channel_of(die));
         let ready = self.die_free[d].max(self.ready).max(self.last_read_end);
-        let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
+        let start = self.reserve(c, ready, cost.channel);
         let moved = start + cost.channel;
         self.channel_busy[c] += cost.channel;
         self.occupy(op, d, c, start, moved + cost.array);
@@ -544,9 +696,9 @@ impl Timeline {
     /// (rule 5).
     fn erase_on(&mut self, die: u32, after: f64) {
         let cost = self.erase;
-        let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
+        let (d, c) = (die as usize, self.channel_of(die));
         let ready = self.die_free[d].max(after);
-        let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
+        let start = self.reserve(c, ready, cost.channel);
         self.channel_busy[c] += cost.channel;
         self.occupy(
             FlashOp::Erase,
