@@ -8,7 +8,7 @@
 //! The machine may be shared: as in `benches/throughput.rs`, `cpu%` is the share of the run's wall time this
 //! thread was on a CPU (`/proc/thread-self/schedstat`) and the rates and ratios are per CPU second (flash
 //! ops/s divided by that share). Each figure is the best of three runs. `FTLSIM_BENCH_QUICK=1` runs a tenth of
-//! the requests (a smoke run).
+//! the requests (a smoke run); `FTLSIM_BENCH_SCHEMES=fast,dftl` only those schemes (a profile of one).
 
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::request::{Op, Request};
@@ -116,7 +116,11 @@ fn main() {
         "scheme", "event model", "flash ops/s", "cpu%", "ops/cpu-s", "vs off", "B/phys pg"
     );
     let mut below_half = Vec::new();
-    for scheme in ["page", "dftl", "fast"] {
+    let only = std::env::var("FTLSIM_BENCH_SCHEMES").ok();
+    let schemes = ["page", "dftl", "fast"]
+        .into_iter()
+        .filter(|s| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == *s)));
+    for scheme in schemes {
         let off = best(&config(scheme, None, false), &requests);
         let one = best(&config(scheme, Some((1, 1)), false), &requests);
         let four = best(&config(scheme, Some((2, 2)), false), &requests);
