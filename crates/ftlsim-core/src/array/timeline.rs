@@ -196,7 +196,7 @@ impl Channel {
         }
         self.booked.push_back((ready, ready + len));
         self.last_end = ready + len;
-        self.first_end = self.first_end.min(ready + len);
+        self.first_end = earlier(self.first_end, ready + len);
         true
     }
 
@@ -209,12 +209,17 @@ impl Channel {
             if start >= at + len {
                 break;
             }
-            at = at.max(end);
+            at = later(at, end);
             i += 1;
         }
-        self.booked.insert(i, (at, at + len));
-        self.first_end = self.first_end.min(at + len);
-        self.last_end = self.last_end.max(at + len);
+        // Mostly first: a die one behind the others takes the gap before their next transfer.
+        if i == 0 {
+            self.booked.push_front((at, at + len));
+        } else {
+            self.booked.insert(i, (at, at + len));
+        }
+        self.first_end = earlier(self.first_end, at + len);
+        self.last_end = later(self.last_end, at + len);
         at
     }
 
@@ -241,6 +246,26 @@ impl Channel {
             }
         }
         lo
+    }
+}
+
+/// The later of two times, which are never NaN: one instruction, where `f64::max` also orders NaN.
+#[inline(always)]
+fn later(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// The earlier of two times, which are never NaN.
+#[inline(always)]
+fn earlier(a: f64, b: f64) -> f64 {
+    if a < b {
+        a
+    } else {
+        b
     }
 }
 
@@ -585,13 +610,9 @@ impl Timeline {
             return;
         }
         if self.die_pages != 0 {
-            // Per die: the run is on its partition's die.
             let die = self.die_of(base + to);
             debug_assert!(from.iter().all(|p| self.die_of(base + p.0) == die));
-            for _ in from {
-                self.read_on(FlashOp::Read, die, self.read);
-                self.program_on(FlashOp::Program, die, self.program);
-            }
+            self.copy_run_on(die, from.len());
             return;
         }
         for (i, source) in from.iter().enumerate() {
@@ -600,6 +621,38 @@ impl Timeline {
             let die = self.die_of(base + to + i as u32);
             self.program_on(FlashOp::Program, die, self.program);
         }
+    }
+
+    /// [`Timeline::copy_run`] of `copies` copies all on `die` (placed per die): what [`Timeline::read_on`]
+    /// then [`Timeline::program_on`] of each do, the same sums in the same order, with the die's and the
+    /// request's times kept in registers through the run (the hot loop of a merge or a GC run).
+    fn copy_run_on(&mut self, die: u32, copies: usize) {
+        let (d, c) = (die as usize, self.channel_of(die));
+        let (read, program, ready) = (self.read, self.program, self.ready);
+        let (mut die_busy, mut channel_busy) = (self.die_busy[d], self.channel_busy[c]);
+        let (mut free, mut frontier, mut read_end) = (self.die_free[d], self.frontier, self.last_read_end);
+        for _ in 0..copies {
+            let start = later(free, ready);
+            let out = self.reserve(c, start + read.array, read.channel);
+            let end = out + read.channel;
+            channel_busy += read.channel;
+            self.die_free[d] = end;
+            die_busy += end - start;
+            frontier = later(frontier, end);
+            self.span(FlashOp::Read, d, c, start, end);
+            read_end = end;
+            // The program waits for its read (rule 4), which ended after the submission, on the same die.
+            let start = self.reserve(c, end, program.channel);
+            let moved = start + program.channel;
+            channel_busy += program.channel;
+            free = moved + program.array;
+            self.die_free[d] = free;
+            die_busy += free - start;
+            frontier = later(frontier, free);
+            self.span(FlashOp::Program, d, c, start, free);
+        }
+        (self.die_busy[d], self.channel_busy[c]) = (die_busy, channel_busy);
+        (self.frontier, self.last_read_end) = (frontier, read_end);
     }
 
     /// Times one flash operation on page `ppn` of the scheme (for an erase, any page of the block).
@@ -615,7 +668,7 @@ impl Timeline {
             FlashOp::Program => self.program_on(op, die, self.program),
             FlashOp::SpareProgram => self.program_on(op, die, self.spare_program),
             FlashOp::Erase => {
-                let after = self.ready.max(self.frontier);
+                let after = later(self.ready, self.frontier);
                 if self.die_pages != 0 {
                     self.erase_on(die, after);
                 } else {
@@ -639,7 +692,13 @@ impl Timeline {
         if channel.append(ready, len) {
             return ready;
         }
-        if channel.booked.len() > LONG_BOOKING {
+        self.reserve_in_gap(c, ready, len)
+    }
+
+    /// [`Timeline::reserve`] of a transfer that is not after every booked one.
+    #[inline(never)]
+    fn reserve_in_gap(&mut self, c: usize, ready: f64, len: f64) -> f64 {
+        if self.channels[c].booked.len() > LONG_BOOKING {
             let horizon = self.channel_horizon(c);
             self.channels[c].forget(horizon);
         }
@@ -674,7 +733,7 @@ impl Timeline {
     #[inline]
     fn read_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
         let (d, c) = (die as usize, self.channel_of(die));
-        let start = self.die_free[d].max(self.ready);
+        let start = later(self.die_free[d], self.ready);
         let out = self.reserve(c, start + cost.array, cost.channel);
         let end = out + cost.channel;
         self.channel_busy[c] += cost.channel;
@@ -685,7 +744,7 @@ impl Timeline {
     #[inline]
     fn program_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
         let (d, c) = (die as usize, self.channel_of(die));
-        let ready = self.die_free[d].max(self.ready).max(self.last_read_end);
+        let ready = later(later(self.die_free[d], self.ready), self.last_read_end);
         let start = self.reserve(c, ready, cost.channel);
         let moved = start + cost.channel;
         self.channel_busy[c] += cost.channel;
@@ -697,7 +756,7 @@ impl Timeline {
     fn erase_on(&mut self, die: u32, after: f64) {
         let cost = self.erase;
         let (d, c) = (die as usize, self.channel_of(die));
-        let ready = self.die_free[d].max(after);
+        let ready = later(self.die_free[d], after);
         let start = self.reserve(c, ready, cost.channel);
         self.channel_busy[c] += cost.channel;
         self.occupy(
@@ -713,7 +772,12 @@ impl Timeline {
     fn occupy(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
         self.die_free[d] = end;
         self.die_busy[d] += end - start;
-        self.frontier = self.frontier.max(end);
+        self.frontier = later(self.frontier, end);
+        self.span(op, d, c, start, end);
+    }
+
+    #[inline(always)]
+    fn span(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
         if let Some(spans) = &mut self.spans {
             spans.push(Span {
                 op,
