@@ -126,9 +126,10 @@ fn main() {
     );
     let mut below_half = Vec::new();
     let only = std::env::var("FTLSIM_BENCH_SCHEMES").ok();
-    let schemes = ["page", "dftl", "fast"]
-        .into_iter()
-        .filter(|s| only.as_deref().is_none_or(|o| o.split(',').any(|x| x == *s)));
+    let schemes = ["page", "dftl", "fast"].into_iter().filter(|s| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|x| x == *s))
+    });
     for scheme in schemes {
         let [off, one, four, per_die] = best(
             [

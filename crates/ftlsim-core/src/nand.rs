@@ -627,7 +627,14 @@ impl Nand {
     /// and a page at or beyond its `pages` is refused as one off the chip (the whole chip: 0 and every
     /// page). Returns false, doing nothing, when a copy one by one would find a source without data or break
     /// a rule: the caller then copies one by one, and meets the same outcome.
-    pub fn copy_run(&mut self, from: &[Ppn], to: Ppn, class: OpClass, base: u32, pages: u32) -> bool {
+    pub fn copy_run(
+        &mut self,
+        from: &[Ppn],
+        to: Ppn,
+        class: OpClass,
+        base: u32,
+        pages: u32,
+    ) -> bool {
         if to.0 >= pages {
             return false;
         }
@@ -1016,7 +1023,11 @@ mod tests {
         assert_eq!(chip.peek(Ppn(12)).token, Some(6));
         assert_eq!(chip.peek(Ppn(13)).token, Some(5));
         assert_eq!(chip.peek(Ppn(13)).spare.lpn(), Some(Lpn(1)));
-        assert_eq!(chip.peek(Ppn(4)).token, None, "the chip's own page 4 is not the partition's");
+        assert_eq!(
+            chip.peek(Ppn(4)).token,
+            None,
+            "the chip's own page 4 is not the partition's"
+        );
         let c = chip.total_counts();
         assert_eq!((c.page_reads, c.page_writes), (2, 4));
     }

@@ -150,7 +150,10 @@ fn a_run_of_copies_per_die_is_timed_and_placed_as_the_copies_one_by_one() {
     let spans_at_once = spans(&mut at_once);
     assert_eq!(spans_at_once, spans(&mut one_by_one));
     assert_eq!(spans_at_once.len(), 3 + 1 + 2 * 3);
-    assert!(spans_at_once[4..].iter().all(|s| s.1 == 1), "every copy on die 1");
+    assert!(
+        spans_at_once[4..].iter().all(|s| s.1 == 1),
+        "every copy on die 1"
+    );
     assert_eq!(at_once.counts(), one_by_one.counts());
     // The copies are on die 1's chip pages (its partition from chip page 16): block 1 is chip pages 20-23.
     for (i, token) in [12, 10, 11].into_iter().enumerate() {
@@ -158,14 +161,22 @@ fn a_run_of_copies_per_die_is_timed_and_placed_as_the_copies_one_by_one() {
         assert_eq!(at_once.chip().peek(ppn), one_by_one.chip().peek(ppn));
         assert_eq!(at_once.chip().peek(ppn).token, Some(token));
     }
-    assert_eq!(at_once.chip().peek(Ppn(4)).token, None, "not die 0's block 1");
+    assert_eq!(
+        at_once.chip().peek(Ppn(4)).token,
+        None,
+        "not die 0's block 1"
+    );
     // A run to a page beyond the partition (die 0's 16 pages end at 15) is refused, nothing done: the copies
     // one by one meet the broken rule.
     let counts = at_once.counts();
     at_once.enter_partition(0);
     assert!(!at_once.copy_run(OpClass::Data, &[Ppn(0)], Ppn(16)));
     assert_eq!(at_once.counts(), counts);
-    assert_eq!(at_once.chip().peek(Ppn(16)).token, Some(10), "die 1's page 0 untouched");
+    assert_eq!(
+        at_once.chip().peek(Ppn(16)).token,
+        Some(10),
+        "die 1's page 0 untouched"
+    );
     let err = at_once.copy(Ppn(0), Ppn(16)).unwrap_err();
     assert!(matches!(err, FlashError::NandRule { .. }), "{err}");
 }

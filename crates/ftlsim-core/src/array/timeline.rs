@@ -24,7 +24,9 @@
 //! Host side: request `i` arrives at its trace time x `time_scale`; one whose time is 0 (a built-in workload,
 //! or a trace without times) arrives when the host can submit it, which makes a closed loop. At most
 //! `queue_depth` requests are in the device; the others wait in the host, in arrival order, and that wait is
-//! part of their response time. Every operation is O(1) (an erase O(dies)); a request is O(log queue_depth).
+//! part of their response time. Every operation is O(1) (an erase O(dies)) but a transfer fitted into a gap
+//! between booked ones (a galloping search and an insert, mostly at the front); a request is
+//! O(log queue_depth).
 
 use super::figures::{ArrayFigures, ResponseSummary};
 use crate::addr::Ppn;
@@ -590,11 +592,13 @@ impl Timeline {
     fn die_of(&self, ppn: u32) -> u32 {
         // One die, or a power of two that divides the block: no division in the hot loop.
         if self.dies == 1 {
-            0
-        } else if self.die_pages != 0 {
-            // Per die: the die whose pages hold it.
-            ppn / self.die_pages
-        } else if self.die_mask != 0 {
+            return 0;
+        }
+        // Per die: the die whose pages hold it.
+        if let Some(die) = ppn.checked_div(self.die_pages) {
+            return die;
+        }
+        if self.die_mask != 0 {
             ppn & self.die_mask
         } else {
             // Striped: its offset's plane-unit.
@@ -630,7 +634,8 @@ impl Timeline {
         let (d, c) = (die as usize, self.channel_of(die));
         let (read, program, ready) = (self.read, self.program, self.ready);
         let (mut die_busy, mut channel_busy) = (self.die_busy[d], self.channel_busy[c]);
-        let (mut free, mut frontier, mut read_end) = (self.die_free[d], self.frontier, self.last_read_end);
+        let (mut free, mut frontier, mut read_end) =
+            (self.die_free[d], self.frontier, self.last_read_end);
         for _ in 0..copies {
             let start = later(free, ready);
             let out = self.reserve(c, start + read.array, read.channel);
