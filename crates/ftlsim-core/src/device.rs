@@ -668,16 +668,19 @@ impl Device {
     }
 
     /// Copies the pages `from` to the pages from `to` on, in order, in one call to the chip (a merge's or a GC
-    /// run's copies into a block): what [`Device::copy_in`] of each does, and true. False, doing nothing,
-    /// where it cannot: a power cut could land among the operations, a timeline times each, the scheme's
-    /// blocks are remapped, or the chip finds a source without data or a rule a copy would break. The caller
-    /// then copies them one by one, and meets the same outcome.
+    /// run's copies into a block), and to the timeline if any: what [`Device::copy_in`] of each does, and
+    /// true. False, doing nothing, where it cannot: a power cut could land among the operations, the scheme's
+    /// blocks are remapped, or the chip finds a source without data, a page beyond the partition or a rule a
+    /// copy would break. The caller then copies them one by one, and meets the same outcome.
     #[inline]
     pub fn copy_run(&mut self, class: OpClass, from: &[Ppn], to: Ppn) -> bool {
         let ops = 2 * from.len() as u64;
-        if !self.in_one_call(ops) || self.timeline.is_some() || !self.chip.copy_run(from, to, class)
-        {
+        let (base, pages) = (self.partition_base_page, self.partition_pages);
+        if !self.in_one_call(ops) || !self.chip.copy_run(from, to, class, base, pages) {
             return false;
+        }
+        if let Some(t) = self.timeline.as_deref_mut() {
+            t.copy_run(from, to.0, base);
         }
         self.power.ops += ops;
         self.copies += from.len() as u64;

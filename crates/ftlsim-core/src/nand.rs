@@ -622,10 +622,23 @@ impl Nand {
 
     /// Copies the pages `from` (each holding data, none in `to`'s block) to the pages from `to` on, in order,
     /// in one call: what [`Nand::copy`] of each does (a page read and a program each, counted as such, a
-    /// sequence number each), with the checks done once for the run. Returns false, doing nothing, when a
-    /// copy one by one would find a source without data or break a rule: the caller then copies one by one,
-    /// and meets the same outcome.
-    pub fn copy_run(&mut self, from: &[Ppn], to: Ppn, class: OpClass) -> bool {
+    /// sequence number each), with the checks done once for the run. `from` and `to` are pages of a
+    /// partition of the chip (a scheme instance's, `ftl/per_die.rs`): its page `p` is chip page `base + p`,
+    /// and a page at or beyond its `pages` is refused as one off the chip (the whole chip: 0 and every
+    /// page). Returns false, doing nothing, when a copy one by one would find a source without data or break
+    /// a rule: the caller then copies one by one, and meets the same outcome.
+    pub fn copy_run(
+        &mut self,
+        from: &[Ppn],
+        to: Ppn,
+        class: OpClass,
+        base: u32,
+        pages: u32,
+    ) -> bool {
+        if to.0 >= pages {
+            return false;
+        }
+        let to = Ppn(base.saturating_add(to.0));
         let (to_block, first) = self.split(to);
         let ppb = self.pages_per_block as usize;
         let (b, first) = (to_block as usize, first as usize);
@@ -643,7 +656,7 @@ impl Nand {
             }
         }
         let mut sources = std::mem::take(&mut self.run_sources);
-        let readable = self.find_readable(from, to_block, &mut sources);
+        let readable = self.find_readable(from, to_block, base, pages, &mut sources);
         if !readable {
             self.run_sources = sources;
             return false;
@@ -663,7 +676,7 @@ impl Nand {
                 ..record
             };
             if record.token == WIDE {
-                let (sb, sp) = self.split(from[i]);
+                let (sb, sp) = self.split(Ppn(base + from[i].0));
                 let token = self.wide_token(sb as usize, sp as usize);
                 self.wide_tokens.insert(to.0 + i as u32, token);
             }
@@ -676,15 +689,26 @@ impl Nand {
         true
     }
 
-    /// Whether every page of `from` is on the chip, outside block `not_in`, and holds data (neither erased nor
-    /// torn); if so, `slab` holds their places in the slab. One block's state is looked up per run of
-    /// sources in the same block (a GC victim's pages are all in one).
-    fn find_readable(&self, from: &[Ppn], not_in: u32, slab: &mut Vec<usize>) -> bool {
+    /// Whether every page of `from` (pages of the partition of `pages` pages from chip page `base`, as in
+    /// [`Nand::copy_run`]) is in the partition and on the chip, outside chip block `not_in`, and holds data
+    /// (neither erased nor torn); if so, `slab` holds their places in the slab. One block's state is looked
+    /// up per run of sources in the same block (a GC victim's pages are all in one).
+    fn find_readable(
+        &self,
+        from: &[Ppn],
+        not_in: u32,
+        base: u32,
+        pages: u32,
+        slab: &mut Vec<usize>,
+    ) -> bool {
         slab.clear();
         let ppb = self.pages_per_block as usize;
         let mut block = (u32::MAX, Opt::<u32>::NONE);
         for &ppn in from {
-            let (b, p) = self.split(ppn);
+            if ppn.0 >= pages {
+                return false;
+            }
+            let (b, p) = self.split(Ppn(base.saturating_add(ppn.0)));
             if b != block.0 {
                 if b == not_in || b as usize >= self.blocks.len() {
                     return false;
@@ -953,7 +977,7 @@ mod tests {
         };
         let (mut at_once, mut one_by_one) = (fill(), fill());
         let from = [Ppn(2), Ppn(1), Ppn(8)];
-        assert!(at_once.copy_run(&from, Ppn(13), D));
+        assert!(at_once.copy_run(&from, Ppn(13), D, 0, 16));
         for (i, &source) in from.iter().enumerate() {
             one_by_one.copy(source, Ppn(13 + i as u32), D).unwrap();
         }
@@ -976,9 +1000,36 @@ mod tests {
             (&[Ppn(0)][..], Ppn(2)),
             (&[Ppn(0)][..], Ppn(16)),
         ] {
-            assert!(!at_once.copy_run(from, to, D), "{from:?} to {to:?}");
+            assert!(!at_once.copy_run(from, to, D, 0, 16), "{from:?} to {to:?}");
         }
         assert_eq!(at_once.total_counts(), a);
+    }
+
+    #[test]
+    fn a_run_of_copies_in_a_partition_moves_its_pages_and_refuses_pages_beyond_it() {
+        // The partition of blocks 2 and 3: its page p is chip page 8 + p.
+        let mut chip = Nand::new(4, 4, true);
+        chip.program(Ppn(8), 5, Opt::some(Lpn(1)), Opt::NONE, D)
+            .unwrap();
+        chip.program(Ppn(9), 6, Opt::some(Lpn(2)), Opt::NONE, D)
+            .unwrap();
+        let before = chip.total_counts();
+        // Refused: a source beyond the partition's 8 pages (chip page 16, off the chip), the target beyond it.
+        for (from, to) in [(&[Ppn(8)][..], Ppn(4)), (&[Ppn(0)][..], Ppn(8))] {
+            assert!(!chip.copy_run(from, to, D, 8, 8), "{from:?} to {to:?}");
+        }
+        assert_eq!(chip.total_counts(), before);
+        assert!(chip.copy_run(&[Ppn(1), Ppn(0)], Ppn(4), D, 8, 8));
+        assert_eq!(chip.peek(Ppn(12)).token, Some(6));
+        assert_eq!(chip.peek(Ppn(13)).token, Some(5));
+        assert_eq!(chip.peek(Ppn(13)).spare.lpn(), Some(Lpn(1)));
+        assert_eq!(
+            chip.peek(Ppn(4)).token,
+            None,
+            "the chip's own page 4 is not the partition's"
+        );
+        let c = chip.total_counts();
+        assert_eq!((c.page_reads, c.page_writes), (2, 4));
     }
 
     #[test]

@@ -120,6 +120,67 @@ fn a_page_beyond_the_partition_is_refused_not_written_on_the_next_die() {
     assert_eq!(dev.chip().peek(Ppn(16)).token, None);
 }
 
+#[test]
+fn a_run_of_copies_per_die_is_timed_and_placed_as_the_copies_one_by_one() {
+    use ftlsim_core::nand::OpClass;
+    // Die 1's block 0 holds 3 pages; a collection copies them, in another order, to its block 1 while die 0
+    // (on the same channel) programs: once as a run in one call, once copy by copy.
+    let (mut at_once, mut one_by_one) = (two_dies(), two_dies());
+    let from = [Ppn(2), Ppn(0), Ppn(1)];
+    for (dev, run) in [(&mut at_once, true), (&mut one_by_one, false)] {
+        timeline(dev).begin_request(Kind::Write, 10.0, 300);
+        dev.enter_partition(1);
+        for p in 0..3 {
+            dev.program(Ppn(p), 10 + p as u64, Lpn(p)).unwrap();
+        }
+        timeline(dev).end_request();
+        timeline(dev).begin_request(Kind::Write, 20.0, 100);
+        dev.enter_partition(0);
+        dev.program(Ppn(0), 1, Lpn(9)).unwrap();
+        dev.enter_partition(1);
+        if run {
+            assert!(dev.copy_run(OpClass::Data, &from, Ppn(4)));
+        } else {
+            for (i, &p) in from.iter().enumerate() {
+                dev.copy(p, Ppn(4 + i as u32)).unwrap();
+            }
+        }
+        timeline(dev).end_request();
+    }
+    let spans_at_once = spans(&mut at_once);
+    assert_eq!(spans_at_once, spans(&mut one_by_one));
+    assert_eq!(spans_at_once.len(), 3 + 1 + 2 * 3);
+    assert!(
+        spans_at_once[4..].iter().all(|s| s.1 == 1),
+        "every copy on die 1"
+    );
+    assert_eq!(at_once.counts(), one_by_one.counts());
+    // The copies are on die 1's chip pages (its partition from chip page 16): block 1 is chip pages 20-23.
+    for (i, token) in [12, 10, 11].into_iter().enumerate() {
+        let ppn = Ppn(20 + i as u32);
+        assert_eq!(at_once.chip().peek(ppn), one_by_one.chip().peek(ppn));
+        assert_eq!(at_once.chip().peek(ppn).token, Some(token));
+    }
+    assert_eq!(
+        at_once.chip().peek(Ppn(4)).token,
+        None,
+        "not die 0's block 1"
+    );
+    // A run to a page beyond the partition (die 0's 16 pages end at 15) is refused, nothing done: the copies
+    // one by one meet the broken rule.
+    let counts = at_once.counts();
+    at_once.enter_partition(0);
+    assert!(!at_once.copy_run(OpClass::Data, &[Ppn(0)], Ppn(16)));
+    assert_eq!(at_once.counts(), counts);
+    assert_eq!(
+        at_once.chip().peek(Ppn(16)).token,
+        Some(10),
+        "die 1's page 0 untouched"
+    );
+    let err = at_once.copy(Ppn(0), Ppn(16)).unwrap_err();
+    assert!(matches!(err, FlashError::NandRule { .. }), "{err}");
+}
+
 /// `scheme` on 128 pages of 512 B, 2 a block, on `channels` x `dies` dies placed as `placement` says.
 fn config(scheme: &str, channels: u32, dies: u32, placement: Option<&str>) -> SimConfig {
     SimConfig {

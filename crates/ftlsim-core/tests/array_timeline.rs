@@ -213,3 +213,184 @@ fn a_transfer_takes_an_earlier_gap_on_its_channel() {
     t.begin_request(Kind::Read, 13.0, 100);
     assert_eq!(t.end_request(), 0.0);
 }
+
+/// The event model's rules written the plain way, for [`the_timeline_keeps_its_rules_on_a_long_random_run`]:
+/// every die's free time, every transfer ever booked on each channel, and an operation's span found from
+/// those as the module header says (no transfer forgotten, no fast path). Striped over the dies, no command
+/// overhead, spans in the order the operations are issued.
+struct Reference {
+    channels: usize,
+    die_free: Vec<f64>,
+    booked: Vec<Vec<(f64, f64)>>,
+    ready: f64,
+    last_read_end: f64,
+    frontier: f64,
+    spans: Vec<(FlashOp, u32, u32, f64, f64)>,
+}
+
+impl Reference {
+    fn new(channels: usize, dies: usize) -> Reference {
+        Reference {
+            channels,
+            die_free: vec![0.0; dies],
+            booked: vec![Vec::new(); channels],
+            ready: 0.0,
+            last_read_end: 0.0,
+            frontier: 0.0,
+            spans: Vec::new(),
+        }
+    }
+
+    fn begin(&mut self, submitted: f64) {
+        (self.ready, self.last_read_end, self.frontier) = (submitted, submitted, submitted);
+    }
+
+    /// The earliest start at or after `ready` of `len` free microseconds on channel `c`, booked.
+    fn reserve(&mut self, c: usize, ready: f64, len: f64) -> f64 {
+        let booked = &mut self.booked[c];
+        let mut at = ready;
+        for &(start, end) in booked.iter() {
+            if end <= at {
+                continue;
+            }
+            if start >= at + len {
+                break;
+            }
+            at = end;
+        }
+        booked.push((at, at + len));
+        booked.sort_by(|a, b| a.0.total_cmp(&b.0));
+        at
+    }
+
+    fn op(&mut self, op: FlashOp, die: usize) {
+        let c = die % self.channels;
+        let (page, spare) = (10.0, 1.0);
+        let (start, end) = match op {
+            FlashOp::Read | FlashOp::SpareRead => {
+                let (array, moved) = if op == FlashOp::Read {
+                    (TIMING.read_us, page)
+                } else {
+                    (TIMING.spare_read_us, spare)
+                };
+                let start = self.die_free[die].max(self.ready);
+                let out = self.reserve(c, start + array, moved);
+                self.last_read_end = out + moved;
+                (start, out + moved)
+            }
+            FlashOp::Program | FlashOp::SpareProgram => {
+                let (array, moved) = if op == FlashOp::Program {
+                    (TIMING.program_us, page)
+                } else {
+                    (TIMING.spare_program_us, spare)
+                };
+                let ready = self.die_free[die].max(self.ready).max(self.last_read_end);
+                let start = self.reserve(c, ready, moved);
+                (start, start + moved + array)
+            }
+            FlashOp::Erase => {
+                let after = self.ready.max(self.frontier);
+                for d in 0..self.die_free.len() {
+                    let start = self.die_free[d].max(after);
+                    self.occupy(op, d, start, start + TIMING.erase_us);
+                }
+                return;
+            }
+        };
+        self.occupy(op, die, start, end);
+    }
+
+    fn occupy(&mut self, op: FlashOp, die: usize, start: f64, end: f64) {
+        self.die_free[die] = end;
+        self.frontier = self.frontier.max(end);
+        let channel = (die % self.channels) as u32;
+        self.spans.push((op, die as u32, channel, start, end));
+    }
+}
+
+#[test]
+fn the_timeline_keeps_its_rules_on_a_long_random_run() {
+    // 2 channels x 2 dies, striped over blocks of 8 pages (page p on die p mod 4), requests arriving faster
+    // than the dies serve them, so that each channel books transfers far ahead and fills gaps: the timeline
+    // forgets booked transfers and takes its fast paths, the reference does neither.
+    let mut t = timeline(2, 2, 16);
+    let mut reference = Reference::new(2, 4);
+    let ops = [
+        FlashOp::Read,
+        FlashOp::Read,
+        FlashOp::SpareRead,
+        FlashOp::Program,
+        FlashOp::Program,
+        FlashOp::SpareProgram,
+    ];
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: u64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    };
+    let mut arrival = 0.0;
+    for _ in 0..3000 {
+        arrival += next(40) as f64;
+        let submitted = t.begin_request(Kind::Write, arrival + 1.0, 100);
+        reference.begin(submitted);
+        // Mostly a page or two; now and then a collection of many copies, or an erase.
+        let n = if next(16) == 0 { 24 } else { 1 + next(2) };
+        for _ in 0..n {
+            let op = if next(64) == 0 {
+                FlashOp::Erase
+            } else {
+                ops[next(ops.len() as u64) as usize]
+            };
+            let ppn = next(1024) as u32;
+            t.op(op, ppn);
+            reference.op(op, (ppn % 4) as usize);
+        }
+        t.end_request();
+    }
+    let got = spans(&t);
+    assert_eq!(got.len(), reference.spans.len());
+    for (i, (a, b)) in got.iter().zip(&reference.spans).enumerate() {
+        assert_eq!(a, b, "operation {i}");
+    }
+}
+
+#[test]
+fn a_run_of_copies_is_timed_as_the_copies_one_by_one() {
+    use ftlsim_core::addr::Ppn;
+    // Two dies on one channel, a scheme block of 4 pages striped over them: a write of block 0, then a
+    // collection that copies its pages in another order to block 1 while a read waits on die 1.
+    let (mut at_once, mut one_by_one) = (timeline(1, 2, 8), timeline(1, 2, 8));
+    let from = [Ppn(3), Ppn(0), Ppn(2), Ppn(1)];
+    for (t, run) in [(&mut at_once, true), (&mut one_by_one, false)] {
+        t.begin_request(Kind::Write, 10.0, 400);
+        (0..4).for_each(|p| t.op(FlashOp::Program, p));
+        t.end_request();
+        t.begin_request(Kind::Read, 20.0, 100);
+        t.op(FlashOp::Read, 1);
+        t.end_request();
+        t.begin_request(Kind::Write, 30.0, 100);
+        if run {
+            t.copy_run(&from, 4, 0);
+        } else {
+            for (i, p) in from.iter().enumerate() {
+                t.op(FlashOp::Read, p.0);
+                t.op(FlashOp::Program, 4 + i as u32);
+            }
+        }
+        t.op(FlashOp::Erase, 0);
+        t.end_request();
+    }
+    assert_eq!(spans(&at_once), spans(&one_by_one));
+    use FlashOp::*;
+    // Page 3's copy: read on die 1 once the host read there ends (500), array until 550, transfer until
+    // 560; its program on die 0 (page 4) waits for it: transfer 560-570, array until 770.
+    assert_eq!(
+        spans(&at_once)[5..7],
+        [(Read, 1, 0, 500.0, 560.0), (Program, 0, 0, 560.0, 770.0)]
+    );
+    // A run outside a request or background work is not timed, as an operation is not.
+    at_once.copy_run(&from, 8, 0);
+    assert_eq!(spans(&at_once).len(), spans(&one_by_one).len());
+}

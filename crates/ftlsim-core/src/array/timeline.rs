@@ -24,9 +24,12 @@
 //! Host side: request `i` arrives at its trace time x `time_scale`; one whose time is 0 (a built-in workload,
 //! or a trace without times) arrives when the host can submit it, which makes a closed loop. At most
 //! `queue_depth` requests are in the device; the others wait in the host, in arrival order, and that wait is
-//! part of their response time. Every operation is O(1) (an erase O(dies)); a request is O(log queue_depth).
+//! part of their response time. Every operation is O(1) (an erase O(dies)) but a transfer fitted into a gap
+//! between booked ones (a galloping search and an insert, mostly at the front); a request is
+//! O(log queue_depth).
 
 use super::figures::{ArrayFigures, ResponseSummary};
+use crate::addr::Ppn;
 use crate::config::Timing;
 use crate::config::{ArrayPlacement, ArraySpec};
 use hdrhistogram::Histogram;
@@ -145,42 +148,126 @@ const CDF_QUANTILES: [f64; 106] = {
 
 /// A channel's reserved transfers from now on: (start, end), in order, never overlapping. A transfer takes the
 /// earliest gap at or after the time it is ready (back-filling), so it never waits behind a transfer booked
-/// later for a die that is still busy. Transfers that end before every future operation can start are
+/// later for a die that is still busy. Transfers that end before every future transfer can start are
 /// forgotten, so the list holds only those in flight (a few per die); it grows once, never per request.
-#[derive(Default)]
 struct Channel {
     booked: VecDeque<(f64, f64)>,
+    /// The ends of the first and of the last booked transfer (infinite and minus infinite when none): the
+    /// common case decided without a look into the list.
+    first_end: f64,
+    last_end: f64,
 }
 
+impl Default for Channel {
+    fn default() -> Channel {
+        Channel {
+            booked: VecDeque::new(),
+            first_end: f64::INFINITY,
+            last_end: f64::NEG_INFINITY,
+        }
+    }
+}
+
+/// A channel's list longer than this is cut to its tighter horizon ([`Timeline::channel_horizon`]) before a
+/// transfer is fitted into a gap: the cut costs a look at each of the channel's dies, the insert a move of
+/// the transfers booked after the gap.
+const LONG_BOOKING: usize = 8;
+
 impl Channel {
-    /// Books `len` microseconds at the earliest free time at or after `ready`; forgets transfers that end by
-    /// `past` (no operation can start before it). Returns the start.
+    /// Forgets the transfers that end by `past` (no transfer can start before it from now on).
     #[inline]
-    fn reserve(&mut self, ready: f64, len: f64, past: f64) -> f64 {
-        if len <= 0.0 {
-            return ready;
+    fn forget(&mut self, past: f64) {
+        if self.first_end > past {
+            return;
         }
         while self.booked.front().is_some_and(|&(_, end)| end <= past) {
             self.booked.pop_front();
         }
-        // Mostly the transfer comes after every booked one: O(1). Else from the first booked transfer that
-        // ends after `ready` (found by bisection: the ends are in order), to the first gap long enough.
-        if self.booked.back().is_none_or(|&(_, end)| end <= ready) {
-            self.booked.push_back((ready, ready + len));
-            return ready;
+        self.first_end = self.booked.front().map_or(f64::INFINITY, |&(_, end)| end);
+        if self.booked.is_empty() {
+            self.last_end = f64::NEG_INFINITY;
         }
-        let mut i = self.booked.partition_point(|&(_, end)| end <= ready);
+    }
+
+    /// Books `len` (more than 0) microseconds after every booked transfer, at `ready`, if none ends after
+    /// `ready`: true then, the transfer's start being `ready`. The common case: O(1).
+    #[inline]
+    fn append(&mut self, ready: f64, len: f64) -> bool {
+        if self.last_end > ready {
+            return false;
+        }
+        self.booked.push_back((ready, ready + len));
+        self.last_end = ready + len;
+        self.first_end = earlier(self.first_end, ready + len);
+        true
+    }
+
+    /// Books `len` microseconds in the earliest gap at or after `ready` long enough, and returns its start.
+    fn fit(&mut self, ready: f64, len: f64) -> f64 {
+        let mut i = self.first_ending_after(ready);
         let mut at = ready;
         while i < self.booked.len() {
             let (start, end) = self.booked[i];
             if start >= at + len {
                 break;
             }
-            at = at.max(end);
+            at = later(at, end);
             i += 1;
         }
-        self.booked.insert(i, (at, at + len));
+        // Mostly first: a die one behind the others takes the gap before their next transfer.
+        if i == 0 {
+            self.booked.push_front((at, at + len));
+        } else {
+            self.booked.insert(i, (at, at + len));
+        }
+        self.first_end = earlier(self.first_end, at + len);
+        self.last_end = later(self.last_end, at + len);
         at
+    }
+
+    /// The index of the first booked transfer that ends after `t` (the length if none does). The ends are in
+    /// order, and `t` is mostly among the first few (the list starts at the channel's horizon, and a die
+    /// whose transfer is not the last is one behind the others): a galloping search from the front,
+    /// O(log index).
+    #[inline]
+    fn first_ending_after(&self, t: f64) -> usize {
+        let n = self.booked.len();
+        // Every index below `lo` ends by `t`; the answer is at most `hi`.
+        let (mut lo, mut step) = (0, 1);
+        while lo + step <= n && self.booked[lo + step - 1].1 <= t {
+            lo += step;
+            step *= 2;
+        }
+        let mut hi = (lo + step - 1).min(n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.booked[mid].1 <= t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+/// The later of two times, which are never NaN: one instruction, where `f64::max` also orders NaN.
+#[inline(always)]
+fn later(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// The earlier of two times, which are never NaN.
+#[inline(always)]
+fn earlier(a: f64, b: f64) -> f64 {
+    if a < b {
+        a
+    } else {
+        b
     }
 }
 
@@ -198,9 +285,14 @@ fn time(k: Reverse<u64>) -> f64 {
 pub struct Timeline {
     spec: ArraySpec,
     dies: u32,
+    /// Dies on each channel (1: a channel's transfers never wait for another die's).
+    dies_per_channel: u32,
     units: u32,
     /// Pages of the scheme's (striped) block: its page `o` is on unit `o mod units`.
     pages_per_block: u32,
+    /// Striped, with dies a power of two that divides the block: `dies - 1`, as page `p`'s die is then
+    /// `p mod dies` (the units being dies x planes); else 0.
+    die_mask: u32,
     /// Placed per die (`ftl/per_die.rs`): the pages of each die, die `d` holding pages `d x die_pages` to
     /// `(d + 1) x die_pages - 1`; 0: striped.
     die_pages: u32,
@@ -308,8 +400,14 @@ impl Timeline {
         Timeline {
             spec,
             dies,
+            dies_per_channel: dies / spec.channels,
             units: spec.units(),
             pages_per_block,
+            die_mask: if dies.is_power_of_two() && pages_per_block.is_multiple_of(dies) {
+                dies - 1
+            } else {
+                0
+            },
             die_pages: 0,
             read,
             spare_read,
@@ -489,27 +587,93 @@ impl Timeline {
         }
     }
 
+    /// The die of page `ppn` of the scheme (its partition's base added).
+    #[inline(always)]
+    fn die_of(&self, ppn: u32) -> u32 {
+        // One die, or a power of two that divides the block: no division in the hot loop.
+        if self.dies == 1 {
+            return 0;
+        }
+        // Per die: the die whose pages hold it.
+        if let Some(die) = ppn.checked_div(self.die_pages) {
+            return die;
+        }
+        if self.die_mask != 0 {
+            ppn & self.die_mask
+        } else {
+            // Striped: its offset's plane-unit.
+            (ppn % self.pages_per_block) % self.units % self.dies
+        }
+    }
+
+    /// Times a run of copies ([`crate::device::Device::copy_run`]): page `from[i]` read, then programmed to
+    /// page `to + i`, for each `i` in order, exactly as [`Timeline::op`] of each would; every page of the
+    /// scheme's partition, whose first page is `base`.
+    pub fn copy_run(&mut self, from: &[Ppn], to: u32, base: u32) {
+        if !self.open {
+            return;
+        }
+        if self.die_pages != 0 {
+            let die = self.die_of(base + to);
+            debug_assert!(from.iter().all(|p| self.die_of(base + p.0) == die));
+            self.copy_run_on(die, from.len());
+            return;
+        }
+        for (i, source) in from.iter().enumerate() {
+            let die = self.die_of(base + source.0);
+            self.read_on(FlashOp::Read, die, self.read);
+            let die = self.die_of(base + to + i as u32);
+            self.program_on(FlashOp::Program, die, self.program);
+        }
+    }
+
+    /// [`Timeline::copy_run`] of `copies` copies all on `die` (placed per die): what [`Timeline::read_on`]
+    /// then [`Timeline::program_on`] of each do, the same sums in the same order, with the die's and the
+    /// request's times kept in registers through the run (the hot loop of a merge or a GC run).
+    fn copy_run_on(&mut self, die: u32, copies: usize) {
+        let (d, c) = (die as usize, self.channel_of(die));
+        let (read, program, ready) = (self.read, self.program, self.ready);
+        let (mut die_busy, mut channel_busy) = (self.die_busy[d], self.channel_busy[c]);
+        let (mut free, mut frontier, mut read_end) =
+            (self.die_free[d], self.frontier, self.last_read_end);
+        for _ in 0..copies {
+            let start = later(free, ready);
+            let out = self.reserve(c, start + read.array, read.channel);
+            let end = out + read.channel;
+            channel_busy += read.channel;
+            self.die_free[d] = end;
+            die_busy += end - start;
+            frontier = later(frontier, end);
+            self.span(FlashOp::Read, d, c, start, end);
+            read_end = end;
+            // The program waits for its read (rule 4), which ended after the submission, on the same die.
+            let start = self.reserve(c, end, program.channel);
+            let moved = start + program.channel;
+            channel_busy += program.channel;
+            free = moved + program.array;
+            self.die_free[d] = free;
+            die_busy += free - start;
+            frontier = later(frontier, free);
+            self.span(FlashOp::Program, d, c, start, free);
+        }
+        (self.die_busy[d], self.channel_busy[c]) = (die_busy, channel_busy);
+        (self.frontier, self.last_read_end) = (frontier, read_end);
+    }
+
     /// Times one flash operation on page `ppn` of the scheme (for an erase, any page of the block).
     #[inline]
     pub fn op(&mut self, op: FlashOp, ppn: u32) {
         if !self.open {
             return;
         }
-        // One die: no division in the hot loop.
-        let die = if self.dies == 1 {
-            0
-        } else {
-            // Per die: the die whose pages hold it; striped: its offset's plane-unit.
-            ppn.checked_div(self.die_pages)
-                .unwrap_or_else(|| (ppn % self.pages_per_block) % self.units % self.dies)
-        };
+        let die = self.die_of(ppn);
         match op {
             FlashOp::Read => self.read_on(op, die, self.read),
             FlashOp::SpareRead => self.read_on(op, die, self.spare_read),
             FlashOp::Program => self.program_on(op, die, self.program),
             FlashOp::SpareProgram => self.program_on(op, die, self.spare_program),
             FlashOp::Erase => {
-                let after = self.ready.max(self.frontier);
+                let after = later(self.ready, self.frontier);
                 if self.die_pages != 0 {
                     self.erase_on(die, after);
                 } else {
@@ -519,11 +683,63 @@ impl Timeline {
         }
     }
 
+    /// Books `len` microseconds of channel `c` at the earliest free time at or after `ready`; returns the
+    /// start.
+    #[inline]
+    fn reserve(&mut self, c: usize, ready: f64, len: f64) -> f64 {
+        // A channel of one die is free whenever its die is: each of its transfers is the die's, after the end
+        // of the die's last operation, so after every transfer booked on the channel.
+        if len <= 0.0 || self.dies_per_channel == 1 {
+            return ready;
+        }
+        let channel = &mut self.channels[c];
+        channel.forget(self.last_dispatch);
+        if channel.append(ready, len) {
+            return ready;
+        }
+        self.reserve_in_gap(c, ready, len)
+    }
+
+    /// [`Timeline::reserve`] of a transfer that is not after every booked one.
+    #[inline(never)]
+    fn reserve_in_gap(&mut self, c: usize, ready: f64, len: f64) -> f64 {
+        if self.channels[c].booked.len() > LONG_BOOKING {
+            let horizon = self.channel_horizon(c);
+            self.channels[c].forget(horizon);
+        }
+        self.channels[c].fit(ready, len)
+    }
+
+    /// The earliest a transfer on channel `c` can start from now on: no operation starts before the current
+    /// request's submission (rule 1; submissions never go back), nor on a die before the end of the die's
+    /// last operation (rule 2), and every transfer is its die's (rule 3).
+    fn channel_horizon(&self, c: usize) -> f64 {
+        let channels = self.spec.channels as usize;
+        self.die_free
+            .iter()
+            .skip(c)
+            .step_by(channels)
+            .copied()
+            .fold(f64::INFINITY, f64::min)
+            .max(self.last_dispatch)
+    }
+
+    /// The channel of `die` ([`ArraySpec::channel_of_die`]), without a division where the channels are a
+    /// power of two.
+    #[inline(always)]
+    fn channel_of(&self, die: u32) -> usize {
+        if self.spec.channels.is_power_of_two() {
+            (die & (self.spec.channels - 1)) as usize
+        } else {
+            self.spec.channel_of_die(die) as usize
+        }
+    }
+
     #[inline]
     fn read_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
-        let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
-        let start = self.die_free[d].max(self.ready);
-        let out = self.channels[c].reserve(start + cost.array, cost.channel, self.last_dispatch);
+        let (d, c) = (die as usize, self.channel_of(die));
+        let start = later(self.die_free[d], self.ready);
+        let out = self.reserve(c, start + cost.array, cost.channel);
         let end = out + cost.channel;
         self.channel_busy[c] += cost.channel;
         self.occupy(op, d, c, start, end);
@@ -532,9 +748,9 @@ impl Timeline {
 
     #[inline]
     fn program_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
-        let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
-        let ready = self.die_free[d].max(self.ready).max(self.last_read_end);
-        let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
+        let (d, c) = (die as usize, self.channel_of(die));
+        let ready = later(later(self.die_free[d], self.ready), self.last_read_end);
+        let start = self.reserve(c, ready, cost.channel);
         let moved = start + cost.channel;
         self.channel_busy[c] += cost.channel;
         self.occupy(op, d, c, start, moved + cost.array);
@@ -544,9 +760,9 @@ impl Timeline {
     /// (rule 5).
     fn erase_on(&mut self, die: u32, after: f64) {
         let cost = self.erase;
-        let (d, c) = (die as usize, self.spec.channel_of_die(die) as usize);
-        let ready = self.die_free[d].max(after);
-        let start = self.channels[c].reserve(ready, cost.channel, self.last_dispatch);
+        let (d, c) = (die as usize, self.channel_of(die));
+        let ready = later(self.die_free[d], after);
+        let start = self.reserve(c, ready, cost.channel);
         self.channel_busy[c] += cost.channel;
         self.occupy(
             FlashOp::Erase,
@@ -561,7 +777,12 @@ impl Timeline {
     fn occupy(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
         self.die_free[d] = end;
         self.die_busy[d] += end - start;
-        self.frontier = self.frontier.max(end);
+        self.frontier = later(self.frontier, end);
+        self.span(op, d, c, start, end);
+    }
+
+    #[inline(always)]
+    fn span(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
         if let Some(spans) = &mut self.spans {
             spans.push(Span {
                 op,
