@@ -490,10 +490,19 @@ impl BastFtl {
             merge::switch(dev, &mut self.pool, &mut self.data, lbn, log, self.ppb)?;
             MergeKind::Switch
         } else {
+            // The sources lie in two blocks: the log block and the data block.
+            if let Some(data) = self.data.pbn(lbn) {
+                dev.prefetch_block(data);
+            }
+            if let Some(log) = self.log.pbn(slot) {
+                dev.prefetch_block(log);
+            }
+            self.log.newest_of_block(lbn, &mut self.sources);
             for o in 0..self.ppb {
-                let lpn = lbn.lpn(o, self.ppb);
-                self.sources[o as usize] =
-                    Opt::from(self.log.newest(lpn).or_else(|| self.data.page(lpn, dev)));
+                let source = &mut self.sources[o as usize];
+                if source.is_none() {
+                    *source = Opt::from(self.data.page(lbn.lpn(o, self.ppb), dev));
+                }
             }
             if in_place && self.partial_merge {
                 let log = self.log.close(slot);

@@ -100,10 +100,11 @@ impl DataBlocks {
     pub fn assign(&mut self, lbn: Lbn, pbn: Pbn, programmed_prefix: u32) -> Option<Pbn> {
         let old = self.pbn(lbn);
         self.map[lbn.index()] = Opt::some(pbn);
-        for o in 0..self.ppb {
-            self.written
-                .assign(lbn.lpn(o, self.ppb).index(), o < programmed_prefix);
-        }
+        let first = lbn.first_lpn(self.ppb).index();
+        let prefix = programmed_prefix as usize;
+        self.written.set_range(first..first + prefix);
+        self.written
+            .clear_range(first + prefix..first + self.ppb as usize);
         self.frontier[lbn.index()] = programmed_prefix;
         old
     }
@@ -127,6 +128,19 @@ impl DataBlocks {
         self.written.set(lbn.lpn(offset, self.ppb).index());
         let frontier = &mut self.frontier[lbn.index()];
         *frontier = (*frontier).max(offset + 1);
+    }
+
+    /// [`DataBlocks::mark_programmed_at`] of the offsets `offsets` of `lbn` (a merge's run of copies).
+    #[inline]
+    pub fn mark_programmed_run(&mut self, lbn: Lbn, offsets: std::ops::Range<u32>) {
+        if offsets.is_empty() {
+            return;
+        }
+        let first = lbn.first_lpn(self.ppb).index();
+        self.written
+            .set_range(first + offsets.start as usize..first + offsets.end as usize);
+        let frontier = &mut self.frontier[lbn.index()];
+        *frontier = (*frontier).max(offsets.end);
     }
 
     /// The block map as a controller stores it: one entry per logical block, as wide as a physical block

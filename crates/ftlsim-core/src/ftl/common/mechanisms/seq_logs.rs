@@ -213,6 +213,9 @@ pub struct HybridBlocks {
     seq_opened: Vec<u64>,
     clock: u64,
     sources: Vec<Opt<Ppn>>,
+    /// The offsets whose data-block spare areas a merge reads, and what they hold ([`Device::read_spare_lpns`]).
+    spare_offsets: Vec<u32>,
+    spare_lpns: Vec<Opt<Lpn>>,
     lbns: Vec<Lbn>,
 }
 
@@ -231,6 +234,8 @@ impl HybridBlocks {
             seq_opened: vec![0; seq_slots as usize],
             clock: 0,
             sources: vec![Opt::NONE; ppb as usize],
+            spare_offsets: Vec::with_capacity(ppb as usize),
+            spare_lpns: Vec::with_capacity(ppb as usize),
             lbns: Vec::with_capacity(ppb as usize),
         }
     }
@@ -622,9 +627,10 @@ impl HybridBlocks {
     /// (already taken out of its slot when it is being reclaimed), except offset `skip` (a host write folded
     /// into the merge). A page with no log copy comes from the data
     /// block if the data block's page holds it, which the controller learns by reading that page's spare area
-    /// (one spare read per such offset; FAST §3.4: the merge "selectively fills each empty sector ... with its
-    /// corresponding sector in the data block"; PSU FlashSim counts these OOB reads). The sector map in RAM
-    /// gives the log copies without a flash access.
+    /// (one spare read per such offset, in offset order; FAST §3.4: the merge "selectively fills each empty
+    /// sector ... with its corresponding sector in the data block"; PSU FlashSim counts these OOB reads). The
+    /// sector map in RAM gives the log copies without a flash access. The sources' blocks are hinted to the
+    /// CPU here, where they are known: the data block whole, the log copies one by one.
     fn find_sources(
         &mut self,
         lbn: Lbn,
@@ -644,24 +650,30 @@ impl HybridBlocks {
             _ => (None, 0..0),
         };
         self.log.newest_of_block(lbn, &mut self.sources);
+        self.spare_offsets.clear();
         for o in 0..ppb {
+            let source = &mut self.sources[o as usize];
+            match seq_pbn {
+                _ if skip == Some(o) => *source = Opt::NONE,
+                Some(pbn) if run.contains(&o) => *source = Opt::some(dev.ppn(pbn, o)),
+                _ => match source.get() {
+                    Some(ppn) => dev.prefetch(ppn),
+                    None if data.is_some() => self.spare_offsets.push(o),
+                    None => {}
+                },
+            }
+        }
+        let Some(pbn) = data else {
+            return Ok(());
+        };
+        dev.read_spare_lpns(pbn, &self.spare_offsets, &mut self.spare_lpns)?;
+        for (&o, &held) in self.spare_offsets.iter().zip(&self.spare_lpns) {
             let lpn = lbn.lpn(o, ppb);
-            let log_copy = match seq_pbn {
-                Some(pbn) if run.contains(&o) => Some(dev.ppn(pbn, o)),
-                _ => self.sources[o as usize].get(),
-            };
-            self.sources[o as usize] = match (log_copy, data) {
-                _ if skip == Some(o) => Opt::NONE,
-                (Some(ppn), _) => Opt::some(ppn),
-                (None, Some(pbn)) => {
-                    let ppn = dev.ppn(pbn, o);
-                    let spare = dev.read_spare(ppn)?;
-                    let holds = spare.lpn() == Some(lpn);
-                    debug_assert_eq!(holds || is_torn(&spare), self.data.page(lpn, dev).is_some());
-                    Opt::from(holds.then_some(ppn))
-                }
-                (None, None) => Opt::NONE,
-            };
+            let holds = held == Opt::some(lpn);
+            // A data block holds its own pages in place; the written bits agree with what it holds.
+            debug_assert!(holds || held.is_none());
+            debug_assert!(!holds || self.data.page(lpn, dev).is_some());
+            self.sources[o as usize] = Opt::from(holds.then(|| dev.ppn(pbn, o)));
         }
         Ok(())
     }

@@ -52,6 +52,40 @@ impl Bitmap {
         }
     }
 
+    /// Sets the bits `range`, a word at a time.
+    #[inline]
+    pub fn set_range(&mut self, range: std::ops::Range<usize>) {
+        self.update_range(range, |word, mask| *word |= mask);
+    }
+
+    /// Clears the bits `range`, a word at a time.
+    #[inline]
+    pub fn clear_range(&mut self, range: std::ops::Range<usize>) {
+        self.update_range(range, |word, mask| *word &= !mask);
+    }
+
+    /// Applies `op` to each word that `range` touches, with the mask of its bits in the range.
+    #[inline]
+    fn update_range(&mut self, range: std::ops::Range<usize>, op: impl Fn(&mut u64, u64)) {
+        debug_assert!(
+            range.end <= self.len,
+            "bits {range:?} of a bitmap of {}",
+            self.len
+        );
+        let mut i = range.start;
+        while i < range.end {
+            let (word, bit) = (i / 64, i % 64);
+            let n = (64 - bit).min(range.end - i);
+            let mask = if n == 64 {
+                u64::MAX
+            } else {
+                ((1u64 << n) - 1) << bit
+            };
+            op(&mut self.words[word], mask);
+            i += n;
+        }
+    }
+
     pub fn clear_all(&mut self) {
         self.words.fill(0);
     }
@@ -104,6 +138,26 @@ mod tests {
         b.clear_all();
         assert_eq!(b.count_ones(), 0);
         assert_eq!(b.iter_ones().next(), None);
+    }
+
+    #[test]
+    fn ranges_set_and_clear_exactly_their_bits_across_words() {
+        let mut b = Bitmap::new(200);
+        b.set_range(3..3);
+        assert_eq!(b.count_ones(), 0);
+        b.set_range(60..130);
+        assert_eq!(
+            b.iter_ones().collect::<Vec<_>>(),
+            (60..130).collect::<Vec<_>>()
+        );
+        b.clear_range(64..128);
+        assert_eq!(
+            b.iter_ones().collect::<Vec<_>>(),
+            vec![60, 61, 62, 63, 128, 129]
+        );
+        b.set_range(0..200);
+        b.clear_range(1..199);
+        assert_eq!(b.iter_ones().collect::<Vec<_>>(), vec![0, 199]);
     }
 
     #[test]
