@@ -44,19 +44,24 @@ fn fill(
             offset += 1;
             continue;
         }
+        // The run stops at the held offsets, the incoming write, a page without a source, or after RUN.
         let start = offset;
+        let mut end = ppb.min(start + RUN as u32);
+        if held.start > start {
+            end = end.min(held.start);
+        }
+        if let Some((o, _)) = incoming.filter(|&(o, _)| o >= start) {
+            end = end.min(o);
+        }
         let mut n = 0;
-        while offset < ppb
-            && n < RUN
-            && !held.contains(&offset)
-            && incoming.is_none_or(|(o, _)| o != offset)
-        {
-            let Some(from) = sources[offset as usize].get() else {
+        for source in &sources[start as usize..end as usize] {
+            let Some(from) = source.get() else {
                 break;
             };
             run[n] = from;
-            (n, offset) = (n + 1, offset + 1);
+            n += 1;
         }
+        offset = start + n as u32;
         if n > 1 && dev.copy_run(OpClass::Data, &run[..n], dev.ppn(target, start)) {
             data.mark_programmed_run(lbn, start..offset);
             continue;

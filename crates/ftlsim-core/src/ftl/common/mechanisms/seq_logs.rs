@@ -213,8 +213,7 @@ pub struct HybridBlocks {
     seq_opened: Vec<u64>,
     clock: u64,
     sources: Vec<Opt<Ppn>>,
-    /// The offsets whose data-block spare areas a merge reads, and what they hold ([`Device::read_spare_lpns`]).
-    spare_offsets: Vec<u32>,
+    /// What the data block's spare areas a merge reads hold, by offset ([`Device::read_spare_lpns`]).
     spare_lpns: Vec<Opt<Lpn>>,
     lbns: Vec<Lbn>,
 }
@@ -234,8 +233,7 @@ impl HybridBlocks {
             seq_opened: vec![0; seq_slots as usize],
             clock: 0,
             sources: vec![Opt::NONE; ppb as usize],
-            spare_offsets: Vec::with_capacity(ppb as usize),
-            spare_lpns: Vec::with_capacity(ppb as usize),
+            spare_lpns: vec![Opt::NONE; ppb as usize],
             lbns: Vec::with_capacity(ppb as usize),
         }
     }
@@ -644,36 +642,53 @@ impl HybridBlocks {
         if let Some(pbn) = data {
             dev.prefetch_block(pbn);
         }
-        // The sequential block's run, then the log copies of the whole block at once (no division per page).
-        let (seq_pbn, run) = match seq {
-            Some(s) if s.lbn == lbn => (Some(s.pbn), s.first..s.pages),
-            _ => (None, 0..0),
-        };
+        // The log copies of the whole block at once (no division per page), then the sequential block's run
+        // over them.
         self.log.newest_of_block(lbn, &mut self.sources);
-        self.spare_offsets.clear();
-        for o in 0..ppb {
-            let source = &mut self.sources[o as usize];
-            match seq_pbn {
-                _ if skip == Some(o) => *source = Opt::NONE,
-                Some(pbn) if run.contains(&o) => *source = Opt::some(dev.ppn(pbn, o)),
-                _ => match source.get() {
-                    Some(ppn) => dev.prefetch(ppn),
-                    None if data.is_some() => self.spare_offsets.push(o),
-                    None => {}
-                },
+        let run = match seq {
+            Some(s) if s.lbn == lbn => {
+                for o in s.first..s.pages {
+                    self.sources[o as usize] = Opt::some(dev.ppn(s.pbn, o));
+                }
+                s.first..s.pages
             }
+            _ => 0..0,
+        };
+        if let Some(o) = skip {
+            self.sources[o as usize] = Opt::NONE;
         }
         let Some(pbn) = data else {
             return Ok(());
         };
-        dev.read_spare_lpns(pbn, &self.spare_offsets, &mut self.spare_lpns)?;
-        for (&o, &held) in self.spare_offsets.iter().zip(&self.spare_lpns) {
-            let lpn = lbn.lpn(o, ppb);
-            let holds = held == Opt::some(lpn);
-            // A data block holds its own pages in place; the written bits agree with what it holds.
-            debug_assert!(holds || held.is_none());
-            debug_assert!(!holds || self.data.page(lpn, dev).is_some());
-            self.sources[o as usize] = Opt::from(holds.then(|| dev.ppn(pbn, o)));
+        // The offsets left come from the data block: its spare areas read a run of offsets at a time.
+        let from_data = |o: u32, sources: &[Opt<Ppn>]| {
+            skip != Some(o) && !run.contains(&o) && sources[o as usize].is_none()
+        };
+        let mut o = 0;
+        while o < ppb {
+            if !from_data(o, &self.sources) {
+                if let Some(ppn) = self.sources[o as usize].get() {
+                    dev.prefetch(ppn);
+                }
+                o += 1;
+                continue;
+            }
+            let start = o;
+            while o < ppb && from_data(o, &self.sources) {
+                o += 1;
+            }
+            let lpns = &mut self.spare_lpns[start as usize..o as usize];
+            dev.read_spare_lpns(pbn, start..o, lpns)?;
+            for (offset, &held) in (start..o).zip(lpns.iter()) {
+                let holds = held == Opt::some(lbn.lpn(offset, ppb));
+                // A data block holds its own pages in place.
+                debug_assert!(holds || held.is_none());
+                self.sources[offset as usize] = if holds {
+                    Opt::some(dev.ppn(pbn, offset))
+                } else {
+                    Opt::NONE
+                };
+            }
         }
         Ok(())
     }
