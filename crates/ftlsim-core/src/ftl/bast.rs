@@ -498,12 +498,7 @@ impl BastFtl {
                 dev.prefetch_block(log);
             }
             self.log.newest_of_block(lbn, &mut self.sources);
-            for o in 0..self.ppb {
-                let source = &mut self.sources[o as usize];
-                if source.is_none() {
-                    *source = Opt::from(self.data.page(lbn.lpn(o, self.ppb), dev));
-                }
-            }
+            self.data.fill_missing(lbn, &mut self.sources, dev);
             if in_place && self.partial_merge {
                 let log = self.log.close(slot);
                 merge::partial_merge(

@@ -56,6 +56,20 @@ impl DataBlocks {
         }
     }
 
+    /// Sets each entry of `sources` (one per offset of `lbn`) that is none to the data block's page at that
+    /// offset, where it was programmed: [`DataBlocks::page`] of each, with no division per page.
+    pub fn fill_missing(&self, lbn: Lbn, sources: &mut [Opt<Ppn>], dev: &Device) {
+        let Some(pbn) = self.pbn(lbn) else {
+            return;
+        };
+        let first = lbn.first_lpn(self.ppb).index();
+        for (o, source) in sources.iter_mut().enumerate() {
+            if source.is_none() && self.written.get(first + o) {
+                *source = Opt::some(dev.ppn(pbn, o as u32));
+            }
+        }
+    }
+
     /// True when a write of `lpn` needs no log block: the logical block has no data block yet, or its page at
     /// the offset is free and (under the in-order rule) above every programmed page. FAST Fig. 6, Algorithm 1.
     pub fn fits_in_place(&self, lpn: Lpn) -> bool {
