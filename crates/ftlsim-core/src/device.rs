@@ -713,6 +713,35 @@ impl Device {
         }
     }
 
+    /// Reads the spare areas of the pages `offsets` of block `pbn` in order (a [`Device::read_spare`] each)
+    /// and sets `lpns[i]` to the logical page the `i`-th holds (none: erased, torn or the scheme's own page).
+    /// One call to the chip where it can (a merge that asks which of the data block's pages hold data); page
+    /// by page where a power cut could land among them, a timeline times each, or the scheme's blocks are
+    /// remapped. The counts, and a cut's place, are those of the reads one by one.
+    pub fn read_spare_lpns(
+        &mut self,
+        pbn: Pbn,
+        offsets: std::ops::Range<u32>,
+        lpns: &mut [Opt<Lpn>],
+    ) -> Result<()> {
+        if !self.in_one_call(offsets.len() as u64) || self.timeline.is_some() {
+            for (o, lpn) in offsets.zip(lpns) {
+                *lpn = self.read_spare(self.ppn(pbn, o))?.lpn;
+            }
+            return Ok(());
+        }
+        self.chip
+            .read_spare_lpns(
+                self.block_on_chip(pbn),
+                offsets.clone(),
+                OpClass::Data,
+                lpns,
+            )
+            .map_err(|v| self.rule(v))?;
+        self.power.ops += offsets.len() as u64;
+        Ok(())
+    }
+
     pub fn map_counts(&self) -> FlashCounts {
         self.chip.counts(OpClass::Map)
     }
@@ -884,5 +913,35 @@ impl Device {
             scheme: self.scheme.clone(),
             what: what.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spare_reads_of_a_run_at_once_count_and_cut_where_reads_one_by_one_do() {
+        // Block 1 of 4-page blocks holds lpns 4 and 5 at pages 0 and 1 and lpn 7 at page 3.
+        let mut dev = Device::toy(4);
+        for (page, lpn) in [(0, 4), (1, 5), (3, 7)] {
+            dev.program(Ppn(4 + page), 1, Lpn(lpn)).unwrap();
+        }
+        let mut lpns = [Opt::NONE; 4];
+        dev.read_spare_lpns(Pbn(1), 1..4, &mut lpns[..3]).unwrap();
+        assert_eq!(lpns[..3], [Opt::some(Lpn(5)), Opt::NONE, Opt::some(Lpn(7))]);
+        assert_eq!(dev.counts().spare_reads, 3);
+        // A cut armed on the second read lands there: the first read is counted, the rest not done.
+        lpns = [Opt::NONE; 4];
+        dev.arm_power_cut(Some(2));
+        assert!(dev.read_spare_lpns(Pbn(1), 0..4, &mut lpns).is_err());
+        assert_eq!(dev.counts().spare_reads, 4);
+        assert_eq!(lpns, [Opt::some(Lpn(4)), Opt::NONE, Opt::NONE, Opt::NONE]);
+        // One past the run: done in one call, and the cut still comes on the operation after it.
+        dev.arm_power_cut(Some(5));
+        dev.read_spare_lpns(Pbn(1), 0..4, &mut lpns).unwrap();
+        assert_eq!(lpns[..2], [Opt::some(Lpn(4)), Opt::some(Lpn(5))]);
+        assert!(dev.read_spare(Ppn(4)).is_err());
+        assert_eq!(dev.counts().spare_reads, 8);
     }
 }

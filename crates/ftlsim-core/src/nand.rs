@@ -835,6 +835,46 @@ impl Nand {
         Ok(true)
     }
 
+    /// Reads the spare areas of the pages `offsets` of block `pbn`, in order (one spare read each, as
+    /// [`Nand::read_spare`] counts it), and sets `lpns[i]` to the logical page the `i`-th holds (none for an
+    /// erased or torn page, or one the scheme wrote for itself): a merge's reads of a run of the data block's
+    /// pages, with one block lookup for the run.
+    pub fn read_spare_lpns(
+        &mut self,
+        pbn: Pbn,
+        offsets: std::ops::Range<u32>,
+        class: OpClass,
+        lpns: &mut [Opt<Lpn>],
+    ) -> Result<(), Violation> {
+        debug_assert_eq!(lpns.len(), offsets.len());
+        let ppb = self.pages_per_block as usize;
+        let (first, end) = (offsets.start as usize, offsets.end as usize);
+        if pbn.index() >= self.blocks.len() || end > ppb {
+            let what = if pbn.index() >= self.blocks.len() {
+                "spare read beyond the chip"
+            } else {
+                "spare read beyond the block"
+            };
+            return Err(Violation {
+                what,
+                block: pbn.0,
+                page: offsets.end.max(1) - 1,
+            });
+        }
+        match self.blocks.get(pbn.index()).slot.get() {
+            None => lpns.fill(Opt::NONE),
+            Some(slot) => {
+                let pages = &self.slab[slot as usize * ppb..][first..end];
+                for (lpn, page) in lpns.iter_mut().zip(pages) {
+                    *lpn = page.lpn;
+                }
+            }
+        }
+        self.counts
+            .tally_n(class, |c| &mut c.spare_reads, offsets.len() as u64);
+        Ok(())
+    }
+
     /// What a page holds, without a flash operation (for checks and tests only).
     pub fn peek(&self, ppn: Ppn) -> PageRead {
         let (b, p) = self.split(ppn);
@@ -1030,6 +1070,43 @@ mod tests {
         );
         let c = chip.total_counts();
         assert_eq!((c.page_reads, c.page_writes), (2, 4));
+    }
+
+    #[test]
+    fn spare_reads_of_a_run_at_once_give_what_reads_one_by_one_give() {
+        // Block 1: page 4 holds lpn 10, page 5 is torn, page 6 is erased, page 7 holds lpn 12 with a scheme
+        // word; block 2 is erased.
+        let mut chip = Nand::new(3, 4, false);
+        chip.program(Ppn(4), 1, Opt::some(Lpn(10)), Opt::NONE, D)
+            .unwrap();
+        chip.tear(Ppn(5));
+        chip.program(Ppn(7), 2, Opt::some(Lpn(12)), Opt::some(9), D)
+            .unwrap();
+        let mut lpns = [Opt::some(Lpn(99)); 4];
+        chip.read_spare_lpns(Pbn(1), 0..4, D, &mut lpns).unwrap();
+        let one_by_one = [4, 5, 6, 7].map(|p| chip.read_spare(Ppn(p), D).unwrap().lpn);
+        assert_eq!(lpns, one_by_one);
+        assert_eq!(
+            lpns,
+            [Opt::some(Lpn(10)), Opt::NONE, Opt::NONE, Opt::some(Lpn(12))]
+        );
+        chip.read_spare_lpns(Pbn(1), 3..4, D, &mut lpns[..1])
+            .unwrap();
+        chip.read_spare_lpns(Pbn(2), 1..3, D, &mut lpns[1..3])
+            .unwrap();
+        assert_eq!(
+            lpns,
+            [Opt::some(Lpn(12)), Opt::NONE, Opt::NONE, Opt::some(Lpn(12))]
+        );
+        assert_eq!(chip.total_counts().spare_reads, 11);
+        // Off the chip or past the block's end: a violation, nothing counted.
+        assert!(chip
+            .read_spare_lpns(Pbn(3), 0..1, D, &mut lpns[..1])
+            .is_err());
+        assert!(chip
+            .read_spare_lpns(Pbn(1), 2..5, D, &mut lpns[..3])
+            .is_err());
+        assert_eq!(chip.total_counts().spare_reads, 11);
     }
 
     #[test]

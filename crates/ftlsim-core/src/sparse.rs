@@ -69,6 +69,17 @@ impl<T: Copy> SparseVec<T> {
         }
     }
 
+    /// Sets entries `start..start + len` to `value`, a chunk at a time.
+    pub fn fill_range(&mut self, start: usize, len: usize, value: T) {
+        debug_assert!(start + len <= self.len);
+        let default = self.default;
+        for (chunk, at, part) in chunk_spans(start, len) {
+            let entries = chunk_len(self.len, chunk);
+            let chunk = self.chunks[chunk].get_or_insert_with(|| new_chunk(default, entries));
+            chunk[at..at + part.len()].fill(value);
+        }
+    }
+
     /// Sets entries `start..start + values.len()` to `values`, a chunk at a time.
     pub fn write_range(&mut self, start: usize, values: &[T]) {
         debug_assert!(start + values.len() <= self.len);
@@ -156,6 +167,9 @@ mod tests {
         v.write_range(CHUNK - 1, &[4, 4]);
         v.read_range(CHUNK - 2, &mut out);
         assert_eq!(out, [7, 4, 4, 7]);
+        v.fill_range(CHUNK - 2, 3, 5);
+        v.read_range(CHUNK - 2, &mut out);
+        assert_eq!(out, [5, 5, 5, 7]);
         // The two chunks touched and the table (a pointer and a length a chunk).
         assert_eq!(v.heap_bytes(), 2 * CHUNK * 8 + (1 << 30) / CHUNK * 16);
     }

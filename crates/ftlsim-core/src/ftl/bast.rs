@@ -490,11 +490,15 @@ impl BastFtl {
             merge::switch(dev, &mut self.pool, &mut self.data, lbn, log, self.ppb)?;
             MergeKind::Switch
         } else {
-            for o in 0..self.ppb {
-                let lpn = lbn.lpn(o, self.ppb);
-                self.sources[o as usize] =
-                    Opt::from(self.log.newest(lpn).or_else(|| self.data.page(lpn, dev)));
+            // The sources lie in two blocks: the log block and the data block.
+            if let Some(data) = self.data.pbn(lbn) {
+                dev.prefetch_block(data);
             }
+            if let Some(log) = self.log.pbn(slot) {
+                dev.prefetch_block(log);
+            }
+            self.log.newest_of_block(lbn, &mut self.sources);
+            self.data.fill_missing(lbn, &mut self.sources, dev);
             if in_place && self.partial_merge {
                 let log = self.log.close(slot);
                 merge::partial_merge(

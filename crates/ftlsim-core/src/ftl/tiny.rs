@@ -115,6 +115,7 @@ use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::{FlashError, Result};
 use crate::figure::{Figure, Unit};
+use crate::nand::OpClass;
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
@@ -280,6 +281,9 @@ pub struct TinyFtl {
     map: MapArea,
     free: FreePool,
     scratch: Vec<u32>,
+    /// A compaction's scratch: the logical block's entries of `loc`, and the pages it copies in one run.
+    block_locs: Vec<Opt<Ppn>>,
+    run: Vec<Ppn>,
 }
 
 fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
@@ -370,6 +374,8 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         map: MapArea::new(Pbn(pool), map_blocks, map_pages, ppb),
         free: FreePool::with_range(Pbn(0), pool),
         scratch: Vec::new(),
+        block_locs: vec![Opt::NONE; g.pages_per_block as usize],
+        run: Vec::with_capacity(g.pages_per_block as usize),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -699,12 +705,13 @@ impl TinyFtl {
             .get()
             .expect("a compacted logical block has a log block");
         dev.record_log_utilization(self.log_next[b]);
+        // The logical block's page locations, read a chunk at a time.
+        let first = lbn.first_lpn(self.ppb).index();
+        self.loc.read_range(first, &mut self.block_locs);
         let (mut valid, mut in_log) = (0, 0);
-        for off in 0..self.ppb {
-            if let Some(at) = self.loc.get(lbn.lpn(off, self.ppb).index()).get() {
-                valid += 1;
-                in_log += (at.block(self.ppb) == log) as u32;
-            }
+        for at in self.block_locs.iter().filter_map(|at| at.get()) {
+            valid += 1;
+            in_log += (at.block(self.ppb) == log) as u32;
         }
         for block in [data, log] {
             dev.prefetch_block(block);
@@ -718,22 +725,31 @@ impl TinyFtl {
             MergeKind::Switch
         } else {
             let to = self.take_free(dev)?;
+            // The valid pages, in page order, go to the first pages of `to`: in one call where the device
+            // can, else one by one (the same operations, in the same order).
+            let locs = &self.block_locs;
+            self.run.clear();
+            self.run.extend(locs.iter().filter_map(|at| at.get()));
+            let at_once =
+                self.run.len() > 1 && dev.copy_run(OpClass::Data, &self.run, dev.ppn(to, 0));
             let mut next = 0;
-            let mut last_in_table = Opt::NONE;
-            for off in 0..self.ppb {
-                let lpn = lbn.lpn(off, self.ppb);
-                if let Some(at) = self.loc.get(lpn.index()).get() {
-                    let ppn = dev.ppn(to, next);
-                    dev.copy(at, ppn)?;
-                    self.loc.set(lpn.index(), Opt::some(ppn));
-                    last_in_table = Opt::some(ppn);
-                    next += 1;
+            // A page table's newest copy rides with the last page copied from its range of offsets.
+            let pt = self.pt_entries as usize;
+            let first_unit = (lbn.0 * self.tables_per_block) as usize;
+            for (unit, unit_locs) in locs.chunks(pt).enumerate() {
+                let mut last_in_table = Opt::NONE;
+                for (i, at) in unit_locs.iter().enumerate() {
+                    if let Some(from) = at.get() {
+                        let ppn = dev.ppn(to, next);
+                        if !at_once {
+                            dev.copy(from, ppn)?;
+                        }
+                        self.loc.set(first + unit * pt + i, Opt::some(ppn));
+                        last_in_table = Opt::some(ppn);
+                        next += 1;
+                    }
                 }
-                if (off + 1) % self.pt_entries == 0 || off + 1 == self.ppb {
-                    let unit = lbn.0 * self.tables_per_block + off / self.pt_entries;
-                    self.table_loc
-                        .set(unit as usize, std::mem::take(&mut last_in_table));
-                }
+                self.table_loc.set(first_unit + unit, last_in_table);
             }
             self.dir_loc[b] = Opt::from(next.checked_sub(1).map(|last| dev.ppn(to, last)));
             for old in [data, log] {

@@ -56,6 +56,20 @@ impl DataBlocks {
         }
     }
 
+    /// Sets each entry of `sources` (one per offset of `lbn`) that is none to the data block's page at that
+    /// offset, where it was programmed: [`DataBlocks::page`] of each, with no division per page.
+    pub fn fill_missing(&self, lbn: Lbn, sources: &mut [Opt<Ppn>], dev: &Device) {
+        let Some(pbn) = self.pbn(lbn) else {
+            return;
+        };
+        let first = lbn.first_lpn(self.ppb).index();
+        for (o, source) in sources.iter_mut().enumerate() {
+            if source.is_none() && self.written.get(first + o) {
+                *source = Opt::some(dev.ppn(pbn, o as u32));
+            }
+        }
+    }
+
     /// True when a write of `lpn` needs no log block: the logical block has no data block yet, or its page at
     /// the offset is free and (under the in-order rule) above every programmed page. FAST Fig. 6, Algorithm 1.
     pub fn fits_in_place(&self, lpn: Lpn) -> bool {
@@ -100,10 +114,11 @@ impl DataBlocks {
     pub fn assign(&mut self, lbn: Lbn, pbn: Pbn, programmed_prefix: u32) -> Option<Pbn> {
         let old = self.pbn(lbn);
         self.map[lbn.index()] = Opt::some(pbn);
-        for o in 0..self.ppb {
-            self.written
-                .assign(lbn.lpn(o, self.ppb).index(), o < programmed_prefix);
-        }
+        let first = lbn.first_lpn(self.ppb).index();
+        let prefix = programmed_prefix as usize;
+        self.written.set_range(first..first + prefix);
+        self.written
+            .clear_range(first + prefix..first + self.ppb as usize);
         self.frontier[lbn.index()] = programmed_prefix;
         old
     }
@@ -127,6 +142,19 @@ impl DataBlocks {
         self.written.set(lbn.lpn(offset, self.ppb).index());
         let frontier = &mut self.frontier[lbn.index()];
         *frontier = (*frontier).max(offset + 1);
+    }
+
+    /// [`DataBlocks::mark_programmed_at`] of the offsets `offsets` of `lbn` (a merge's run of copies).
+    #[inline]
+    pub fn mark_programmed_run(&mut self, lbn: Lbn, offsets: std::ops::Range<u32>) {
+        if offsets.is_empty() {
+            return;
+        }
+        let first = lbn.first_lpn(self.ppb).index();
+        self.written
+            .set_range(first + offsets.start as usize..first + offsets.end as usize);
+        let frontier = &mut self.frontier[lbn.index()];
+        *frontier = (*frontier).max(offsets.end);
     }
 
     /// The block map as a controller stores it: one entry per logical block, as wide as a physical block

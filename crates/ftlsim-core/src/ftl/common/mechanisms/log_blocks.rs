@@ -50,6 +50,8 @@ pub struct LogBlocks {
     stamp_at: Vec<u64>,
     /// Newest log page (`slot << shift | offset`) of each logical page, none if it has none.
     newest: SparseVec<Opt<u32>>,
+    /// Scratch: one logical block's entries of `newest` ([`LogBlocks::merged`], [`LogBlocks::newest_of_block`]).
+    block_entries: Vec<Opt<u32>>,
     /// Stamp of each logical block's last merge: pages written before it are `Merged`.
     merged_at: SparseVec<u64>,
     clock: u64,
@@ -74,6 +76,7 @@ impl LogBlocks {
             lpn_at: vec![Opt::NONE; pages],
             stamp_at: vec![0; pages],
             newest: SparseVec::new(logical_pages as usize, Opt::NONE),
+            block_entries: vec![Opt::NONE; pages_per_block as usize],
             merged_at: SparseVec::new(logical_pages.div_ceil(pages_per_block) as usize, 0),
             clock: 1,
             seen: SparseVec::new(logical_pages.div_ceil(pages_per_block) as usize, 0),
@@ -177,12 +180,18 @@ impl LogBlocks {
     }
 
     /// The newest log copy, if any, of each page of `lbn` into `out` (one entry per offset), as
-    /// [`LogBlocks::newest`] page by page.
-    pub fn newest_of_block(&self, lbn: Lbn, out: &mut [Opt<Ppn>]) {
+    /// [`LogBlocks::newest`] page by page. The block's entries are read a chunk at a time.
+    pub fn newest_of_block(&mut self, lbn: Lbn, out: &mut [Opt<Ppn>]) {
         let first = lbn.first_lpn(self.ppb).index();
-        for (o, entry) in out.iter_mut().enumerate() {
-            *entry = Opt::from(self.newest.get(first + o).get().map(|i| self.ppn_of(i)));
+        let mut entries = std::mem::take(&mut self.block_entries);
+        self.newest.read_range(first, &mut entries[..out.len()]);
+        for (entry, &index) in out.iter_mut().zip(&entries) {
+            *entry = match index.get() {
+                Some(index) => Opt::some(self.ppn_of(index)),
+                None => Opt::NONE,
+            };
         }
+        self.block_entries = entries;
     }
 
     /// The slot holding the newest log copy of `lpn` that is not merged.
@@ -236,12 +245,23 @@ impl LogBlocks {
         }
     }
 
-    /// The data block of `lbn` now holds its newest data: every log page of it becomes `Merged`.
+    /// The data block of `lbn` now holds its newest data: every log page of it becomes `Merged`. What
+    /// [`LogBlocks::supersede`] of each of its pages does, with the block's entries read a chunk at a time
+    /// (and written only when one of them is set).
     pub fn merged(&mut self, lbn: Lbn) {
         self.merged_at.set(lbn.index(), self.clock);
-        for offset in 0..self.ppb {
-            self.supersede(lbn.lpn(offset, self.ppb));
+        let first = lbn.first_lpn(self.ppb).index();
+        let mut entries = std::mem::take(&mut self.block_entries);
+        self.newest.read_range(first, &mut entries);
+        let mut any = false;
+        for index in entries.iter().filter_map(|e| e.get()) {
+            self.add_live((index >> self.shift) as usize, -1);
+            any = true;
         }
+        if any {
+            self.newest.fill_range(first, entries.len(), Opt::NONE);
+        }
+        self.block_entries = entries;
     }
 
     /// A newer copy of `lpn` was written outside these log blocks (a sequential log block): its newest log

@@ -7,7 +7,9 @@
 //! - switch: a partial merge with nothing missing: the log block becomes the data block, one erase.
 //!
 //! The newest copy of each page is given by the caller as `sources[offset]`: a physical page, or none for
-//! a page never written. A host write may be folded into the merge (`incoming`: its offset
+//! a page never written. The caller knows where its sources lie (a data block, a log block, pages scattered
+//! over log blocks) and hints them to the CPU ([`Device::prefetch_block`], [`Device::prefetch`]) as it
+//! finds them. A host write may be folded into the merge (`incoming`: its offset
 //! and token), as FAST's SW merges do (Fig. 6, lines 15-17). Pages are programmed in increasing offset
 //! order, so the merges keep the in-order (MLC) rule.
 
@@ -33,10 +35,6 @@ fn fill(
     incoming: Option<(u32, Token)>,
 ) -> Result<()> {
     let ppb = sources.len() as u32;
-    // The sources are scattered over log blocks: ask for them all before the copy loop.
-    for source in sources.iter().filter_map(|s| s.get()) {
-        dev.prefetch(source);
-    }
     // Runs of offsets that each copy a source go to the device in one call; where it cannot take one, or an
     // offset is not a copy, offsets go one by one, in the same order.
     let mut run = [Ppn(0); RUN];
@@ -46,23 +44,26 @@ fn fill(
             offset += 1;
             continue;
         }
+        // The run stops at the held offsets, the incoming write, a page without a source, or after RUN.
         let start = offset;
+        let mut end = ppb.min(start + RUN as u32);
+        if held.start > start {
+            end = end.min(held.start);
+        }
+        if let Some((o, _)) = incoming.filter(|&(o, _)| o >= start) {
+            end = end.min(o);
+        }
         let mut n = 0;
-        while offset < ppb
-            && n < RUN
-            && !held.contains(&offset)
-            && incoming.is_none_or(|(o, _)| o != offset)
-        {
-            let Some(from) = sources[offset as usize].get() else {
+        for source in &sources[start as usize..end as usize] {
+            let Some(from) = source.get() else {
                 break;
             };
             run[n] = from;
-            (n, offset) = (n + 1, offset + 1);
+            n += 1;
         }
+        offset = start + n as u32;
         if n > 1 && dev.copy_run(OpClass::Data, &run[..n], dev.ppn(target, start)) {
-            for o in start..offset {
-                data.mark_programmed_at(lbn, o);
-            }
+            data.mark_programmed_run(lbn, start..offset);
             continue;
         }
         offset = start + n.max(1) as u32;

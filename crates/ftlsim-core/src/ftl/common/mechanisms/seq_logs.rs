@@ -213,6 +213,8 @@ pub struct HybridBlocks {
     seq_opened: Vec<u64>,
     clock: u64,
     sources: Vec<Opt<Ppn>>,
+    /// What the data block's spare areas a merge reads hold, by offset ([`Device::read_spare_lpns`]).
+    spare_lpns: Vec<Opt<Lpn>>,
     lbns: Vec<Lbn>,
 }
 
@@ -231,6 +233,7 @@ impl HybridBlocks {
             seq_opened: vec![0; seq_slots as usize],
             clock: 0,
             sources: vec![Opt::NONE; ppb as usize],
+            spare_lpns: vec![Opt::NONE; ppb as usize],
             lbns: Vec::with_capacity(ppb as usize),
         }
     }
@@ -622,9 +625,10 @@ impl HybridBlocks {
     /// (already taken out of its slot when it is being reclaimed), except offset `skip` (a host write folded
     /// into the merge). A page with no log copy comes from the data
     /// block if the data block's page holds it, which the controller learns by reading that page's spare area
-    /// (one spare read per such offset; FAST §3.4: the merge "selectively fills each empty sector ... with its
-    /// corresponding sector in the data block"; PSU FlashSim counts these OOB reads). The sector map in RAM
-    /// gives the log copies without a flash access.
+    /// (one spare read per such offset, in offset order; FAST §3.4: the merge "selectively fills each empty
+    /// sector ... with its corresponding sector in the data block"; PSU FlashSim counts these OOB reads). The
+    /// sector map in RAM gives the log copies without a flash access. The sources' blocks are hinted to the
+    /// CPU here, where they are known: the data block whole, the log copies one by one.
     fn find_sources(
         &mut self,
         lbn: Lbn,
@@ -638,30 +642,53 @@ impl HybridBlocks {
         if let Some(pbn) = data {
             dev.prefetch_block(pbn);
         }
-        // The sequential block's run, then the log copies of the whole block at once (no division per page).
-        let (seq_pbn, run) = match seq {
-            Some(s) if s.lbn == lbn => (Some(s.pbn), s.first..s.pages),
-            _ => (None, 0..0),
-        };
+        // The log copies of the whole block at once (no division per page), then the sequential block's run
+        // over them.
         self.log.newest_of_block(lbn, &mut self.sources);
-        for o in 0..ppb {
-            let lpn = lbn.lpn(o, ppb);
-            let log_copy = match seq_pbn {
-                Some(pbn) if run.contains(&o) => Some(dev.ppn(pbn, o)),
-                _ => self.sources[o as usize].get(),
-            };
-            self.sources[o as usize] = match (log_copy, data) {
-                _ if skip == Some(o) => Opt::NONE,
-                (Some(ppn), _) => Opt::some(ppn),
-                (None, Some(pbn)) => {
-                    let ppn = dev.ppn(pbn, o);
-                    let spare = dev.read_spare(ppn)?;
-                    let holds = spare.lpn() == Some(lpn);
-                    debug_assert_eq!(holds || is_torn(&spare), self.data.page(lpn, dev).is_some());
-                    Opt::from(holds.then_some(ppn))
+        let run = match seq {
+            Some(s) if s.lbn == lbn => {
+                for o in s.first..s.pages {
+                    self.sources[o as usize] = Opt::some(dev.ppn(s.pbn, o));
                 }
-                (None, None) => Opt::NONE,
-            };
+                s.first..s.pages
+            }
+            _ => 0..0,
+        };
+        if let Some(o) = skip {
+            self.sources[o as usize] = Opt::NONE;
+        }
+        let Some(pbn) = data else {
+            return Ok(());
+        };
+        // The offsets left come from the data block: its spare areas read a run of offsets at a time.
+        let from_data = |o: u32, sources: &[Opt<Ppn>]| {
+            skip != Some(o) && !run.contains(&o) && sources[o as usize].is_none()
+        };
+        let mut o = 0;
+        while o < ppb {
+            if !from_data(o, &self.sources) {
+                if let Some(ppn) = self.sources[o as usize].get() {
+                    dev.prefetch(ppn);
+                }
+                o += 1;
+                continue;
+            }
+            let start = o;
+            while o < ppb && from_data(o, &self.sources) {
+                o += 1;
+            }
+            let lpns = &mut self.spare_lpns[start as usize..o as usize];
+            dev.read_spare_lpns(pbn, start..o, lpns)?;
+            for (offset, &held) in (start..o).zip(lpns.iter()) {
+                let holds = held == Opt::some(lbn.lpn(offset, ppb));
+                // A data block holds its own pages in place.
+                debug_assert!(holds || held.is_none());
+                self.sources[offset as usize] = if holds {
+                    Opt::some(dev.ppn(pbn, offset))
+                } else {
+                    Opt::NONE
+                };
+            }
         }
         Ok(())
     }
