@@ -715,16 +715,16 @@ impl Device {
 
     /// Reads the spare areas of the pages `offsets` of block `pbn` in order (a [`Device::read_spare`] each)
     /// and sets `lpns[i]` to the logical page the `i`-th holds (none: erased, torn or the scheme's own page).
-    /// One call to the chip where it can (a merge that asks which of the data block's pages hold data); page
-    /// by page where a power cut could land among them, a timeline times each, or the scheme's blocks are
-    /// remapped. The counts, and a cut's place, are those of the reads one by one.
+    /// One call to the chip where it can (a merge that asks which of the data block's pages hold data), and
+    /// one to the timeline if any; page by page where a power cut could land among them or the scheme's
+    /// blocks are remapped. The counts, times, and a cut's place are those of the reads one by one.
     pub fn read_spare_lpns(
         &mut self,
         pbn: Pbn,
         offsets: std::ops::Range<u32>,
         lpns: &mut [Opt<Lpn>],
     ) -> Result<()> {
-        if !self.in_one_call(offsets.len() as u64) || self.timeline.is_some() {
+        if !self.in_one_call(offsets.len() as u64) {
             for (o, lpn) in offsets.zip(lpns) {
                 *lpn = self.read_spare(self.ppn(pbn, o))?.lpn;
             }
@@ -738,6 +738,10 @@ impl Device {
                 lpns,
             )
             .map_err(|v| self.rule(v))?;
+        let first = self.ppn(pbn, offsets.start).0 + self.partition_base_page;
+        if let Some(t) = self.timeline.as_deref_mut() {
+            t.spare_read_run(first, offsets.len() as u32);
+        }
         self.power.ops += offsets.len() as u64;
         Ok(())
     }

@@ -181,6 +181,49 @@ fn a_run_of_copies_per_die_is_timed_and_placed_as_the_copies_one_by_one() {
     assert!(matches!(err, FlashError::NandRule { .. }), "{err}");
 }
 
+#[test]
+fn a_run_of_spare_reads_per_die_is_timed_as_the_reads_one_by_one() {
+    use ftlsim_core::addr::Opt;
+    // Die 1's block 1 holds 3 pages; a merge reads the spare areas of its pages 1 to 3 while die 0 (on the
+    // same channel) programs: once as a run in one call, once read by read.
+    let (mut at_once, mut one_by_one) = (two_dies(), two_dies());
+    let mut seen = Vec::new();
+    for (dev, run) in [(&mut at_once, true), (&mut one_by_one, false)] {
+        timeline(dev).begin_request(Kind::Write, 10.0, 300);
+        dev.enter_partition(1);
+        for p in 0..3 {
+            dev.program(Ppn(4 + p), 10 + p as u64, Lpn(p)).unwrap();
+        }
+        timeline(dev).end_request();
+        timeline(dev).begin_request(Kind::Write, 20.0, 100);
+        dev.enter_partition(0);
+        dev.program(Ppn(0), 1, Lpn(9)).unwrap();
+        dev.enter_partition(1);
+        let mut lpns = [Opt::NONE; 3];
+        if run {
+            dev.read_spare_lpns(Pbn(1), 1..4, &mut lpns).unwrap();
+        } else {
+            for (o, lpn) in (1..4).zip(&mut lpns) {
+                *lpn = dev.read_spare(Ppn(4 + o)).unwrap().lpn;
+            }
+        }
+        timeline(dev).end_request();
+        seen.push(lpns);
+    }
+    assert_eq!(seen[0], [Opt::some(Lpn(1)), Opt::some(Lpn(2)), Opt::NONE]);
+    assert_eq!(seen[0], seen[1]);
+    let spans_at_once = spans(&mut at_once);
+    assert_eq!(spans_at_once, spans(&mut one_by_one));
+    assert_eq!(spans_at_once.len(), 3 + 1 + 3);
+    assert!(
+        spans_at_once[4..]
+            .iter()
+            .all(|s| s.0 == FlashOp::SpareRead && s.1 == 1),
+        "every spare read on die 1"
+    );
+    assert_eq!(at_once.counts(), one_by_one.counts());
+}
+
 /// `scheme` on 128 pages of 512 B, 2 a block, on `channels` x `dies` dies placed as `placement` says.
 fn config(scheme: &str, channels: u32, dies: u32, placement: Option<&str>) -> SimConfig {
     SimConfig {

@@ -660,6 +660,47 @@ impl Timeline {
         (self.frontier, self.last_read_end) = (frontier, read_end);
     }
 
+    /// Times the spare reads of the `pages` consecutive pages from `first` (a merge's reads of a block's
+    /// spare areas, with the partition's base added): what [`Timeline::op`] of each does, in order.
+    pub fn spare_read_run(&mut self, first: u32, pages: u32) {
+        if !self.open {
+            return;
+        }
+        if self.die_pages != 0 {
+            let die = self.die_of(first);
+            debug_assert!(pages == 0 || self.die_of(first + pages - 1) == die);
+            self.spare_reads_on(die, pages);
+            return;
+        }
+        for ppn in first..first + pages {
+            let die = self.die_of(ppn);
+            self.read_on(FlashOp::SpareRead, die, self.spare_read);
+        }
+    }
+
+    /// [`Timeline::spare_read_run`] of `reads` spare reads all on `die` (placed per die): what
+    /// [`Timeline::read_on`] of each does, the same sums in the same order, with the die's and the request's
+    /// times kept in registers through the run.
+    fn spare_reads_on(&mut self, die: u32, reads: u32) {
+        let (d, c) = (die as usize, self.channel_of(die));
+        let (cost, ready) = (self.spare_read, self.ready);
+        let (mut die_busy, mut channel_busy) = (self.die_busy[d], self.channel_busy[c]);
+        let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
+        for _ in 0..reads {
+            let start = later(self.die_free[d], ready);
+            let out = self.reserve(c, start + cost.array, cost.channel);
+            let end = out + cost.channel;
+            channel_busy += cost.channel;
+            self.die_free[d] = end;
+            die_busy += end - start;
+            frontier = later(frontier, end);
+            self.span(FlashOp::SpareRead, d, c, start, end);
+            read_end = end;
+        }
+        (self.die_busy[d], self.channel_busy[c]) = (die_busy, channel_busy);
+        (self.frontier, self.last_read_end) = (frontier, read_end);
+    }
+
     /// Times one flash operation on page `ppn` of the scheme (for an erase, any page of the block).
     #[inline]
     pub fn op(&mut self, op: FlashOp, ppn: u32) {
