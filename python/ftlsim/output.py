@@ -334,7 +334,7 @@ def run_header(report, width: int | None) -> str:
     device = report["config.preset"]
     preset_timing = (preset or {}).get("timing", {})
     timings_overridden = any(report.get(f"config.{k}") not in (None, v) for k, v in preset_timing.items())
-    geometry_overridden = bool(preset) and (preset["page_bytes"], preset["pages_per_block"]) != geometry
+    geometry_overridden = preset is not None and (preset["page_bytes"], preset["pages_per_block"]) != geometry
     if timings_overridden:
         device += f" ({'geometry and ' if geometry_overridden else ''}timings overridden)"
     elif geometry_overridden:
