@@ -180,3 +180,10 @@ def test_a_run_option_given_twice_with_two_values_is_refused_and_the_same_value_
                "--json", str(tmp_path / "r.json"))
     assert r.exit_code == 0, r.output
     assert json.loads(json.loads((tmp_path / "r.json").read_text())["config.params"])["log_blocks"] == 8
+
+
+def test_a_known_workload_with_an_unknown_option_names_the_option_not_the_workload():
+    p = ftlsim_cmd("run", "uniform:requests=10")
+    assert p.returncode == 2
+    assert "unknown parameter `requests`; uniform takes writes, seed, pages, read_share" in p.stderr
+    assert "did you mean" not in p.stderr

@@ -46,7 +46,7 @@ def check_trace(trace: str) -> None:
         return
     name = trace.split(":", 1)[0]
     hint = did_you_mean(name, names("workloads"))
-    if hint:
+    if hint and name not in names("workloads"):  # a known workload's wrong options: the engine names them
         raise _core.FtlsimError(f"no trace file `{trace}` and no built-in workload `{name}`{hint}; "
                                 f"built-in workloads: {', '.join(names('workloads'))}")
 

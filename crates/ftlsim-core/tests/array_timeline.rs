@@ -394,3 +394,44 @@ fn a_run_of_copies_is_timed_as_the_copies_one_by_one() {
     at_once.copy_run(&from, 8, 0);
     assert_eq!(spans(&at_once).len(), spans(&one_by_one).len());
 }
+
+#[test]
+fn on_one_die_runs_of_copies_and_spare_reads_are_timed_as_their_operations_one_by_one() {
+    use ftlsim_core::addr::Ppn;
+    // One die (the event model on for a single chip): a write of block 0, a read, then a merge that reads
+    // the spare areas of block 0 and copies its pages to block 1, then erases block 0.
+    let (mut at_once, mut one_by_one) = (timeline(1, 1, 8), timeline(1, 1, 8));
+    let from = [Ppn(3), Ppn(0), Ppn(2), Ppn(1)];
+    for (t, run) in [(&mut at_once, true), (&mut one_by_one, false)] {
+        t.begin_request(Kind::Write, 10.0, 400);
+        (0..4).for_each(|p| t.op(FlashOp::Program, p));
+        t.end_request();
+        t.begin_request(Kind::Read, 20.0, 100);
+        t.op(FlashOp::Read, 1);
+        t.end_request();
+        t.begin_request(Kind::Write, 30.0, 100);
+        if run {
+            t.spare_read_run(0, 4);
+            t.copy_run(&from, 4, 0);
+        } else {
+            (0..4).for_each(|p| t.op(FlashOp::SpareRead, p));
+            for (i, p) in from.iter().enumerate() {
+                t.op(FlashOp::Read, p.0);
+                t.op(FlashOp::Program, 4 + i as u32);
+            }
+        }
+        t.op(FlashOp::Erase, 0);
+        t.end_request();
+    }
+    assert_eq!(spans(&at_once), spans(&one_by_one));
+    assert_eq!(spans(&at_once).len(), 4 + 1 + 4 + 8 + 1);
+    assert!(
+        spans(&at_once).iter().all(|s| s.1 == 0),
+        "every operation on the one die"
+    );
+    let (a, b) = (at_once.figures(), one_by_one.figures());
+    assert_eq!(
+        (a.write.mean, a.die_utilization, a.channel_utilization),
+        (b.write.mean, b.die_utilization, b.channel_utilization)
+    );
+}

@@ -613,7 +613,8 @@ impl Timeline {
         if !self.open {
             return;
         }
-        if self.die_pages != 0 {
+        // One die, or placed per die: every copy of the run is on one die.
+        if self.die_pages != 0 || self.dies == 1 {
             let die = self.die_of(base + to);
             debug_assert!(from.iter().all(|p| self.die_of(base + p.0) == die));
             self.copy_run_on(die, from.len());
@@ -627,7 +628,7 @@ impl Timeline {
         }
     }
 
-    /// [`Timeline::copy_run`] of `copies` copies all on `die` (placed per die): what [`Timeline::read_on`]
+    /// [`Timeline::copy_run`] of `copies` copies all on `die` (one die, or placed per die): what [`Timeline::read_on`]
     /// then [`Timeline::program_on`] of each do, the same sums in the same order, with the die's and the
     /// request's times kept in registers through the run (the hot loop of a merge or a GC run).
     fn copy_run_on(&mut self, die: u32, copies: usize) {
@@ -666,7 +667,7 @@ impl Timeline {
         if !self.open {
             return;
         }
-        if self.die_pages != 0 {
+        if self.die_pages != 0 || self.dies == 1 {
             let die = self.die_of(first);
             debug_assert!(pages == 0 || self.die_of(first + pages - 1) == die);
             self.spare_reads_on(die, pages);
@@ -678,7 +679,7 @@ impl Timeline {
         }
     }
 
-    /// [`Timeline::spare_read_run`] of `reads` spare reads all on `die` (placed per die): what
+    /// [`Timeline::spare_read_run`] of `reads` spare reads all on `die` (one die, or placed per die): what
     /// [`Timeline::read_on`] of each does, the same sums in the same order, with the die's and the request's
     /// times kept in registers through the run.
     fn spare_reads_on(&mut self, die: u32, reads: u32) {
