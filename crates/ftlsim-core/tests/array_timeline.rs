@@ -356,12 +356,12 @@ fn the_timeline_keeps_its_rules_on_a_long_random_run() {
     }
 }
 
-#[test]
-fn a_run_of_copies_is_timed_as_the_copies_one_by_one() {
+/// On `dies` dies of one channel, a scheme block of 4 pages (striped over them): a write of block 0, a read
+/// of page 1, then a merge that reads the spare areas of block 0 (with `spare_reads`), copies its pages in
+/// another order to block 1 and erases block 0; once with the runs in one call, once operation by operation.
+fn merge_timed_at_once_and_one_by_one(dies: u32, spare_reads: bool) -> (Timeline, Timeline) {
     use ftlsim_core::addr::Ppn;
-    // Two dies on one channel, a scheme block of 4 pages striped over them: a write of block 0, then a
-    // collection that copies its pages in another order to block 1 while a read waits on die 1.
-    let (mut at_once, mut one_by_one) = (timeline(1, 2, 8), timeline(1, 2, 8));
+    let (mut at_once, mut one_by_one) = (timeline(1, dies, 8), timeline(1, dies, 8));
     let from = [Ppn(3), Ppn(0), Ppn(2), Ppn(1)];
     for (t, run) in [(&mut at_once, true), (&mut one_by_one, false)] {
         t.begin_request(Kind::Write, 10.0, 400);
@@ -372,8 +372,14 @@ fn a_run_of_copies_is_timed_as_the_copies_one_by_one() {
         t.end_request();
         t.begin_request(Kind::Write, 30.0, 100);
         if run {
+            if spare_reads {
+                t.spare_read_run(0, 4);
+            }
             t.copy_run(&from, 4, 0);
         } else {
+            if spare_reads {
+                (0..4).for_each(|p| t.op(FlashOp::SpareRead, p));
+            }
             for (i, p) in from.iter().enumerate() {
                 t.op(FlashOp::Read, p.0);
                 t.op(FlashOp::Program, 4 + i as u32);
@@ -382,6 +388,13 @@ fn a_run_of_copies_is_timed_as_the_copies_one_by_one() {
         t.op(FlashOp::Erase, 0);
         t.end_request();
     }
+    (at_once, one_by_one)
+}
+
+#[test]
+fn a_run_of_copies_is_timed_as_the_copies_one_by_one() {
+    // Two dies: the copies alternate between them, and the first waits for the read on die 1.
+    let (mut at_once, one_by_one) = merge_timed_at_once_and_one_by_one(2, false);
     assert_eq!(spans(&at_once), spans(&one_by_one));
     use FlashOp::*;
     // Page 3's copy: read on die 1 once the host read there ends (500), array until 550, transfer until
@@ -391,38 +404,14 @@ fn a_run_of_copies_is_timed_as_the_copies_one_by_one() {
         [(Read, 1, 0, 500.0, 560.0), (Program, 0, 0, 560.0, 770.0)]
     );
     // A run outside a request or background work is not timed, as an operation is not.
-    at_once.copy_run(&from, 8, 0);
+    at_once.copy_run(&[ftlsim_core::addr::Ppn(0)], 8, 0);
     assert_eq!(spans(&at_once).len(), spans(&one_by_one).len());
 }
 
 #[test]
 fn on_one_die_runs_of_copies_and_spare_reads_are_timed_as_their_operations_one_by_one() {
-    use ftlsim_core::addr::Ppn;
-    // One die (the event model on for a single chip): a write of block 0, a read, then a merge that reads
-    // the spare areas of block 0 and copies its pages to block 1, then erases block 0.
-    let (mut at_once, mut one_by_one) = (timeline(1, 1, 8), timeline(1, 1, 8));
-    let from = [Ppn(3), Ppn(0), Ppn(2), Ppn(1)];
-    for (t, run) in [(&mut at_once, true), (&mut one_by_one, false)] {
-        t.begin_request(Kind::Write, 10.0, 400);
-        (0..4).for_each(|p| t.op(FlashOp::Program, p));
-        t.end_request();
-        t.begin_request(Kind::Read, 20.0, 100);
-        t.op(FlashOp::Read, 1);
-        t.end_request();
-        t.begin_request(Kind::Write, 30.0, 100);
-        if run {
-            t.spare_read_run(0, 4);
-            t.copy_run(&from, 4, 0);
-        } else {
-            (0..4).for_each(|p| t.op(FlashOp::SpareRead, p));
-            for (i, p) in from.iter().enumerate() {
-                t.op(FlashOp::Read, p.0);
-                t.op(FlashOp::Program, 4 + i as u32);
-            }
-        }
-        t.op(FlashOp::Erase, 0);
-        t.end_request();
-    }
+    // One die (the event model on for a single chip): the runs take the loop of one die.
+    let (mut at_once, mut one_by_one) = merge_timed_at_once_and_one_by_one(1, true);
     assert_eq!(spans(&at_once), spans(&one_by_one));
     assert_eq!(spans(&at_once).len(), 4 + 1 + 4 + 8 + 1);
     assert!(
