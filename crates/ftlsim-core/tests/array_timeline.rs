@@ -310,11 +310,19 @@ impl Reference {
 
 #[test]
 fn the_timeline_keeps_its_rules_on_a_long_random_run() {
-    // 2 channels x 2 dies, striped over blocks of 8 pages (page p on die p mod 4), requests arriving faster
-    // than the dies serve them, so that each channel books transfers far ahead and fills gaps: the timeline
-    // forgets booked transfers and takes its fast paths, the reference does neither.
-    let mut t = timeline(2, 2, 16);
-    let mut reference = Reference::new(2, 4);
+    // 2 channels x 2 dies, and 4 dies on one channel (where a transfer must fit among three other dies'),
+    // page p on die p mod 4.
+    for channels in [2, 1] {
+        random_run_against_the_reference(channels, 4 / channels);
+    }
+}
+
+/// Requests arriving faster than the dies serve them on `channels` x `dies_per_chip` dies, so that each
+/// channel books transfers far ahead and fills gaps: the timeline forgets booked transfers and takes its fast
+/// paths, the reference does neither; every span must be the reference's.
+fn random_run_against_the_reference(channels: u32, dies_per_chip: u32) {
+    let mut t = timeline(channels, dies_per_chip, 16);
+    let mut reference = Reference::new(channels as usize, 4);
     let ops = [
         FlashOp::Read,
         FlashOp::Read,
@@ -352,7 +360,7 @@ fn the_timeline_keeps_its_rules_on_a_long_random_run() {
     let got = spans(&t);
     assert_eq!(got.len(), reference.spans.len());
     for (i, (a, b)) in got.iter().zip(&reference.spans).enumerate() {
-        assert_eq!(a, b, "operation {i}");
+        assert_eq!(a, b, "{channels} channels, operation {i}");
     }
 }
 
