@@ -282,6 +282,34 @@ fn time(k: Reverse<u64>) -> f64 {
     f64::from_bits(k.0)
 }
 
+/// The sums a run of operations on one die keeps in registers ([`Timeline::copy_run`],
+/// [`Timeline::spare_read_run`]): the die's and its channel's busy time, the request's latest end and its
+/// last read's end.
+struct RunSums {
+    die_busy: f64,
+    channel_busy: f64,
+    frontier: f64,
+    read_end: f64,
+}
+
+impl RunSums {
+    #[inline(always)]
+    fn of(t: &Timeline, d: usize, c: usize) -> RunSums {
+        RunSums {
+            die_busy: t.die_busy[d],
+            channel_busy: t.channel_busy[c],
+            frontier: t.frontier,
+            read_end: t.last_read_end,
+        }
+    }
+
+    #[inline(always)]
+    fn store(self, t: &mut Timeline, d: usize, c: usize) {
+        (t.die_busy[d], t.channel_busy[c]) = (self.die_busy, self.channel_busy);
+        (t.frontier, t.last_read_end) = (self.frontier, self.read_end);
+    }
+}
+
 pub struct Timeline {
     spec: ArraySpec,
     dies: u32,
@@ -633,32 +661,21 @@ impl Timeline {
     /// request's times kept in registers through the run (the hot loop of a merge or a GC run).
     fn copy_run_on(&mut self, die: u32, copies: usize) {
         let (d, c) = (die as usize, self.channel_of(die));
-        let (read, program, ready) = (self.read, self.program, self.ready);
-        let (mut die_busy, mut channel_busy) = (self.die_busy[d], self.channel_busy[c]);
-        let (mut free, mut frontier, mut read_end) =
-            (self.die_free[d], self.frontier, self.last_read_end);
+        let program = self.program;
+        let mut run = RunSums::of(self, d, c);
         for _ in 0..copies {
-            let start = later(free, ready);
-            let out = self.reserve(c, start + read.array, read.channel);
-            let end = out + read.channel;
-            channel_busy += read.channel;
-            self.die_free[d] = end;
-            die_busy += end - start;
-            frontier = later(frontier, end);
-            self.span(FlashOp::Read, d, c, start, end);
-            read_end = end;
+            let end = self.read_in_run(FlashOp::Read, d, c, self.read, &mut run);
             // The program waits for its read (rule 4), which ended after the submission, on the same die.
             let start = self.reserve(c, end, program.channel);
             let moved = start + program.channel;
-            channel_busy += program.channel;
-            free = moved + program.array;
+            run.channel_busy += program.channel;
+            let free = moved + program.array;
             self.die_free[d] = free;
-            die_busy += free - start;
-            frontier = later(frontier, free);
+            run.die_busy += free - start;
+            run.frontier = later(run.frontier, free);
             self.span(FlashOp::Program, d, c, start, free);
         }
-        (self.die_busy[d], self.channel_busy[c]) = (die_busy, channel_busy);
-        (self.frontier, self.last_read_end) = (frontier, read_end);
+        run.store(self, d, c);
     }
 
     /// Times the spare reads of the `pages` consecutive pages from `first` (a merge's reads of a block's
@@ -684,22 +701,34 @@ impl Timeline {
     /// times kept in registers through the run.
     fn spare_reads_on(&mut self, die: u32, reads: u32) {
         let (d, c) = (die as usize, self.channel_of(die));
-        let (cost, ready) = (self.spare_read, self.ready);
-        let (mut die_busy, mut channel_busy) = (self.die_busy[d], self.channel_busy[c]);
-        let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
+        let mut run = RunSums::of(self, d, c);
         for _ in 0..reads {
-            let start = later(self.die_free[d], ready);
-            let out = self.reserve(c, start + cost.array, cost.channel);
-            let end = out + cost.channel;
-            channel_busy += cost.channel;
-            self.die_free[d] = end;
-            die_busy += end - start;
-            frontier = later(frontier, end);
-            self.span(FlashOp::SpareRead, d, c, start, end);
-            read_end = end;
+            self.read_in_run(FlashOp::SpareRead, d, c, self.spare_read, &mut run);
         }
-        (self.die_busy[d], self.channel_busy[c]) = (die_busy, channel_busy);
-        (self.frontier, self.last_read_end) = (frontier, read_end);
+        run.store(self, d, c);
+    }
+
+    /// One read of a run on die `d` (channel `c`): [`Timeline::read_on`] with the sums in `run`; returns its
+    /// end.
+    #[inline(always)]
+    fn read_in_run(
+        &mut self,
+        op: FlashOp,
+        d: usize,
+        c: usize,
+        cost: Cost,
+        run: &mut RunSums,
+    ) -> f64 {
+        let start = later(self.die_free[d], self.ready);
+        let out = self.reserve(c, start + cost.array, cost.channel);
+        let end = out + cost.channel;
+        run.channel_busy += cost.channel;
+        self.die_free[d] = end;
+        run.die_busy += end - start;
+        run.frontier = later(run.frontier, end);
+        self.span(op, d, c, start, end);
+        run.read_end = end;
+        end
     }
 
     /// Times one flash operation on page `ppn` of the scheme (for an erase, any page of the block).
