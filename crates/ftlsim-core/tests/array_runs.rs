@@ -106,6 +106,26 @@ fn sequential_reads_run_at_the_dies_bound_or_the_channels() {
 }
 
 #[test]
+fn multi_plane_programs_double_the_dies_bound() {
+    // 2 dies of 2 planes on 2 fast channels (a page moves in 1 us), writes of 8 pages: each die gets two
+    // pairs of pages at one offset on its two planes, each pair one multi-plane program of 2 x 1 us transfer
+    // and 200 us array, so 2 dies x 2 planes x 2 KiB every 202 us.
+    let mut cfg = array(2, 1, 2048.0);
+    cfg.device.planes_per_die = Some(2);
+    let pages: u64 = 8192;
+    let writes = (0..pages / 8)
+        .map(|i| Request::new(0.0, Op::Write, i * 8 * 2048, 8 * 2048))
+        .collect();
+    let r = run_requests(&cfg, writes).unwrap();
+    check_limits(&r);
+    within(
+        r.num("throughput.mb_per_s"),
+        2.0 * 2.0 * 2048.0 / 202.0,
+        0.02,
+    );
+}
+
+#[test]
 fn more_dies_serve_a_loaded_trace_faster() {
     // Financial1 with arrivals 20 times as fast: queueing on one die, less on 16.
     let run_on = |chips: u32| {

@@ -20,6 +20,17 @@
 //!    are done before it is erased.
 //! 6. A request completes when its last operation ends (and its NVRAM accesses, done one after another from
 //!    its submission); a request with no flash work completes when it is submitted.
+//! 7. Multi-plane (dies of several planes): a read or program that follows its die's last operation in the
+//!    same request (or background work), of the same kind, on another plane of the die and at the same page
+//!    offset within its physical block, joins it as one multi-plane operation (MQSim's condition for
+//!    combining a die's transactions: distinct planes, identical page address). The array time is spent
+//!    once: a multi-plane program's planes move their data over the channel one after another and the array
+//!    starts when the last plane's data is in; a multi-plane read's planes share the first's array time and
+//!    move their data out one after another. An erase, a spare access on the die, a run of copies or spare
+//!    reads, and the end of the request close it. Striped, page `o` of a scheme block is on plane
+//!    `(o mod units) div dies` at offset `o div units`; placed per die (a die's planes make its block), on
+//!    plane `o mod planes` at offset `o div planes`. Only the scheme's order is kept: the copies of a run
+//!    (read, program, read, program, ...) never follow one another on a die and are not joined.
 //!
 //! Host side: request `i` arrives at its trace time x `time_scale`; one whose time is 0 (a built-in workload,
 //! or a trace without times) arrives when the host can submit it, which makes a closed loop. At most
@@ -282,6 +293,39 @@ fn time(k: Reverse<u64>) -> f64 {
     f64::from_bits(k.0)
 }
 
+/// A die's multi-plane operation that the die's next operation may join (rule 7).
+#[derive(Clone, Copy)]
+struct MultiPlane {
+    /// The work ([`Timeline::generation`]) it belongs to; a later work closes it.
+    generation: u64,
+    op: FlashOp,
+    /// The page offset within the physical block that every plane of it has.
+    offset: u32,
+    /// Its planes, a bit each.
+    planes: u64,
+    /// Read: when the shared array time began and ended. Program: when the last plane's transfer began and
+    /// ended (the array time starts then).
+    start: f64,
+    at: f64,
+    /// Where its first span is (spans are kept only in tests).
+    first_span: usize,
+}
+
+impl MultiPlane {
+    const CLOSED: MultiPlane = MultiPlane {
+        generation: 0,
+        op: FlashOp::Erase,
+        offset: 0,
+        planes: 0,
+        start: 0.0,
+        at: 0.0,
+        first_span: 0,
+    };
+}
+
+/// The most planes a die may have for its planes' operations to join (rule 7): a bit each in a word.
+const MAX_JOINED_PLANES: u32 = 64;
+
 /// The sums a run of operations on one die keeps in registers ([`Timeline::copy_run`],
 /// [`Timeline::spare_read_run`]): the die's and its channel's busy time, the request's latest end and its
 /// last read's end.
@@ -331,6 +375,13 @@ pub struct Timeline {
     erase: Cost,
     die_free: Vec<f64>,
     die_busy: Vec<f64>,
+    /// Planes of each die when more than one may join an operation (rule 7), else 1.
+    planes: u32,
+    /// Per die, the multi-plane operation its last operation opened or joined (empty with one plane).
+    multi_plane: Vec<MultiPlane>,
+    /// Counts the works (requests, background work) and the runs and erases within them: a multi-plane
+    /// operation of an earlier generation is closed.
+    generation: u64,
     channels: Vec<Channel>,
     channel_busy: Vec<f64>,
     queue_depth: usize,
@@ -424,6 +475,11 @@ impl Timeline {
         time_scale: f64,
     ) -> Timeline {
         let dies = spec.dies();
+        let planes = if spec.planes_per_die <= MAX_JOINED_PLANES {
+            spec.planes_per_die
+        } else {
+            1
+        };
         let [read, spare_read, program, spare_program, erase] = costs;
         Timeline {
             spec,
@@ -444,6 +500,13 @@ impl Timeline {
             erase,
             die_free: vec![0.0; dies as usize],
             die_busy: vec![0.0; dies as usize],
+            planes,
+            multi_plane: if planes > 1 {
+                vec![MultiPlane::CLOSED; dies as usize]
+            } else {
+                Vec::new()
+            },
+            generation: 1,
             channels: (0..spec.channels).map(|_| Channel::default()).collect(),
             channel_busy: vec![0.0; spec.channels as usize],
             queue_depth,
@@ -600,6 +663,7 @@ impl Timeline {
     }
 
     fn start_work(&mut self, at: f64) {
+        self.generation += 1;
         self.open = true;
         self.ready = at;
         self.last_read_end = at;
@@ -641,6 +705,7 @@ impl Timeline {
         if !self.open {
             return;
         }
+        self.generation += 1;
         // One die, or placed per die: every copy of the run is on one die.
         if self.die_pages != 0 || self.dies == 1 {
             let die = self.die_of(base + to);
@@ -684,6 +749,7 @@ impl Timeline {
         if !self.open {
             return;
         }
+        self.generation += 1;
         if self.die_pages != 0 || self.dies == 1 {
             let die = self.die_of(first);
             debug_assert!(pages == 0 || self.die_of(first + pages - 1) == die);
@@ -737,12 +803,19 @@ impl Timeline {
         if !self.open {
             return;
         }
+        if self.planes > 1 && self.op_on_planes(op, ppn) {
+            return;
+        }
         let die = self.die_of(ppn);
         match op {
             FlashOp::Read => self.read_on(op, die, self.read),
             FlashOp::SpareRead => self.read_on(op, die, self.spare_read),
-            FlashOp::Program => self.program_on(op, die, self.program),
-            FlashOp::SpareProgram => self.program_on(op, die, self.spare_program),
+            FlashOp::Program => {
+                self.program_on(op, die, self.program);
+            }
+            FlashOp::SpareProgram => {
+                self.program_on(op, die, self.spare_program);
+            }
             FlashOp::Erase => {
                 let after = later(self.ready, self.frontier);
                 if self.die_pages != 0 {
@@ -752,6 +825,110 @@ impl Timeline {
                 }
             }
         }
+    }
+
+    /// [`Timeline::op`] of a read or program on a die of several planes: joins the die's open multi-plane
+    /// operation where rule 7 lets it, else runs alone and opens one; true then. Any other operation closes
+    /// what it ends (a spare access its die's, an erase every die's) and is left to the caller: false.
+    fn op_on_planes(&mut self, op: FlashOp, ppn: u32) -> bool {
+        let die = self.die_of(ppn);
+        let d = die as usize;
+        if !matches!(op, FlashOp::Read | FlashOp::Program) {
+            if op == FlashOp::Erase {
+                self.generation += 1;
+            } else {
+                self.multi_plane[d] = MultiPlane::CLOSED;
+            }
+            return false;
+        }
+        let (plane, offset) = self.plane_and_offset(ppn);
+        let open = self.multi_plane[d];
+        if open.generation == self.generation
+            && open.op == op
+            && open.offset == offset
+            && open.planes & (1 << plane) == 0
+        {
+            if op == FlashOp::Read {
+                self.join_read(die, plane);
+            } else {
+                self.join_program(die, plane);
+            }
+            return true;
+        }
+        let first_span = self.spans.as_ref().map_or(0, Vec::len);
+        let (start, at) = if op == FlashOp::Read {
+            let start = later(self.die_free[d], self.ready);
+            self.read_on(op, die, self.read);
+            (start, start + self.read.array)
+        } else {
+            self.program_on(op, die, self.program)
+        };
+        self.multi_plane[d] = MultiPlane {
+            generation: self.generation,
+            op,
+            offset,
+            planes: 1 << plane,
+            start,
+            at,
+            first_span,
+        };
+        true
+    }
+
+    /// The plane of page `ppn` of the scheme (its partition's base added) and its page offset within its
+    /// physical block (rule 7).
+    fn plane_and_offset(&self, ppn: u32) -> (u32, u32) {
+        let (page, dies_in_block) = match ppn.checked_rem(self.die_pages) {
+            Some(local) => (local % self.pages_per_block, 1),
+            None => (ppn % self.pages_per_block, self.dies),
+        };
+        let units_in_block = dies_in_block * self.planes;
+        (page % units_in_block / dies_in_block, page / units_in_block)
+    }
+
+    /// A read joining its die's open multi-plane read: its data is ready when the shared array time ends,
+    /// and moves out after the die's last transfer.
+    fn join_read(&mut self, die: u32, plane: u32) {
+        let (d, c) = (die as usize, self.channel_of(die));
+        let open = self.multi_plane[d];
+        let cost = self.read;
+        let out = self.reserve(c, later(open.at, self.die_free[d]), cost.channel);
+        let end = out + cost.channel;
+        self.channel_busy[c] += cost.channel;
+        self.die_busy[d] += end - self.die_free[d];
+        self.die_free[d] = end;
+        self.frontier = later(self.frontier, end);
+        self.last_read_end = end;
+        self.span(FlashOp::Read, d, c, open.start, end);
+        self.multi_plane[d].planes |= 1 << plane;
+    }
+
+    /// A program joining its die's open multi-plane program: its data moves after the last plane's, and the
+    /// array time of every plane starts when it is in.
+    fn join_program(&mut self, die: u32, plane: u32) {
+        let (d, c) = (die as usize, self.channel_of(die));
+        let open = self.multi_plane[d];
+        let cost = self.program;
+        let ready = later(later(open.at, self.ready), self.last_read_end);
+        let start = self.reserve(c, ready, cost.channel);
+        let moved = start + cost.channel;
+        let end = moved + cost.array;
+        self.channel_busy[c] += cost.channel;
+        self.die_busy[d] += end - self.die_free[d];
+        self.die_free[d] = end;
+        self.frontier = later(self.frontier, end);
+        if let Some(spans) = &mut self.spans {
+            // The planes joined before end with this one.
+            for span in &mut spans[open.first_span..] {
+                if span.die == die {
+                    span.end = end;
+                }
+            }
+        }
+        self.span(FlashOp::Program, d, c, start, end);
+        let joined = &mut self.multi_plane[d];
+        joined.planes |= 1 << plane;
+        (joined.start, joined.at) = (start, moved);
     }
 
     /// Books `len` microseconds of channel `c` at the earliest free time at or after `ready`; returns the
@@ -783,14 +960,19 @@ impl Timeline {
 
     /// The earliest a transfer on channel `c` can start from now on: no operation starts before the current
     /// request's submission (rule 1; submissions never go back), nor on a die before the end of the die's
-    /// last operation (rule 2), and every transfer is its die's (rule 3).
+    /// last operation (rule 2) or, where a program may join the die's open multi-plane program, before that
+    /// program's last transfer ended (rule 7), and every transfer is its die's (rule 3).
     fn channel_horizon(&self, c: usize) -> f64 {
         let channels = self.spec.channels as usize;
-        self.die_free
-            .iter()
-            .skip(c)
+        let earliest_transfer = |d: usize| match self.multi_plane.get(d) {
+            Some(open) if open.generation == self.generation && open.op == FlashOp::Program => {
+                earlier(self.die_free[d], open.at)
+            }
+            _ => self.die_free[d],
+        };
+        (c..self.die_free.len())
             .step_by(channels)
-            .copied()
+            .map(earliest_transfer)
             .fold(f64::INFINITY, f64::min)
             .max(self.last_dispatch)
     }
@@ -817,14 +999,16 @@ impl Timeline {
         self.last_read_end = end;
     }
 
+    /// Returns the start and end of the program's transfer.
     #[inline]
-    fn program_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
+    fn program_on(&mut self, op: FlashOp, die: u32, cost: Cost) -> (f64, f64) {
         let (d, c) = (die as usize, self.channel_of(die));
         let ready = later(later(self.die_free[d], self.ready), self.last_read_end);
         let start = self.reserve(c, ready, cost.channel);
         let moved = start + cost.channel;
         self.channel_busy[c] += cost.channel;
         self.occupy(op, d, c, start, moved + cost.array);
+        (start, moved)
     }
 
     /// An erase on `die` no earlier than `after`: the end of every operation issued before it in the request
