@@ -11,16 +11,21 @@ use common::GOLDEN_TIMING as TIMING;
 use ftlsim_core::array::{ArraySpec, FlashOp, Kind, Span, Timeline};
 
 fn timeline(channels: u32, dies_per_chip: u32, queue_depth: u32) -> Timeline {
+    planar_timeline(channels, dies_per_chip, 1, queue_depth)
+}
+
+/// [`timeline`] with dies of `planes` planes, a scheme block of 4 pages a plane.
+fn planar_timeline(channels: u32, dies_per_chip: u32, planes: u32, queue_depth: u32) -> Timeline {
     let spec = ArraySpec {
         channels,
         chips_per_channel: 1,
         dies_per_chip,
-        planes_per_die: 1,
+        planes_per_die: planes,
         channel_mts: Some(10.0),
         channel_width_bytes: 1,
         command_us: 0.0,
     };
-    let mut t = Timeline::new(spec, &TIMING, 100, 10, 4, queue_depth, 1.0);
+    let mut t = Timeline::new(spec, &TIMING, 100, 10, 4 * planes, queue_depth, 1.0);
     t.keep_spans();
     t
 }
@@ -217,10 +222,19 @@ fn a_transfer_takes_an_earlier_gap_on_its_channel() {
 /// The event model's rules written the plain way, for [`the_timeline_keeps_its_rules_on_a_long_random_run`]:
 /// every die's free time, every transfer ever booked on each channel, and an operation's span found from
 /// those as the module header says (no transfer forgotten, no fast path). Striped over the dies, no command
-/// overhead, spans in the order the operations are issued.
+/// overhead, spans in the order the operations are issued; with several planes, a die's read or program
+/// joins the die's last one as rule 7 says.
 struct Reference {
     channels: usize,
+    /// Plane-units of the scheme block (page `o`'s die is `o mod dies`, its plane `(o mod units) div dies`,
+    /// its offset `(o mod block) div units`) and the block's pages.
+    units: u32,
+    block: u32,
     die_free: Vec<f64>,
+    /// Per die, the multi-plane operation of this request its next operation may join.
+    joinable: Vec<Option<Joinable>>,
+    /// Operations that joined one.
+    joins: usize,
     booked: Vec<Vec<(f64, f64)>>,
     ready: f64,
     last_read_end: f64,
@@ -228,11 +242,27 @@ struct Reference {
     spans: Vec<(FlashOp, u32, u32, f64, f64)>,
 }
 
+/// A multi-plane operation: its kind, page offset and planes, when its array time begins (a read) or when its
+/// last transfer ends (a program), and its spans.
+#[derive(Clone)]
+struct Joinable {
+    op: FlashOp,
+    offset: u32,
+    planes: Vec<u32>,
+    start: f64,
+    at: f64,
+    spans: Vec<usize>,
+}
+
 impl Reference {
-    fn new(channels: usize, dies: usize) -> Reference {
+    fn new(channels: usize, dies: usize, planes: usize) -> Reference {
         Reference {
             channels,
+            units: (dies * planes) as u32,
+            block: 4 * planes as u32,
             die_free: vec![0.0; dies],
+            joinable: vec![None; dies],
+            joins: 0,
             booked: vec![Vec::new(); channels],
             ready: 0.0,
             last_read_end: 0.0,
@@ -243,6 +273,7 @@ impl Reference {
 
     fn begin(&mut self, submitted: f64) {
         (self.ready, self.last_read_end, self.frontier) = (submitted, submitted, submitted);
+        self.joinable.fill(None);
     }
 
     /// The earliest start at or after `ready` of `len` free microseconds on channel `c`, booked.
@@ -263,8 +294,44 @@ impl Reference {
         at
     }
 
-    fn op(&mut self, op: FlashOp, die: usize) {
+    fn op(&mut self, op: FlashOp, ppn: u32) {
+        let dies = self.die_free.len() as u32;
+        let die = (ppn % dies) as usize;
         let c = die % self.channels;
+        let (plane, offset) = (
+            ppn % self.block % self.units / dies,
+            ppn % self.block / self.units,
+        );
+        let joinable = self.joinable[die].take();
+        if let Some(mut j) =
+            joinable.filter(|j| j.op == op && j.offset == offset && !j.planes.contains(&plane))
+        {
+            // Rule 7: a read's data moves out after the die's last transfer, once the shared array time is
+            // over; a program's data moves in after the last plane's, and every plane's array time starts then.
+            let (start, end) = if op == FlashOp::Read {
+                let out = self.reserve(c, j.at.max(self.die_free[die]), 10.0);
+                self.last_read_end = out + 10.0;
+                (j.start, out + 10.0)
+            } else {
+                let ready = j.at.max(self.ready).max(self.last_read_end);
+                let start = self.reserve(c, ready, 10.0);
+                j.at = start + 10.0;
+                (start, j.at + TIMING.program_us)
+            };
+            // The planes programmed before end with this one; a read's earlier planes end when their data
+            // is out.
+            if op == FlashOp::Program {
+                for &i in &j.spans {
+                    self.spans[i].4 = end;
+                }
+            }
+            j.planes.push(plane);
+            self.joins += 1;
+            j.spans.push(self.spans.len());
+            self.occupy(op, die, start, end);
+            self.joinable[die] = Some(j);
+            return;
+        }
         let (page, spare) = (10.0, 1.0);
         let (start, end) = match op {
             FlashOp::Read | FlashOp::SpareRead => {
@@ -289,6 +356,7 @@ impl Reference {
                 (start, start + moved + array)
             }
             FlashOp::Erase => {
+                self.joinable.fill(None);
                 let after = self.ready.max(self.frontier);
                 for d in 0..self.die_free.len() {
                     let start = self.die_free[d].max(after);
@@ -297,6 +365,20 @@ impl Reference {
                 return;
             }
         };
+        if matches!(op, FlashOp::Read | FlashOp::Program) {
+            self.joinable[die] = Some(Joinable {
+                op,
+                offset,
+                planes: vec![plane],
+                start,
+                at: if op == FlashOp::Read {
+                    start + TIMING.read_us
+                } else {
+                    end - TIMING.program_us
+                },
+                spans: vec![self.spans.len()],
+            });
+        }
         self.occupy(op, die, start, end);
     }
 
@@ -313,16 +395,24 @@ fn the_timeline_keeps_its_rules_on_a_long_random_run() {
     // 2 channels x 2 dies, and 4 dies on one channel (where a transfer must fit among three other dies'),
     // page p on die p mod 4.
     for channels in [2, 1] {
-        random_run_against_the_reference(channels, 4 / channels);
+        random_run_against_the_reference(channels, 4 / channels, 1);
+    }
+}
+
+#[test]
+fn multi_plane_operations_keep_the_rules_on_a_long_random_run() {
+    // The same with 2 planes a die (scheme blocks of 8 pages a die): programs and reads join (rule 7).
+    for channels in [2, 1] {
+        random_run_against_the_reference(channels, 4 / channels, 2);
     }
 }
 
 /// Requests arriving faster than the dies serve them on `channels` x `dies_per_chip` dies, so that each
 /// channel books transfers far ahead and fills gaps: the timeline forgets booked transfers and takes its fast
 /// paths, the reference does neither; every span must be the reference's.
-fn random_run_against_the_reference(channels: u32, dies_per_chip: u32) {
-    let mut t = timeline(channels, dies_per_chip, 16);
-    let mut reference = Reference::new(channels as usize, 4);
+fn random_run_against_the_reference(channels: u32, dies_per_chip: u32, planes: u32) {
+    let mut t = planar_timeline(channels, dies_per_chip, planes, 16);
+    let mut reference = Reference::new(channels as usize, 4, planes as usize);
     let ops = [
         FlashOp::Read,
         FlashOp::Read,
@@ -353,7 +443,7 @@ fn random_run_against_the_reference(channels: u32, dies_per_chip: u32) {
             };
             let ppn = next(1024) as u32;
             t.op(op, ppn);
-            reference.op(op, (ppn % 4) as usize);
+            reference.op(op, ppn);
         }
         t.end_request();
     }
@@ -362,6 +452,13 @@ fn random_run_against_the_reference(channels: u32, dies_per_chip: u32) {
     for (i, (a, b)) in got.iter().zip(&reference.spans).enumerate() {
         assert_eq!(a, b, "{channels} channels, operation {i}");
     }
+    // With several planes, the reference's rule 7 was exercised.
+    assert_eq!(
+        reference.joins > 100,
+        planes > 1,
+        "{} joins",
+        reference.joins
+    );
 }
 
 /// On `dies` dies of one channel, a scheme block of 4 pages (striped over them): a write of block 0, a read
