@@ -5,14 +5,15 @@
 //!
 //! Memory grows with the blocks that hold data, not with the device: a block's pages are allocated from a
 //! slab when its first page is programmed and given back when it is erased; the slab grows geometrically but
-//! never past the chip's pages. A page record is 12 bytes (data token 4, logical page 4, sequence 4): a page
-//! is programmed exactly when its sequence number is not 0, so it needs no state byte. What few pages carry
-//! lives beside the records, so that every page does not pay for it: the scheme word and the flag bits in
-//! [`Extras`], allocated per block at its first such program (log blocks, map blocks, NFTL's chains); a token
-//! past 32 bits (after 4 billion host writes) in a map of wide tokens. Block states (erase count, slab slot,
-//! write frontier, extras slot) are 16 bytes in a sparse vector, allocated in chunks of 4,096 blocks as they
-//! are touched. With the read oracle's 4 bytes a logical page, a chip of 64-page blocks holds under 16 bytes
-//! a physical page whenever a twentieth of its blocks are spare.
+//! never past the chip's pages. A page record is 11 bytes, packed (data token 4, sequence 4, logical page 3):
+//! a page is programmed exactly when its sequence number is not 0, so it needs no state byte. What few pages
+//! carry lives beside the records, so that every page does not pay for it: the scheme word and the flag bits
+//! in [`Extras`], allocated per block at its first such program (log blocks, map blocks, NFTL's chains); a
+//! token past 32 bits (after 4 billion host writes) in a map of wide tokens; the logical page's high byte in
+//! an array beside the slab, kept only from the first logical page past 24 bits (a device of more than
+//! 16,777,215 logical pages). Block states (erase count, slab slot, write frontier, extras slot) are 16 bytes
+//! in a sparse vector, allocated in chunks of 4,096 blocks as they are touched. With the read oracle's 4
+//! bytes a logical page, a chip of 64-page blocks holds under 16 bytes a physical page whatever its spare.
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::sparse::SparseVec;

@@ -1,10 +1,11 @@
 //! The simulator's own memory per physical page: the chip model (page records, block states, scheme words)
 //! and the read oracle (a token per logical page), on the throughput bench's device, 1 GiB of 2 KiB pages,
-//! 64 a block, filled by `precondition="full"`: at most 16 bytes with the page scheme's default spare capacity
-//! (so that 512 GiB of 8 KiB pages fit in 1 GiB; measured 15.99), and for every scheme at most 13 bytes a
-//! physical page plus the oracle's 4 a logical page (12.25 of block states and 12-byte page records, and the
-//! scheme words of the blocks whose pages carry one: FAST 12.41, MAST 12.86). A scheme with few spare blocks
-//! pays the oracle's 4 bytes on almost every physical page: FAST 16.41, BAST 16.17 in all.
+//! 64 a block, filled by `precondition="full"`: at most 16 bytes for every scheme (so that 512 GiB of 8 KiB
+//! pages fit in 1 GiB; measured 14.99 for page, 15.41 FAST, 15.74 MAST, the most), and at most 12 bytes a
+//! physical page plus the oracle's 4 a logical page (11.25 of block states and 11-byte page records, and
+//! the scheme words of the blocks whose pages carry one: FAST 11.41, MAST 11.86). The 1 GiB device is the
+//! figure that matters: the chip's bytes a page do not depend on the device's size (a slab of blocks, block
+//! states in chunks), up to the 16,777,215 logical pages that fit a record's 24 bits.
 
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::ftl::SCHEMES;
