@@ -5,14 +5,15 @@
 //!
 //! Memory grows with the blocks that hold data, not with the device: a block's pages are allocated from a
 //! slab when its first page is programmed and given back when it is erased; the slab grows geometrically but
-//! never past the chip's pages. A page record is 12 bytes (data token 4, logical page 4, sequence 4): a page
-//! is programmed exactly when its sequence number is not 0, so it needs no state byte. What few pages carry
-//! lives beside the records, so that every page does not pay for it: the scheme word and the flag bits in
-//! [`Extras`], allocated per block at its first such program (log blocks, map blocks, NFTL's chains); a token
-//! past 32 bits (after 4 billion host writes) in a map of wide tokens. Block states (erase count, slab slot,
-//! write frontier, extras slot) are 16 bytes in a sparse vector, allocated in chunks of 4,096 blocks as they
-//! are touched. With the read oracle's 4 bytes a logical page, a chip of 64-page blocks holds under 16 bytes
-//! a physical page whenever a twentieth of its blocks are spare.
+//! never past the chip's pages. A page record is 11 bytes, packed (data token 4, sequence 4, logical page 3):
+//! a page is programmed exactly when its sequence number is not 0, so it needs no state byte. What few pages
+//! carry lives beside the records, so that every page does not pay for it: the scheme word and the flag bits
+//! in [`Extras`], allocated per block at its first such program (log blocks, map blocks, NFTL's chains); a
+//! token past 32 bits (after 4 billion host writes) in a map of wide tokens; the logical page's high byte in
+//! an array beside the slab, kept only from the first logical page past 24 bits (a device of more than
+//! 16,777,215 logical pages). Block states (erase count, slab slot, write frontier, extras slot) are 16 bytes
+//! in a sparse vector, allocated in chunks of 4,096 blocks as they are touched. With the read oracle's 4
+//! bytes a logical page, a chip of 64-page blocks holds under 16 bytes a physical page whatever its spare.
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::sparse::SparseVec;
@@ -77,14 +78,18 @@ pub struct PageRead {
     pub spare: Spare,
 }
 
-/// A page as the chip stores it (12 bytes). The scheme word and flags are in the block's [`Extras`].
+/// A page as the chip stores it (11 bytes, packed: the slab holds nothing else a page). The scheme word and
+/// flags are in the block's [`Extras`]; the logical page's high byte, in [`Nand`]'s `lpn_high` once a logical
+/// page past 24 bits has been programmed.
 #[derive(Clone, Copy)]
+#[repr(C, packed)]
 struct Page {
     /// The data token, or [`TORN`], or [`WIDE`] (the token is in the map of wide tokens).
     token: u32,
-    lpn: Opt<Lpn>,
     /// Not 0 exactly when the page is programmed.
     seq: u32,
+    /// The low 24 bits of the logical page (little-endian); all ones and no high byte kept: none.
+    lpn_low: [u8; 3],
 }
 
 impl Page {
@@ -94,10 +99,18 @@ impl Page {
     }
 }
 
+/// A logical page as a page record's 24 bits hold it; while the chip keeps no high bytes, every logical page
+/// of the chip is below it and it stands for none (a device of up to 16,777,215 logical pages: 32 GiB of
+/// 2 KiB pages, 128 GiB of 8 KiB).
+const LPN_LOW_NONE: u32 = (1 << 24) - 1;
+
+/// The high byte an erased page's logical page (none: `u32::MAX`) has.
+const LPN_HIGH_NONE: u8 = 0xFF;
+
 const ERASED_PAGE: Page = Page {
     token: 0,
-    lpn: Opt::NONE,
     seq: 0,
+    lpn_low: [0xFF; 3],
 };
 
 /// The parts of the spare area that few pages carry, the scheme word and the flag bits, for the blocks that
@@ -237,12 +250,13 @@ pub struct Nand {
     sequential_program: bool,
     blocks: SparseVec<BlockState>,
     slab: Vec<Page>,
+    /// The high byte of every slab record's logical page, beside the slab (same places), once a logical page
+    /// that does not fit a record's 24 bits has been programmed ([`Nand::widen_lpns`]); empty until then.
+    lpn_high: Vec<u8>,
     free_slots: Vec<u32>,
     extras: Extras,
     /// The tokens that do not fit a page record's 32 bits ([`WIDE`]), by chip address.
     wide_tokens: BTreeMap<u32, Token>,
-    /// The slab places of a run of copies' sources ([`Nand::copy_run`]), kept between calls.
-    run_sources: Vec<usize>,
     seq: u32,
     counts: Counters,
     /// Blocks whose header (page 0's scheme word) is programmed: what lets [`Nand::confirm_headers`] answer a
@@ -275,10 +289,10 @@ impl Nand {
                 },
             ),
             slab: Vec::new(),
+            lpn_high: Vec::new(),
             free_slots: Vec::new(),
             extras: Extras::new(pages_per_block),
             wide_tokens: BTreeMap::new(),
-            run_sources: Vec::new(),
             seq: 0,
             counts: Counters::default(),
             headers: 0,
@@ -362,6 +376,7 @@ impl Nand {
     pub fn heap_bytes(&self) -> usize {
         self.blocks.heap_bytes()
             + self.slab.capacity() * std::mem::size_of::<Page>()
+            + self.lpn_high.capacity()
             + self.free_slots.capacity() * std::mem::size_of::<u32>()
             + self.extras.heap_bytes()
             + self.wide_tokens.len() * WIDE_ENTRY_BYTES
@@ -393,21 +408,82 @@ impl Nand {
         }
     }
 
-    fn page_mut(&mut self, block: usize, page: usize) -> &mut Page {
+    /// Where page `page` of `block` (on the chip) lives in the slab, giving the block a slot if it has none.
+    fn slot_index(&mut self, block: usize, page: usize) -> usize {
         let ppb = self.pages_per_block as usize;
         let chip_pages = self.blocks.len() * ppb;
         let state = self.blocks.get_mut(block);
         let slot = state.slot.get_or_insert_with(|| {
-            give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages)
+            give_slot(
+                &mut self.slab,
+                &mut self.lpn_high,
+                &mut self.free_slots,
+                ppb,
+                chip_pages,
+            )
         });
-        &mut self.slab[slot as usize * ppb + page]
+        slot as usize * ppb + page
+    }
+
+    /// The logical page of the slab's record `at`.
+    #[inline(always)]
+    fn lpn_at(&self, at: usize) -> Opt<Lpn> {
+        let [b0, b1, b2] = self.slab[at].lpn_low;
+        let low = u32::from_le_bytes([b0, b1, b2, 0]);
+        let raw = match self.lpn_high.get(at) {
+            None => low,
+            Some(&high) => low | (high as u32) << 24,
+        };
+        if raw == LPN_LOW_NONE && self.lpn_high.is_empty() || raw == u32::MAX {
+            Opt::NONE
+        } else {
+            Opt::some(Lpn(raw))
+        }
+    }
+
+    /// Stores `lpn` in the slab's record `at`, keeping high bytes from the first logical page that needs one.
+    #[inline(always)]
+    fn set_lpn(&mut self, at: usize, lpn: Opt<Lpn>) {
+        let raw = lpn.get().map_or(u32::MAX, |l| l.0);
+        if raw >= LPN_LOW_NONE && raw != u32::MAX && self.lpn_high.is_empty() {
+            self.widen_lpns();
+        }
+        let [b0, b1, b2, high] = raw.to_le_bytes();
+        self.slab[at].lpn_low = [b0, b1, b2];
+        if let Some(h) = self.lpn_high.get_mut(at) {
+            *h = high;
+        }
+    }
+
+    /// Starts keeping the high byte of every record's logical page: a logical page that does not fit 24 bits
+    /// (or is 2^24 - 1, the narrow records' none) is about to be programmed. Once, on a device of more than
+    /// 16,777,215 logical pages; a byte more a page from then on.
+    #[cold]
+    #[inline(never)]
+    fn widen_lpns(&mut self) {
+        let mut high = Vec::with_capacity(self.slab.capacity());
+        high.extend(self.slab.iter().map(|page| {
+            if page.lpn_low == ERASED_PAGE.lpn_low {
+                LPN_HIGH_NONE
+            } else {
+                0
+            }
+        }));
+        self.lpn_high = high;
     }
 
     /// What page `page` of `block` (on the chip) holds, as a read returns it.
     #[inline(always)]
     fn page_read(&self, block: usize, page: usize) -> PageRead {
-        let record = self.page(block, page);
-        let (aux, flags) = self.extras.get(self.blocks.get(block).extras, page);
+        let state = self.blocks.get(block);
+        let (record, lpn) = match state.slot.get() {
+            None => (ERASED_PAGE, Opt::NONE),
+            Some(slot) => {
+                let at = slot as usize * self.pages_per_block as usize + page;
+                (self.slab[at], self.lpn_at(at))
+            }
+        };
+        let (aux, flags) = self.extras.get(state.extras, page);
         let token = match record.token {
             _ if !record.programmed() => None,
             TORN => None,
@@ -417,7 +493,7 @@ impl Nand {
         PageRead {
             token,
             spare: Spare {
-                lpn: record.lpn,
+                lpn,
                 seq: record.seq,
                 aux,
                 flags,
@@ -572,9 +648,16 @@ impl Nand {
         let chip_pages = self.blocks.len() * ppb;
         let state = self.blocks.get_mut(block);
         let slot = state.slot.get_or_insert_with(|| {
-            give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages)
+            give_slot(
+                &mut self.slab,
+                &mut self.lpn_high,
+                &mut self.free_slots,
+                ppb,
+                chip_pages,
+            )
         });
-        let page = &mut self.slab[slot as usize * ppb + p as usize];
+        let at = slot as usize * ppb + p as usize;
+        let page = &mut self.slab[at];
         let out_of_order = self.sequential_program && p < state.next_page;
         let aux_taken = aux.is_some() && self.extras.get(state.extras, p as usize).0.is_some();
         if page.programmed() || out_of_order || aux_taken {
@@ -590,7 +673,6 @@ impl Nand {
                 WIDE
             }
         };
-        page.lpn = lpn;
         page.seq = self.seq;
         if aux.is_some() {
             let at = self.extras.at(&mut state.extras, p as usize);
@@ -598,6 +680,7 @@ impl Nand {
             self.headers += (p == 0) as u32;
         }
         state.next_page = state.next_page.max(p + 1);
+        self.set_lpn(at, lpn);
         Ok(())
     }
 
@@ -622,11 +705,13 @@ impl Nand {
 
     /// Copies the pages `from` (each holding data, none in `to`'s block) to the pages from `to` on, in order,
     /// in one call: what [`Nand::copy`] of each does (a page read and a program each, counted as such, a
-    /// sequence number each), with the checks done once for the run. `from` and `to` are pages of a
-    /// partition of the chip (a scheme instance's, `ftl/per_die.rs`): its page `p` is chip page `base + p`,
-    /// and a page at or beyond its `pages` is refused as one off the chip (the whole chip: 0 and every
-    /// page). Returns false, doing nothing, when a copy one by one would find a source without data or break
-    /// a rule: the caller then copies one by one, and meets the same outcome.
+    /// sequence number each), with the target's checks done once for the run and one block lookup per run of
+    /// sources in the same block (a GC victim's pages are all in one): each record is checked and moved whole
+    /// in one pass. `from` and `to` are pages of a partition of the chip (a scheme instance's,
+    /// `ftl/per_die.rs`): its page `p` is chip page `base + p`, and a page at or beyond its `pages` is refused
+    /// as one off the chip (the whole chip: 0 and every page). Returns false, leaving the chip as it was, when
+    /// a copy one by one would find a source without data or break a rule: the caller then copies one by one,
+    /// and meets the same outcome.
     pub fn copy_run(
         &mut self,
         from: &[Ppn],
@@ -649,39 +734,53 @@ impl Nand {
         if self.sequential_program && (first as u32) < target.next_page {
             return false;
         }
+        let had_slot = target.slot.is_some();
         if let Some(slot) = target.slot.get() {
             let at = slot as usize * ppb + first;
             if self.slab[at..at + from.len()].iter().any(Page::programmed) {
                 return false;
             }
         }
-        let mut sources = std::mem::take(&mut self.run_sources);
-        let readable = self.find_readable(from, to_block, base, pages, &mut sources);
-        if !readable {
-            self.run_sources = sources;
-            return false;
-        }
-        let chip_pages = self.blocks.len() * ppb;
-        let state = self.blocks.get_mut(b);
-        let slot = state
-            .slot
-            .get_or_insert_with(|| give_slot(&mut self.slab, &mut self.free_slots, ppb, chip_pages))
-            as usize;
-        state.next_page = state.next_page.max((first + from.len()) as u32);
-        for (i, &at) in sources.iter().enumerate() {
-            let record = self.slab[at];
-            self.seq = self.seq.wrapping_add(1).max(1);
-            self.slab[slot * ppb + first + i] = Page {
-                seq: self.seq,
-                ..record
+        let dst = self.slot_index(b, first);
+        let wide_lpns = !self.lpn_high.is_empty();
+        let mut seq = self.seq;
+        // The block of the last source, and its slot.
+        let mut block = (u32::MAX, Opt::<u32>::NONE);
+        for (i, &ppn) in from.iter().enumerate() {
+            let (sb, sp) = self.split(Ppn(base.saturating_add(ppn.0)));
+            if sb != block.0 {
+                if ppn.0 >= pages || sb == to_block || sb as usize >= self.blocks.len() {
+                    self.undo_copies(b, dst, i, had_slot);
+                    return false;
+                }
+                block = (sb, self.blocks.get(sb as usize).slot);
+            } else if ppn.0 >= pages {
+                self.undo_copies(b, dst, i, had_slot);
+                return false;
+            }
+            let Some(slot) = block.1.get() else {
+                self.undo_copies(b, dst, i, had_slot);
+                return false;
             };
-            if record.token == WIDE {
-                let (sb, sp) = self.split(Ppn(base + from[i].0));
-                let token = self.wide_token(sb as usize, sp as usize);
-                self.wide_tokens.insert(to.0 + i as u32, token);
+            let at = slot as usize * ppb + sp as usize;
+            let mut record = self.slab[at];
+            if !record.programmed() || record.token == TORN {
+                self.undo_copies(b, dst, i, had_slot);
+                return false;
+            }
+            seq = seq.wrapping_add(1).max(1);
+            record.seq = seq;
+            self.slab[dst + i] = record;
+            if wide_lpns {
+                self.lpn_high[dst + i] = self.lpn_high[at];
             }
         }
-        self.run_sources = sources;
+        self.seq = seq;
+        let state = self.blocks.get_mut(b);
+        state.next_page = state.next_page.max((first + from.len()) as u32);
+        if !self.wide_tokens.is_empty() {
+            self.copy_wide_tokens(from, base, to, dst);
+        }
         self.counts
             .tally_n(class, |c| &mut c.page_reads, from.len() as u64);
         self.counts
@@ -689,43 +788,33 @@ impl Nand {
         true
     }
 
-    /// Whether every page of `from` (pages of the partition of `pages` pages from chip page `base`, as in
-    /// [`Nand::copy_run`]) is in the partition and on the chip, outside chip block `not_in`, and holds data
-    /// (neither erased nor torn); if so, `slab` holds their places in the slab. One block's state is looked
-    /// up per run of sources in the same block (a GC victim's pages are all in one).
-    fn find_readable(
-        &self,
-        from: &[Ppn],
-        not_in: u32,
-        base: u32,
-        pages: u32,
-        slab: &mut Vec<usize>,
-    ) -> bool {
-        slab.clear();
-        let ppb = self.pages_per_block as usize;
-        let mut block = (u32::MAX, Opt::<u32>::NONE);
-        for &ppn in from {
-            if ppn.0 >= pages {
-                return false;
-            }
-            let (b, p) = self.split(Ppn(base.saturating_add(ppn.0)));
-            if b != block.0 {
-                if b == not_in || b as usize >= self.blocks.len() {
-                    return false;
-                }
-                block = (b, self.blocks.get(b as usize).slot);
-            }
-            let Some(slot) = block.1.get() else {
-                return false;
-            };
-            let at = slot as usize * ppb + p as usize;
-            let record = &self.slab[at];
-            if !record.programmed() || record.token == TORN {
-                return false;
-            }
-            slab.push(at);
+    /// Takes back the first `copied` copies of a run to block `block` from its slab place `dst` on, and the
+    /// slot the run gave the block if it had none: the chip is as it was before the run.
+    #[cold]
+    #[inline(never)]
+    fn undo_copies(&mut self, block: usize, dst: usize, copied: usize, had_slot: bool) {
+        self.slab[dst..dst + copied].fill(ERASED_PAGE);
+        if !self.lpn_high.is_empty() {
+            self.lpn_high[dst..dst + copied].fill(LPN_HIGH_NONE);
         }
-        true
+        if !had_slot {
+            let slot = self.blocks.get_mut(block).slot.take();
+            self.free_slots.extend(slot);
+        }
+    }
+
+    /// A run of copies' wide tokens ([`WIDE`]): the copy of `from[i]` (partition pages from chip page `base`)
+    /// at chip page `to + i`, slab place `dst + i`, gets its source's token in the map.
+    #[cold]
+    #[inline(never)]
+    fn copy_wide_tokens(&mut self, from: &[Ppn], base: u32, to: Ppn, dst: usize) {
+        for (i, &source) in from.iter().enumerate() {
+            if self.slab[dst + i].token == WIDE {
+                let (sb, sp) = self.split(Ppn(base + source.0));
+                let token = self.wide_token(sb as usize, sp as usize);
+                self.wide_tokens.insert(to.0 + i as u32, token);
+            }
+        }
     }
 
     /// The violation of a program of page `page` of `block` that is off the chip or in a bad block.
@@ -757,10 +846,10 @@ impl Nand {
         }
         self.seq = self.seq.wrapping_add(1).max(1);
         let seq = self.seq;
-        let page = self.page_mut(b, p);
-        page.token = TORN;
-        page.lpn = Opt::NONE;
-        page.seq = seq;
+        let at = self.slot_index(b, p);
+        self.slab[at].token = TORN;
+        self.slab[at].seq = seq;
+        self.set_lpn(at, Opt::NONE);
         let block = self.blocks.get_mut(b);
         block.next_page = block.next_page.max(p as u32 + 1);
     }
@@ -864,9 +953,9 @@ impl Nand {
         match self.blocks.get(pbn.index()).slot.get() {
             None => lpns.fill(Opt::NONE),
             Some(slot) => {
-                let pages = &self.slab[slot as usize * ppb..][first..end];
-                for (lpn, page) in lpns.iter_mut().zip(pages) {
-                    *lpn = page.lpn;
+                let at = slot as usize * ppb + first;
+                for (i, lpn) in lpns.iter_mut().enumerate() {
+                    *lpn = self.lpn_at(at + i);
                 }
             }
         }
@@ -888,19 +977,31 @@ impl Nand {
 #[inline(never)]
 fn give_slot(
     slab: &mut Vec<Page>,
+    lpn_high: &mut Vec<u8>,
     free_slots: &mut Vec<u32>,
     ppb: usize,
     chip_pages: usize,
 ) -> u32 {
+    let wide = !lpn_high.is_empty();
     if let Some(slot) = free_slots.pop() {
-        slab[slot as usize * ppb..(slot as usize + 1) * ppb].fill(ERASED_PAGE);
+        let run = slot as usize * ppb..(slot as usize + 1) * ppb;
+        slab[run.clone()].fill(ERASED_PAGE);
+        if wide {
+            lpn_high[run].fill(LPN_HIGH_NONE);
+        }
         return slot;
     }
     if slab.len() == slab.capacity() {
         let more = slab.len().max(ppb).min(chip_pages - slab.len());
         slab.reserve_exact(more);
+        if wide {
+            lpn_high.reserve_exact(slab.capacity() - lpn_high.len());
+        }
     }
     slab.resize(slab.len() + ppb, ERASED_PAGE);
+    if wide {
+        lpn_high.resize(slab.len(), LPN_HIGH_NONE);
+    }
     (slab.len() / ppb - 1) as u32
 }
 
@@ -1132,9 +1233,85 @@ mod tests {
     }
 
     #[test]
-    fn a_page_is_12_bytes_and_a_block_state_16() {
-        assert_eq!(std::mem::size_of::<Page>(), 12);
+    fn a_page_is_11_bytes_and_a_block_state_16() {
+        assert_eq!(std::mem::size_of::<Page>(), 11);
         assert_eq!(std::mem::size_of::<BlockState>(), 16);
+    }
+
+    #[test]
+    fn logical_pages_past_24_bits_read_back_whole_copied_or_not() {
+        // A chip of 2^25 pages (allocated only where programmed); the records keep high bytes from the first
+        // logical page that needs one, 2^24 - 1 (the narrow records' none) included.
+        let mut chip = Nand::new(1 << 23, 4, true);
+        let lpns = [
+            Some(LPN_LOW_NONE - 1),
+            None,
+            Some(LPN_LOW_NONE),
+            Some(u32::MAX - 1),
+        ];
+        chip.program(Ppn(0), 1, Opt::from(lpns[0].map(Lpn)), Opt::NONE, D)
+            .unwrap();
+        chip.program(Ppn(1), 2, Opt::NONE, Opt::NONE, D).unwrap();
+        assert!(
+            chip.lpn_high.is_empty(),
+            "24 bits and none need no high byte"
+        );
+        for (p, lpn) in lpns.iter().enumerate().skip(2) {
+            let ppn = Ppn((1 << 24) + p as u32);
+            chip.program(ppn, 10 + p as Token, Opt::from(lpn.map(Lpn)), Opt::NONE, D)
+                .unwrap();
+        }
+        assert!(!chip.lpn_high.is_empty());
+        chip.program(Ppn(2), 3, Opt::some(Lpn(1 << 24)), Opt::NONE, D)
+            .unwrap();
+        assert_eq!(chip.peek(Ppn(2)).spare.lpn(), Some(Lpn(1 << 24)));
+        assert_eq!(chip.peek(Ppn(3)).spare.lpn(), None, "an erased page");
+        let sources = [Ppn(0), Ppn(1), Ppn((1 << 24) + 2), Ppn((1 << 24) + 3)];
+        assert!(chip.copy_run(&sources, Ppn(8), D, 0, u32::MAX));
+        for (i, (&source, lpn)) in sources.iter().zip(lpns).enumerate() {
+            let (original, copy) = (chip.peek(source), chip.peek(Ppn(8 + i as u32)));
+            assert_eq!(original.spare.lpn(), lpn.map(Lpn));
+            assert_eq!(
+                (copy.token, copy.spare.lpn()),
+                (original.token, lpn.map(Lpn))
+            );
+        }
+        chip.copy(Ppn((1 << 24) + 3), Ppn(12), D).unwrap();
+        assert_eq!(chip.peek(Ppn(12)).spare.lpn(), Some(Lpn(u32::MAX - 1)));
+        let mut read = [Opt::NONE; 4];
+        chip.read_spare_lpns(Pbn(2), 0..4, D, &mut read).unwrap();
+        assert_eq!(read.map(|l| l.get()), lpns.map(|l| l.map(Lpn)));
+        chip.erase(Pbn(2), D).unwrap();
+        chip.program(Ppn(9), 4, Opt::some(Lpn(5)), Opt::NONE, D)
+            .unwrap();
+        assert_eq!(
+            chip.peek(Ppn(8)).spare.lpn(),
+            None,
+            "a reused slot reads erased"
+        );
+        assert_eq!(chip.peek(Ppn(9)).spare.lpn(), Some(Lpn(5)));
+    }
+
+    #[test]
+    fn a_refused_run_of_copies_leaves_the_chip_as_it_was() {
+        let mut chip = Nand::new(4, 4, true);
+        chip.program(Ppn(0), 5, Opt::some(Lpn(1)), Opt::NONE, D)
+            .unwrap();
+        chip.tear(Ppn(1));
+        // Page 0 is copied before the torn page 1 is met: the copy is taken back, and block 2 has no slot again.
+        assert!(!chip.copy_run(&[Ppn(0), Ppn(1)], Ppn(8), D, 0, 16));
+        assert!(!chip.copy_run(&[Ppn(0), Ppn(1)], Ppn(8), D, 0, 16));
+        assert_eq!(chip.peek(Ppn(8)), Nand::new(1, 4, true).peek(Ppn(0)));
+        assert!(chip.slab_index(2, 0).is_none());
+        let c = chip.total_counts();
+        assert_eq!((c.page_reads, c.page_writes), (0, 1));
+        // The one-by-one copy copies page 0 and skips the torn page; the sequence goes on from the tear, and
+        // block 2 takes the slot the run gave back (the slab does not grow again).
+        let after = chip.heap_bytes();
+        chip.copy(Ppn(0), Ppn(8), D).unwrap();
+        assert_eq!(chip.copy(Ppn(1), Ppn(9), D).unwrap(), None);
+        assert_eq!(chip.peek(Ppn(8)).spare.seq, 3);
+        assert_eq!(chip.heap_bytes(), after);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The read oracle's memory: the newest token of every logical page, and whether it was trimmed since, in 4
-//! bytes a page (with the chip's 12-byte page records, what keeps the simulator under 16 bytes a physical
+//! bytes a page (with the chip's 11-byte page records, what keeps the simulator under 16 bytes a physical
 //! page). An entry holds a token up to 31 bits itself; a wider one (after 2,147,483,646 host writes) is kept
 //! whole in a map beside the entries, so the check is exact at any length of run.
 
