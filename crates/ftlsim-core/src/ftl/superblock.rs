@@ -61,7 +61,8 @@ use super::common::mechanisms::free_pool::FreePool;
 use super::common::mechanisms::map_area::{load_page_table, rebuild_spare_tables};
 use super::common::structures::lru::Lru;
 use super::{
-    address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+    address_bytes, defaults_of, parse_as, Ahead, Built, Extra, Ftl, Mounts, RamItem, Scheme,
+    SchemeParams,
 };
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
@@ -70,6 +71,7 @@ use crate::device::Device;
 use crate::device::Result;
 use crate::figure::{Figure, Unit};
 use crate::nand::OpClass;
+use crate::request::Op;
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
@@ -254,6 +256,21 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
 }
 
 impl Ftl for SuperblockFtl {
+    /// Two requests ahead, the page's map entry; one ahead, what the entry names: for a read the page's
+    /// record on the chip, for a write the owner entry of the copy it makes stale.
+    fn prefetch(&self, lpn: Lpn, op: Op, ahead: Ahead, dev: &Device) {
+        if ahead == Ahead::Far {
+            self.loc.prefetch(lpn.index());
+        } else if let Some(ppn) = self.loc.get(lpn.index()).get() {
+            match op {
+                Op::Read => dev.prefetch(ppn),
+                Op::Write => self.owner.prefetch(ppn.index()),
+                // Trim is ignored.
+                Op::Trim => {}
+            }
+        }
+    }
+
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         self.lookup_page_table(lpn, dev)?;
         match self.loc.get(lpn.index()).get() {
