@@ -521,7 +521,8 @@ impl SuperblockFtl {
         );
         owners.resize(self.ppb as usize, Opt::NONE);
         self.owner.read_range(first.index(), &mut owners);
-        (from.clear(), lpns.clear());
+        from.clear();
+        lpns.clear();
         for (offset, &lpn) in (0..self.ppb).zip(&owners) {
             if let Some(l) = lpn.get() {
                 from.push(Ppn(first.0 + offset));
@@ -540,6 +541,7 @@ impl SuperblockFtl {
         self.free.put(victim);
         Ok(())
     }
+
     /// Copies the pages `from`, holding `lpns`, to `sb`'s write frontier in order, opening a free block
     /// whenever the active one is full, and records where each went.
     fn copy_runs(
@@ -557,10 +559,10 @@ impl SuperblockFtl {
             if !dev.copy_run(OpClass::Data, &from[done..done + run], to) {
                 // The page just taken is the first of the copies one by one.
                 self.next[s] -= 1;
-                for (&from, lpn) in from[done..].iter().zip(&lpns[done..]) {
+                for (&source, lpn) in from[done..].iter().zip(&lpns[done..]) {
                     let lpn = lpn.get().expect("a valid page has an owner");
                     let to = self.next_page(sb, dev)?;
-                    dev.copy(from, to)?;
+                    dev.copy(source, to)?;
                     self.place(lpn, to);
                     self.retarget_map_copies(sb, lpn, to);
                 }
