@@ -129,13 +129,14 @@
 
 use super::common::bounds::Checks;
 use super::common::mechanisms::boot_scan::{scan_block, Extent};
-use super::common::mechanisms::page_store::{PageStore, Victim};
+use super::common::mechanisms::page_store::{PageStore, Relocate, Victim};
 use super::common::profiles::{self, Applied, Profile};
 use super::common::structures::age_order::AgeOrder;
 use super::common::structures::bitmap::Bitmap;
 use super::common::structures::slot_list::SlotList;
 use super::{
-    address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+    address_bytes, defaults_of, parse_as, Ahead, Built, Extra, Ftl, Mounts, RamItem, Scheme,
+    SchemeParams,
 };
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
@@ -144,6 +145,7 @@ use crate::device::Device;
 use crate::device::Result;
 use crate::figure::{Figure, Unit};
 use crate::nand::OpClass;
+use crate::request::Op;
 use crate::sparse::SparseVec;
 use crate::stats::{CacheKind, FlashCounts};
 use serde::{Deserialize, Serialize};
@@ -832,6 +834,23 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
 }
 
 impl Ftl for DftlFtl {
+    /// Two requests ahead, the CMT's slot of the page and its flash map entry (read on a miss); one ahead,
+    /// for a read of a cached page, the record on the chip of the page it names.
+    fn prefetch(&self, lpn: Lpn, op: Op, ahead: Ahead, dev: &Device) {
+        if ahead == Ahead::Far {
+            self.cmt.slot_of.prefetch(lpn.index());
+            self.flash_map.prefetch(lpn.index());
+        } else if op == Op::Read {
+            if let Some(ppn) = self
+                .cmt
+                .slot(lpn)
+                .and_then(|s| self.cmt.entry[s as usize].readable())
+            {
+                dev.prefetch(ppn);
+            }
+        }
+    }
+
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         let slot = self.translate(lpn, dev)?;
         match self.cmt.entry[slot as usize].readable() {
@@ -1277,42 +1296,18 @@ impl DftlFtl {
     fn collect_data_block(&mut self, victim: Pbn, dev: &mut Device) -> Result<()> {
         self.moved.clear();
         let data_writes = dev.chip().counts(OpClass::Data).page_writes;
-        let (cmt, moved, pending, dirty_in, flash_map, epp) = (
-            &mut self.cmt,
-            &mut self.moved,
-            &mut self.pending,
-            &mut self.dirty_in,
-            &mut self.flash_map,
-            self.epp,
-        );
-        let (lazy_copy_dirty, left_clean) = (self.lazy_copy_dirty, &mut self.moves_left_clean);
+        let mut moves = GcMoves {
+            cmt: &mut self.cmt,
+            moved: &mut self.moved,
+            pending: &mut self.pending,
+            dirty_in: &mut self.dirty_in,
+            flash_map: &mut self.flash_map,
+            epp: self.epp,
+            lazy_copy_dirty: self.lazy_copy_dirty,
+            left_clean: &mut self.moves_left_clean,
+        };
         self.store
-            .collect(victim, DATA, OpClass::Data, dev, |lpn, to| {
-                let lpn = Lpn(lpn);
-                match cmt.slot(lpn) {
-                    Some(slot) => {
-                        let s = slot as usize;
-                        cmt.entry[s] = cmt.entry[s].moved(to);
-                        // A dirty entry reaches flash at its eviction, moved or not.
-                        if !cmt.dirty.get(s) {
-                            if lazy_copy_dirty {
-                                cmt.mark_dirty(slot);
-                                dirty_in[(lpn.0 / epp) as usize] += 1;
-                            } else {
-                                // PSU FlashSim's accounting: the entry stays clean, so no write ever records
-                                // the move; the translation page takes it uncounted, so that reads stay right.
-                                flash_map.set(lpn.index(), cmt.entry[s]);
-                                *left_clean += 1;
-                            }
-                        }
-                    }
-                    None => match pending.binary_search_by_key(&lpn, |e| e.0) {
-                        // A mount's recovered entry, not yet in the CMT: moved in place too.
-                        Ok(k) if pending[k].1.is_some() => pending[k].1 = Opt::some(to),
-                        _ => moved.push((lpn, to)),
-                    },
-                }
-            })?;
+            .collect_into(victim, DATA, OpClass::Data, dev, &mut moves)?;
         self.copies[DATA] += dev.chip().counts(OpClass::Data).page_writes - data_writes;
         let since = dev.map_counts();
         self.apply_moves(dev)?;
@@ -1338,6 +1333,58 @@ impl DftlFtl {
             i = end;
         }
         Ok(())
+    }
+}
+
+/// What a data block's GC updates for each page it moves (§3.3): a cached entry in the CMT (lazy copying), a
+/// mount's recovered entry in place, any other queued for its translation page's write back.
+struct GcMoves<'a> {
+    cmt: &'a mut Cmt,
+    moved: &'a mut Vec<(Lpn, Ppn)>,
+    pending: &'a mut Vec<(Lpn, Opt<Ppn>)>,
+    dirty_in: &'a mut Vec<u32>,
+    flash_map: &'a mut SparseVec<MapEntry>,
+    epp: u32,
+    lazy_copy_dirty: bool,
+    left_clean: &'a mut u64,
+}
+
+impl Relocate for GcMoves<'_> {
+    /// The CMT's slot of the moved page, and its flash map entry, which the batch update rewrites when the
+    /// page is not cached: both scattered over the logical pages, a cache miss each at scale.
+    #[inline]
+    fn prefetch(&self, lpn: u32) {
+        self.cmt.slot_of.prefetch(lpn as usize);
+        self.flash_map.prefetch(lpn as usize);
+    }
+
+    #[inline]
+    fn moved(&mut self, lpn: u32, to: Ppn) {
+        let lpn = Lpn(lpn);
+        let cmt = &mut *self.cmt;
+        match cmt.slot(lpn) {
+            Some(slot) => {
+                let s = slot as usize;
+                cmt.entry[s] = cmt.entry[s].moved(to);
+                // A dirty entry reaches flash at its eviction, moved or not.
+                if !cmt.dirty.get(s) {
+                    if self.lazy_copy_dirty {
+                        cmt.mark_dirty(slot);
+                        self.dirty_in[(lpn.0 / self.epp) as usize] += 1;
+                    } else {
+                        // PSU FlashSim's accounting: the entry stays clean, so no write ever records the
+                        // move; the translation page takes it uncounted, so that reads stay right.
+                        self.flash_map.set(lpn.index(), cmt.entry[s]);
+                        *self.left_clean += 1;
+                    }
+                }
+            }
+            None => match self.pending.binary_search_by_key(&lpn, |e| e.0) {
+                // A mount's recovered entry, not yet in the CMT: moved in place too.
+                Ok(k) if self.pending[k].1.is_some() => self.pending[k].1 = Opt::some(to),
+                _ => self.moved.push((lpn, to)),
+            },
+        }
     }
 }
 

@@ -61,7 +61,8 @@ use super::common::mechanisms::free_pool::FreePool;
 use super::common::mechanisms::map_area::{load_page_table, rebuild_spare_tables};
 use super::common::structures::lru::Lru;
 use super::{
-    address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
+    address_bytes, defaults_of, parse_as, Ahead, Built, Extra, Ftl, Mounts, RamItem, Scheme,
+    SchemeParams,
 };
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
@@ -69,6 +70,8 @@ use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
 use crate::figure::{Figure, Unit};
+use crate::nand::OpClass;
+use crate::request::Op;
 use crate::sparse::SparseVec;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
@@ -167,6 +170,9 @@ pub struct SuperblockFtl {
     log_blocks: u32,
     max_extra: u32,
     pte: u32,
+    /// log2 of `pte` where it is a power of two (the default 32): a page's table by a shift, not a division,
+    /// once per copied page.
+    pte_shift: Option<u32>,
     /// Physical blocks each superblock holds; the active one (being written) is last.
     owned: Vec<Vec<Pbn>>,
     /// Next erased page of each superblock's active block (`ppb` when full or none).
@@ -181,6 +187,11 @@ pub struct SuperblockFtl {
     free: FreePool,
     /// Round-robin position of the reclaim search.
     cursor: u32,
+    /// Scratch of a collection, kept to spare an allocation each: the victim's owner entries, and the pages
+    /// to copy with their logical pages.
+    victim_owners: Vec<Opt<Lpn>>,
+    moving_pages: Vec<Ppn>,
+    moving_lpns: Vec<Opt<Lpn>>,
 }
 
 fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
@@ -223,6 +234,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         log_blocks,
         max_extra: p.extra_blocks_per_superblock,
         pte,
+        pte_shift: pte.is_power_of_two().then(|| pte.trailing_zeros()),
         owned: (0..superblocks).map(|_| Vec::with_capacity(cap)).collect(),
         next: vec![g.pages_per_block; superblocks as usize],
         valid: vec![0; chip_blocks as usize],
@@ -233,6 +245,9 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         cache: Lru::new(p.cache_entries, units),
         free: FreePool::with_range(Pbn(0), chip_blocks),
         cursor: 0,
+        victim_owners: Vec::new(),
+        moving_pages: Vec::new(),
+        moving_lpns: Vec::new(),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -241,6 +256,21 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
 }
 
 impl Ftl for SuperblockFtl {
+    /// Two requests ahead, the page's map entry; one ahead, what the entry names: for a read the page's
+    /// record on the chip, for a write the owner entry of the copy it makes stale.
+    fn prefetch(&self, lpn: Lpn, op: Op, ahead: Ahead, dev: &Device) {
+        if ahead == Ahead::Far {
+            self.loc.prefetch(lpn.index());
+        } else if let Some(ppn) = self.loc.get(lpn.index()).get() {
+            match op {
+                Op::Read => dev.prefetch(ppn),
+                Op::Write => self.owner.prefetch(ppn.index()),
+                // Trim is ignored.
+                Op::Trim => {}
+            }
+        }
+    }
+
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         self.lookup_page_table(lpn, dev)?;
         match self.loc.get(lpn.index()).get() {
@@ -373,6 +403,15 @@ impl SuperblockFtl {
         lpn.lbn(self.ppb).0 / self.n
     }
 
+    /// The page table (cache unit) holding `lpn`'s entry.
+    #[inline]
+    fn table_of(&self, lpn: Lpn) -> u32 {
+        match self.pte_shift {
+            Some(shift) => lpn.0 >> shift,
+            None => lpn.0 / self.pte,
+        }
+    }
+
     /// Logical blocks of superblock `sb` (the last one may be short).
     fn logical_in(&self, sb: u32) -> u32 {
         self.n.min(self.logical_blocks - sb * self.n)
@@ -381,7 +420,7 @@ impl SuperblockFtl {
     /// Makes the page table of `lpn` resident; a miss reads the spare copies of the superblock's page
     /// directory and of the table. Returns the table's number.
     fn lookup_page_table(&mut self, lpn: Lpn, dev: &mut Device) -> Result<u32> {
-        let unit = lpn.0 / self.pte;
+        let unit = self.table_of(lpn);
         let dir = self.dir_loc[self.superblock_of(lpn) as usize];
         let table = self.table_loc.get(unit as usize);
         load_page_table(&mut self.cache, unit, dir, table, dev)?;
@@ -462,6 +501,11 @@ impl SuperblockFtl {
         Ok(())
     }
 
+    /// The victim's valid pages go to the write frontier a run at a time (`Device::copy_run`: one call to
+    /// the chip for the pages that fit the active block), their map entries fetched ahead of the copies,
+    /// since at scale those entries are the cache misses of a collection. Where the chip cannot take a
+    /// run (a power cut armed among its operations, remapped blocks) the rest is copied page by page,
+    /// with the same operations in the same order.
     fn evacuate(&mut self, sb: u32, victim: Pbn, dev: &mut Device) -> Result<()> {
         let s = sb as usize;
         let pos = self.owned[s]
@@ -469,26 +513,88 @@ impl SuperblockFtl {
             .position(|&b| b == victim)
             .expect("owned");
         self.owned[s].remove(pos);
-        for offset in 0..self.ppb {
-            let from = dev.ppn(victim, offset);
-            let Some(lpn) = self.owner.get(from.index()).get() else {
-                continue;
-            };
-            let to = self.next_page(sb, dev)?;
-            dev.copy(from, to)?;
-            self.place(lpn, to);
-            self.retarget_map_copies(sb, lpn, to);
+        let first = dev.ppn(victim, 0);
+        let mut owners = std::mem::take(&mut self.victim_owners);
+        let (mut from, mut lpns) = (
+            std::mem::take(&mut self.moving_pages),
+            std::mem::take(&mut self.moving_lpns),
+        );
+        owners.resize(self.ppb as usize, Opt::NONE);
+        self.owner.read_range(first.index(), &mut owners);
+        from.clear();
+        lpns.clear();
+        for (offset, &lpn) in (0..self.ppb).zip(&owners) {
+            if let Some(l) = lpn.get() {
+                from.push(Ppn(first.0 + offset));
+                lpns.push(lpn);
+                self.loc.prefetch(l.index());
+            }
         }
+        let moved = self.copy_runs(sb, &from, &lpns, dev);
+        (self.victim_owners, self.moving_pages, self.moving_lpns) = (owners, from, lpns);
+        moved?;
+        // Every page of the victim is stale now: its valid ones were copied, the others overwritten.
+        self.owner
+            .fill_range(first.index(), self.ppb as usize, Opt::NONE);
+        self.valid[victim.index()] = 0;
         dev.erase(victim)?;
         self.free.put(victim);
         Ok(())
+    }
+
+    /// Copies the pages `from`, holding `lpns`, to `sb`'s write frontier in order, opening a free block
+    /// whenever the active one is full, and records where each went.
+    fn copy_runs(
+        &mut self,
+        sb: u32,
+        from: &[Ppn],
+        lpns: &[Opt<Lpn>],
+        dev: &mut Device,
+    ) -> Result<()> {
+        let s = sb as usize;
+        let mut done = 0;
+        while done < from.len() {
+            let to = self.next_page(sb, dev)?;
+            let run = ((self.ppb - self.next[s]) as usize + 1).min(from.len() - done);
+            if !dev.copy_run(OpClass::Data, &from[done..done + run], to) {
+                // The page just taken is the first of the copies one by one.
+                self.next[s] -= 1;
+                for (&source, lpn) in from[done..].iter().zip(&lpns[done..]) {
+                    let lpn = lpn.get().expect("a valid page has an owner");
+                    let to = self.next_page(sb, dev)?;
+                    dev.copy(source, to)?;
+                    self.place(lpn, to);
+                    self.retarget_map_copies(sb, lpn, to);
+                }
+                return Ok(());
+            }
+            self.next[s] += run as u32 - 1;
+            self.place_run(sb, &lpns[done..done + run], to);
+            done += run;
+        }
+        Ok(())
+    }
+
+    /// Records the copies of `lpns` to the pages from `to` on, in one block: what `place` and
+    /// `retarget_map_copies` of each do, but for the old copies' owner entries and valid count, which the
+    /// caller clears for the whole victim.
+    fn place_run(&mut self, sb: u32, lpns: &[Opt<Lpn>], to: Ppn) {
+        self.owner.write_range(to.index(), lpns);
+        for (at, lpn) in (to.0..).map(Ppn).zip(lpns) {
+            let lpn = lpn.get().expect("a valid page has an owner");
+            self.loc.set(lpn.index(), Opt::some(at));
+            self.table_loc
+                .set(self.table_of(lpn) as usize, Opt::some(at));
+        }
+        self.valid[to.block(self.ppb).index()] += lpns.len() as u32;
+        self.dir_loc[sb as usize] = Opt::some(Ppn(to.0 + lpns.len() as u32 - 1));
     }
 
     /// A copied page carries the newest directory and its table in its spare area.
     fn retarget_map_copies(&mut self, sb: u32, lpn: Lpn, to: Ppn) {
         self.dir_loc[sb as usize] = Opt::some(to);
         self.table_loc
-            .set((lpn.0 / self.pte) as usize, Opt::some(to));
+            .set(self.table_of(lpn) as usize, Opt::some(to));
     }
 
     /// A superblock other than `sb` holding more blocks than logical ones, in round-robin order.
