@@ -4,9 +4,9 @@
 
 mod common;
 
-use common::{mixed, GOLDEN_TIMING as TIMING};
+use common::{golden_array, mixed, GOLDEN_TIMING as TIMING};
 use ftlsim_core::addr::{Lpn, Pbn, Ppn};
-use ftlsim_core::array::{ArraySpec, FlashOp, Kind, Span, Timeline};
+use ftlsim_core::array::{FlashOp, Kind, Span, Timeline};
 use ftlsim_core::config::{ConfigError, DeviceOverrides, Geometry};
 use ftlsim_core::device::{Device, FlashError};
 use ftlsim_core::error::SimError;
@@ -24,15 +24,7 @@ fn two_dies() -> Device {
         logical_blocks: 4,
         sequential_program: true,
     };
-    let spec = ArraySpec {
-        channels: 1,
-        chips_per_channel: 1,
-        dies_per_chip: 2,
-        planes_per_die: 1,
-        channel_mts: Some(10.0),
-        channel_width_bytes: 1,
-        command_us: 0.0,
-    };
+    let spec = golden_array(1, 2, 1);
     let mut t = Timeline::new(spec, &TIMING, 100, 10, 4, 8, 1.0);
     t.keep_spans();
     let mut dev = Device::new("test", g, 8, TIMING);

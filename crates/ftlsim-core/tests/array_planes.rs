@@ -7,21 +7,13 @@
 
 mod common;
 
-use common::GOLDEN_TIMING as TIMING;
-use ftlsim_core::array::{ArraySpec, FlashOp, Kind, Span, Timeline};
+use common::{golden_array, GOLDEN_TIMING as TIMING};
+use ftlsim_core::array::{FlashOp, Kind, Span, Timeline};
 use FlashOp::*;
 
 /// `dies_per_chip` dies of `planes` planes on one channel, scheme blocks of `pages_per_block` pages.
 fn timeline(dies_per_chip: u32, planes: u32, pages_per_block: u32) -> Timeline {
-    let spec = ArraySpec {
-        channels: 1,
-        chips_per_channel: 1,
-        dies_per_chip,
-        planes_per_die: planes,
-        channel_mts: Some(10.0),
-        channel_width_bytes: 1,
-        command_us: 0.0,
-    };
+    let spec = golden_array(1, dies_per_chip, planes);
     let mut t = Timeline::new(spec, &TIMING, 100, 10, pages_per_block, 8, 1.0);
     t.keep_spans();
     t

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: toy devices and request builders; trace files in `trace_files`.
 #![allow(dead_code)]
 
+use ftlsim_core::array::ArraySpec;
 use ftlsim_core::config::{DeviceOverrides, Timing};
 use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::{Precondition, SimConfig};
@@ -89,3 +90,17 @@ pub const GOLDEN_TIMING: Timing = Timing {
     spare_program_us: 100.0,
     erase_us: 1000.0,
 };
+
+/// The golden timelines' array: `channels` channels of one chip of `dies_per_chip` dies of `planes` planes, a
+/// channel of 10 MT/s x 1 byte (a 100 B page moves in 10 us, a 10 B spare in 1 us), no command overhead.
+pub fn golden_array(channels: u32, dies_per_chip: u32, planes: u32) -> ArraySpec {
+    ArraySpec {
+        channels,
+        chips_per_channel: 1,
+        dies_per_chip,
+        planes_per_die: planes,
+        channel_mts: Some(10.0),
+        channel_width_bytes: 1,
+        command_us: 0.0,
+    }
+}
