@@ -7,32 +7,9 @@
 
 mod common;
 
-use common::{golden_array, GOLDEN_TIMING as TIMING};
-use ftlsim_core::array::{FlashOp, Kind, Span, Timeline};
+use common::{golden_timeline, span_tuples as spans};
+use ftlsim_core::array::{FlashOp, Kind, Timeline};
 use FlashOp::*;
-
-/// `dies_per_chip` dies of `planes` planes on one channel, scheme blocks of `pages_per_block` pages.
-fn timeline(dies_per_chip: u32, planes: u32, pages_per_block: u32) -> Timeline {
-    let spec = golden_array(1, dies_per_chip, planes);
-    let mut t = Timeline::new(spec, &TIMING, 100, 10, pages_per_block, 8, 1.0);
-    t.keep_spans();
-    t
-}
-
-fn spans(t: &Timeline) -> Vec<(FlashOp, u32, f64, f64)> {
-    t.spans()
-        .iter()
-        .map(
-            |&Span {
-                 op,
-                 die,
-                 start,
-                 end,
-                 ..
-             }| (op, die, start, end),
-        )
-        .collect()
-}
 
 /// One request at `arrival` of `ops` on the given pages; its response time.
 fn request(t: &mut Timeline, kind: Kind, arrival: f64, ops: &[(FlashOp, u32)]) -> f64 {
@@ -45,15 +22,15 @@ fn request(t: &mut Timeline, kind: Kind, arrival: f64, ops: &[(FlashOp, u32)]) -
 
 #[test]
 fn one_die_of_two_planes_programs_and_reads_both_planes_at_once() {
-    // One die of 2 planes, scheme blocks of 4 pages: page o on plane o mod 2 at offset o div 2.
-    let mut t = timeline(1, 2, 4);
+    // One die of 2 planes, scheme blocks of 8 pages: page o on plane o mod 2 at offset o div 2.
+    let mut t = golden_timeline(1, 1, 2, 8);
     let responses = [
         // Pages 0 and 1: planes 0 and 1 at offset 0, one multi-plane program.
         request(&mut t, Kind::Write, 10.0, &[(Program, 0), (Program, 1)]),
         // Pages 2 and 3 (offset 1): one multi-plane read.
         request(&mut t, Kind::Read, 15.0, &[(Read, 2), (Read, 3)]),
-        // Pages 4 and 6 are on plane 0 both (offsets 0 and 1): one after the other; page 7 (plane 1,
-        // offset 1) joins page 6.
+        // Pages 4 and 6 are on plane 0 both (offsets 2 and 3): one after the other; page 7 (plane 1,
+        // offset 3) joins page 6.
         request(
             &mut t,
             Kind::Write,
@@ -65,15 +42,15 @@ fn one_die_of_two_planes_programs_and_reads_both_planes_at_once() {
         spans(&t),
         vec![
             // Page 0 moves 10-20, page 1 20-30; the array programs both 30-230.
-            (Program, 0, 10.0, 230.0),
-            (Program, 0, 20.0, 230.0),
+            (Program, 0, 0, 10.0, 230.0),
+            (Program, 0, 0, 20.0, 230.0),
             // Both planes read 230-280; page 2 moves out 280-290, page 3 290-300.
-            (Read, 0, 230.0, 290.0),
-            (Read, 0, 230.0, 300.0),
+            (Read, 0, 0, 230.0, 290.0),
+            (Read, 0, 0, 230.0, 300.0),
             // Page 4 alone: 300-310 then 310-510; page 6 510-520, page 7 520-530, both program 530-730.
-            (Program, 0, 300.0, 510.0),
-            (Program, 0, 510.0, 730.0),
-            (Program, 0, 520.0, 730.0),
+            (Program, 0, 0, 300.0, 510.0),
+            (Program, 0, 0, 510.0, 730.0),
+            (Program, 0, 0, 520.0, 730.0),
         ]
     );
     assert_eq!(responses, [220.0, 285.0, 710.0]);
@@ -87,7 +64,7 @@ fn one_die_of_two_planes_programs_and_reads_both_planes_at_once() {
 
 #[test]
 fn planes_join_only_within_a_request_and_never_after_another_operation_on_the_die() {
-    let mut t = timeline(1, 2, 4);
+    let mut t = golden_timeline(1, 1, 2, 8);
     // Page 0, then page 1 in the next request: not joined, page 1 waits for the die.
     request(&mut t, Kind::Write, 10.0, &[(Program, 0)]);
     request(&mut t, Kind::Write, 11.0, &[(Program, 1)]);
@@ -103,14 +80,14 @@ fn planes_join_only_within_a_request_and_never_after_another_operation_on_the_di
     assert_eq!(
         spans(&t),
         vec![
-            (Program, 0, 10.0, 220.0),
-            (Program, 0, 220.0, 430.0),
-            (Read, 0, 430.0, 490.0),
+            (Program, 0, 0, 10.0, 220.0),
+            (Program, 0, 0, 220.0, 430.0),
+            (Read, 0, 0, 430.0, 490.0),
             // The spare read: 20 us on the die, its 1 us out.
-            (SpareRead, 0, 490.0, 511.0),
-            (Read, 0, 511.0, 571.0),
-            (Program, 0, 571.0, 781.0),
-            (Read, 0, 781.0, 841.0),
+            (SpareRead, 0, 0, 490.0, 511.0),
+            (Read, 0, 0, 511.0, 571.0),
+            (Program, 0, 0, 571.0, 781.0),
+            (Read, 0, 0, 781.0, 841.0),
         ]
     );
 }
@@ -119,7 +96,7 @@ fn planes_join_only_within_a_request_and_never_after_another_operation_on_the_di
 fn striped_over_two_dies_of_two_planes_each_die_joins_its_own_planes() {
     // 2 dies of 2 planes, scheme blocks of 8 pages: page o on unit o mod 4, die (o mod 4) mod 2, plane
     // (o mod 4) div 2, offset o div 4. A write of pages 0-3: die 0 gets pages 0 and 2, die 1 pages 1 and 3.
-    let mut t = timeline(2, 2, 8);
+    let mut t = golden_timeline(1, 2, 2, 8);
     let response = request(
         &mut t,
         Kind::Write,
@@ -131,10 +108,10 @@ fn striped_over_two_dies_of_two_planes_each_die_joins_its_own_planes() {
         vec![
             // The channel moves pages 0, 1, 2, 3 at 10, 20, 30, 40; die 0 programs 0 and 2 from 40, die 1
             // programs 1 and 3 from 50.
-            (Program, 0, 10.0, 240.0),
-            (Program, 1, 20.0, 250.0),
-            (Program, 0, 30.0, 240.0),
-            (Program, 1, 40.0, 250.0),
+            (Program, 0, 0, 10.0, 240.0),
+            (Program, 1, 0, 20.0, 250.0),
+            (Program, 0, 0, 30.0, 240.0),
+            (Program, 1, 0, 40.0, 250.0),
         ]
     );
     assert_eq!(response, 240.0);
@@ -157,29 +134,29 @@ fn striped_over_two_dies_of_two_planes_each_die_joins_its_own_planes() {
         after,
         vec![
             // Page 8 (die 0, plane 0, offset 0 of block 1) 300-310, 310-510.
-            (Program, 0, 300.0, 510.0),
+            (Program, 0, 0, 300.0, 510.0),
             // The erase of block 0 on both dies after it.
-            (Erase, 0, 510.0, 1510.0),
-            (Erase, 1, 510.0, 1510.0),
+            (Erase, 0, 0, 510.0, 1510.0),
+            (Erase, 1, 0, 510.0, 1510.0),
             // Page 10 (die 0, plane 1, offset 0): not joined to page 8 across the erase: 1510-1520 then
             // 1520-1720. Pages 12 and 14 (die 0, planes 0 and 1, offset 1) join: 1720-1730, 1730-1740,
             // both program 1740-1940.
-            (Program, 0, 1510.0, 1720.0),
-            (Program, 0, 1720.0, 1940.0),
-            (Program, 0, 1730.0, 1940.0),
+            (Program, 0, 0, 1510.0, 1720.0),
+            (Program, 0, 0, 1720.0, 1940.0),
+            (Program, 0, 0, 1730.0, 1940.0),
         ]
     );
 }
 
 #[test]
 fn per_die_a_dies_block_spans_its_planes() {
-    // Placed per die on 2 dies of 2 planes: die d holds pages 8d to 8d + 7, blocks of 4 pages, page o of a
+    // Placed per die on 2 dies of 2 planes: die d holds pages 8d to 8d + 7, a block of 8 pages, page o of a
     // block on plane o mod 2 at offset o div 2. Pages 8 and 9 (die 1, offset 0) join.
-    let mut t = timeline(2, 2, 4);
+    let mut t = golden_timeline(1, 2, 2, 8);
     t.place_per_die(8);
     request(&mut t, Kind::Write, 10.0, &[(Program, 8), (Program, 9)]);
     assert_eq!(
         spans(&t),
-        vec![(Program, 1, 10.0, 230.0), (Program, 1, 20.0, 230.0)]
+        vec![(Program, 1, 0, 10.0, 230.0), (Program, 1, 0, 20.0, 230.0)]
     );
 }

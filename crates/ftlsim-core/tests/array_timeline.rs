@@ -7,27 +7,11 @@
 
 mod common;
 
-use common::GOLDEN_TIMING as TIMING;
-use ftlsim_core::array::{ArraySpec, FlashOp, Kind, Span, Timeline};
+use common::{golden_timeline, span_tuples as spans, GOLDEN_TIMING as TIMING};
+use ftlsim_core::array::{FlashOp, Kind, Timeline};
 
 fn timeline(channels: u32, dies_per_chip: u32, queue_depth: u32) -> Timeline {
-    planar_timeline(channels, dies_per_chip, 1, queue_depth)
-}
-
-/// [`timeline`] with dies of `planes` planes, a scheme block of 4 pages a plane.
-fn planar_timeline(channels: u32, dies_per_chip: u32, planes: u32, queue_depth: u32) -> Timeline {
-    let spec = ArraySpec {
-        channels,
-        chips_per_channel: 1,
-        dies_per_chip,
-        planes_per_die: planes,
-        channel_mts: Some(10.0),
-        channel_width_bytes: 1,
-        command_us: 0.0,
-    };
-    let mut t = Timeline::new(spec, &TIMING, 100, 10, 4 * planes, queue_depth, 1.0);
-    t.keep_spans();
-    t
+    golden_timeline(channels, dies_per_chip, 1, queue_depth)
 }
 
 /// Four requests: a two-page write, two reads, and a write that triggers a garbage collection (a copy of
@@ -50,21 +34,6 @@ fn four_requests(t: &mut Timeline) -> [f64; 4] {
     t.op(FlashOp::Program, 6);
     let d = t.end_request();
     [a, b, c, d]
-}
-
-fn spans(t: &Timeline) -> Vec<(FlashOp, u32, u32, f64, f64)> {
-    t.spans()
-        .iter()
-        .map(
-            |&Span {
-                 op,
-                 die,
-                 channel,
-                 start,
-                 end,
-             }| (op, die, channel, start, end),
-        )
-        .collect()
 }
 
 #[test]
@@ -411,7 +380,7 @@ fn multi_plane_operations_keep_the_rules_on_a_long_random_run() {
 /// channel books transfers far ahead and fills gaps: the timeline forgets booked transfers and takes its fast
 /// paths, the reference does neither; every span must be the reference's.
 fn random_run_against_the_reference(channels: u32, dies_per_chip: u32, planes: u32) {
-    let mut t = planar_timeline(channels, dies_per_chip, planes, 16);
+    let mut t = golden_timeline(channels, dies_per_chip, planes, 16);
     let mut reference = Reference::new(channels as usize, 4, planes as usize);
     let ops = [
         FlashOp::Read,

@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests: toy devices and request builders; trace files in `trace_files`.
 #![allow(dead_code)]
 
-use ftlsim_core::array::ArraySpec;
+use ftlsim_core::array::{ArraySpec, FlashOp, Span, Timeline};
 use ftlsim_core::config::{DeviceOverrides, Timing};
 use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::{Precondition, SimConfig};
@@ -103,4 +103,34 @@ pub fn golden_array(channels: u32, dies_per_chip: u32, planes: u32) -> ArraySpec
         channel_width_bytes: 1,
         command_us: 0.0,
     }
+}
+
+/// A timeline on [`golden_array`] with [`GOLDEN_TIMING`], 100 B pages and 10 B spares, scheme blocks of 4 pages
+/// a plane, at most `queue_depth` requests in the device, keeping its spans.
+pub fn golden_timeline(
+    channels: u32,
+    dies_per_chip: u32,
+    planes: u32,
+    queue_depth: u32,
+) -> Timeline {
+    let spec = golden_array(channels, dies_per_chip, planes);
+    let mut t = Timeline::new(spec, &GOLDEN_TIMING, 100, 10, 4 * planes, queue_depth, 1.0);
+    t.keep_spans();
+    t
+}
+
+/// A timeline's spans as (operation, die, channel, start, end).
+pub fn span_tuples(t: &Timeline) -> Vec<(FlashOp, u32, u32, f64, f64)> {
+    t.spans()
+        .iter()
+        .map(
+            |&Span {
+                 op,
+                 die,
+                 channel,
+                 start,
+                 end,
+             }| (op, die, channel, start, end),
+        )
+        .collect()
 }
