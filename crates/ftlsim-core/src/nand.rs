@@ -746,34 +746,39 @@ impl Nand {
         let mut seq = self.seq;
         // The block of the last source, and its slot.
         let mut block = (u32::MAX, Opt::<u32>::NONE);
-        for (i, &ppn) in from.iter().enumerate() {
-            let (sb, sp) = self.split(Ppn(base.saturating_add(ppn.0)));
-            if sb != block.0 {
-                if ppn.0 >= pages || sb == to_block || sb as usize >= self.blocks.len() {
-                    self.undo_copies(b, dst, i, had_slot);
-                    return false;
+        // The first source a copy one by one would refuse, if any.
+        let refused = 'run: {
+            for (i, &ppn) in from.iter().enumerate() {
+                if ppn.0 >= pages {
+                    break 'run Some(i);
                 }
-                block = (sb, self.blocks.get(sb as usize).slot);
-            } else if ppn.0 >= pages {
-                self.undo_copies(b, dst, i, had_slot);
-                return false;
+                let (sb, sp) = self.split(Ppn(base.saturating_add(ppn.0)));
+                if sb != block.0 {
+                    if sb == to_block || sb as usize >= self.blocks.len() {
+                        break 'run Some(i);
+                    }
+                    block = (sb, self.blocks.get(sb as usize).slot);
+                }
+                let Some(slot) = block.1.get() else {
+                    break 'run Some(i);
+                };
+                let at = slot as usize * ppb + sp as usize;
+                let mut record = self.slab[at];
+                if !record.programmed() || record.token == TORN {
+                    break 'run Some(i);
+                }
+                seq = seq.wrapping_add(1).max(1);
+                record.seq = seq;
+                self.slab[dst + i] = record;
+                if wide_lpns {
+                    self.lpn_high[dst + i] = self.lpn_high[at];
+                }
             }
-            let Some(slot) = block.1.get() else {
-                self.undo_copies(b, dst, i, had_slot);
-                return false;
-            };
-            let at = slot as usize * ppb + sp as usize;
-            let mut record = self.slab[at];
-            if !record.programmed() || record.token == TORN {
-                self.undo_copies(b, dst, i, had_slot);
-                return false;
-            }
-            seq = seq.wrapping_add(1).max(1);
-            record.seq = seq;
-            self.slab[dst + i] = record;
-            if wide_lpns {
-                self.lpn_high[dst + i] = self.lpn_high[at];
-            }
+            None
+        };
+        if let Some(copied) = refused {
+            self.undo_copies(b, dst, copied, had_slot);
+            return false;
         }
         self.seq = seq;
         let state = self.blocks.get_mut(b);
