@@ -583,11 +583,9 @@ impl SuperblockFtl {
         for (at, lpn) in (to.0..).map(Ppn).zip(lpns) {
             let lpn = lpn.get().expect("a valid page has an owner");
             self.loc.set(lpn.index(), Opt::some(at));
-            self.table_loc
-                .set(self.table_of(lpn) as usize, Opt::some(at));
+            self.retarget_map_copies(sb, lpn, at);
         }
         self.valid[to.block(self.ppb).index()] += lpns.len() as u32;
-        self.dir_loc[sb as usize] = Opt::some(Ppn(to.0 + lpns.len() as u32 - 1));
     }
 
     /// A copied page carries the newest directory and its table in its spare area.
