@@ -303,9 +303,10 @@ struct MultiPlane {
     offset: u32,
     /// Its planes, a bit each.
     planes: u64,
-    /// Read: when the shared array time began and ended. Program: when the last plane's transfer began and
-    /// ended (the array time starts then).
+    /// When it began (a read: its shared array time, where a joining read's span starts too).
     start: f64,
+    /// A read: when the shared array time ended. A program: when the last plane's transfer ended (the array
+    /// time starts then).
     at: f64,
     /// Where its first span is (spans are kept only in tests).
     first_span: usize,
@@ -928,7 +929,7 @@ impl Timeline {
         self.span(FlashOp::Program, d, c, start, end);
         let joined = &mut self.multi_plane[d];
         joined.planes |= 1 << plane;
-        (joined.start, joined.at) = (start, moved);
+        joined.at = moved;
     }
 
     /// Books `len` microseconds of channel `c` at the earliest free time at or after `ready`; returns the
