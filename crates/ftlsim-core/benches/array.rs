@@ -9,7 +9,8 @@
 //! thread was on a CPU (`/proc/thread-self/schedstat`) and the rates and ratios are per CPU second (flash
 //! ops/s divided by that share). Each figure is the best of three runs, taken in turn with the other modes.
 //! `FTLSIM_BENCH_QUICK=1` runs a tenth of the requests (a smoke run); `FTLSIM_BENCH_SCHEMES=fast,dftl` only
-//! those schemes (a profile of one).
+//! those schemes (a profile of one); `FTLSIM_BENCH_MODE=striped` (or `off`, `one`, `per-die`) runs that one
+//! mode once, printing its rate alone (a profile of one mode).
 
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::request::{Op, Request};
@@ -130,7 +131,20 @@ fn main() {
         only.as_deref()
             .is_none_or(|o| o.split(',').any(|x| x == *s))
     });
+    let mode = std::env::var("FTLSIM_BENCH_MODE").ok();
     for scheme in schemes {
+        if let Some(mode) = &mode {
+            let cfg = match mode.as_str() {
+                "off" => config(scheme, None, false),
+                "one" => config(scheme, Some((1, 1)), false),
+                "striped" => config(scheme, Some((2, 2)), false),
+                "per-die" => config(scheme, Some((2, 2)), true),
+                other => panic!("FTLSIM_BENCH_MODE={other}: off, one, striped or per-die"),
+            };
+            let s = measure(&cfg, &requests);
+            println!("{scheme:<6} {mode:<14} {:>12.0}", s.ops);
+            continue;
+        }
         let [off, one, four, per_die] = best(
             [
                 config(scheme, None, false),
