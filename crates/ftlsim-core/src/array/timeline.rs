@@ -35,9 +35,11 @@
 //! Host side: request `i` arrives at its trace time x `time_scale`; one whose time is 0 (a built-in workload,
 //! or a trace without times) arrives when the host can submit it, which makes a closed loop. At most
 //! `queue_depth` requests are in the device; the others wait in the host, in arrival order, and that wait is
-//! part of their response time. Every operation is O(1) (an erase O(dies)) but a transfer fitted into a gap
-//! between booked ones (a galloping search and an insert, mostly at the front); a request is
-//! O(log queue_depth).
+//! part of their response time. Every operation is O(1) (an erase O(dies)) but a transfer that is not after
+//! every one booked on its channel: it searches each other die's transfers of the channel from where its die
+//! last stopped (a galloping search, O(log) of the transfers booked since); a request is O(log queue_depth).
+//! A channel's booked transfers are kept per die, each die's in time order, so a transfer is always booked
+//! at the end of its die's ring, never inserted.
 
 use super::figures::{ArrayFigures, ResponseSummary};
 use crate::addr::Ppn;
@@ -45,7 +47,7 @@ use crate::config::Timing;
 use crate::config::{ArrayPlacement, ArraySpec};
 use hdrhistogram::Histogram;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// A flash operation as the timeline sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,102 +159,83 @@ const CDF_QUANTILES: [f64; 106] = {
     q
 };
 
-/// A channel's reserved transfers from now on: (start, end), in order, never overlapping. A transfer takes the
-/// earliest gap at or after the time it is ready (back-filling), so it never waits behind a transfer booked
-/// later for a die that is still busy. Transfers that end before every future transfer can start are
-/// forgotten, so the list holds only those in flight (a few per die); it grows once, never per request.
-struct Channel {
-    booked: VecDeque<(f64, f64)>,
-    /// The ends of the first and of the last booked transfer (infinite and minus infinite when none): the
-    /// common case decided without a look into the list.
-    first_end: f64,
-    last_end: f64,
+/// A die's transfers on its channel that another die of the channel may still meet: (start, end), in time
+/// order, as a die does one thing at a time (each of its transfers is ready after its last one ended). A
+/// transfer of another die takes the earliest gap among them at or after the time it is ready (back-filling,
+/// rule 2), so it never waits behind a transfer booked later for a die that is still busy. A ring of a power
+/// of two places: it grows when full, never per request.
+struct DieTransfers {
+    ring: Vec<(f64, f64)>,
+    /// The ring's first place and how many it holds.
+    head: usize,
+    len: usize,
+    /// How many transfers it has forgotten: the first it holds is the die's transfer number `forgotten`.
+    forgotten: u64,
+    /// The length at which the next booking first forgets the transfers no die of the channel can meet again.
+    forget_at: usize,
 }
 
-impl Default for Channel {
-    fn default() -> Channel {
-        Channel {
-            booked: VecDeque::new(),
-            first_end: f64::INFINITY,
-            last_end: f64::NEG_INFINITY,
+impl Default for DieTransfers {
+    fn default() -> DieTransfers {
+        DieTransfers {
+            ring: vec![(0.0, 0.0); 2 * SHORT_BOOKING],
+            head: 0,
+            len: 0,
+            forgotten: 0,
+            forget_at: SHORT_BOOKING,
         }
     }
 }
 
-/// A channel's list longer than this is cut to its tighter horizon ([`Timeline::channel_horizon`]) before a
-/// transfer is fitted into a gap: the cut costs a look at each of the channel's dies, the insert a move of
-/// the transfers booked after the gap.
-const LONG_BOOKING: usize = 8;
+impl DieTransfers {
+    /// The `i`th transfer booked (`i` below `len`).
+    #[inline(always)]
+    fn at(&self, i: usize) -> (f64, f64) {
+        self.ring[(self.head + i) & (self.ring.len() - 1)]
+    }
 
-impl Channel {
-    /// Forgets the transfers that end by `past` (no transfer can start before it from now on).
-    #[inline]
+    #[inline(always)]
+    fn push(&mut self, start: f64, end: f64) {
+        if self.len == self.ring.len() {
+            self.grow();
+        }
+        let place = (self.head + self.len) & (self.ring.len() - 1);
+        self.ring[place] = (start, end);
+        self.len += 1;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let ring = (0..self.len).map(|i| self.at(i)).chain((0..self.len).map(|_| (0.0, 0.0)));
+        self.ring = ring.collect();
+        self.head = 0;
+    }
+
+    /// Forgets the transfers that end by `past`.
     fn forget(&mut self, past: f64) {
-        if self.first_end > past {
-            return;
-        }
-        while self.booked.front().is_some_and(|&(_, end)| end <= past) {
-            self.booked.pop_front();
-        }
-        self.first_end = self.booked.front().map_or(f64::INFINITY, |&(_, end)| end);
-        if self.booked.is_empty() {
-            self.last_end = f64::NEG_INFINITY;
-        }
+        let ended = self.first_ending_after(past, 0);
+        self.head = (self.head + ended) & (self.ring.len() - 1);
+        self.len -= ended;
+        self.forgotten += ended as u64;
     }
 
-    /// Books `len` (more than 0) microseconds after every booked transfer, at `ready`, if none ends after
-    /// `ready`: true then, the transfer's start being `ready`. The common case: O(1).
+    /// The index of the first transfer from `from` on that ends after `t` (`len` if none does). The ends are
+    /// in order, and the answer is mostly a few past `from` (where the die searching last stopped): a
+    /// galloping search, O(log distance).
     #[inline]
-    fn append(&mut self, ready: f64, len: f64) -> bool {
-        if self.last_end > ready {
-            return false;
-        }
-        self.booked.push_back((ready, ready + len));
-        self.last_end = ready + len;
-        self.first_end = earlier(self.first_end, ready + len);
-        true
-    }
-
-    /// Books `len` microseconds in the earliest gap at or after `ready` long enough, and returns its start.
-    fn fit(&mut self, ready: f64, len: f64) -> f64 {
-        let mut i = self.first_ending_after(ready);
-        let mut at = ready;
-        while i < self.booked.len() {
-            let (start, end) = self.booked[i];
-            if start >= at + len {
-                break;
-            }
-            at = later(at, end);
-            i += 1;
-        }
-        // Mostly first: a die one behind the others takes the gap before their next transfer.
-        if i == 0 {
-            self.booked.push_front((at, at + len));
-        } else {
-            self.booked.insert(i, (at, at + len));
-        }
-        self.first_end = earlier(self.first_end, at + len);
-        self.last_end = later(self.last_end, at + len);
-        at
-    }
-
-    /// The index of the first booked transfer that ends after `t` (the length if none does). The ends are in
-    /// order, and `t` is mostly among the first few (the list starts at the channel's horizon, and a die
-    /// whose transfer is not the last is one behind the others): a galloping search from the front,
-    /// O(log index).
-    #[inline]
-    fn first_ending_after(&self, t: f64) -> usize {
-        let n = self.booked.len();
+    fn first_ending_after(&self, t: f64, from: usize) -> usize {
+        let n = self.len;
         // Every index below `lo` ends by `t`; the answer is at most `hi`.
-        let (mut lo, mut step) = (0, 1);
-        while lo + step <= n && self.booked[lo + step - 1].1 <= t {
+        let (mut lo, mut step) = (from, 1);
+        while lo + step <= n && self.at(lo + step - 1).1 <= t {
             lo += step;
             step *= 2;
         }
         let mut hi = (lo + step - 1).min(n);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.booked[mid].1 <= t {
+            if self.at(mid).1 <= t {
                 lo = mid + 1;
             } else {
                 hi = mid;
@@ -261,6 +244,10 @@ impl Channel {
         lo
     }
 }
+
+/// A die's ring of transfers longer than this first forgets those every other die of its channel is past
+/// ([`Timeline::forget_met`]); then, at twice what it keeps.
+const SHORT_BOOKING: usize = 64;
 
 /// The later of two times, which are never NaN: one instruction, where `f64::max` also orders NaN.
 #[inline(always)]
@@ -324,6 +311,9 @@ impl MultiPlane {
     };
 }
 
+/// [`Timeline::channel_mask`] where the channels are not a power of two.
+const NOT_A_MASK: u32 = u32::MAX;
+
 /// The most planes a die may have for its planes' operations to join (rule 7): a bit each in a word.
 const MAX_JOINED_PLANES: u32 = 64;
 
@@ -383,8 +373,18 @@ pub struct Timeline {
     /// Counts the works (requests, background work) and the runs and erases within them: a multi-plane
     /// operation of an earlier generation is closed.
     generation: u64,
-    channels: Vec<Channel>,
+    /// Per die, its transfers that another die of its channel may meet (dies alone on their channel: none).
+    transfers: Vec<DieTransfers>,
+    /// Per die `x` and position `k` on its channel, the number of the first transfer of the channel's `k`th
+    /// die that `x`'s last search for a gap did not pass: where its next search starts (every earlier one
+    /// ended before `x`'s next transfer can be ready).
+    met: Vec<u64>,
+    /// Per channel, the end of its latest transfer: one ready then or later is after every booked one.
+    channel_end: Vec<f64>,
     channel_busy: Vec<f64>,
+    /// `channels - 1` where the channels are a power of two (a die's channel is then `die & channel_mask`),
+    /// else [`NOT_A_MASK`].
+    channel_mask: u32,
     queue_depth: usize,
     time_scale: f64,
     /// Whether operations are timed now (inside a request or background work).
@@ -508,8 +508,15 @@ impl Timeline {
                 Vec::new()
             },
             generation: 1,
-            channels: (0..spec.channels).map(|_| Channel::default()).collect(),
+            transfers: (0..dies).map(|_| DieTransfers::default()).collect(),
+            met: vec![0; (dies * (dies / spec.channels)) as usize],
+            channel_end: vec![f64::NEG_INFINITY; spec.channels as usize],
             channel_busy: vec![0.0; spec.channels as usize],
+            channel_mask: if spec.channels.is_power_of_two() {
+                spec.channels - 1
+            } else {
+                NOT_A_MASK
+            },
             queue_depth,
             time_scale,
             open: false,
@@ -691,12 +698,18 @@ impl Timeline {
         if let Some(die) = ppn.checked_div(self.die_pages) {
             return die;
         }
-        if self.die_mask != 0 {
+        self.striped_die(ppn) as u32
+    }
+
+    /// The die of page `ppn` of the scheme (its partition's base added) on striped dies: its offset's
+    /// plane-unit.
+    #[inline(always)]
+    fn striped_die(&self, ppn: u32) -> usize {
+        (if self.die_mask != 0 {
             ppn & self.die_mask
         } else {
-            // Striped: its offset's plane-unit.
             (ppn % self.pages_per_block) % self.units % self.dies
-        }
+        }) as usize
     }
 
     /// Times a run of copies ([`crate::device::Device::copy_run`]): page `from[i]` read, then programmed to
@@ -714,12 +727,39 @@ impl Timeline {
             self.copy_run_on(die, from.len());
             return;
         }
+        self.copy_run_striped(from, base + to, base);
+    }
+
+    /// [`Timeline::copy_run`] on striped dies, to the pages from `to` on (the base added): what
+    /// [`Timeline::read_on`] then [`Timeline::program_on`] of each copy do, the same sums in the same order,
+    /// with the work's times kept in registers through the run (the hot loop of a merge on striped dies).
+    fn copy_run_striped(&mut self, from: &[Ppn], to: u32, base: u32) {
+        let (read, program, ready) = (self.read, self.program, self.ready);
+        let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
         for (i, source) in from.iter().enumerate() {
-            let die = self.die_of(base + source.0);
-            self.read_on(FlashOp::Read, die, self.read);
-            let die = self.die_of(base + to + i as u32);
-            self.program_on(FlashOp::Program, die, self.program);
+            let d = self.striped_die(base + source.0);
+            let c = self.channel_of(d as u32);
+            let start = later(self.die_free[d], ready);
+            let out = self.reserve(d, c, start + read.array, read.channel);
+            read_end = out + read.channel;
+            self.channel_busy[c] += read.channel;
+            self.die_free[d] = read_end;
+            self.die_busy[d] += read_end - start;
+            frontier = later(frontier, read_end);
+            self.span(FlashOp::Read, d, c, start, read_end);
+            // The program waits for its read (rule 4).
+            let d = self.striped_die(to + i as u32);
+            let c = self.channel_of(d as u32);
+            let after = later(later(self.die_free[d], ready), read_end);
+            let start = self.reserve(d, c, after, program.channel);
+            let end = start + program.channel + program.array;
+            self.channel_busy[c] += program.channel;
+            self.die_free[d] = end;
+            self.die_busy[d] += end - start;
+            frontier = later(frontier, end);
+            self.span(FlashOp::Program, d, c, start, end);
         }
+        (self.frontier, self.last_read_end) = (frontier, read_end);
     }
 
     /// [`Timeline::copy_run`] of `copies` copies all on `die` (one die, or placed per die): what [`Timeline::read_on`]
@@ -732,7 +772,7 @@ impl Timeline {
         for _ in 0..copies {
             let end = self.read_in_run(FlashOp::Read, d, c, self.read, &mut run);
             // The program waits for its read (rule 4), which ended after the submission, on the same die.
-            let start = self.reserve(c, end, program.channel);
+            let start = self.reserve(d, c, end, program.channel);
             let moved = start + program.channel;
             run.channel_busy += program.channel;
             let free = moved + program.array;
@@ -757,10 +797,22 @@ impl Timeline {
             self.spare_reads_on(die, pages);
             return;
         }
+        let (cost, ready) = (self.spare_read, self.ready);
+        let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
+        // What [`Timeline::read_on`] of each does, with the work's times kept in registers through the run.
         for ppn in first..first + pages {
-            let die = self.die_of(ppn);
-            self.read_on(FlashOp::SpareRead, die, self.spare_read);
+            let d = self.striped_die(ppn);
+            let c = self.channel_of(d as u32);
+            let start = later(self.die_free[d], ready);
+            let out = self.reserve(d, c, start + cost.array, cost.channel);
+            read_end = out + cost.channel;
+            self.channel_busy[c] += cost.channel;
+            self.die_free[d] = read_end;
+            self.die_busy[d] += read_end - start;
+            frontier = later(frontier, read_end);
+            self.span(FlashOp::SpareRead, d, c, start, read_end);
         }
+        (self.frontier, self.last_read_end) = (frontier, read_end);
     }
 
     /// [`Timeline::spare_read_run`] of `reads` spare reads all on `die` (one die, or placed per die): what
@@ -787,7 +839,7 @@ impl Timeline {
         run: &mut RunSums,
     ) -> f64 {
         let start = later(self.die_free[d], self.ready);
-        let out = self.reserve(c, start + cost.array, cost.channel);
+        let out = self.reserve(d, c, start + cost.array, cost.channel);
         let end = out + cost.channel;
         run.channel_busy += cost.channel;
         self.die_free[d] = end;
@@ -893,7 +945,7 @@ impl Timeline {
         let (d, c) = (die as usize, self.channel_of(die));
         let open = self.multi_plane[d];
         let cost = self.read;
-        let out = self.reserve(c, later(open.at, self.die_free[d]), cost.channel);
+        let out = self.reserve(d, c, later(open.at, self.die_free[d]), cost.channel);
         let end = out + cost.channel;
         self.channel_busy[c] += cost.channel;
         self.die_busy[d] += end - self.die_free[d];
@@ -911,7 +963,7 @@ impl Timeline {
         let open = self.multi_plane[d];
         let cost = self.program;
         let ready = later(later(open.at, self.ready), self.last_read_end);
-        let start = self.reserve(c, ready, cost.channel);
+        let start = self.reserve(d, c, ready, cost.channel);
         let moved = start + cost.channel;
         let end = moved + cost.array;
         self.channel_busy[c] += cost.channel;
@@ -932,58 +984,102 @@ impl Timeline {
         joined.at = moved;
     }
 
-    /// Books `len` microseconds of channel `c` at the earliest free time at or after `ready`; returns the
-    /// start.
-    #[inline]
-    fn reserve(&mut self, c: usize, ready: f64, len: f64) -> f64 {
+    /// Books `len` microseconds of die `d`'s channel `c` at the earliest free time at or after `ready`;
+    /// returns the start.
+    #[inline(always)]
+    fn reserve(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
         // A channel of one die is free whenever its die is: each of its transfers is the die's, after the end
         // of the die's last operation, so after every transfer booked on the channel.
         if len <= 0.0 || self.dies_per_channel == 1 {
             return ready;
         }
-        let channel = &mut self.channels[c];
-        channel.forget(self.last_dispatch);
-        if channel.append(ready, len) {
-            return ready;
+        let start = if ready >= self.channel_end[c] {
+            ready
+        } else {
+            self.first_gap(d, c, ready, len)
+        };
+        self.channel_end[c] = later(self.channel_end[c], start + len);
+        let own = &mut self.transfers[d];
+        own.push(start, start + len);
+        if own.len >= own.forget_at {
+            self.forget_met(d);
         }
-        self.reserve_in_gap(c, ready, len)
+        start
     }
 
-    /// [`Timeline::reserve`] of a transfer that is not after every booked one.
+    /// The start of the earliest gap of `len` at or after `ready` among the transfers of die `d`'s channel `c`
+    /// (its own all ended by `ready`). Each other die's are searched from where `d`'s last search stopped, as
+    /// `d`'s transfers are each ready after the last one ended.
     #[inline(never)]
-    fn reserve_in_gap(&mut self, c: usize, ready: f64, len: f64) -> f64 {
-        if self.channels[c].booked.len() > LONG_BOOKING {
-            let horizon = self.channel_horizon(c);
-            self.channels[c].forget(horizon);
+    fn first_gap(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
+        let (channels, per) = (self.spec.channels as usize, self.dies_per_channel as usize);
+        let mut at = ready;
+        loop {
+            let mut moved = false;
+            for k in 0..per {
+                let other = c + k * channels;
+                if other == d {
+                    continue;
+                }
+                let transfers = &self.transfers[other];
+                let met = &mut self.met[d * per + k];
+                let from = met.saturating_sub(transfers.forgotten) as usize;
+                let mut i = transfers.first_ending_after(at, from);
+                while i < transfers.len {
+                    let (start, end) = transfers.at(i);
+                    if start >= at + len {
+                        break;
+                    }
+                    at = end;
+                    moved = true;
+                    i += 1;
+                }
+                *met = transfers.forgotten + i as u64;
+            }
+            // The gap may have moved past the start of another die's transfer walked before: walk again,
+            // till none moves (two dies a channel: the one walk was the whole).
+            if !moved || per == 2 {
+                return at;
+            }
         }
-        self.channels[c].fit(ready, len)
     }
 
-    /// The earliest a transfer on channel `c` can start from now on: no operation starts before the current
-    /// request's submission (rule 1; submissions never go back), nor on a die before the end of the die's
-    /// last operation (rule 2) or, where a program may join the die's open multi-plane program, before that
-    /// program's last transfer ended (rule 7), and every transfer is its die's (rule 3).
-    fn channel_horizon(&self, c: usize) -> f64 {
+    /// Forgets die `x`'s transfers that every other die of its channel is past: those that end by the time
+    /// the other's next transfer can be ready at the earliest (rules 1, 2 and 7: no transfer is ready before
+    /// the current work's submission, nor before its die's last operation ended or, where it may join the
+    /// die's open multi-plane program, that program's last transfer did).
+    #[cold]
+    #[inline(never)]
+    fn forget_met(&mut self, x: usize) {
         let channels = self.spec.channels as usize;
-        let earliest_transfer = |d: usize| match self.multi_plane.get(d) {
+        let horizon = (x % channels..self.transfers.len())
+            .step_by(channels)
+            .filter(|&other| other != x)
+            .map(|other| self.earliest_transfer(other))
+            .fold(f64::INFINITY, earlier);
+        let own = &mut self.transfers[x];
+        own.forget(later(horizon, self.last_dispatch));
+        own.forget_at = (2 * own.len).max(SHORT_BOOKING);
+    }
+
+    /// The earliest a transfer of die `d` can be ready from now on but for the work's submission: the end of
+    /// the die's last operation or, where a program may join the die's open multi-plane program, that
+    /// program's last transfer's end.
+    fn earliest_transfer(&self, d: usize) -> f64 {
+        match self.multi_plane.get(d) {
             Some(open) if open.generation == self.generation && open.op == FlashOp::Program => {
                 earlier(self.die_free[d], open.at)
             }
             _ => self.die_free[d],
-        };
-        (c..self.die_free.len())
-            .step_by(channels)
-            .map(earliest_transfer)
-            .fold(f64::INFINITY, f64::min)
-            .max(self.last_dispatch)
+        }
     }
 
     /// The channel of `die` ([`ArraySpec::channel_of_die`]), without a division where the channels are a
     /// power of two.
     #[inline(always)]
     fn channel_of(&self, die: u32) -> usize {
-        if self.spec.channels.is_power_of_two() {
-            (die & (self.spec.channels - 1)) as usize
+        if self.channel_mask != NOT_A_MASK {
+            (die & self.channel_mask) as usize
         } else {
             self.spec.channel_of_die(die) as usize
         }
@@ -993,7 +1089,7 @@ impl Timeline {
     fn read_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
         let (d, c) = (die as usize, self.channel_of(die));
         let start = later(self.die_free[d], self.ready);
-        let out = self.reserve(c, start + cost.array, cost.channel);
+        let out = self.reserve(d, c, start + cost.array, cost.channel);
         let end = out + cost.channel;
         self.channel_busy[c] += cost.channel;
         self.occupy(op, d, c, start, end);
@@ -1005,7 +1101,7 @@ impl Timeline {
     fn program_on(&mut self, op: FlashOp, die: u32, cost: Cost) -> (f64, f64) {
         let (d, c) = (die as usize, self.channel_of(die));
         let ready = later(later(self.die_free[d], self.ready), self.last_read_end);
-        let start = self.reserve(c, ready, cost.channel);
+        let start = self.reserve(d, c, ready, cost.channel);
         let moved = start + cost.channel;
         self.channel_busy[c] += cost.channel;
         self.occupy(op, d, c, start, moved + cost.array);
@@ -1018,7 +1114,7 @@ impl Timeline {
         let cost = self.erase;
         let (d, c) = (die as usize, self.channel_of(die));
         let ready = later(self.die_free[d], after);
-        let start = self.reserve(c, ready, cost.channel);
+        let start = self.reserve(d, c, ready, cost.channel);
         self.channel_busy[c] += cost.channel;
         self.occupy(
             FlashOp::Erase,
@@ -1113,5 +1209,44 @@ impl Timeline {
             depth_max: self.depth_max,
             requests: self.requests,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A die's ring keeps its transfers in order through growth past its first places, wrap-around and
+    /// forgetting, and its search finds the first one that ends after a time from any start at or before it.
+    #[test]
+    fn a_die_s_transfers_survive_growth_wrapping_and_forgetting() {
+        let mut ring = DieTransfers::default();
+        let first_places = ring.ring.len();
+        // Transfer `n` is (10n, 10n + 4).
+        let mut next = 0u64;
+        let mut book = |ring: &mut DieTransfers, count: u64| {
+            for _ in 0..count {
+                ring.push(10.0 * next as f64, 10.0 * next as f64 + 4.0);
+                next += 1;
+            }
+        };
+        book(&mut ring, 100);
+        ring.forget(504.0); // Transfers 0 to 50 end by 504.
+        assert_eq!((ring.forgotten, ring.len), (51, 49));
+        book(&mut ring, 3 * first_places as u64); // Wraps, then grows twice.
+        assert!(ring.ring.len() > first_places && ring.ring.len().is_power_of_two());
+        assert_eq!(ring.len, 49 + 3 * first_places);
+        for i in 0..ring.len {
+            let n = (51 + i) as f64;
+            assert_eq!(ring.at(i), (10.0 * n, 10.0 * n + 4.0));
+        }
+        // The first transfer that ends after 1,000 is number 100 (ends 1,004): index 49, from any start.
+        for from in [0, 1, 20, 49] {
+            assert_eq!(ring.first_ending_after(1000.0, from), 49);
+        }
+        assert_eq!(ring.first_ending_after(1004.0, 0), 50);
+        assert_eq!(ring.first_ending_after(1e9, 3), ring.len);
+        ring.forget(1e9);
+        assert_eq!((ring.len, ring.forgotten), (0, 100 + 3 * first_places as u64));
     }
 }
