@@ -2,15 +2,19 @@
 //! workload (600,000 single-page requests, a fifth of them reads, uniform over 64 MiB of 2 KiB pages, 64
 //! pages a physical block, every page written first), it prints flash operations per second with the event
 //! model off (today's serial sum), on with 1 die (`queue_depth=32`) and on with 4 dies (2 channels x 2 dies),
-//! the scheme's block striped over them (4 times the block: other merges and GC, so other work) or an
-//! instance per die (the same block as off), the ratio of each to off (issue bar: on at least half of off), and
-//! bytes of chip-model memory per physical page (the bar: unchanged).
+//! the scheme's block striped over them or an instance per die. Each is compared with the serial model doing
+//! the same flash work (`vs serial`; the issue's bar: at least half): on 1 die with `off`; striped with the
+//! serial model on the scheme's striped block (4 times the block, `off, 4x block`; the bench asserts the
+//! counts are the same). An instance per die does other flash work than any serial run (each instance merges
+//! and collects its own blocks: fewer operations for the same trace), so it is compared with `off` and also
+//! by the trace's requests per second (`trace vs off`). It prints bytes of chip-model memory per physical page
+//! too (the bar: unchanged).
 //! The machine may be shared: as in `benches/throughput.rs`, `cpu%` is the share of the run's wall time this
 //! thread was on a CPU (`/proc/thread-self/schedstat`) and the rates and ratios are per CPU second (flash
 //! ops/s divided by that share). Each figure is the best of three runs, taken in turn with the other modes.
 //! `FTLSIM_BENCH_QUICK=1` runs a tenth of the requests (a smoke run); `FTLSIM_BENCH_SCHEMES=fast,dftl` only
-//! those schemes (a profile of one); `FTLSIM_BENCH_MODE=striped` (or `off`, `one`, `per-die`) runs that one
-//! mode once, printing its rate alone (a profile of one mode).
+//! those schemes (a profile of one); `FTLSIM_BENCH_MODE="on, 4 dies"` (any mode's name) runs that one mode
+//! once, printing its rate and counts (a profile of one mode under perf or callgrind).
 
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::request::{Op, Request};
@@ -71,13 +75,21 @@ struct Speed {
     /// This thread's share of the wall time on a CPU, if known.
     share: Option<f64>,
     bytes_per_page: f64,
-    page_writes: u64,
+    /// Flash operations (as `ops` counts them) and spare (OOB) reads.
+    counts: (u64, u64),
+    /// Requests per wall second.
+    requests: f64,
 }
 
 impl Speed {
     /// Flash operations per CPU second: the rate on an idle core.
     fn per_cpu_s(&self) -> f64 {
         self.ops / self.share.unwrap_or(1.0).max(1e-3)
+    }
+
+    /// The trace's requests per CPU second.
+    fn requests_per_cpu_s(&self) -> f64 {
+        self.requests / self.share.unwrap_or(1.0).max(1e-3)
     }
 }
 
@@ -93,7 +105,11 @@ fn measure(cfg: &SimConfig, requests: &[Request]) -> Speed {
         ops: r.num("sim.flash_ops_per_s"),
         share,
         bytes_per_page: r.count("sim.chip_memory_bytes") as f64 / physical_pages as f64,
-        page_writes: r.count("flash.page_writes"),
+        counts: (
+            r.count("flash.page_reads") + r.count("flash.page_writes") + r.count("flash.erases"),
+            r.count("flash.spare_reads"),
+        ),
+        requests: r.num("sim.requests_per_s"),
     }
 }
 
@@ -113,6 +129,35 @@ fn best<const N: usize>(configs: [SimConfig; N], requests: &[Request]) -> [Speed
     best.map(|s| s.expect("three runs"))
 }
 
+/// The bench's modes: the serial model on the scheme's block and on the striped block (4 times it: what the
+/// scheme sees on 4 striped dies, so the same flash work), the event model on 1 die, on 4 dies striped and on
+/// 4 dies with an instance per die; each with the serial mode it is compared with.
+const MODES: [(&str, &str); 5] = [
+    ("off", "off"),
+    ("off, 4x block", "off, 4x block"),
+    ("on, 1 die", "off"),
+    ("on, 4 dies", "off, 4x block"),
+    ("on, 4 per die", "off"),
+];
+
+fn mode_config(scheme: &str, mode: &str) -> SimConfig {
+    match mode {
+        "off" => config(scheme, None, false),
+        "off, 4x block" => {
+            let mut c = config(scheme, None, false);
+            c.device.pages_per_block = Some(4 * 64);
+            c
+        }
+        "on, 1 die" => config(scheme, Some((1, 1)), false),
+        "on, 4 dies" => config(scheme, Some((2, 2)), false),
+        "on, 4 per die" => config(scheme, Some((2, 2)), true),
+        other => panic!(
+            "FTLSIM_BENCH_MODE={other}: one of {}",
+            MODES.map(|(m, _)| m).join(", ")
+        ),
+    }
+}
+
 fn main() {
     let quick = std::env::var_os("FTLSIM_BENCH_QUICK").is_some();
     let requests = workload(if quick { 60_000 } else { 600_000 });
@@ -122,55 +167,63 @@ fn main() {
         requests.len()
     );
     println!(
-        "{:<6} {:<14} {:>12} {:>5} {:>12} {:>7} {:>10}",
-        "scheme", "event model", "flash ops/s", "cpu%", "ops/cpu-s", "vs off", "B/phys pg"
+        "`vs serial`: flash ops/cpu-s against the serial model doing the same flash work (the same scheme \
+         block: 4x it for 4 striped dies, where the counts are the same); `trace vs off`: the trace's \
+         requests/cpu-s against `off` (an instance per die does other flash work: fewer operations)"
     );
+    println!(
+        "{:<6} {:<14} {:>12} {:>5} {:>12} {:>10} {:>9} {:>12} {:>10}",
+        "scheme",
+        "event model",
+        "flash ops/s",
+        "cpu%",
+        "ops/cpu-s",
+        "vs serial",
+        "trace vs",
+        "flash ops",
+        "B/phys pg"
+    );
+    println!("{:<6} {:<14} {:>12} {:>5} {:>12} {:>10} {:>9}", "", "", "", "", "", "", "off");
     let mut below_half = Vec::new();
     let only = std::env::var("FTLSIM_BENCH_SCHEMES").ok();
     let schemes = ["page", "dftl", "fast"].into_iter().filter(|s| {
         only.as_deref()
             .is_none_or(|o| o.split(',').any(|x| x == *s))
     });
-    let mode = std::env::var("FTLSIM_BENCH_MODE").ok();
+    let one_mode = std::env::var("FTLSIM_BENCH_MODE").ok();
     for scheme in schemes {
-        if let Some(mode) = &mode {
-            let cfg = match mode.as_str() {
-                "off" => config(scheme, None, false),
-                "one" => config(scheme, Some((1, 1)), false),
-                "striped" => config(scheme, Some((2, 2)), false),
-                "per-die" => config(scheme, Some((2, 2)), true),
-                other => panic!("FTLSIM_BENCH_MODE={other}: off, one, striped or per-die"),
-            };
-            let s = measure(&cfg, &requests);
-            println!("{scheme:<6} {mode:<14} {:>12.0}", s.ops);
+        if let Some(mode) = &one_mode {
+            let s = measure(&mode_config(scheme, mode), &requests);
+            println!(
+                "{scheme:<6} {mode:<14} {:>12.0} flash ops/s; {} flash ops, {} spare reads",
+                s.ops, s.counts.0, s.counts.1
+            );
             continue;
         }
-        let [off, one, four, per_die] = best(
-            [
-                config(scheme, None, false),
-                config(scheme, Some((1, 1)), false),
-                config(scheme, Some((2, 2)), false),
-                config(scheme, Some((2, 2)), true),
-            ],
-            &requests,
-        );
+        let speeds = best(MODES.map(|(mode, _)| mode_config(scheme, mode)), &requests);
+        let speed_of = |mode: &str| &speeds[MODES.iter().position(|(m, _)| *m == mode).expect("a mode")];
         assert_eq!(
-            one.page_writes, off.page_writes,
+            speed_of("on, 1 die").counts,
+            speed_of("off").counts,
             "{scheme}: the event model on one die changes no count"
         );
-        for (mode, s) in [
-            ("off", &off),
-            ("on, 1 die", &one),
-            ("on, 4 dies", &four),
-            ("on, 4 per die", &per_die),
-        ] {
-            let ratio = s.per_cpu_s() / off.per_cpu_s();
+        assert_eq!(
+            speed_of("on, 4 dies").counts,
+            speed_of("off, 4x block").counts,
+            "{scheme}: 4 striped dies do the flash work of the serial model on their block"
+        );
+        let off = speed_of("off");
+        for ((mode, serial), s) in MODES.iter().zip(&speeds) {
+            let ratio = s.per_cpu_s() / speed_of(serial).per_cpu_s();
+            let trace = s.requests_per_cpu_s() / off.requests_per_cpu_s();
             println!(
-                "{scheme:<6} {mode:<14} {:>12.0} {:>5} {:>12.0} {:>6.0}% {:>10.2}",
+                "{scheme:<6} {mode:<14} {:>12.0} {:>5} {:>12.0} {:>9.0}% {:>8.0}% {:>12} {:>10.2}",
                 s.ops,
                 s.share.map_or("-".into(), |x| format!("{:.0}", 100.0 * x)),
                 s.per_cpu_s(),
                 100.0 * ratio,
+                100.0 * trace,
+                s.counts.0,
                 s.bytes_per_page,
             );
             if ratio < 0.5 {
@@ -178,12 +231,14 @@ fn main() {
             }
         }
     }
-    println!(
-        "event model at less than half the serial model's speed: {}",
-        if below_half.is_empty() {
-            "none".to_string()
-        } else {
-            below_half.join(", ")
-        }
-    );
+    if one_mode.is_none() {
+        println!(
+            "event model at less than half the serial model's speed: {}",
+            if below_half.is_empty() {
+                "none".to_string()
+            } else {
+                below_half.join(", ")
+            }
+        );
+    }
 }
