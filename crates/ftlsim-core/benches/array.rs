@@ -183,7 +183,10 @@ fn main() {
         "flash ops",
         "B/phys pg"
     );
-    println!("{:<6} {:<14} {:>12} {:>5} {:>12} {:>10} {:>9}", "", "", "", "", "", "", "off");
+    println!(
+        "{:<6} {:<14} {:>12} {:>5} {:>12} {:>10} {:>9}",
+        "", "", "", "", "", "", "off"
+    );
     let mut below_half = Vec::new();
     let only = std::env::var("FTLSIM_BENCH_SCHEMES").ok();
     let schemes = ["page", "dftl", "fast"].into_iter().filter(|s| {
@@ -201,7 +204,8 @@ fn main() {
             continue;
         }
         let speeds = best(MODES.map(|(mode, _)| mode_config(scheme, mode)), &requests);
-        let speed_of = |mode: &str| &speeds[MODES.iter().position(|(m, _)| *m == mode).expect("a mode")];
+        let speed_of =
+            |mode: &str| &speeds[MODES.iter().position(|(m, _)| *m == mode).expect("a mode")];
         assert_eq!(
             speed_of("on, 1 die").counts,
             speed_of("off").counts,

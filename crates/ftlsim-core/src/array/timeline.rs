@@ -207,7 +207,9 @@ impl DieTransfers {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let ring = (0..self.len).map(|i| self.at(i)).chain((0..self.len).map(|_| (0.0, 0.0)));
+        let ring = (0..self.len)
+            .map(|i| self.at(i))
+            .chain((0..self.len).map(|_| (0.0, 0.0)));
         self.ring = ring.collect();
         self.head = 0;
     }
@@ -1247,6 +1249,9 @@ mod tests {
         assert_eq!(ring.first_ending_after(1004.0, 0), 50);
         assert_eq!(ring.first_ending_after(1e9, 3), ring.len);
         ring.forget(1e9);
-        assert_eq!((ring.len, ring.forgotten), (0, 100 + 3 * first_places as u64));
+        assert_eq!(
+            (ring.len, ring.forgotten),
+            (0, 100 + 3 * first_places as u64)
+        );
     }
 }
