@@ -9,16 +9,20 @@
 //! a page is programmed exactly when its sequence number is not 0, so it needs no state byte. What few pages
 //! carry lives beside the records, so that every page does not pay for it: the scheme word and the flag bits
 //! in [`Extras`], allocated per block at its first such program (log blocks, map blocks, NFTL's chains); a
-//! token past 32 bits (after 4 billion host writes) in a map of wide tokens; the logical page's high byte in
-//! an array beside the slab, kept only from the first logical page past 24 bits (a device of more than
-//! 16,777,215 logical pages). Block states (erase count, slab slot, write frontier, extras slot) are 16 bytes
+//! token past 32 bits (after 4 billion host writes) in a map of wide tokens; the logical page's bits past 24
+//! in an array beside the slab ([`lpn_high`]), kept only from the first logical page past 24 bits (a device
+//! of more than 16,777,215 logical pages), in 2 bits a record up to 67,108,862 logical pages (a 512 GiB
+//! drive of 8 KiB pages), 4 or 8 past that. Block states (erase count, slab slot, write frontier, extras slot) are 16 bytes
 //! in a sparse vector, allocated in chunks of 4,096 blocks as they are touched. With the read oracle's 4
 //! bytes a logical page, a chip of 64-page blocks holds under 16 bytes a physical page whatever its spare.
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::sparse::SparseVec;
 use crate::stats::FlashCounts;
+use lpn_high::LpnHigh;
 use std::collections::BTreeMap;
+
+mod lpn_high;
 
 /// `Spare::flags` in its erased state: NAND bits read as ones until programmed to zero.
 pub const FLAGS_ERASED: u8 = 0xFF;
@@ -79,8 +83,8 @@ pub struct PageRead {
 }
 
 /// A page as the chip stores it (11 bytes, packed: the slab holds nothing else a page). The scheme word and
-/// flags are in the block's [`Extras`]; the logical page's high byte, in [`Nand`]'s `lpn_high` once a logical
-/// page past 24 bits has been programmed.
+/// flags are in the block's [`Extras`]; the logical page's bits past 24, in [`Nand`]'s `lpn_high` once a
+/// logical page past 24 bits has been programmed.
 #[derive(Clone, Copy)]
 #[repr(C, packed)]
 struct Page {
@@ -88,7 +92,8 @@ struct Page {
     token: u32,
     /// Not 0 exactly when the page is programmed.
     seq: u32,
-    /// The low 24 bits of the logical page (little-endian); all ones and no high byte kept: none.
+    /// The low 24 bits of the logical page (little-endian); all ones, with all ones in the high bits kept (or
+    /// none kept): none.
     lpn_low: [u8; 3],
 }
 
@@ -98,14 +103,6 @@ impl Page {
         self.seq != 0
     }
 }
-
-/// A logical page as a page record's 24 bits hold it; while the chip keeps no high bytes, every logical page
-/// of the chip is below it and it stands for none (a device of up to 16,777,215 logical pages: 32 GiB of
-/// 2 KiB pages, 128 GiB of 8 KiB).
-const LPN_LOW_NONE: u32 = (1 << 24) - 1;
-
-/// The high byte an erased page's logical page (none: `u32::MAX`) has.
-const LPN_HIGH_NONE: u8 = 0xFF;
 
 const ERASED_PAGE: Page = Page {
     token: 0,
@@ -250,9 +247,9 @@ pub struct Nand {
     sequential_program: bool,
     blocks: SparseVec<BlockState>,
     slab: Vec<Page>,
-    /// The high byte of every slab record's logical page, beside the slab (same places), once a logical page
-    /// that does not fit a record's 24 bits has been programmed ([`Nand::widen_lpns`]); empty until then.
-    lpn_high: Vec<u8>,
+    /// The high bits of every slab record's logical page, beside the slab (same places), once a logical page
+    /// that does not fit a record's 24 bits has been programmed; none kept until then.
+    lpn_high: LpnHigh,
     free_slots: Vec<u32>,
     extras: Extras,
     /// The tokens that do not fit a page record's 32 bits ([`WIDE`]), by chip address.
@@ -289,7 +286,7 @@ impl Nand {
                 },
             ),
             slab: Vec::new(),
-            lpn_high: Vec::new(),
+            lpn_high: LpnHigh::new(),
             free_slots: Vec::new(),
             extras: Extras::new(pages_per_block),
             wide_tokens: BTreeMap::new(),
@@ -376,7 +373,7 @@ impl Nand {
     pub fn heap_bytes(&self) -> usize {
         self.blocks.heap_bytes()
             + self.slab.capacity() * std::mem::size_of::<Page>()
-            + self.lpn_high.capacity()
+            + self.lpn_high.heap_bytes()
             + self.free_slots.capacity() * std::mem::size_of::<u32>()
             + self.extras.heap_bytes()
             + self.wide_tokens.len() * WIDE_ENTRY_BYTES
@@ -429,47 +426,26 @@ impl Nand {
     #[inline(always)]
     fn lpn_at(&self, at: usize) -> Opt<Lpn> {
         let [b0, b1, b2] = self.slab[at].lpn_low;
-        let low = u32::from_le_bytes([b0, b1, b2, 0]);
-        let raw = match self.lpn_high.get(at) {
-            None => low,
-            Some(&high) => low | (high as u32) << 24,
-        };
-        if raw == LPN_LOW_NONE && self.lpn_high.is_empty() || raw == u32::MAX {
-            Opt::NONE
-        } else {
-            Opt::some(Lpn(raw))
+        match self.lpn_high.raw(at, u32::from_le_bytes([b0, b1, b2, 0])) {
+            u32::MAX => Opt::NONE,
+            raw => Opt::some(Lpn(raw)),
         }
     }
 
-    /// Stores `lpn` in the slab's record `at`, keeping high bytes from the first logical page that needs one.
+    /// Stores `lpn` in the slab's record `at`, keeping high bits from the first logical page that needs them.
     #[inline(always)]
     fn set_lpn(&mut self, at: usize, lpn: Opt<Lpn>) {
         let raw = lpn.get().map_or(u32::MAX, |l| l.0);
-        if raw >= LPN_LOW_NONE && raw != u32::MAX && self.lpn_high.is_empty() {
-            self.widen_lpns();
+        if !self.lpn_high.holds(raw) {
+            let slab = &self.slab;
+            self.lpn_high.widen(raw, slab.len(), slab.capacity(), |at| {
+                let [b0, b1, b2] = slab[at].lpn_low;
+                u32::from_le_bytes([b0, b1, b2, 0])
+            });
         }
-        let [b0, b1, b2, high] = raw.to_le_bytes();
+        let [b0, b1, b2, _] = raw.to_le_bytes();
         self.slab[at].lpn_low = [b0, b1, b2];
-        if let Some(h) = self.lpn_high.get_mut(at) {
-            *h = high;
-        }
-    }
-
-    /// Starts keeping the high byte of every record's logical page: a logical page that does not fit 24 bits
-    /// (or is 2^24 - 1, the narrow records' none) is about to be programmed. Once, on a device of more than
-    /// 16,777,215 logical pages; a byte more a page from then on.
-    #[cold]
-    #[inline(never)]
-    fn widen_lpns(&mut self) {
-        let mut high = Vec::with_capacity(self.slab.capacity());
-        high.extend(self.slab.iter().map(|page| {
-            if page.lpn_low == ERASED_PAGE.lpn_low {
-                LPN_HIGH_NONE
-            } else {
-                0
-            }
-        }));
-        self.lpn_high = high;
+        self.lpn_high.set_raw(at, raw);
     }
 
     /// What page `page` of `block` (on the chip) holds, as a read returns it.
@@ -742,7 +718,7 @@ impl Nand {
             }
         }
         let dst = self.slot_index(b, first);
-        let wide_lpns = !self.lpn_high.is_empty();
+        let wide_lpns = self.lpn_high.is_kept();
         let mut seq = self.seq;
         // The block of the last source, and its slot.
         let mut block = (u32::MAX, Opt::<u32>::NONE);
@@ -771,7 +747,7 @@ impl Nand {
                 record.seq = seq;
                 self.slab[dst + i] = record;
                 if wide_lpns {
-                    self.lpn_high[dst + i] = self.lpn_high[at];
+                    self.lpn_high.copy(at, dst + i);
                 }
             }
             None
@@ -799,9 +775,7 @@ impl Nand {
     #[inline(never)]
     fn undo_copies(&mut self, block: usize, dst: usize, copied: usize, had_slot: bool) {
         self.slab[dst..dst + copied].fill(ERASED_PAGE);
-        if !self.lpn_high.is_empty() {
-            self.lpn_high[dst..dst + copied].fill(LPN_HIGH_NONE);
-        }
+        self.lpn_high.set_none(dst..dst + copied);
         if !had_slot {
             let slot = self.blocks.get_mut(block).slot.take();
             self.free_slots.extend(slot);
@@ -982,31 +956,24 @@ impl Nand {
 #[inline(never)]
 fn give_slot(
     slab: &mut Vec<Page>,
-    lpn_high: &mut Vec<u8>,
+    lpn_high: &mut LpnHigh,
     free_slots: &mut Vec<u32>,
     ppb: usize,
     chip_pages: usize,
 ) -> u32 {
-    let wide = !lpn_high.is_empty();
     if let Some(slot) = free_slots.pop() {
         let run = slot as usize * ppb..(slot as usize + 1) * ppb;
         slab[run.clone()].fill(ERASED_PAGE);
-        if wide {
-            lpn_high[run].fill(LPN_HIGH_NONE);
-        }
+        lpn_high.set_none(run);
         return slot;
     }
     if slab.len() == slab.capacity() {
         let more = slab.len().max(ppb).min(chip_pages - slab.len());
         slab.reserve_exact(more);
-        if wide {
-            lpn_high.reserve_exact(slab.capacity() - lpn_high.len());
-        }
+        lpn_high.reserve_for(slab.capacity());
     }
     slab.resize(slab.len() + ppb, ERASED_PAGE);
-    if wide {
-        lpn_high.resize(slab.len(), LPN_HIGH_NONE);
-    }
+    lpn_high.grow_to(slab.len());
     (slab.len() / ppb - 1) as u32
 }
 
@@ -1043,6 +1010,7 @@ fn prefetch<T>(at: *const T) {
 
 #[cfg(test)]
 mod tests {
+    use super::lpn_high::LOW_NONE as LPN_LOW_NONE;
     use super::*;
 
     const D: OpClass = OpClass::Data;
@@ -1243,6 +1211,49 @@ mod tests {
         assert_eq!(std::mem::size_of::<BlockState>(), 16);
     }
 
+    /// A drive of 2^26 pages (512 GiB of 8 KiB pages) keeps 2 bits a record past the first 24: its logical
+    /// pages up to 2^26 - 2 read back through programs, a run of copies, a spare scan and a reused slot; the
+    /// first that needs more (2^26 - 1, whose 26 bits are the none) widens the records to 4 bits a record,
+    /// and every record still holds what it held.
+    #[test]
+    fn a_512_gib_drive_keeps_2_bits_a_record_past_24() {
+        let mut chip = Nand::new(1 << 24, 4, true);
+        let lpns = [Some(1 << 24), None, Some(LPN_LOW_NONE), Some((1 << 26) - 2)];
+        for (p, lpn) in lpns.iter().enumerate() {
+            chip.program(
+                Ppn(p as u32),
+                1 + p as Token,
+                Opt::from(lpn.map(Lpn)),
+                Opt::NONE,
+                D,
+            )
+            .unwrap();
+        }
+        // 2 bits for each of the slab's 4 records: a byte.
+        assert_eq!(chip.lpn_high.heap_bytes(), 1);
+        let sources = [Ppn(0), Ppn(1), Ppn(2), Ppn(3)];
+        assert!(chip.copy_run(&sources, Ppn(4), D, 0, u32::MAX));
+        let mut read = [Opt::NONE; 4];
+        chip.read_spare_lpns(Pbn(1), 0..4, D, &mut read).unwrap();
+        assert_eq!(read.map(|l| l.get()), lpns.map(|l| l.map(Lpn)));
+        chip.erase(Pbn(0), D).unwrap();
+        chip.program(Ppn(8), 9, Opt::some(Lpn((1 << 26) - 1)), Opt::NONE, D)
+            .unwrap();
+        assert!(chip.lpn_high.heap_bytes() >= 4, "4 bits a record now");
+        chip.read_spare_lpns(Pbn(1), 0..4, D, &mut read).unwrap();
+        assert_eq!(read.map(|l| l.get()), lpns.map(|l| l.map(Lpn)));
+        assert_eq!(chip.peek(Ppn(8)).spare.lpn(), Some(Lpn((1 << 26) - 1)));
+        assert_eq!(chip.peek(Ppn(9)).spare.lpn(), None);
+        chip.program(Ppn(0), 10, Opt::some(Lpn(7)), Opt::NONE, D)
+            .unwrap();
+        assert_eq!(chip.peek(Ppn(0)).spare.lpn(), Some(Lpn(7)), "a reused slot");
+        assert_eq!(
+            chip.peek(Ppn(1)).spare.lpn(),
+            None,
+            "a reused slot reads erased"
+        );
+    }
+
     #[test]
     fn logical_pages_past_24_bits_read_back_whole_copied_or_not() {
         // A chip of 2^25 pages (allocated only where programmed); the records keep high bytes from the first
@@ -1258,15 +1269,15 @@ mod tests {
             .unwrap();
         chip.program(Ppn(1), 2, Opt::NONE, Opt::NONE, D).unwrap();
         assert!(
-            chip.lpn_high.is_empty(),
-            "24 bits and none need no high byte"
+            !chip.lpn_high.is_kept(),
+            "24 bits and none need no high bits"
         );
         for (p, lpn) in lpns.iter().enumerate().skip(2) {
             let ppn = Ppn((1 << 24) + p as u32);
             chip.program(ppn, 10 + p as Token, Opt::from(lpn.map(Lpn)), Opt::NONE, D)
                 .unwrap();
         }
-        assert!(!chip.lpn_high.is_empty());
+        assert!(chip.lpn_high.is_kept());
         chip.program(Ppn(2), 3, Opt::some(Lpn(1 << 24)), Opt::NONE, D)
             .unwrap();
         assert_eq!(chip.peek(Ppn(2)).spare.lpn(), Some(Lpn(1 << 24)));
