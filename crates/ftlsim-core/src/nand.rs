@@ -110,75 +110,135 @@ const ERASED_PAGE: Page = Page {
     lpn_low: [0xFF; 3],
 };
 
-/// The parts of the spare area that few pages carry, the scheme word and the flag bits, for the blocks that
-/// carry any: a block's run of `pages_per_block` entries is given at its first scheme word or flag program,
-/// and back at its erase. A block without one reads its pages' words as erased ([`Spare::ERASED`]).
+/// The parts of the spare area that few pages carry, the scheme word and the flag bits, for the pages that
+/// carry any: in chunks of a block's pages, or of [`EXTRAS_CHUNK`] pages in larger blocks, a chunk given at
+/// the first scheme word or flag program of a page in it and back at its block's erase. A block of larger
+/// blocks with any has a directory of its chunks, given with its first chunk; a block of one chunk names its
+/// chunk itself. A page without a chunk reads its words as erased ([`Spare::ERASED`]). Chunks rather than
+/// blocks: a block of 256 pages that carries one scheme word (LAST's switched log blocks) costs a chunk of
+/// 64 pages and its directory, not 256 pages' words.
 struct Extras {
-    pages_per_block: usize,
+    /// Pages a chunk: the block's, at most [`EXTRAS_CHUNK`].
+    chunk_pages: usize,
+    /// Chunks a block; with one, a block's extras slot is its chunk.
+    chunks_per_block: usize,
+    /// Blocks of more than one chunk: their directories, `chunks_per_block` entries each (a chunk, or none).
+    directories: Vec<Opt<u32>>,
+    free_directories: Vec<u32>,
+    /// The chunks' entries, `chunk_pages` each.
     aux: Vec<Opt<u32>>,
     flags: Vec<u8>,
-    free: Vec<u32>,
+    free_chunks: Vec<u32>,
 }
+
+/// Pages a chunk of [`Extras`] in blocks of more pages (a power of two).
+const EXTRAS_CHUNK: usize = 64;
 
 impl Extras {
     fn new(pages_per_block: u32) -> Extras {
+        let chunk_pages = (pages_per_block as usize).min(EXTRAS_CHUNK);
         Extras {
-            pages_per_block: pages_per_block as usize,
+            chunk_pages,
+            chunks_per_block: (pages_per_block as usize).div_ceil(chunk_pages),
+            directories: Vec::new(),
+            free_directories: Vec::new(),
             aux: Vec::new(),
             flags: Vec::new(),
-            free: Vec::new(),
+            free_chunks: Vec::new(),
         }
     }
 
-    /// Page `page`'s scheme word and flags in the block whose extras are `slot`.
+    /// Page `page`'s scheme word and flags in the block whose extras slot is `slot`.
     #[inline]
     fn get(&self, slot: Opt<u32>, page: usize) -> (Opt<u32>, u8) {
-        match slot.get() {
-            None => (Opt::NONE, FLAGS_ERASED),
-            Some(s) => {
-                let at = s as usize * self.pages_per_block + page;
-                (self.aux[at], self.flags[at])
-            }
-        }
-    }
-
-    /// Where page `page`'s entries are, giving the block (whose extras are `slot`) its run first if it has none.
-    fn at(&mut self, slot: &mut Opt<u32>, page: usize) -> usize {
-        let ppb = self.pages_per_block;
-        let s = match slot.get() {
-            Some(s) => s,
-            None => {
-                let s = match self.free.pop() {
-                    Some(s) => {
-                        let run = s as usize * ppb..(s as usize + 1) * ppb;
-                        self.aux[run.clone()].fill(Opt::NONE);
-                        self.flags[run].fill(FLAGS_ERASED);
-                        s
-                    }
-                    None => {
-                        self.aux.resize(self.aux.len() + ppb, Opt::NONE);
-                        self.flags.resize(self.flags.len() + ppb, FLAGS_ERASED);
-                        (self.aux.len() / ppb - 1) as u32
-                    }
-                };
-                *slot = Opt::some(s);
-                s
+        let Some(s) = slot.get() else {
+            return (Opt::NONE, FLAGS_ERASED);
+        };
+        let at = if self.chunks_per_block == 1 {
+            s as usize * self.chunk_pages + page
+        } else {
+            match self.directories[s as usize * self.chunks_per_block + page / EXTRAS_CHUNK].get() {
+                None => return (Opt::NONE, FLAGS_ERASED),
+                Some(chunk) => chunk as usize * EXTRAS_CHUNK + page % EXTRAS_CHUNK,
             }
         };
-        s as usize * ppb + page
+        (self.aux[at], self.flags[at])
     }
 
-    /// The block whose extras are `slot` was erased.
-    fn release(&mut self, slot: &mut Opt<u32>) {
-        if let Some(s) = slot.take() {
-            self.free.push(s);
+    /// Where page `page`'s entries are, giving the block (whose extras slot is `slot`) its directory and the
+    /// page its chunk first if it has none.
+    fn at(&mut self, slot: &mut Opt<u32>, page: usize) -> usize {
+        if self.chunks_per_block == 1 {
+            let chunk = match slot.get() {
+                Some(chunk) => chunk,
+                None => self.new_chunk(),
+            };
+            *slot = Opt::some(chunk);
+            return chunk as usize * self.chunk_pages + page;
         }
+        let d = match slot.get() {
+            Some(d) => d,
+            None => match self.free_directories.pop() {
+                Some(d) => d,
+                None => {
+                    let per_block = self.chunks_per_block;
+                    self.directories
+                        .resize(self.directories.len() + per_block, Opt::NONE);
+                    (self.directories.len() / per_block - 1) as u32
+                }
+            },
+        };
+        *slot = Opt::some(d);
+        let entry = d as usize * self.chunks_per_block + page / EXTRAS_CHUNK;
+        let chunk = match self.directories[entry].get() {
+            Some(chunk) => chunk,
+            None => self.new_chunk(),
+        };
+        self.directories[entry] = Opt::some(chunk);
+        chunk as usize * EXTRAS_CHUNK + page % EXTRAS_CHUNK
+    }
+
+    /// A chunk of erased entries: a freed one, else a new one.
+    fn new_chunk(&mut self) -> u32 {
+        let pages = self.chunk_pages;
+        match self.free_chunks.pop() {
+            Some(chunk) => {
+                let run = chunk as usize * pages..(chunk as usize + 1) * pages;
+                self.aux[run.clone()].fill(Opt::NONE);
+                self.flags[run].fill(FLAGS_ERASED);
+                chunk
+            }
+            None => {
+                self.aux.resize(self.aux.len() + pages, Opt::NONE);
+                self.flags.resize(self.flags.len() + pages, FLAGS_ERASED);
+                (self.aux.len() / pages - 1) as u32
+            }
+        }
+    }
+
+    /// The block whose extras slot is `slot` was erased: its chunks (and directory) go back.
+    fn release(&mut self, slot: &mut Opt<u32>) {
+        let Some(s) = slot.take() else {
+            return;
+        };
+        if self.chunks_per_block == 1 {
+            self.free_chunks.push(s);
+            return;
+        }
+        let per_block = self.chunks_per_block;
+        let entries = s as usize * per_block..(s as usize + 1) * per_block;
+        for entry in &mut self.directories[entries] {
+            self.free_chunks.extend(entry.take());
+        }
+        self.free_directories.push(s);
     }
 
     fn heap_bytes(&self) -> usize {
-        self.aux.capacity() * std::mem::size_of::<Opt<u32>>()
+        self.directories.capacity() * std::mem::size_of::<Opt<u32>>()
+            + self.free_directories.capacity() * std::mem::size_of::<u32>()
+            + self.aux.capacity() * std::mem::size_of::<Opt<u32>>()
             + self.flags.capacity()
-            + self.free.capacity() * std::mem::size_of::<u32>()
+            + self.free_chunks.capacity() * std::mem::size_of::<u32>()
     }
 }
 
@@ -1193,6 +1253,10 @@ mod tests {
             .unwrap();
         chip.program_spare(Ppn(10), None, 0b1, D).unwrap();
         assert_eq!(chip.extras.aux.len(), 2 * 4);
+        assert!(
+            chip.extras.directories.is_empty(),
+            "a block of one chunk names it"
+        );
         assert_eq!(chip.peek(Ppn(5)).spare.aux(), Some(9));
         assert_eq!(chip.peek(Ppn(4)).spare, Spare::ERASED);
         assert_eq!(chip.peek(Ppn(10)).spare.flags, 0xFE);
@@ -1203,6 +1267,48 @@ mod tests {
         assert_eq!(chip.peek(Ppn(1)).spare.flags, FLAGS_ERASED);
         assert_eq!(chip.peek(Ppn(2)).spare.flags, 0xFD);
         assert_eq!(chip.peek(Ppn(5)).spare.aux(), None);
+    }
+
+    #[test]
+    fn scheme_words_and_flags_of_large_blocks_take_memory_only_in_chunks_that_carry_them() {
+        // Blocks of 160 pages: chunks of 64 pages, 3 a block (the last of 32).
+        let mut chip = Nand::new(3, 160, false);
+        chip.program(Ppn(160 + 5), 2, Opt::some(Lpn(1)), Opt::some(9), D)
+            .unwrap();
+        chip.program_spare(Ppn(320 + 150), None, 0b1, D).unwrap();
+        chip.program_spare(Ppn(320 + 129), None, 0b100, D).unwrap();
+        assert_eq!(
+            chip.extras.aux.len(),
+            2 * EXTRAS_CHUNK,
+            "a chunk in each of two blocks"
+        );
+        assert_eq!(chip.extras.directories.len(), 2 * 3);
+        assert_eq!(chip.peek(Ppn(160 + 5)).spare.aux(), Some(9));
+        assert_eq!(chip.peek(Ppn(160 + 4)).spare, Spare::ERASED);
+        assert_eq!(
+            chip.peek(Ppn(160 + 100)).spare,
+            Spare::ERASED,
+            "a page without a chunk"
+        );
+        assert_eq!(chip.peek(Ppn(320 + 150)).spare.flags, 0xFE);
+        assert_eq!(chip.peek(Ppn(320 + 129)).spare.flags, 0xFB);
+        assert_eq!(chip.peek(Ppn(320 + 128)).spare.flags, FLAGS_ERASED);
+        // An erase gives its chunks and directory back, erased, to the next block that needs them.
+        chip.erase(Pbn(1), D).unwrap();
+        chip.program_spare(Ppn(2), None, 0b10, D).unwrap();
+        chip.program_spare(Ppn(70), None, 0b10, D).unwrap();
+        assert_eq!(chip.extras.aux.len(), 3 * EXTRAS_CHUNK);
+        assert_eq!(chip.extras.directories.len(), 2 * 3);
+        assert_eq!(chip.peek(Ppn(1)).spare.flags, FLAGS_ERASED);
+        assert_eq!(
+            (
+                chip.peek(Ppn(2)).spare.flags,
+                chip.peek(Ppn(70)).spare.flags
+            ),
+            (0xFD, 0xFD)
+        );
+        assert_eq!(chip.peek(Ppn(160 + 5)).spare.aux(), None);
+        assert_eq!(chip.peek(Ppn(320 + 150)).spare.flags, 0xFE);
     }
 
     #[test]
