@@ -1,9 +1,9 @@
 //! The simulator's own memory per physical page: the chip model (page records, block states, scheme words)
 //! and the read oracle (a token per logical page), on the throughput bench's device, 1 GiB of 2 KiB pages,
 //! 64 a block, filled by `precondition="full"`: at most 16 bytes for every scheme (so that 512 GiB of 8 KiB
-//! pages fit in 1 GiB; measured 14.99 for page, 15.41 FAST, 15.74 MAST, the most), and at most 12 bytes a
+//! pages fit in 1 GiB; measured 14.99 for page, 15.33 FAST, 15.45 MAST, the most), and at most 12 bytes a
 //! physical page plus the oracle's 4 a logical page (11.25 of block states and 11-byte page records, and
-//! the scheme words of the blocks whose pages carry one: FAST 11.41, MAST 11.86). The 1 GiB device is the
+//! the scheme words of the chunks whose pages carry one: FAST 11.33, MAST 11.57). The 1 GiB device is the
 //! figure for devices of up to 16,777,215 logical pages (a record's 24 bits): the chip's bytes a page do not
 //! depend on the device's size there (a slab of blocks, block states in chunks). Past it the records keep
 //! the logical pages' high bits beside them: a quarter of a byte a page up to 2^26 - 2, checked on the
