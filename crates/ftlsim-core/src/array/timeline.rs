@@ -740,15 +740,7 @@ impl Timeline {
         let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
         for (i, source) in from.iter().enumerate() {
             let d = self.striped_die(base + source.0);
-            let c = self.channel_of(d as u32);
-            let start = later(self.die_free[d], ready);
-            let out = self.reserve(d, c, start + read.array, read.channel);
-            read_end = out + read.channel;
-            self.channel_busy[c] += read.channel;
-            self.die_free[d] = read_end;
-            self.die_busy[d] += read_end - start;
-            frontier = later(frontier, read_end);
-            self.span(FlashOp::Read, d, c, start, read_end);
+            read_end = self.read_striped(FlashOp::Read, d, read, &mut frontier);
             // The program waits for its read (rule 4).
             let d = self.striped_die(to + i as u32);
             let c = self.channel_of(d as u32);
@@ -799,22 +791,29 @@ impl Timeline {
             self.spare_reads_on(die, pages);
             return;
         }
-        let (cost, ready) = (self.spare_read, self.ready);
+        let cost = self.spare_read;
         let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
-        // What [`Timeline::read_on`] of each does, with the work's times kept in registers through the run.
         for ppn in first..first + pages {
             let d = self.striped_die(ppn);
-            let c = self.channel_of(d as u32);
-            let start = later(self.die_free[d], ready);
-            let out = self.reserve(d, c, start + cost.array, cost.channel);
-            read_end = out + cost.channel;
-            self.channel_busy[c] += cost.channel;
-            self.die_free[d] = read_end;
-            self.die_busy[d] += read_end - start;
-            frontier = later(frontier, read_end);
-            self.span(FlashOp::SpareRead, d, c, start, read_end);
+            read_end = self.read_striped(FlashOp::SpareRead, d, cost, &mut frontier);
         }
         (self.frontier, self.last_read_end) = (frontier, read_end);
+    }
+
+    /// One read of a run on striped dies, on die `d`: [`Timeline::read_on`] with the work's latest end in
+    /// `frontier` (kept in a register through the run); returns the read's end.
+    #[inline(always)]
+    fn read_striped(&mut self, op: FlashOp, d: usize, cost: Cost, frontier: &mut f64) -> f64 {
+        let c = self.channel_of(d as u32);
+        let start = later(self.die_free[d], self.ready);
+        let out = self.reserve(d, c, start + cost.array, cost.channel);
+        let end = out + cost.channel;
+        self.channel_busy[c] += cost.channel;
+        self.die_free[d] = end;
+        self.die_busy[d] += end - start;
+        *frontier = later(*frontier, end);
+        self.span(op, d, c, start, end);
+        end
     }
 
     /// [`Timeline::spare_read_run`] of `reads` spare reads all on `die` (one die, or placed per die): what
