@@ -118,25 +118,25 @@ impl Responses {
 
     fn summary(&self) -> ResponseSummary {
         let n = self.hist.len();
-        let at = |q: f64| {
-            if n == 0 {
-                0.0
-            } else {
-                (self.hist.value_at_quantile(q) as f64 / 1000.0).min(self.max)
-            }
-        };
+        if n == 0 {
+            return ResponseSummary::default();
+        }
+        // Every quantile in one pass over the histogram (they are in increasing order).
+        let cdf: Vec<(f64, f64)> = self
+            .hist
+            .value_at_quantiles(CDF_QUANTILES)
+            .zip(CDF_QUANTILES)
+            .map(|(ns, q)| ((ns as f64 / 1000.0).min(self.max), q))
+            .collect();
+        let at = |q: f64| cdf[CDF_QUANTILES.iter().position(|&x| x == q).expect("a kept quantile")].0;
         ResponseSummary {
             count: n,
-            mean: if n == 0 { 0.0 } else { self.sum / n as f64 },
+            mean: self.sum / n as f64,
             p50: at(0.5),
             p99: at(0.99),
             p99_9: at(0.999),
             max: self.max,
-            cdf: if n == 0 {
-                Vec::new()
-            } else {
-                CDF_QUANTILES.iter().map(|&q| (at(q), q)).collect()
-            },
+            cdf,
         }
     }
 }
