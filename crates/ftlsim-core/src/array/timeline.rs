@@ -35,11 +35,12 @@
 //! Host side: request `i` arrives at its trace time x `time_scale`; one whose time is 0 (a built-in workload,
 //! or a trace without times) arrives when the host can submit it, which makes a closed loop. At most
 //! `queue_depth` requests are in the device; the others wait in the host, in arrival order, and that wait is
-//! part of their response time. Every operation is O(1) (an erase O(dies)) but a transfer that is not after
-//! every one booked on its channel: it searches each other die's transfers of the channel from where its die
-//! last stopped (a galloping search, O(log) of the transfers booked since); a request is O(log queue_depth).
-//! A channel's booked transfers are kept per die, each die's in time order, so a transfer is always booked
-//! at the end of its die's ring, never inserted.
+//! part of their response time. Every operation is O(1) (an erase O(dies)): a transfer ready after the start
+//! of the latest one booked on its channel and the end of every other is placed at once; any other walks each
+//! other die's transfers of the channel from where its die's last walk stopped, so each transfer is passed
+//! once by each die of its channel (O(1) amortized). A request is O(log queue_depth). A channel's booked
+//! transfers are kept per die, each die's in time order, so a transfer is always booked at the end of its
+//! die's ring, never inserted.
 
 use super::figures::{ArrayFigures, ResponseSummary};
 use crate::addr::Ppn;
@@ -223,8 +224,7 @@ impl DieTransfers {
     }
 
     /// The index of the first transfer from `from` on that ends after `t` (`len` if none does). The ends are
-    /// in order, and the answer is mostly a few past `from` (where the die searching last stopped): a
-    /// galloping search, O(log distance).
+    /// in order: a galloping search, O(log distance).
     #[inline]
     fn first_ending_after(&self, t: f64, from: usize) -> usize {
         let n = self.len;
@@ -313,6 +313,84 @@ impl MultiPlane {
     };
 }
 
+/// Where a striped run's pages are ([`Timeline::striping`]): the die of page `ppn` of the scheme (its
+/// partition's base added), its offset's plane-unit; and the channel of a die ([`ArraySpec::channel_of_die`]).
+trait Striping: Copy {
+    fn die(self, ppn: u32) -> usize;
+    fn channel(self, die: usize) -> usize;
+}
+
+/// Dies a power of two that divides the scheme's block, so channels a power of two: masks.
+#[derive(Clone, Copy)]
+struct ByMasks {
+    die: u32,
+    channel: u32,
+}
+
+impl Striping for ByMasks {
+    #[inline(always)]
+    fn die(self, ppn: u32) -> usize {
+        (ppn & self.die) as usize
+    }
+
+    #[inline(always)]
+    fn channel(self, die: usize) -> usize {
+        die & self.channel as usize
+    }
+}
+
+/// Any other striping: divisions.
+#[derive(Clone, Copy)]
+struct ByDivision {
+    pages_per_block: u32,
+    units: u32,
+    dies: u32,
+    channels: u32,
+}
+
+impl Striping for ByDivision {
+    #[inline(always)]
+    fn die(self, ppn: u32) -> usize {
+        ((ppn % self.pages_per_block) % self.units % self.dies) as usize
+    }
+
+    #[inline(always)]
+    fn channel(self, die: usize) -> usize {
+        die % self.channels as usize
+    }
+}
+
+/// The end of a channel's booked transfers: a transfer ready after the latest one's start and every other
+/// one's end is placed without a search (the common case where two dies' transfers are ready together).
+#[derive(Clone, Copy)]
+struct ChannelEnd {
+    /// The latest end of any transfer booked on the channel.
+    end: f64,
+    /// The start of the transfer that ends then.
+    last_start: f64,
+    /// The latest end of any other.
+    before_last: f64,
+}
+
+impl ChannelEnd {
+    const EMPTY: ChannelEnd = ChannelEnd {
+        end: f64::NEG_INFINITY,
+        last_start: f64::NEG_INFINITY,
+        before_last: f64::NEG_INFINITY,
+    };
+
+    /// A transfer from `start` to `end` is booked (it overlaps none booked: one that ends last starts at or
+    /// after every other's end).
+    #[inline(always)]
+    fn book(&mut self, start: f64, end: f64) {
+        if end > self.end {
+            (self.before_last, self.last_start, self.end) = (self.end, start, end);
+        } else {
+            self.before_last = later(self.before_last, end);
+        }
+    }
+}
+
 /// [`Timeline::channel_mask`] where the channels are not a power of two.
 const NOT_A_MASK: u32 = u32::MAX;
 
@@ -382,7 +460,7 @@ pub struct Timeline {
     /// ended before `x`'s next transfer can be ready).
     met: Vec<u64>,
     /// Per channel, the end of its latest transfer: one ready then or later is after every booked one.
-    channel_end: Vec<f64>,
+    channel_end: Vec<ChannelEnd>,
     channel_busy: Vec<f64>,
     /// `channels - 1` where the channels are a power of two (a die's channel is then `die & channel_mask`),
     /// else [`NOT_A_MASK`].
@@ -512,7 +590,7 @@ impl Timeline {
             generation: 1,
             transfers: (0..dies).map(|_| DieTransfers::default()).collect(),
             met: vec![0; (dies * (dies / spec.channels)) as usize],
-            channel_end: vec![f64::NEG_INFINITY; spec.channels as usize],
+            channel_end: vec![ChannelEnd::EMPTY; spec.channels as usize],
             channel_busy: vec![0.0; spec.channels as usize],
             channel_mask: if spec.channels.is_power_of_two() {
                 spec.channels - 1
@@ -700,18 +778,10 @@ impl Timeline {
         if let Some(die) = ppn.checked_div(self.die_pages) {
             return die;
         }
-        self.striped_die(ppn) as u32
-    }
-
-    /// The die of page `ppn` of the scheme (its partition's base added) on striped dies: its offset's
-    /// plane-unit.
-    #[inline(always)]
-    fn striped_die(&self, ppn: u32) -> usize {
-        (if self.die_mask != 0 {
-            ppn & self.die_mask
-        } else {
-            (ppn % self.pages_per_block) % self.units % self.dies
-        }) as usize
+        match self.striping() {
+            Ok(masks) => masks.die(ppn) as u32,
+            Err(divisions) => divisions.die(ppn) as u32,
+        }
     }
 
     /// Times a run of copies ([`crate::device::Device::copy_run`]): page `from[i]` read, then programmed to
@@ -729,21 +799,45 @@ impl Timeline {
             self.copy_run_on(die, from.len());
             return;
         }
-        self.copy_run_striped(from, base + to, base);
+        match self.striping() {
+            Ok(masks) => self.copy_run_striped(masks, from, base + to, base),
+            Err(divisions) => self.copy_run_striped(divisions, from, base + to, base),
+        }
+    }
+
+    /// How a striped run finds its pages' dies and channels: by masks where the dies are a power of two that
+    /// divides the block (the channels, which divide the dies, are then a power of two too), else by
+    /// division. The runs' loops are compiled for each, so that the first tests nothing a page.
+    fn striping(&self) -> Result<ByMasks, ByDivision> {
+        if self.die_mask != 0 {
+            debug_assert_ne!(self.channel_mask, NOT_A_MASK);
+            Ok(ByMasks {
+                die: self.die_mask,
+                channel: self.channel_mask,
+            })
+        } else {
+            Err(ByDivision {
+                pages_per_block: self.pages_per_block,
+                units: self.units,
+                dies: self.dies,
+                channels: self.spec.channels,
+            })
+        }
     }
 
     /// [`Timeline::copy_run`] on striped dies, to the pages from `to` on (the base added): what
     /// [`Timeline::read_on`] then [`Timeline::program_on`] of each copy do, the same sums in the same order,
     /// with the work's times kept in registers through the run (the hot loop of a merge on striped dies).
-    fn copy_run_striped(&mut self, from: &[Ppn], to: u32, base: u32) {
+    fn copy_run_striped(&mut self, striping: impl Striping, from: &[Ppn], to: u32, base: u32) {
         let (read, program, ready) = (self.read, self.program, self.ready);
         let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
         for (i, source) in from.iter().enumerate() {
-            let d = self.striped_die(base + source.0);
-            read_end = self.read_striped(FlashOp::Read, d, read, &mut frontier);
+            let d = striping.die(base + source.0);
+            let c = striping.channel(d);
+            read_end = self.read_striped(FlashOp::Read, d, c, read, &mut frontier);
             // The program waits for its read (rule 4).
-            let d = self.striped_die(to + i as u32);
-            let c = self.channel_of(d as u32);
+            let d = striping.die(to + i as u32);
+            let c = striping.channel(d);
             let after = later(later(self.die_free[d], ready), read_end);
             let start = self.reserve(d, c, after, program.channel);
             let end = start + program.channel + program.array;
@@ -791,20 +885,35 @@ impl Timeline {
             self.spare_reads_on(die, pages);
             return;
         }
+        match self.striping() {
+            Ok(masks) => self.spare_read_run_striped(masks, first, pages),
+            Err(divisions) => self.spare_read_run_striped(divisions, first, pages),
+        }
+    }
+
+    /// [`Timeline::spare_read_run`] on striped dies.
+    fn spare_read_run_striped(&mut self, striping: impl Striping, first: u32, pages: u32) {
         let cost = self.spare_read;
         let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
         for ppn in first..first + pages {
-            let d = self.striped_die(ppn);
-            read_end = self.read_striped(FlashOp::SpareRead, d, cost, &mut frontier);
+            let d = striping.die(ppn);
+            let c = striping.channel(d);
+            read_end = self.read_striped(FlashOp::SpareRead, d, c, cost, &mut frontier);
         }
         (self.frontier, self.last_read_end) = (frontier, read_end);
     }
 
-    /// One read of a run on striped dies, on die `d`: [`Timeline::read_on`] with the work's latest end in
-    /// `frontier` (kept in a register through the run); returns the read's end.
+    /// One read of a run on striped dies, on die `d` (channel `c`): [`Timeline::read_on`] with the work's
+    /// latest end in `frontier` (kept in a register through the run); returns the read's end.
     #[inline(always)]
-    fn read_striped(&mut self, op: FlashOp, d: usize, cost: Cost, frontier: &mut f64) -> f64 {
-        let c = self.channel_of(d as u32);
+    fn read_striped(
+        &mut self,
+        op: FlashOp,
+        d: usize,
+        c: usize,
+        cost: Cost,
+        frontier: &mut f64,
+    ) -> f64 {
         let start = later(self.die_free[d], self.ready);
         let out = self.reserve(d, c, start + cost.array, cost.channel);
         let end = out + cost.channel;
@@ -994,48 +1103,61 @@ impl Timeline {
         if len <= 0.0 || self.dies_per_channel == 1 {
             return ready;
         }
-        let start = if ready >= self.channel_end[c] {
+        let booked = self.channel_end[c];
+        let start = if ready >= booked.end {
             ready
+        } else if ready >= booked.before_last {
+            // Only the latest transfer may be in the way.
+            if ready + len <= booked.last_start {
+                ready
+            } else {
+                booked.end
+            }
         } else {
             self.first_gap(d, c, ready, len)
         };
-        self.channel_end[c] = later(self.channel_end[c], start + len);
+        let end = start + len;
+        self.channel_end[c].book(start, end);
         let own = &mut self.transfers[d];
-        own.push(start, start + len);
+        own.push(start, end);
         if own.len >= own.forget_at {
-            self.forget_met(d);
+            self.forget_met(d, c);
         }
         start
     }
 
     /// The start of the earliest gap of `len` at or after `ready` among the transfers of die `d`'s channel `c`
-    /// (its own all ended by `ready`). Each other die's are searched from where `d`'s last search stopped, as
-    /// `d`'s transfers are each ready after the last one ended.
+    /// (its own all ended by `ready`). Each other die's are walked from where `d`'s last search stopped, as
+    /// `d`'s transfers are each ready after the last one ended: a transfer of another die is passed once by
+    /// each die of its channel, so a search costs O(1) amortized.
     #[inline(never)]
     fn first_gap(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
         let (channels, per) = (self.spec.channels as usize, self.dies_per_channel as usize);
+        let own = d / channels;
+        let Timeline { transfers, met, .. } = self;
+        let met = &mut met[d * per..(d + 1) * per];
         let mut at = ready;
         loop {
             let mut moved = false;
-            for k in 0..per {
-                let other = c + k * channels;
-                if other == d {
+            for (k, met) in met.iter_mut().enumerate() {
+                if k == own {
                     continue;
                 }
-                let transfers = &self.transfers[other];
-                let met = &mut self.met[d * per + k];
-                let from = met.saturating_sub(transfers.forgotten) as usize;
-                let mut i = transfers.first_ending_after(at, from);
-                while i < transfers.len {
-                    let (start, end) = transfers.at(i);
-                    if start >= at + len {
-                        break;
+                let ring = &transfers[c + k * channels];
+                let mut i = met.saturating_sub(ring.forgotten) as usize;
+                while i < ring.len {
+                    let (start, end) = ring.at(i);
+                    // One that ended by `at` is passed; one that begins a gap of `len` ends the walk.
+                    if end > at {
+                        if start >= at + len {
+                            break;
+                        }
+                        at = end;
+                        moved = true;
                     }
-                    at = end;
-                    moved = true;
                     i += 1;
                 }
-                *met = transfers.forgotten + i as u64;
+                *met = ring.forgotten + i as u64;
             }
             // The gap may have moved past the start of another die's transfer walked before: walk again,
             // till none moves (two dies a channel: the one walk was the whole).
@@ -1051,21 +1173,32 @@ impl Timeline {
     /// die's open multi-plane program, that program's last transfer did).
     #[cold]
     #[inline(never)]
-    fn forget_met(&mut self, x: usize) {
-        let channels = self.spec.channels as usize;
-        let horizon = (x % channels..self.transfers.len())
-            .step_by(channels)
-            .filter(|&other| other != x)
-            .map(|other| self.earliest_transfer(other))
-            .fold(f64::INFINITY, earlier);
+    fn forget_met(&mut self, x: usize, c: usize) {
+        let horizon = self.others_ready_from(x, c);
         let own = &mut self.transfers[x];
-        own.forget(later(horizon, self.last_dispatch));
+        own.forget(horizon);
         own.forget_at = (2 * own.len).max(SHORT_BOOKING);
+    }
+
+    /// The earliest time a transfer of a die of channel `c` other than `x` can be ready from now on: none is
+    /// ready before the current work's submission, nor before its die's [`Timeline::earliest_transfer`].
+    fn others_ready_from(&self, x: usize, c: usize) -> f64 {
+        let channels = self.spec.channels as usize;
+        let mut earliest = f64::INFINITY;
+        let mut other = c;
+        while other < self.die_free.len() {
+            if other != x {
+                earliest = earlier(earliest, self.earliest_transfer(other));
+            }
+            other += channels;
+        }
+        later(earliest, self.last_dispatch)
     }
 
     /// The earliest a transfer of die `d` can be ready from now on but for the work's submission: the end of
     /// the die's last operation or, where a program may join the die's open multi-plane program, that
     /// program's last transfer's end.
+    #[inline(always)]
     fn earliest_transfer(&self, d: usize) -> f64 {
         match self.multi_plane.get(d) {
             Some(open) if open.generation == self.generation && open.op == FlashOp::Program => {
