@@ -129,7 +129,13 @@ impl Responses {
             .zip(CDF_QUANTILES)
             .map(|(ns, q)| ((ns as f64 / 1000.0).min(self.max), q))
             .collect();
-        let at = |q: f64| cdf[CDF_QUANTILES.iter().position(|&x| x == q).expect("a kept quantile")].0;
+        let at = |q: f64| {
+            cdf[CDF_QUANTILES
+                .iter()
+                .position(|&x| x == q)
+                .expect("a kept quantile")]
+            .0
+        };
         ResponseSummary {
             count: n,
             mean: self.sum / n as f64,
