@@ -948,9 +948,12 @@ impl Nand {
         }
         self.headers -= self.header(pbn.index()).is_some() as u32;
         if !self.wide_tokens.is_empty() {
+            // The block's own, by their range of keys: O(log n) each, not a pass over every wide token.
             let first = pbn.0 * self.pages_per_block;
             let pages = first..first + self.pages_per_block;
-            self.wide_tokens.retain(|ppn, _| !pages.contains(ppn));
+            while let Some((&ppn, _)) = self.wide_tokens.range(pages.clone()).next() {
+                self.wide_tokens.remove(&ppn);
+            }
         }
         let block = self.blocks.get_mut(pbn.index());
         block.erase_count += 1;

@@ -848,7 +848,61 @@ impl<'p> Run<'p> {
 
 #[cfg(test)]
 mod tests {
-    use super::PageBytes;
+    use super::*;
+
+    /// A run whose tokens start just short of 2^32 (past the oracle entries' 31 bits, and crossing the
+    /// chip records' 32): every read is checked against the last write, so a wide token that came back
+    /// wrong fails the run. The oracle keeps the tokens' high bits in 2 bits a page.
+    #[test]
+    fn runs_past_four_billion_host_writes_keep_every_token_exact() {
+        let bytes = 8u64 << 20;
+        for scheme in ["page", "fast", "nftl"] {
+            let cfg = SimConfig {
+                ftl: scheme.into(),
+                capacity: Some(format!("{bytes}")),
+                precondition: Precondition::Full,
+                ..Default::default()
+            };
+            let mut x = 11u64;
+            let requests: Vec<Request> = (0..10_000)
+                .map(|_| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    let op = if x >> 62 == 0 { Op::Read } else { Op::Write };
+                    let len = 1 + (x >> 10) % 4;
+                    let pages = bytes / 2048;
+                    Request::new(0.0, op, (x >> 20) % (pages - len) * 2048, len * 2048)
+                })
+                .collect();
+            let plan = RunPlan::resolve(&cfg, Input::Memory(&requests), &mut |_| true)
+                .expect("a valid config");
+            let mut go_on = |_| true;
+            let mut ticker = Ticker::new(&mut go_on);
+            let mut run = Run::build(&plan, Pass::Run(Vec::new())).expect("a run");
+            run.next_token = (1 << 32) - 5_000;
+            let erases = run.precondition(&mut ticker).expect("preconditioned");
+            let mut run = run.wrap_nvram();
+            let mut source = Lookahead::new(open(&plan).expect("the requests"));
+            let served = run
+                .serve_trace(&mut source, &mut ticker)
+                .expect("every read exact");
+            assert_eq!(served, 10_000);
+            assert!(
+                run.next_token > 1 << 32,
+                "{scheme}: the run crossed 2^32 tokens"
+            );
+            let flush = run.finish(served).expect("flushed");
+            let logical_pages = run.shadow.len();
+            let sim = run.sim_figures(0, 0.0, 0.0);
+            let report = run.report(erases, flush, sim);
+            assert!(report.host.write_pages > 10_000, "{scheme}");
+            // The chunk table, entries of 4 bytes and 2 bits a page for the high bits.
+            let oracle = report.sim.oracle_memory_bytes as usize;
+            let entries = logical_pages.div_ceil(4096) * 16 + logical_pages * 4;
+            assert_eq!(oracle, entries + logical_pages / 16 * 4, "{scheme}");
+        }
+    }
 
     #[test]
     fn a_page_size_cuts_bytes_into_pages_by_shift_or_by_division_alike() {

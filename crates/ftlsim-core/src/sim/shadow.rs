@@ -1,28 +1,25 @@
 //! The read oracle's memory: the newest token of every logical page, and whether it was trimmed since, in 4
 //! bytes a page (with the chip's 11-byte page records, what keeps the simulator under 16 bytes a physical
-//! page). An entry holds a token up to 31 bits itself; a wider one (after 2,147,483,646 host writes) is kept
-//! whole in a map beside the entries, so the check is exact at any length of run.
+//! page). An entry holds a token's low 31 bits; from the first token that needs more (after 2,147,483,647
+//! host writes) the rest of every page's token is kept beside the entries, in as few bits a page as the
+//! widest token so far needs (2, 4, 8, 16 or 32: a quarter of a byte a page up to 8,589,934,591 host
+//! writes), so the check is exact at any length of run and the oracle's memory stays flat.
 
 use super::TRIMMED;
 use crate::addr::Token;
 use crate::sparse::SparseVec;
-use std::collections::BTreeMap;
 
 /// An entry's bit for "trimmed since the token was written".
 const TRIMMED_BIT: u32 = 1 << 31;
 
-/// An entry's token bits when the token is in the map of wide tokens.
-const WIDE: u32 = TRIMMED_BIT - 1;
-
-/// Bytes a wide token's entry costs in its map, estimated: the key and the token, and as much again for the
-/// tree's nodes.
-const WIDE_ENTRY_BYTES: usize = 2 * (4 + 8);
+/// The token bits an entry holds.
+const LOW_BITS: u32 = 31;
 
 /// Per logical page, the token a read must return (0: never written), with [`TRIMMED`] set when the page
 /// was trimmed since: the oracle's values, as [`Shadow::get`] and [`Shadow::set`] take and give them.
 pub(super) struct Shadow {
     entries: SparseVec<u32>,
-    wide: BTreeMap<u32, Token>,
+    high: TokenHigh,
 }
 
 impl Shadow {
@@ -30,7 +27,7 @@ impl Shadow {
     pub(super) fn new(pages: usize) -> Shadow {
         Shadow {
             entries: SparseVec::new(pages, 0),
-            wide: BTreeMap::new(),
+            high: TokenHigh::default(),
         }
     }
 
@@ -41,10 +38,7 @@ impl Shadow {
     #[inline]
     pub(super) fn get(&self, lpn: usize) -> Token {
         let entry = self.entries.get(lpn);
-        let token = match entry & !TRIMMED_BIT {
-            WIDE => self.wide_token(lpn),
-            narrow => narrow as Token,
-        };
+        let token = (entry & !TRIMMED_BIT) as Token | self.high.get(lpn) << LOW_BITS;
         if entry & TRIMMED_BIT != 0 {
             token | TRIMMED
         } else {
@@ -52,33 +46,16 @@ impl Shadow {
         }
     }
 
-    #[cold]
-    #[inline(never)]
-    fn wide_token(&self, lpn: usize) -> Token {
-        *self
-            .wide
-            .get(&(lpn as u32))
-            .expect("an entry marked wide has its token in the map")
-    }
-
     #[inline]
     pub(super) fn set(&mut self, lpn: usize, value: Token) {
         let token = value & !TRIMMED;
-        let bits = match u32::try_from(token) {
-            Ok(narrow) if narrow < WIDE => {
-                if !self.wide.is_empty() {
-                    // A power cut may take a page back to an older, narrow token.
-                    self.wide.remove(&(lpn as u32));
-                }
-                narrow
-            }
-            _ => {
-                self.wide.insert(lpn as u32, token);
-                WIDE
-            }
-        };
+        let high = token >> LOW_BITS;
+        if !self.high.holds(high) {
+            self.high.widen(high, self.entries.len());
+        }
+        self.high.set(lpn, high);
         let trimmed = if value & TRIMMED != 0 { TRIMMED_BIT } else { 0 };
-        self.entries.set(lpn, bits | trimmed);
+        self.entries.set(lpn, token as u32 & !TRIMMED_BIT | trimmed);
     }
 
     /// A hint: entry `lpn` is about to be read or set (see [`SparseVec::prefetch`]).
@@ -89,7 +66,83 @@ impl Shadow {
 
     /// Bytes of host memory the oracle holds now.
     pub(super) fn heap_bytes(&self) -> usize {
-        self.entries.heap_bytes() + self.wide.len() * WIDE_ENTRY_BYTES
+        self.entries.heap_bytes() + self.high.heap_bytes()
+    }
+}
+
+/// The tokens' bits past an entry's 31, a field of `bits` per logical page packed in 32-bit words (the
+/// first page in the low bits); none kept (`bits` 0) while every token fits the entries.
+#[derive(Default)]
+struct TokenHigh {
+    /// 0, 2, 4, 8, 16 or 32.
+    bits: u32,
+    words: Vec<u32>,
+}
+
+impl TokenHigh {
+    /// Whether a page's field can hold `high`.
+    #[inline(always)]
+    fn holds(&self, high: u64) -> bool {
+        high >> self.bits == 0
+    }
+
+    /// The word and the shift of page `lpn`'s field.
+    #[inline(always)]
+    fn place(&self, lpn: usize) -> (usize, u32) {
+        let per_word_log = 5 - self.bits.trailing_zeros();
+        (
+            lpn >> per_word_log,
+            (lpn as u32 & ((1 << per_word_log) - 1)) * self.bits,
+        )
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> u32 {
+        ((1u64 << self.bits) - 1) as u32
+    }
+
+    #[inline(always)]
+    fn get(&self, lpn: usize) -> u64 {
+        if self.bits == 0 {
+            return 0;
+        }
+        let (word, shift) = self.place(lpn);
+        ((self.words[word] >> shift) & self.mask()) as u64
+    }
+
+    /// Keeps `high` (one it [`TokenHigh::holds`]) for page `lpn`.
+    #[inline(always)]
+    fn set(&mut self, lpn: usize, high: u64) {
+        if self.bits == 0 {
+            return;
+        }
+        let (word, shift) = self.place(lpn);
+        let mask = self.mask() << shift;
+        let w = &mut self.words[word];
+        *w = (*w & !mask) | ((high as u32) << shift & mask);
+    }
+
+    /// Fields wide enough for `high`, for `pages` pages, each keeping what it held.
+    #[cold]
+    #[inline(never)]
+    fn widen(&mut self, high: u64, pages: usize) {
+        let bits = [2, 4, 8, 16, 32]
+            .into_iter()
+            .find(|&bits| high >> bits == 0)
+            .expect("a token has at most 63 bits");
+        let per_word = (32 / bits) as usize;
+        let mut wider = TokenHigh {
+            bits,
+            words: vec![0; pages.div_ceil(per_word)],
+        };
+        if self.bits != 0 {
+            (0..pages).for_each(|lpn| wider.set(lpn, self.get(lpn)));
+        }
+        *self = wider;
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.words.capacity() * std::mem::size_of::<u32>()
     }
 }
 
@@ -99,9 +152,9 @@ mod tests {
 
     #[test]
     fn tokens_of_every_width_come_back_exactly_with_their_trim_mark() {
-        let mut shadow = Shadow::new(4);
+        let mut shadow = Shadow::new(40);
         assert_eq!(shadow.get(0), 0);
-        let edge = WIDE as Token;
+        let edge = 1 << LOW_BITS;
         for token in [
             1,
             edge - 1,
@@ -109,6 +162,7 @@ mod tests {
             edge + 1,
             u32::MAX as Token,
             1 << 40,
+            1 << 47,
             TRIMMED - 1,
         ] {
             shadow.set(1, token);
@@ -116,12 +170,46 @@ mod tests {
             shadow.set(1, token | TRIMMED);
             assert_eq!(shadow.get(1), token | TRIMMED);
         }
-        // Back to a narrow token (a power cut keeps the older write): the wide one is forgotten.
+        // Back to a narrow token (a power cut keeps the older write).
         shadow.set(1, 7);
-        assert_eq!((shadow.get(1), shadow.wide.len()), (7, 0));
+        assert_eq!(shadow.get(1), 7);
         shadow.set(2, 1 << 33);
         shadow.set(3, 5);
         assert_eq!((shadow.get(2), shadow.get(3)), (1 << 33, 5));
-        assert_eq!(shadow.heap_bytes(), 16 + 4 * 4 + WIDE_ENTRY_BYTES);
+        // The chunk table's one place, 40 entries (a chunk cut to them) and 40 fields of 32 bits.
+        assert_eq!(shadow.heap_bytes(), 16 + 40 * 4 + 40 * 4);
+    }
+
+    /// Every widening (2, 4, 8, 16, 32 bits a page) keeps every page's token, its neighbours' in the same
+    /// word too, and costs what its width says.
+    #[test]
+    fn widening_keeps_every_page_s_token() {
+        let pages = 100;
+        let mut shadow = Shadow::new(pages);
+        let mut written = vec![0; pages];
+        let mut write = |shadow: &mut Shadow, lpn: usize, token: Token| {
+            shadow.set(lpn, token);
+            written[lpn] = token;
+            for (lpn, &token) in written.iter().enumerate() {
+                assert_eq!(shadow.get(lpn), token, "page {lpn}");
+            }
+        };
+        for lpn in 0..pages {
+            write(&mut shadow, lpn, lpn as Token + 1);
+        }
+        assert_eq!(shadow.high.heap_bytes(), 0);
+        for (bits, lpn) in [(2, 10), (4, 20), (8, 30), (16, 40), (32, 50)] {
+            // The widest token of `bits` past the entry's, one in the word's next field and a narrow one
+            // after them, all kept through the widenings that follow.
+            let token: Token = (1 << (LOW_BITS + bits)) - 1;
+            write(&mut shadow, lpn, token);
+            assert_eq!(shadow.high.bits, bits);
+            assert_eq!(
+                shadow.high.heap_bytes(),
+                pages.div_ceil(32 / bits as usize) * 4
+            );
+            write(&mut shadow, lpn + 1, token - 1);
+            write(&mut shadow, lpn + 2, 3 | TRIMMED);
+        }
     }
 }
