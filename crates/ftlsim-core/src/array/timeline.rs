@@ -403,6 +403,138 @@ const NOT_A_MASK: u32 = u32::MAX;
 /// The most planes a die may have for its planes' operations to join (rule 7): a bit each in a word.
 const MAX_JOINED_PLANES: u32 = 64;
 
+/// What booking an operation touches, borrowed apart from the rest of the timeline ([`Timeline::lanes`]):
+/// the dies' and channels' times and transfers, and what forgetting a die's transfers reads. A loop over a run
+/// of operations holds one, so the addresses stay in registers: a search for a gap or a forgetting is handed
+/// the slices it needs, never the whole.
+struct Lanes<'t> {
+    die_free: &'t mut [f64],
+    die_busy: &'t mut [f64],
+    transfers: &'t mut [DieTransfers],
+    met: &'t mut [u64],
+    channel_end: &'t mut [ChannelEnd],
+    channel_busy: &'t mut [f64],
+    spans: &'t mut Option<Vec<Span>>,
+    /// What [`earliest_transfer`] reads.
+    multi_plane: &'t [MultiPlane],
+    generation: u64,
+    last_dispatch: f64,
+    channels: usize,
+    dies_per_channel: usize,
+}
+
+impl Lanes<'_> {
+    /// Books `len` microseconds of die `d`'s channel `c` at the earliest free time at or after `ready`;
+    /// returns the start.
+    #[inline(always)]
+    fn reserve(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
+        // A channel of one die is free whenever its die is: each of its transfers is the die's, after the end
+        // of the die's last operation, so after every transfer booked on the channel.
+        if len <= 0.0 || self.dies_per_channel == 1 {
+            return ready;
+        }
+        let booked = self.channel_end[c];
+        let start = if ready >= booked.end {
+            ready
+        } else if ready >= booked.before_last {
+            // Only the latest transfer may be in the way.
+            if ready + len <= booked.last_start {
+                ready
+            } else {
+                booked.end
+            }
+        } else {
+            let shape = (self.channels, self.dies_per_channel);
+            first_gap(self.transfers, self.met, shape, (d, c), ready, len)
+        };
+        let end = start + len;
+        self.channel_end[c].book(start, end);
+        let own = &mut self.transfers[d];
+        own.push(start, end);
+        if own.len >= own.forget_at {
+            self.forget_met(d, c);
+        }
+        start
+    }
+
+    /// Forgets die `x`'s transfers that every other die of its channel `c` is past: those that end by the
+    /// time the other's next transfer can be ready at the earliest (rules 1, 2 and 7: no transfer is ready
+    /// before the current work's submission, nor before its die's last operation ended or, where it may join
+    /// the die's open multi-plane program, that program's last transfer did).
+    #[cold]
+    #[inline(never)]
+    fn forget_met(&mut self, x: usize, c: usize) {
+        let mut horizon = f64::INFINITY;
+        for other in (c..self.die_free.len()).step_by(self.channels) {
+            if other != x {
+                let ready =
+                    earliest_transfer(self.die_free, self.multi_plane, self.generation, other);
+                horizon = earlier(horizon, ready);
+            }
+        }
+        let own = &mut self.transfers[x];
+        own.forget(later(horizon, self.last_dispatch));
+        own.forget_at = (2 * own.len).max(SHORT_BOOKING);
+    }
+
+    /// One read on die `d` of channel `c`, of work submitted at `ready`: [`Timeline::read_on`] with the
+    /// work's latest end in `frontier` (kept in a register through a run); returns the read's end.
+    #[inline(always)]
+    fn read(
+        &mut self,
+        op: FlashOp,
+        (d, c): (usize, usize),
+        cost: Cost,
+        ready: f64,
+        frontier: &mut f64,
+    ) -> f64 {
+        let start = later(self.die_free[d], ready);
+        let out = self.reserve(d, c, start + cost.array, cost.channel);
+        let end = out + cost.channel;
+        self.channel_busy[c] += cost.channel;
+        self.die_free[d] = end;
+        self.die_busy[d] += end - start;
+        *frontier = later(*frontier, end);
+        self.span(op, d, c, start, end);
+        end
+    }
+
+    /// One read of a run on die `d` (channel `c`): [`Lanes::read`] with the sums in `run`; returns its end.
+    #[inline(always)]
+    fn read_in_run(
+        &mut self,
+        op: FlashOp,
+        (d, c): (usize, usize),
+        cost: Cost,
+        ready: f64,
+        run: &mut RunSums,
+    ) -> f64 {
+        let start = later(self.die_free[d], ready);
+        let out = self.reserve(d, c, start + cost.array, cost.channel);
+        let end = out + cost.channel;
+        run.channel_busy += cost.channel;
+        self.die_free[d] = end;
+        run.die_busy += end - start;
+        run.frontier = later(run.frontier, end);
+        self.span(op, d, c, start, end);
+        run.read_end = end;
+        end
+    }
+
+    #[inline(always)]
+    fn span(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
+        if let Some(spans) = self.spans {
+            spans.push(Span {
+                op,
+                die: d as u32,
+                channel: c as u32,
+                start,
+                end,
+            });
+        }
+    }
+}
+
 /// The sums a run of operations on one die keeps in registers ([`Timeline::copy_run`],
 /// [`Timeline::spare_read_run`]): the die's and its channel's busy time, the request's latest end and its
 /// last read's end.
@@ -428,6 +560,70 @@ impl RunSums {
     fn store(self, t: &mut Timeline, d: usize, c: usize) {
         (t.die_busy[d], t.channel_busy[c]) = (self.die_busy, self.channel_busy);
         (t.frontier, t.last_read_end) = (self.frontier, self.read_end);
+    }
+}
+
+/// The start of the earliest gap of `len` at or after `ready` among the transfers of die `d`'s channel `c`
+/// (its own all ended by `ready`), of `(channels, dies a channel)`. Each other die's are walked from where
+/// `d`'s last search stopped (`met`), as `d`'s transfers are each ready after the last one ended: a transfer
+/// of another die is passed once by each die of its channel, so a search costs O(1) amortized.
+#[inline(never)]
+fn first_gap(
+    transfers: &[DieTransfers],
+    met: &mut [u64],
+    (channels, per): (usize, usize),
+    (d, c): (usize, usize),
+    ready: f64,
+    len: f64,
+) -> f64 {
+    let own = d / channels;
+    let met = &mut met[d * per..(d + 1) * per];
+    let mut at = ready;
+    loop {
+        let mut moved = false;
+        for (k, met) in met.iter_mut().enumerate() {
+            if k == own {
+                continue;
+            }
+            let ring = &transfers[c + k * channels];
+            let mut i = met.saturating_sub(ring.forgotten) as usize;
+            while i < ring.len {
+                let (start, end) = ring.at(i);
+                // One that ended by `at` is passed; one that begins a gap of `len` ends the walk.
+                if end > at {
+                    if start >= at + len {
+                        break;
+                    }
+                    at = end;
+                    moved = true;
+                }
+                i += 1;
+            }
+            *met = ring.forgotten + i as u64;
+        }
+        // The gap may have moved past the start of another die's transfer walked before: walk again, till
+        // none moves (two dies a channel: the one walk was the whole).
+        if !moved || per == 2 {
+            return at;
+        }
+    }
+}
+
+/// The earliest a transfer of die `d` can be ready from now on but for the work's submission: the end of the
+/// die's last operation or, where a program may join the die's open multi-plane program (of the current
+/// `generation`), that program's last transfer's end.
+#[inline(always)]
+fn earliest_transfer(
+    die_free: &[f64],
+    multi_plane: &[MultiPlane],
+    generation: u64,
+    d: usize,
+) -> f64 {
+    match multi_plane.get(d) {
+        Some(open) if open.generation == generation && open.op == FlashOp::Program => {
+            earlier(die_free[d], open.at)
+        }
+        _ => die_free[d],
     }
 }
 
@@ -837,21 +1033,22 @@ impl Timeline {
     fn copy_run_striped(&mut self, striping: impl Striping, from: &[Ppn], to: u32, base: u32) {
         let (read, program, ready) = (self.read, self.program, self.ready);
         let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
+        let mut lanes = self.lanes();
         for (i, source) in from.iter().enumerate() {
             let d = striping.die(base + source.0);
             let c = striping.channel(d);
-            read_end = self.read_striped(FlashOp::Read, d, c, read, &mut frontier);
+            read_end = lanes.read(FlashOp::Read, (d, c), read, ready, &mut frontier);
             // The program waits for its read (rule 4).
             let d = striping.die(to + i as u32);
             let c = striping.channel(d);
-            let after = later(later(self.die_free[d], ready), read_end);
-            let start = self.reserve(d, c, after, program.channel);
+            let after = later(later(lanes.die_free[d], ready), read_end);
+            let start = lanes.reserve(d, c, after, program.channel);
             let end = start + program.channel + program.array;
-            self.channel_busy[c] += program.channel;
-            self.die_free[d] = end;
-            self.die_busy[d] += end - start;
+            lanes.channel_busy[c] += program.channel;
+            lanes.die_free[d] = end;
+            lanes.die_busy[d] += end - start;
             frontier = later(frontier, end);
-            self.span(FlashOp::Program, d, c, start, end);
+            lanes.span(FlashOp::Program, d, c, start, end);
         }
         (self.frontier, self.last_read_end) = (frontier, read_end);
     }
@@ -861,19 +1058,20 @@ impl Timeline {
     /// request's times kept in registers through the run (the hot loop of a merge or a GC run).
     fn copy_run_on(&mut self, die: u32, copies: usize) {
         let (d, c) = (die as usize, self.channel_of(die));
-        let program = self.program;
+        let (read, program, ready) = (self.read, self.program, self.ready);
         let mut run = RunSums::of(self, d, c);
+        let mut lanes = self.lanes();
         for _ in 0..copies {
-            let end = self.read_in_run(FlashOp::Read, d, c, self.read, &mut run);
+            let end = lanes.read_in_run(FlashOp::Read, (d, c), read, ready, &mut run);
             // The program waits for its read (rule 4), which ended after the submission, on the same die.
-            let start = self.reserve(d, c, end, program.channel);
+            let start = lanes.reserve(d, c, end, program.channel);
             let moved = start + program.channel;
             run.channel_busy += program.channel;
             let free = moved + program.array;
-            self.die_free[d] = free;
+            lanes.die_free[d] = free;
             run.die_busy += free - start;
             run.frontier = later(run.frontier, free);
-            self.span(FlashOp::Program, d, c, start, free);
+            lanes.span(FlashOp::Program, d, c, start, free);
         }
         run.store(self, d, c);
     }
@@ -899,36 +1097,15 @@ impl Timeline {
 
     /// [`Timeline::spare_read_run`] on striped dies.
     fn spare_read_run_striped(&mut self, striping: impl Striping, first: u32, pages: u32) {
-        let cost = self.spare_read;
+        let (cost, ready) = (self.spare_read, self.ready);
         let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
+        let mut lanes = self.lanes();
         for ppn in first..first + pages {
             let d = striping.die(ppn);
             let c = striping.channel(d);
-            read_end = self.read_striped(FlashOp::SpareRead, d, c, cost, &mut frontier);
+            read_end = lanes.read(FlashOp::SpareRead, (d, c), cost, ready, &mut frontier);
         }
         (self.frontier, self.last_read_end) = (frontier, read_end);
-    }
-
-    /// One read of a run on striped dies, on die `d` (channel `c`): [`Timeline::read_on`] with the work's
-    /// latest end in `frontier` (kept in a register through the run); returns the read's end.
-    #[inline(always)]
-    fn read_striped(
-        &mut self,
-        op: FlashOp,
-        d: usize,
-        c: usize,
-        cost: Cost,
-        frontier: &mut f64,
-    ) -> f64 {
-        let start = later(self.die_free[d], self.ready);
-        let out = self.reserve(d, c, start + cost.array, cost.channel);
-        let end = out + cost.channel;
-        self.channel_busy[c] += cost.channel;
-        self.die_free[d] = end;
-        self.die_busy[d] += end - start;
-        *frontier = later(*frontier, end);
-        self.span(op, d, c, start, end);
-        end
     }
 
     /// [`Timeline::spare_read_run`] of `reads` spare reads all on `die` (one die, or placed per die): what
@@ -936,34 +1113,13 @@ impl Timeline {
     /// times kept in registers through the run.
     fn spare_reads_on(&mut self, die: u32, reads: u32) {
         let (d, c) = (die as usize, self.channel_of(die));
+        let (cost, ready) = (self.spare_read, self.ready);
         let mut run = RunSums::of(self, d, c);
+        let mut lanes = self.lanes();
         for _ in 0..reads {
-            self.read_in_run(FlashOp::SpareRead, d, c, self.spare_read, &mut run);
+            lanes.read_in_run(FlashOp::SpareRead, (d, c), cost, ready, &mut run);
         }
         run.store(self, d, c);
-    }
-
-    /// One read of a run on die `d` (channel `c`): [`Timeline::read_on`] with the sums in `run`; returns its
-    /// end.
-    #[inline(always)]
-    fn read_in_run(
-        &mut self,
-        op: FlashOp,
-        d: usize,
-        c: usize,
-        cost: Cost,
-        run: &mut RunSums,
-    ) -> f64 {
-        let start = later(self.die_free[d], self.ready);
-        let out = self.reserve(d, c, start + cost.array, cost.channel);
-        let end = out + cost.channel;
-        run.channel_busy += cost.channel;
-        self.die_free[d] = end;
-        run.die_busy += end - start;
-        run.frontier = later(run.frontier, end);
-        self.span(op, d, c, start, end);
-        run.read_end = end;
-        end
     }
 
     /// Times one flash operation on page `ppn` of the scheme (for an erase, any page of the block).
@@ -1100,118 +1256,29 @@ impl Timeline {
         joined.at = moved;
     }
 
-    /// Books `len` microseconds of die `d`'s channel `c` at the earliest free time at or after `ready`;
-    /// returns the start.
+    /// The dies' and channels' state, borrowed apart for a loop ([`Lanes`]).
+    #[inline(always)]
+    fn lanes(&mut self) -> Lanes<'_> {
+        Lanes {
+            die_free: &mut self.die_free,
+            die_busy: &mut self.die_busy,
+            transfers: &mut self.transfers,
+            met: &mut self.met,
+            channel_end: &mut self.channel_end,
+            channel_busy: &mut self.channel_busy,
+            spans: &mut self.spans,
+            multi_plane: &self.multi_plane,
+            generation: self.generation,
+            last_dispatch: self.last_dispatch,
+            channels: self.spec.channels as usize,
+            dies_per_channel: self.dies_per_channel as usize,
+        }
+    }
+
+    /// [`Lanes::reserve`] for one operation.
     #[inline(always)]
     fn reserve(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
-        // A channel of one die is free whenever its die is: each of its transfers is the die's, after the end
-        // of the die's last operation, so after every transfer booked on the channel.
-        if len <= 0.0 || self.dies_per_channel == 1 {
-            return ready;
-        }
-        let booked = self.channel_end[c];
-        let start = if ready >= booked.end {
-            ready
-        } else if ready >= booked.before_last {
-            // Only the latest transfer may be in the way.
-            if ready + len <= booked.last_start {
-                ready
-            } else {
-                booked.end
-            }
-        } else {
-            self.first_gap(d, c, ready, len)
-        };
-        let end = start + len;
-        self.channel_end[c].book(start, end);
-        let own = &mut self.transfers[d];
-        own.push(start, end);
-        if own.len >= own.forget_at {
-            self.forget_met(d, c);
-        }
-        start
-    }
-
-    /// The start of the earliest gap of `len` at or after `ready` among the transfers of die `d`'s channel `c`
-    /// (its own all ended by `ready`). Each other die's are walked from where `d`'s last search stopped, as
-    /// `d`'s transfers are each ready after the last one ended: a transfer of another die is passed once by
-    /// each die of its channel, so a search costs O(1) amortized.
-    #[inline(never)]
-    fn first_gap(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
-        let (channels, per) = (self.spec.channels as usize, self.dies_per_channel as usize);
-        let own = d / channels;
-        let Timeline { transfers, met, .. } = self;
-        let met = &mut met[d * per..(d + 1) * per];
-        let mut at = ready;
-        loop {
-            let mut moved = false;
-            for (k, met) in met.iter_mut().enumerate() {
-                if k == own {
-                    continue;
-                }
-                let ring = &transfers[c + k * channels];
-                let mut i = met.saturating_sub(ring.forgotten) as usize;
-                while i < ring.len {
-                    let (start, end) = ring.at(i);
-                    // One that ended by `at` is passed; one that begins a gap of `len` ends the walk.
-                    if end > at {
-                        if start >= at + len {
-                            break;
-                        }
-                        at = end;
-                        moved = true;
-                    }
-                    i += 1;
-                }
-                *met = ring.forgotten + i as u64;
-            }
-            // The gap may have moved past the start of another die's transfer walked before: walk again,
-            // till none moves (two dies a channel: the one walk was the whole).
-            if !moved || per == 2 {
-                return at;
-            }
-        }
-    }
-
-    /// Forgets die `x`'s transfers that every other die of its channel is past: those that end by the time
-    /// the other's next transfer can be ready at the earliest (rules 1, 2 and 7: no transfer is ready before
-    /// the current work's submission, nor before its die's last operation ended or, where it may join the
-    /// die's open multi-plane program, that program's last transfer did).
-    #[cold]
-    #[inline(never)]
-    fn forget_met(&mut self, x: usize, c: usize) {
-        let horizon = self.others_ready_from(x, c);
-        let own = &mut self.transfers[x];
-        own.forget(horizon);
-        own.forget_at = (2 * own.len).max(SHORT_BOOKING);
-    }
-
-    /// The earliest time a transfer of a die of channel `c` other than `x` can be ready from now on: none is
-    /// ready before the current work's submission, nor before its die's [`Timeline::earliest_transfer`].
-    fn others_ready_from(&self, x: usize, c: usize) -> f64 {
-        let channels = self.spec.channels as usize;
-        let mut earliest = f64::INFINITY;
-        let mut other = c;
-        while other < self.die_free.len() {
-            if other != x {
-                earliest = earlier(earliest, self.earliest_transfer(other));
-            }
-            other += channels;
-        }
-        later(earliest, self.last_dispatch)
-    }
-
-    /// The earliest a transfer of die `d` can be ready from now on but for the work's submission: the end of
-    /// the die's last operation or, where a program may join the die's open multi-plane program, that
-    /// program's last transfer's end.
-    #[inline(always)]
-    fn earliest_transfer(&self, d: usize) -> f64 {
-        match self.multi_plane.get(d) {
-            Some(open) if open.generation == self.generation && open.op == FlashOp::Program => {
-                earlier(self.die_free[d], open.at)
-            }
-            _ => self.die_free[d],
-        }
+        self.lanes().reserve(d, c, ready, len)
     }
 
     /// The channel of `die` ([`ArraySpec::channel_of_die`]), without a division where the channels are a
