@@ -414,7 +414,7 @@ struct Lanes<'t> {
     met: &'t mut [u64],
     channel_end: &'t mut [ChannelEnd],
     channel_busy: &'t mut [f64],
-    spans: &'t mut Option<Vec<Span>>,
+    spans: Option<&'t mut Vec<Span>>,
     /// What [`earliest_transfer`] reads.
     multi_plane: &'t [MultiPlane],
     generation: u64,
@@ -523,7 +523,7 @@ impl Lanes<'_> {
 
     #[inline(always)]
     fn span(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
-        if let Some(spans) = self.spans {
+        if let Some(spans) = &mut self.spans {
             spans.push(Span {
                 op,
                 die: d as u32,
@@ -576,37 +576,51 @@ fn first_gap(
     ready: f64,
     len: f64,
 ) -> f64 {
-    let own = d / channels;
     let met = &mut met[d * per..(d + 1) * per];
+    if per == 2 {
+        // The one other die's walk is the whole.
+        let k = usize::from(d < channels);
+        return walk_to_gap(&transfers[c + k * channels], &mut met[k], ready, len).0;
+    }
+    let own = d / channels;
     let mut at = ready;
     loop {
         let mut moved = false;
         for (k, met) in met.iter_mut().enumerate() {
-            if k == own {
-                continue;
+            if k != own {
+                let (to, walked) = walk_to_gap(&transfers[c + k * channels], met, at, len);
+                (at, moved) = (to, moved || walked);
             }
-            let ring = &transfers[c + k * channels];
-            let mut i = met.saturating_sub(ring.forgotten) as usize;
-            while i < ring.len {
-                let (start, end) = ring.at(i);
-                // One that ended by `at` is passed; one that begins a gap of `len` ends the walk.
-                if end > at {
-                    if start >= at + len {
-                        break;
-                    }
-                    at = end;
-                    moved = true;
-                }
-                i += 1;
-            }
-            *met = ring.forgotten + i as u64;
         }
         // The gap may have moved past the start of another die's transfer walked before: walk again, till
-        // none moves (two dies a channel: the one walk was the whole).
-        if !moved || per == 2 {
+        // none moves.
+        if !moved {
             return at;
         }
     }
+}
+
+/// Walks `ring` (another die's transfers) from its cursor `met` to the first gap of `len` at or after `at`
+/// among them, leaving the cursor at the first transfer not passed; returns the gap's start and whether it
+/// moved.
+#[inline(always)]
+fn walk_to_gap(ring: &DieTransfers, met: &mut u64, mut at: f64, len: f64) -> (f64, bool) {
+    let mut moved = false;
+    let mut i = met.saturating_sub(ring.forgotten) as usize;
+    while i < ring.len {
+        let (start, end) = ring.at(i);
+        // One that ended by `at` is passed; one that begins a gap of `len` ends the walk.
+        if end > at {
+            if start >= at + len {
+                break;
+            }
+            at = end;
+            moved = true;
+        }
+        i += 1;
+    }
+    *met = ring.forgotten + i as u64;
+    (at, moved)
 }
 
 /// The earliest a transfer of die `d` can be ready from now on but for the work's submission: the end of the
@@ -1259,14 +1273,17 @@ impl Timeline {
     /// The dies' and channels' state, borrowed apart for a loop ([`Lanes`]).
     #[inline(always)]
     fn lanes(&mut self) -> Lanes<'_> {
+        // Slices of one length per die and one per channel: a die's (a channel's) index is checked once for
+        // all of them.
+        let (dies, channels) = (self.die_free.len(), self.channel_end.len());
         Lanes {
             die_free: &mut self.die_free,
-            die_busy: &mut self.die_busy,
-            transfers: &mut self.transfers,
+            die_busy: &mut self.die_busy[..dies],
+            transfers: &mut self.transfers[..dies],
             met: &mut self.met,
             channel_end: &mut self.channel_end,
-            channel_busy: &mut self.channel_busy,
-            spans: &mut self.spans,
+            channel_busy: &mut self.channel_busy[..channels],
+            spans: self.spans.as_mut(),
             multi_plane: &self.multi_plane,
             generation: self.generation,
             last_dispatch: self.last_dispatch,
