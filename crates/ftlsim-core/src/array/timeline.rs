@@ -180,6 +180,8 @@ struct DieTransfers {
     forgotten: u64,
     /// The length at which the next booking first forgets the transfers no die of the channel can meet again.
     forget_at: usize,
+    /// The length at which the next booking first forgets or grows the ring (full): the lesser.
+    room_at: usize,
 }
 
 impl Default for DieTransfers {
@@ -190,6 +192,7 @@ impl Default for DieTransfers {
             len: 0,
             forgotten: 0,
             forget_at: SHORT_BOOKING,
+            room_at: SHORT_BOOKING,
         }
     }
 }
@@ -201,11 +204,10 @@ impl DieTransfers {
         self.ring[(self.head + i) & (self.ring.len() - 1)]
     }
 
+    /// Books a transfer after every one held (the ring is not full: [`Lanes::make_room`]).
     #[inline(always)]
     fn push(&mut self, start: f64, end: f64) {
-        if self.len == self.ring.len() {
-            self.grow();
-        }
+        debug_assert!(self.len < self.ring.len());
         let place = (self.head + self.len) & (self.ring.len() - 1);
         self.ring[place] = (start, end);
         self.len += 1;
@@ -254,7 +256,7 @@ impl DieTransfers {
 }
 
 /// A die's ring of transfers longer than this first forgets those every other die of its channel is past
-/// ([`Timeline::forget_met`]); then, at twice what it keeps.
+/// ([`Lanes::forget_met`]); then, at twice what it keeps.
 const SHORT_BOOKING: usize = 64;
 
 /// The later of two times, which are never NaN: one instruction, where `f64::max` also orders NaN.
@@ -449,20 +451,32 @@ impl Lanes<'_> {
         };
         let end = start + len;
         self.channel_end[c].book(start, end);
-        let own = &mut self.transfers[d];
-        own.push(start, end);
-        if own.len >= own.forget_at {
-            self.forget_met(d, c);
+        if self.transfers[d].len >= self.transfers[d].room_at {
+            self.make_room(d, c);
         }
+        self.transfers[d].push(start, end);
         start
+    }
+
+    /// Die `x`'s ring (channel `c`) has reached its length to forget or to grow: it forgets what no other die
+    /// of its channel can meet, then grows if still full.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, x: usize, c: usize) {
+        if self.transfers[x].len >= self.transfers[x].forget_at {
+            self.forget_met(x, c);
+        }
+        let own = &mut self.transfers[x];
+        if own.len == own.ring.len() {
+            own.grow();
+        }
+        own.room_at = own.forget_at.min(own.ring.len());
     }
 
     /// Forgets die `x`'s transfers that every other die of its channel `c` is past: those that end by the
     /// time the other's next transfer can be ready at the earliest (rules 1, 2 and 7: no transfer is ready
     /// before the current work's submission, nor before its die's last operation ended or, where it may join
     /// the die's open multi-plane program, that program's last transfer did).
-    #[cold]
-    #[inline(never)]
     fn forget_met(&mut self, x: usize, c: usize) {
         let mut horizon = f64::INFINITY;
         for other in (c..self.die_free.len()).step_by(self.channels) {
@@ -1450,6 +1464,9 @@ mod tests {
         let mut next = 0u64;
         let mut book = |ring: &mut DieTransfers, count: u64| {
             for _ in 0..count {
+                if ring.len == ring.ring.len() {
+                    ring.grow();
+                }
                 ring.push(10.0 * next as f64, 10.0 * next as f64 + 4.0);
                 next += 1;
             }
