@@ -225,19 +225,19 @@ impl DieTransfers {
 
     /// Forgets the transfers that end by `past`.
     fn forget(&mut self, past: f64) {
-        let ended = self.first_ending_after(past, 0);
+        let ended = self.first_ending_after(past);
         self.head = (self.head + ended) & (self.ring.len() - 1);
         self.len -= ended;
         self.forgotten += ended as u64;
     }
 
-    /// The index of the first transfer from `from` on that ends after `t` (`len` if none does). The ends are
-    /// in order: a galloping search, O(log distance).
+    /// The index of the first transfer that ends after `t` (`len` if none does). The ends are in order: a
+    /// galloping search, O(log) of the answer.
     #[inline]
-    fn first_ending_after(&self, t: f64, from: usize) -> usize {
+    fn first_ending_after(&self, t: f64) -> usize {
         let n = self.len;
         // Every index below `lo` ends by `t`; the answer is at most `hi`.
-        let (mut lo, mut step) = (from, 1);
+        let (mut lo, mut step) = (0, 1);
         while lo + step <= n && self.at(lo + step - 1).1 <= t {
             lo += step;
             step *= 2;
@@ -491,8 +491,9 @@ impl Lanes<'_> {
         own.forget_at = (2 * own.len).max(SHORT_BOOKING);
     }
 
-    /// One read on die `d` of channel `c`, of work submitted at `ready`: [`Timeline::read_on`] with the
-    /// work's latest end in `frontier` (kept in a register through a run); returns the read's end.
+    /// One read on die `d` of channel `c`, of work submitted at `ready` (rule 3: the die's array time, then
+    /// the channel's transfer), the work's latest end kept in `frontier` (a register through a run); returns
+    /// the read's end.
     #[inline(always)]
     fn read(
         &mut self,
@@ -537,15 +538,21 @@ impl Lanes<'_> {
 
     #[inline(always)]
     fn span(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
-        if let Some(spans) = &mut self.spans {
-            spans.push(Span {
-                op,
-                die: d as u32,
-                channel: c as u32,
-                start,
-                end,
-            });
-        }
+        keep_span(self.spans.as_deref_mut(), op, d, c, start, end);
+    }
+}
+
+/// Keeps an operation's [`Span`] where spans are kept (tests: golden timelines).
+#[inline(always)]
+fn keep_span(spans: Option<&mut Vec<Span>>, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
+    if let Some(spans) = spans {
+        spans.push(Span {
+            op,
+            die: d as u32,
+            channel: c as u32,
+            start,
+            end,
+        });
     }
 }
 
@@ -1326,12 +1333,9 @@ impl Timeline {
     #[inline]
     fn read_on(&mut self, op: FlashOp, die: u32, cost: Cost) {
         let (d, c) = (die as usize, self.channel_of(die));
-        let start = later(self.die_free[d], self.ready);
-        let out = self.reserve(d, c, start + cost.array, cost.channel);
-        let end = out + cost.channel;
-        self.channel_busy[c] += cost.channel;
-        self.occupy(op, d, c, start, end);
-        self.last_read_end = end;
+        let (ready, mut frontier) = (self.ready, self.frontier);
+        self.last_read_end = self.lanes().read(op, (d, c), cost, ready, &mut frontier);
+        self.frontier = frontier;
     }
 
     /// Returns the start and end of the program's transfer.
@@ -1373,15 +1377,7 @@ impl Timeline {
 
     #[inline(always)]
     fn span(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
-        if let Some(spans) = &mut self.spans {
-            spans.push(Span {
-                op,
-                die: d as u32,
-                channel: c as u32,
-                start,
-                end,
-            });
-        }
+        keep_span(self.spans.as_mut(), op, d, c, start, end);
     }
 
     /// Advances the queue-depth sweep to `t`: completions up to then leave the system.
@@ -1481,12 +1477,10 @@ mod tests {
             let n = (51 + i) as f64;
             assert_eq!(ring.at(i), (10.0 * n, 10.0 * n + 4.0));
         }
-        // The first transfer that ends after 1,000 is number 100 (ends 1,004): index 49, from any start.
-        for from in [0, 1, 20, 49] {
-            assert_eq!(ring.first_ending_after(1000.0, from), 49);
-        }
-        assert_eq!(ring.first_ending_after(1004.0, 0), 50);
-        assert_eq!(ring.first_ending_after(1e9, 3), ring.len);
+        // The first transfer that ends after 1,000 is number 100 (ends 1,004): index 49.
+        assert_eq!(ring.first_ending_after(1000.0), 49);
+        assert_eq!(ring.first_ending_after(1004.0), 50);
+        assert_eq!(ring.first_ending_after(1e9), ring.len);
         ring.forget(1e9);
         assert_eq!(
             (ring.len, ring.forgotten),
