@@ -29,6 +29,7 @@ pub mod error;
 pub mod figure;
 pub mod ftl;
 pub mod generate;
+mod high_bits;
 pub mod nand;
 pub mod report;
 pub mod request;

@@ -9,7 +9,8 @@
 //! a page is programmed exactly when its sequence number is not 0, so it needs no state byte. What few pages
 //! carry lives beside the records, so that every page does not pay for it: the scheme word and the flag bits
 //! in [`Extras`], allocated per block at its first such program (log blocks, map blocks, NFTL's chains); a
-//! token past 32 bits (after 4 billion host writes) in a map of wide tokens; the logical page's bits past 24
+//! token's bits past 32 (after 4 billion host writes) in an array beside the slab ([`HighBits`], 2 bits a
+//! record up to 2^34 - 2 host writes), kept only from the first such token; the logical page's bits past 24
 //! in an array beside the slab ([`lpn_high`]), kept only from the first logical page past 24 bits (a device
 //! of more than 16,777,215 logical pages), in 2 bits a record up to 67,108,862 logical pages (a 512 GiB
 //! drive of 8 KiB pages), 4 or 8 past that. Block states (erase count, slab slot, write frontier, extras slot) are 16 bytes
@@ -17,24 +18,43 @@
 //! bytes a logical page, a chip of 64-page blocks holds under 16 bytes a physical page whatever its spare.
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::high_bits::HighBits;
 use crate::sparse::SparseVec;
 use crate::stats::FlashCounts;
 use lpn_high::LpnHigh;
-use std::collections::BTreeMap;
 
 mod lpn_high;
 
 /// `Spare::flags` in its erased state: NAND bits read as ones until programmed to zero.
 pub const FLAGS_ERASED: u8 = 0xFF;
 
-/// A page record's token word for a torn page (a program cut by a power loss): the chip's ECC cannot correct
-/// it, so a read gives no data and no logical page.
+/// A page record's token word for a torn page (a program cut by a power loss), with no high bits kept for it:
+/// the chip's ECC cannot correct it, so a read gives no data and no logical page.
 const TORN: u32 = u32::MAX;
 
-/// A page record's token word for a token of 32 bits or more (or one of these two markers' values): the token
-/// is in [`Nand`]'s map of wide tokens, by chip address. Host tokens count up from 1: the first 4,294,967,293
-/// host writes fit the record.
-const WIDE: u32 = u32::MAX - 1;
+/// How a record keeps token `token`: a token below [`TORN`] as itself in the record's word, any other as
+/// `token + 1` (so never all ones with no high bits: torn), its low 32 bits in the word and the rest in
+/// [`Nand`]'s `token_high`. Host tokens count up from 1: the first 4,294,967,294 host writes need no high
+/// bits. Tokens stay below 2^63 (the oracle's trimmed bit).
+#[inline(always)]
+fn stored(token: Token) -> (u32, u64) {
+    if token < TORN as Token {
+        (token as u32, 0)
+    } else {
+        let kept = token + 1;
+        (kept as u32, kept >> 32)
+    }
+}
+
+/// The token a record keeps as `word` with high bits `high` (see [`stored`]); None: torn.
+#[inline(always)]
+fn token_of(word: u32, high: u64) -> Option<Token> {
+    match (word, high) {
+        (TORN, 0) => None,
+        (word, 0) => Some(word as Token),
+        (word, high) => Some((high << 32 | word as Token) - 1),
+    }
+}
 
 /// The bad-block marker of a factory bad block, as [`Nand::bad_marker`] reads it; a grown bad block's marker is
 /// the number of its failure (1 for the first block that went bad, 2 for the next, ...); 0 is a good block.
@@ -88,7 +108,7 @@ pub struct PageRead {
 #[derive(Clone, Copy)]
 #[repr(C, packed)]
 struct Page {
-    /// The data token, or [`TORN`], or [`WIDE`] (the token is in the map of wide tokens).
+    /// The data token's low 32 bits ([`stored`]), or [`TORN`].
     token: u32,
     /// Not 0 exactly when the page is programmed.
     seq: u32,
@@ -242,10 +262,6 @@ impl Extras {
     }
 }
 
-/// Bytes a wide token's entry costs in its map, estimated: the key and the token, and as much again for the
-/// tree's nodes.
-const WIDE_ENTRY_BYTES: usize = 2 * (4 + 8);
-
 /// A block's state (16 bytes).
 #[derive(Clone, Copy)]
 struct BlockState {
@@ -312,8 +328,9 @@ pub struct Nand {
     lpn_high: LpnHigh,
     free_slots: Vec<u32>,
     extras: Extras,
-    /// The tokens that do not fit a page record's 32 bits ([`WIDE`]), by chip address.
-    wide_tokens: BTreeMap<u32, Token>,
+    /// The high bits of every slab record's token ([`stored`]), beside the slab (same places), once a token
+    /// that needs them has been programmed; none kept until then.
+    token_high: HighBits,
     seq: u32,
     counts: Counters,
     /// Blocks whose header (page 0's scheme word) is programmed: what lets [`Nand::confirm_headers`] answer a
@@ -349,7 +366,7 @@ impl Nand {
             lpn_high: LpnHigh::new(),
             free_slots: Vec::new(),
             extras: Extras::new(pages_per_block),
-            wide_tokens: BTreeMap::new(),
+            token_high: HighBits::default(),
             seq: 0,
             counts: Counters::default(),
             headers: 0,
@@ -436,7 +453,7 @@ impl Nand {
             + self.lpn_high.heap_bytes()
             + self.free_slots.capacity() * std::mem::size_of::<u32>()
             + self.extras.heap_bytes()
-            + self.wide_tokens.len() * WIDE_ENTRY_BYTES
+            + self.token_high.heap_bytes()
     }
 
     /// (block, page in the block) of a chip address.
@@ -473,7 +490,7 @@ impl Nand {
         let slot = state.slot.get_or_insert_with(|| {
             give_slot(
                 &mut self.slab,
-                &mut self.lpn_high,
+                (&mut self.lpn_high, &mut self.token_high),
                 &mut self.free_slots,
                 ppb,
                 chip_pages,
@@ -512,19 +529,18 @@ impl Nand {
     #[inline(always)]
     fn page_read(&self, block: usize, page: usize) -> PageRead {
         let state = self.blocks.get(block);
-        let (record, lpn) = match state.slot.get() {
-            None => (ERASED_PAGE, Opt::NONE),
+        let (record, lpn, high) = match state.slot.get() {
+            None => (ERASED_PAGE, Opt::NONE, 0),
             Some(slot) => {
                 let at = slot as usize * self.pages_per_block as usize + page;
-                (self.slab[at], self.lpn_at(at))
+                (self.slab[at], self.lpn_at(at), self.token_high.get(at))
             }
         };
         let (aux, flags) = self.extras.get(state.extras, page);
-        let token = match record.token {
-            _ if !record.programmed() => None,
-            TORN => None,
-            WIDE => Some(self.wide_token(block, page)),
-            narrow => Some(narrow as Token),
+        let token = if record.programmed() {
+            token_of(record.token, high)
+        } else {
+            None
         };
         PageRead {
             token,
@@ -535,17 +551,6 @@ impl Nand {
                 flags,
             },
         }
-    }
-
-    /// The token of page `page` of `block`, whose record says [`WIDE`].
-    #[cold]
-    #[inline(never)]
-    fn wide_token(&self, block: usize, page: usize) -> Token {
-        let ppn = block as u32 * self.pages_per_block + page as u32;
-        *self
-            .wide_tokens
-            .get(&ppn)
-            .expect("a page record marked wide has its token in the map")
     }
 
     /// The scheme word of block `block`'s first page (its header).
@@ -686,7 +691,7 @@ impl Nand {
         let slot = state.slot.get_or_insert_with(|| {
             give_slot(
                 &mut self.slab,
-                &mut self.lpn_high,
+                (&mut self.lpn_high, &mut self.token_high),
                 &mut self.free_slots,
                 ppb,
                 chip_pages,
@@ -702,13 +707,8 @@ impl Nand {
         self.counts.tally(class, |c| &mut c.page_writes);
         // The count skips 0 (an erased page's) when it wraps.
         self.seq = self.seq.wrapping_add(1).max(1);
-        page.token = match u32::try_from(token) {
-            Ok(narrow) if narrow < WIDE => narrow,
-            _ => {
-                self.wide_tokens.insert(ppn.0, token);
-                WIDE
-            }
-        };
+        let (word, high) = stored(token);
+        page.token = word;
         page.seq = self.seq;
         if aux.is_some() {
             let at = self.extras.at(&mut state.extras, p as usize);
@@ -717,6 +717,9 @@ impl Nand {
         }
         state.next_page = state.next_page.max(p + 1);
         self.set_lpn(at, lpn);
+        if high != 0 {
+            self.keep_token_high(at, high);
+        }
         Ok(())
     }
 
@@ -778,7 +781,8 @@ impl Nand {
             }
         }
         let dst = self.slot_index(b, first);
-        let wide_lpns = self.lpn_high.is_kept();
+        // Whether high bits are kept beside the records, of logical pages or of tokens.
+        let beside = self.lpn_high.is_kept() || self.token_high.bits() != 0;
         let mut seq = self.seq;
         // The block of the last source, and its slot.
         let mut block = (u32::MAX, Opt::<u32>::NONE);
@@ -800,14 +804,15 @@ impl Nand {
                 };
                 let at = slot as usize * ppb + sp as usize;
                 let mut record = self.slab[at];
-                if !record.programmed() || record.token == TORN {
+                if !record.programmed() || record.token == TORN && self.token_high.get(at) == 0 {
                     break 'run Some(i);
                 }
                 seq = seq.wrapping_add(1).max(1);
                 record.seq = seq;
                 self.slab[dst + i] = record;
-                if wide_lpns {
+                if beside {
                     self.lpn_high.copy(at, dst + i);
+                    self.token_high.copy(at, dst + i);
                 }
             }
             None
@@ -819,9 +824,6 @@ impl Nand {
         self.seq = seq;
         let state = self.blocks.get_mut(b);
         state.next_page = state.next_page.max((first + from.len()) as u32);
-        if !self.wide_tokens.is_empty() {
-            self.copy_wide_tokens(from, base, to, dst);
-        }
         self.counts
             .tally_n(class, |c| &mut c.page_reads, from.len() as u64);
         self.counts
@@ -836,24 +838,22 @@ impl Nand {
     fn undo_copies(&mut self, block: usize, dst: usize, copied: usize, had_slot: bool) {
         self.slab[dst..dst + copied].fill(ERASED_PAGE);
         self.lpn_high.set_none(dst..dst + copied);
+        self.token_high.clear(dst..dst + copied);
         if !had_slot {
             let slot = self.blocks.get_mut(block).slot.take();
             self.free_slots.extend(slot);
         }
     }
 
-    /// A run of copies' wide tokens ([`WIDE`]): the copy of `from[i]` (partition pages from chip page `base`)
-    /// at chip page `to + i`, slab place `dst + i`, gets its source's token in the map.
+    /// Keeps token high bits `high` for the slab's record `at` (the first such token keeps high bits for every
+    /// record from then on, in as few bits a record as the widest needs; the records hold none before).
     #[cold]
     #[inline(never)]
-    fn copy_wide_tokens(&mut self, from: &[Ppn], base: u32, to: Ppn, dst: usize) {
-        for (i, &source) in from.iter().enumerate() {
-            if self.slab[dst + i].token == WIDE {
-                let (sb, sp) = self.split(Ppn(base + source.0));
-                let token = self.wide_token(sb as usize, sp as usize);
-                self.wide_tokens.insert(to.0 + i as u32, token);
-            }
+    fn keep_token_high(&mut self, at: usize, high: u64) {
+        if !self.token_high.holds(high) {
+            self.token_high.widen(high, self.slab.len());
         }
+        self.token_high.set(at, high);
     }
 
     /// The violation of a program of page `page` of `block` that is off the chip or in a bad block.
@@ -947,14 +947,6 @@ impl Nand {
             *wear += 1;
         }
         self.headers -= self.header(pbn.index()).is_some() as u32;
-        if !self.wide_tokens.is_empty() {
-            // The block's own, by their range of keys: O(log n) each, not a pass over every wide token.
-            let first = pbn.0 * self.pages_per_block;
-            let pages = first..first + self.pages_per_block;
-            while let Some((&ppn, _)) = self.wide_tokens.range(pages.clone()).next() {
-                self.wide_tokens.remove(&ppn);
-            }
-        }
         let block = self.blocks.get_mut(pbn.index());
         block.erase_count += 1;
         block.next_page = 0;
@@ -1019,7 +1011,7 @@ impl Nand {
 #[inline(never)]
 fn give_slot(
     slab: &mut Vec<Page>,
-    lpn_high: &mut LpnHigh,
+    (lpn_high, token_high): (&mut LpnHigh, &mut HighBits),
     free_slots: &mut Vec<u32>,
     ppb: usize,
     chip_pages: usize,
@@ -1027,7 +1019,8 @@ fn give_slot(
     if let Some(slot) = free_slots.pop() {
         let run = slot as usize * ppb..(slot as usize + 1) * ppb;
         slab[run.clone()].fill(ERASED_PAGE);
-        lpn_high.set_none(run);
+        lpn_high.set_none(run.clone());
+        token_high.clear(run);
         return slot;
     }
     if slab.len() == slab.capacity() {
@@ -1037,6 +1030,7 @@ fn give_slot(
     }
     slab.resize(slab.len() + ppb, ERASED_PAGE);
     lpn_high.grow_to(slab.len());
+    token_high.grow_to(slab.len());
     (slab.len() / ppb - 1) as u32
 }
 
@@ -1119,24 +1113,72 @@ mod tests {
     }
 
     #[test]
-    fn tokens_past_32_bits_read_back_whole_copied_or_not_until_the_erase() {
-        let mut chip = Nand::new(2, 4, true);
-        let tokens = [WIDE as Token - 1, WIDE as Token, u32::MAX as Token, 1 << 40];
+    fn tokens_past_32_bits_read_back_whole_copied_one_by_one_or_in_a_run_and_beside_torn_pages() {
+        let mut chip = Nand::new(4, 8, true);
+        // The widest token a record's word holds, the first that needs high bits, two whose kept word is all
+        // ones (a torn page's, but with high bits: the second the widest of 2 bits), then wider ones up to the
+        // widest below 2^63.
+        let tokens: [Token; 7] = [
+            TORN as Token - 1,
+            TORN as Token,
+            (1 << 33) - 2,
+            (1 << 34) - 2,
+            (1 << 34) - 1,
+            1 << 40,
+            (1 << 63) - 1,
+        ];
+        let mut widths = Vec::new();
         for (p, &token) in tokens.iter().enumerate() {
             chip.program(Ppn(p as u32), token, Opt::some(Lpn(p as u32)), Opt::NONE, D)
                 .unwrap();
+            widths.push(chip.token_high.bits());
         }
-        assert_eq!(chip.wide_tokens.len(), 3);
+        assert_eq!(
+            widths,
+            [0, 2, 2, 2, 4, 16, 32],
+            "as few bits a record as the widest needs"
+        );
+        chip.tear(Ppn(7));
+        assert_eq!(chip.peek(Ppn(7)).token, None, "torn");
         for (p, &token) in tokens.iter().enumerate() {
             assert_eq!(chip.read(Ppn(p as u32), D).unwrap().token, Some(token));
-            chip.copy(Ppn(p as u32), Ppn(4 + p as u32), D).unwrap();
-            assert_eq!(chip.peek(Ppn(4 + p as u32)).token, Some(token));
         }
+        // One by one to block 1, in a run to block 2: the same tokens.
+        let from: Vec<Ppn> = (0..7).map(Ppn).collect();
+        for &source in &from {
+            chip.copy(source, Ppn(8 + source.0), D).unwrap();
+        }
+        assert!(chip.copy_run(&from, Ppn(16), D, 0, 32), "no source is torn");
+        for (p, &token) in tokens.iter().enumerate() {
+            for block in [1, 2] {
+                assert_eq!(chip.peek(Ppn(8 * block + p as u32)).token, Some(token));
+            }
+        }
+        assert!(
+            !chip.copy_run(&[Ppn(7)], Ppn(24), D, 0, 32),
+            "a torn source"
+        );
+        // A slot given again holds no high bits: narrow tokens and a torn page read as they were written.
         chip.erase(Pbn(0), D).unwrap();
-        assert_eq!(chip.wide_tokens.len(), 3, "block 1's copies keep theirs");
-        assert_eq!(chip.peek(Ppn(3)).token, None);
-        chip.erase(Pbn(1), D).unwrap();
-        assert!(chip.wide_tokens.is_empty());
+        chip.program(Ppn(25), 7, Opt::some(Lpn(1)), Opt::NONE, D)
+            .unwrap();
+        for (p, token) in [(0, 5), (1, TORN as Token - 1)] {
+            chip.program(Ppn(p), token, Opt::some(Lpn(p)), Opt::NONE, D)
+                .unwrap();
+        }
+        chip.tear(Ppn(2));
+        assert_eq!(
+            [0, 1, 2, 9, 19, 22, 25].map(|p| chip.peek(Ppn(p)).token),
+            [
+                Some(5),
+                Some(TORN as Token - 1),
+                None,
+                Some(tokens[1]),
+                Some(tokens[3]),
+                Some(tokens[6]),
+                Some(7)
+            ]
+        );
     }
 
     #[test]

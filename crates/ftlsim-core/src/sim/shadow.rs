@@ -7,6 +7,7 @@
 
 use super::TRIMMED;
 use crate::addr::Token;
+use crate::high_bits::HighBits;
 use crate::sparse::SparseVec;
 
 /// An entry's bit for "trimmed since the token was written".
@@ -19,7 +20,8 @@ const LOW_BITS: u32 = 31;
 /// was trimmed since: the oracle's values, as [`Shadow::get`] and [`Shadow::set`] take and give them.
 pub(super) struct Shadow {
     entries: SparseVec<u32>,
-    high: TokenHigh,
+    /// Each page's token bits past the entry's 31.
+    high: HighBits,
 }
 
 impl Shadow {
@@ -27,7 +29,7 @@ impl Shadow {
     pub(super) fn new(pages: usize) -> Shadow {
         Shadow {
             entries: SparseVec::new(pages, 0),
-            high: TokenHigh::default(),
+            high: HighBits::default(),
         }
     }
 
@@ -67,82 +69,6 @@ impl Shadow {
     /// Bytes of host memory the oracle holds now.
     pub(super) fn heap_bytes(&self) -> usize {
         self.entries.heap_bytes() + self.high.heap_bytes()
-    }
-}
-
-/// The tokens' bits past an entry's 31, a field of `bits` per logical page packed in 32-bit words (the
-/// first page in the low bits); none kept (`bits` 0) while every token fits the entries.
-#[derive(Default)]
-struct TokenHigh {
-    /// 0, 2, 4, 8, 16 or 32.
-    bits: u32,
-    words: Vec<u32>,
-}
-
-impl TokenHigh {
-    /// Whether a page's field can hold `high`.
-    #[inline(always)]
-    fn holds(&self, high: u64) -> bool {
-        high >> self.bits == 0
-    }
-
-    /// The word and the shift of page `lpn`'s field.
-    #[inline(always)]
-    fn place(&self, lpn: usize) -> (usize, u32) {
-        let per_word_log = 5 - self.bits.trailing_zeros();
-        (
-            lpn >> per_word_log,
-            (lpn as u32 & ((1 << per_word_log) - 1)) * self.bits,
-        )
-    }
-
-    #[inline(always)]
-    fn mask(&self) -> u32 {
-        ((1u64 << self.bits) - 1) as u32
-    }
-
-    #[inline(always)]
-    fn get(&self, lpn: usize) -> u64 {
-        if self.bits == 0 {
-            return 0;
-        }
-        let (word, shift) = self.place(lpn);
-        ((self.words[word] >> shift) & self.mask()) as u64
-    }
-
-    /// Keeps `high` (one it [`TokenHigh::holds`]) for page `lpn`.
-    #[inline(always)]
-    fn set(&mut self, lpn: usize, high: u64) {
-        if self.bits == 0 {
-            return;
-        }
-        let (word, shift) = self.place(lpn);
-        let mask = self.mask() << shift;
-        let w = &mut self.words[word];
-        *w = (*w & !mask) | ((high as u32) << shift & mask);
-    }
-
-    /// Fields wide enough for `high`, for `pages` pages, each keeping what it held.
-    #[cold]
-    #[inline(never)]
-    fn widen(&mut self, high: u64, pages: usize) {
-        let bits = [2, 4, 8, 16, 32]
-            .into_iter()
-            .find(|&bits| high >> bits == 0)
-            .expect("a token has at most 63 bits");
-        let per_word = (32 / bits) as usize;
-        let mut wider = TokenHigh {
-            bits,
-            words: vec![0; pages.div_ceil(per_word)],
-        };
-        if self.bits != 0 {
-            (0..pages).for_each(|lpn| wider.set(lpn, self.get(lpn)));
-        }
-        *self = wider;
-    }
-
-    fn heap_bytes(&self) -> usize {
-        self.words.capacity() * std::mem::size_of::<u32>()
     }
 }
 
@@ -203,7 +129,7 @@ mod tests {
             // after them, all kept through the widenings that follow.
             let token: Token = (1 << (LOW_BITS + bits)) - 1;
             write(&mut shadow, lpn, token);
-            assert_eq!(shadow.high.bits, bits);
+            assert_eq!(shadow.high.bits(), bits);
             assert_eq!(
                 shadow.high.heap_bytes(),
                 pages.div_ceil(32 / bits as usize) * 4
