@@ -79,8 +79,8 @@ impl HighBits {
 
     /// Room for `places` places (those past the ones kept hold 0).
     pub(crate) fn grow_to(&mut self, places: usize) {
-        if self.bits != 0 {
-            let words = places.div_ceil((32 / self.bits) as usize);
+        if let Some(per_word) = 32u32.checked_div(self.bits) {
+            let words = places.div_ceil(per_word as usize);
             if words > self.words.len() {
                 self.words.resize(words, 0);
             }
