@@ -12,7 +12,9 @@
 //! The machine may be shared: `cpu%` is the share of the run's wall time this thread was on a CPU (from
 //! `/proc/thread-self/schedstat`), and `ops/cpu-s` is flash ops/s divided by it, the rate on an idle core.
 //! `FTLSIM_BENCH_QUICK=1` runs a tenth of the requests on 64 MiB (a smoke run); `FTLSIM_BENCH_SCHEMES=page,fast`
-//! picks schemes and `FTLSIM_BENCH_WORKLOADS=a,b` workloads.
+//! picks schemes and `FTLSIM_BENCH_WORKLOADS=a,b` workloads; `FTLSIM_BENCH_REQUESTS=n` runs n requests a
+//! workload (two runs of different lengths under a cache simulator give the cost of the steady state alone,
+//! `docs/speed.md`).
 
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::ftl::SCHEMES;
@@ -93,7 +95,7 @@ fn cpu_ns() -> Option<u64> {
 
 fn main() {
     let quick = std::env::var_os("FTLSIM_BENCH_QUICK").is_some();
-    let sizes = if quick {
+    let mut sizes = if quick {
         Sizes {
             capacity: "64MiB",
             capacity_bytes: 64 << 20,
@@ -106,6 +108,11 @@ fn main() {
             requests: 2_000_000,
         }
     };
+    if let Ok(n) = std::env::var("FTLSIM_BENCH_REQUESTS") {
+        sizes.requests = n
+            .parse()
+            .unwrap_or_else(|_| panic!("FTLSIM_BENCH_REQUESTS={n}: not a number"));
+    }
     let only = std::env::var("FTLSIM_BENCH_SCHEMES").ok();
     let only_workloads = std::env::var("FTLSIM_BENCH_WORKLOADS").ok();
     let wanted = |wl: &str| {
