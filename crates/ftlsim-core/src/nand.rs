@@ -774,7 +774,12 @@ impl Nand {
             return false;
         }
         let had_slot = target.slot.is_some();
-        if let Some(slot) = target.slot.get() {
+        // Every programmed page of a block is below its `next_page`: a run from there on needs no look.
+        if let Some(slot) = target
+            .slot
+            .get()
+            .filter(|_| (first as u32) < target.next_page)
+        {
             let at = slot as usize * ppb + first;
             if self.slab[at..at + from.len()].iter().any(Page::programmed) {
                 return false;
