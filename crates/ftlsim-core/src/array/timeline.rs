@@ -503,14 +503,10 @@ impl Lanes<'_> {
         ready: f64,
         frontier: &mut f64,
     ) -> f64 {
-        let start = later(self.die_free[d], ready);
-        let out = self.reserve(d, c, start + cost.array, cost.channel);
-        let end = out + cost.channel;
+        let (start, end) = self.place_read(op, (d, c), cost, ready);
         self.channel_busy[c] += cost.channel;
-        self.die_free[d] = end;
         self.die_busy[d] += end - start;
         *frontier = later(*frontier, end);
-        self.span(op, d, c, start, end);
         end
     }
 
@@ -524,16 +520,31 @@ impl Lanes<'_> {
         ready: f64,
         run: &mut RunSums,
     ) -> f64 {
+        let (start, end) = self.place_read(op, (d, c), cost, ready);
+        run.channel_busy += cost.channel;
+        run.die_busy += end - start;
+        run.frontier = later(run.frontier, end);
+        run.read_end = end;
+        end
+    }
+
+    /// Places a read on die `d` (channel `c`) of work submitted at `ready`: the die's array time, then the
+    /// channel's transfer; the die is busy till its end. Returns its start and end; the caller adds the busy
+    /// times and the work's latest end where it keeps them.
+    #[inline(always)]
+    fn place_read(
+        &mut self,
+        op: FlashOp,
+        (d, c): (usize, usize),
+        cost: Cost,
+        ready: f64,
+    ) -> (f64, f64) {
         let start = later(self.die_free[d], ready);
         let out = self.reserve(d, c, start + cost.array, cost.channel);
         let end = out + cost.channel;
-        run.channel_busy += cost.channel;
         self.die_free[d] = end;
-        run.die_busy += end - start;
-        run.frontier = later(run.frontier, end);
         self.span(op, d, c, start, end);
-        run.read_end = end;
-        end
+        (start, end)
     }
 
     #[inline(always)]
