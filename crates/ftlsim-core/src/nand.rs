@@ -788,45 +788,28 @@ impl Nand {
         let dst = self.slot_index(b, first);
         // Whether high bits are kept beside the records, of logical pages or of tokens.
         let beside = self.lpn_high.is_kept() || self.token_high.bits() != 0;
-        let mut seq = self.seq;
-        // The block of the last source, and its slot.
-        let mut block = (u32::MAX, Opt::<u32>::NONE);
-        // The first source a copy one by one would refuse, if any.
-        let refused = 'run: {
-            for (i, &ppn) in from.iter().enumerate() {
-                if ppn.0 >= pages {
-                    break 'run Some(i);
-                }
-                let (sb, sp) = self.split(Ppn(base.saturating_add(ppn.0)));
-                if sb != block.0 {
-                    if sb == to_block || sb as usize >= self.blocks.len() {
-                        break 'run Some(i);
-                    }
-                    block = (sb, self.blocks.get(sb as usize).slot);
-                }
-                let Some(slot) = block.1.get() else {
-                    break 'run Some(i);
-                };
-                let at = slot as usize * ppb + sp as usize;
-                let mut record = self.slab[at];
-                if !record.programmed() || record.token == TORN && self.token_high.get(at) == 0 {
-                    break 'run Some(i);
-                }
-                seq = seq.wrapping_add(1).max(1);
-                record.seq = seq;
-                self.slab[dst + i] = record;
-                if beside {
-                    self.lpn_high.copy(at, dst + i);
-                    self.token_high.copy(at, dst + i);
-                }
+        let run = (base, pages, to_block, dst);
+        let moved = match (self.page_shift, beside) {
+            (Some(shift), false) => {
+                let mask = self.pages_per_block - 1;
+                self.move_records::<false>(|p| (p >> shift, p & mask), from, run)
             }
-            None
+            (Some(shift), true) => {
+                let mask = self.pages_per_block - 1;
+                self.move_records::<true>(|p| (p >> shift, p & mask), from, run)
+            }
+            (None, _) => {
+                let ppb = self.pages_per_block;
+                self.move_records::<true>(|p| (p / ppb, p % ppb), from, run)
+            }
         };
-        if let Some(copied) = refused {
-            self.undo_copies(b, dst, copied, had_slot);
-            return false;
+        match moved {
+            Ok(seq) => self.seq = seq,
+            Err(copied) => {
+                self.undo_copies(b, dst, copied, had_slot);
+                return false;
+            }
         }
-        self.seq = seq;
         let state = self.blocks.get_mut(b);
         state.next_page = state.next_page.max((first + from.len()) as u32);
         self.counts
@@ -834,6 +817,56 @@ impl Nand {
         self.counts
             .tally_n(class, |c| &mut c.page_writes, from.len() as u64);
         true
+    }
+
+    /// The records of a run's sources `from` (pages of a partition, [`Nand::copy_run`]'s `base` and `pages`)
+    /// moved to the slab's records from `dst` on, none in block `to_block`, each checked as a copy one by one
+    /// checks it and given the next sequence number: the last one given, or the first source refused (as many
+    /// were moved). Compiled for each way a page splits into its block and page (`split`) and for whether high
+    /// bits are kept beside the records (`BESIDE`), so that the loop tests neither a page.
+    #[inline(always)]
+    fn move_records<const BESIDE: bool>(
+        &mut self,
+        split: impl Fn(u32) -> (u32, u32),
+        from: &[Ppn],
+        (base, pages, to_block, dst): (u32, u32, u32, usize),
+    ) -> Result<u32, usize> {
+        let ppb = self.pages_per_block as usize;
+        let mut seq = self.seq;
+        // Borrowed apart from the chip, so that the loop keeps their addresses in registers.
+        let (slab, blocks) = (&mut self.slab[..], &self.blocks);
+        let (lpn_high, token_high) = (&mut self.lpn_high, &mut self.token_high);
+        // The block of the last source, and where its records begin in the slab (none: it has no slot).
+        let (mut block, mut block_at) = (u32::MAX, None);
+        for (i, &ppn) in from.iter().enumerate() {
+            if ppn.0 >= pages {
+                return Err(i);
+            }
+            let (sb, sp) = split(base.saturating_add(ppn.0));
+            if sb != block {
+                if sb == to_block || sb as usize >= blocks.len() {
+                    return Err(i);
+                }
+                block = sb;
+                block_at = blocks.get(sb as usize).slot.get().map(|s| s as usize * ppb);
+            }
+            let Some(first) = block_at else {
+                return Err(i);
+            };
+            let at = first + sp as usize;
+            let mut record = slab[at];
+            if !record.programmed() || record.token == TORN && token_high.get(at) == 0 {
+                return Err(i);
+            }
+            seq = seq.wrapping_add(1).max(1);
+            record.seq = seq;
+            slab[dst + i] = record;
+            if BESIDE {
+                lpn_high.copy(at, dst + i);
+                token_high.copy(at, dst + i);
+            }
+        }
+        Ok(seq)
     }
 
     /// Takes back the first `copied` copies of a run to block `block` from its slab place `dst` on, and the
