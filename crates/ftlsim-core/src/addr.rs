@@ -183,6 +183,23 @@ impl<T: Niche> Opt<T> {
     }
 }
 
+/// The index of the first entry of `entries` that is some (`entries.len()` if none is). Eight entries at a time
+/// without a branch each, which the compiler turns into vector compares: the scans of a block's map entries,
+/// mostly none, that merges make.
+#[inline]
+pub fn first_some<T: Niche>(entries: &[Opt<T>]) -> usize {
+    let mut chunks = entries.chunks_exact(8);
+    let mut skipped = 0;
+    for chunk in &mut chunks {
+        if chunk.iter().fold(false, |any, e| any | e.is_some()) {
+            break;
+        }
+        skipped += 8;
+    }
+    let rest = &entries[skipped..];
+    skipped + rest.iter().position(|e| e.is_some()).unwrap_or(rest.len())
+}
+
 impl<T: Niche> From<Option<T>> for Opt<T> {
     #[inline]
     fn from(o: Option<T>) -> Opt<T> {
@@ -249,6 +266,23 @@ mod tests {
     #[should_panic(expected = "none niche")]
     fn a_real_address_equal_to_the_niche_is_a_bug() {
         let _ = Opt::some(Pbn(u32::MAX));
+    }
+
+    #[test]
+    fn first_some_finds_the_first_entry_in_and_past_every_chunk() {
+        for len in [0, 1, 7, 8, 9, 16, 64, 67] {
+            let none = vec![Opt::<u32>::NONE; len];
+            assert_eq!(first_some(&none), len, "all none, {len} entries");
+            for at in 0..len {
+                let mut entries = none.clone();
+                entries[at] = Opt::some(0);
+                // A later some does not hide the first.
+                if at + 3 < len {
+                    entries[at + 3] = Opt::some(5);
+                }
+                assert_eq!(first_some(&entries), at, "{len} entries, first some at {at}");
+            }
+        }
     }
 
     #[test]

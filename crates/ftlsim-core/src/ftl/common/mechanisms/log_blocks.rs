@@ -15,7 +15,7 @@
 //! (the block size rounded up to a power of two), so that the hot path finds a page's slot by a shift, not a
 //! division.
 
-use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn};
+use crate::addr::{first_some, Lbn, Lpn, Opt, Pbn, Ppn};
 use crate::ftl::RamItem;
 use crate::sparse::SparseVec;
 
@@ -184,12 +184,14 @@ impl LogBlocks {
     pub fn newest_of_block(&mut self, lbn: Lbn, out: &mut [Opt<Ppn>]) {
         let first = lbn.first_lpn(self.ppb).index();
         let mut entries = std::mem::take(&mut self.block_entries);
-        self.newest.read_range(first, &mut entries[..out.len()]);
-        for (entry, &index) in out.iter_mut().zip(&entries) {
-            *entry = match index.get() {
-                Some(index) => Opt::some(self.ppn_of(index)),
-                None => Opt::NONE,
-            };
+        let entries_of_block = &mut entries[..out.len()];
+        self.newest.read_range(first, entries_of_block);
+        // Most offsets have no log copy: found eight at a time.
+        out.fill(Opt::NONE);
+        let mut o = first_some(entries_of_block);
+        while let Some(index) = entries_of_block.get(o).and_then(|e| e.get()) {
+            out[o] = Opt::some(self.ppn_of(index));
+            o += 1 + first_some(&entries_of_block[o + 1..]);
         }
         self.block_entries = entries;
     }
@@ -253,10 +255,11 @@ impl LogBlocks {
         let first = lbn.first_lpn(self.ppb).index();
         let mut entries = std::mem::take(&mut self.block_entries);
         self.newest.read_range(first, &mut entries);
-        let mut any = false;
-        for index in entries.iter().filter_map(|e| e.get()) {
+        let mut o = first_some(&entries);
+        let any = o < entries.len();
+        while let Some(index) = entries.get(o).and_then(|e| e.get()) {
             self.add_live((index >> self.shift) as usize, -1);
-            any = true;
+            o += 1 + first_some(&entries[o + 1..]);
         }
         if any {
             self.newest.fill_range(first, entries.len(), Opt::NONE);

@@ -45,7 +45,7 @@
 //! one erase per torn-only block or undone target; a redo reads and programs each page the logical block
 //! holds and erases the blocks it replaces.
 
-use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
+use crate::addr::{first_some, Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::{FlashError, Result};
@@ -673,10 +673,17 @@ impl HybridBlocks {
                 o += 1;
                 continue;
             }
+            // The run of offsets from the data block ends at the next one with a log copy, at the sequential
+            // block's run or at the skipped offset.
             let start = o;
-            while o < ppb && from_data(o, &self.sources) {
-                o += 1;
+            let mut end = ppb;
+            if start < run.start {
+                end = end.min(run.start);
             }
+            if let Some(s) = skip.filter(|&s| s > start) {
+                end = end.min(s);
+            }
+            o = start + first_some(&self.sources[start as usize..end as usize]) as u32;
             let lpns = &mut self.spare_lpns[start as usize..o as usize];
             dev.read_spare_lpns(pbn, start..o, lpns)?;
             for (offset, &held) in (start..o).zip(lpns.iter()) {
