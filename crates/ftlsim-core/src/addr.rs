@@ -183,21 +183,61 @@ impl<T: Niche> Opt<T> {
     }
 }
 
-/// The index of the first entry of `entries` that is some (`entries.len()` if none is). Eight entries at a time
-/// without a branch each, which the compiler turns into vector compares: the scans of a block's map entries,
-/// mostly none, that merges make.
+/// The index of the first entry of `entries` that is some (`entries.len()` if none is): the scans of a block's
+/// map entries, mostly none, that merges make ([`first_with`]).
 #[inline]
 pub fn first_some<T: Niche>(entries: &[Opt<T>]) -> usize {
+    first_with(entries, true)
+}
+
+/// The index of the first entry of `entries` that is none (`entries.len()` if every one is some): where a run
+/// of copies from a merge's sources ends.
+#[inline]
+pub fn first_none<T: Niche>(entries: &[Opt<T>]) -> usize {
+    first_with(entries, false)
+}
+
+/// The index of the first entry of `entries` whose `is_some()` is `some`: eight entries at a time without a
+/// branch each, which the compiler turns into vector compares.
+#[inline(always)]
+fn first_with<T: Niche>(entries: &[Opt<T>], some: bool) -> usize {
     let mut chunks = entries.chunks_exact(8);
     let mut skipped = 0;
     for chunk in &mut chunks {
-        if chunk.iter().fold(false, |any, e| any | e.is_some()) {
+        if chunk
+            .iter()
+            .fold(false, |any, e| any | (e.is_some() == some))
+        {
             break;
         }
         skipped += 8;
     }
     let rest = &entries[skipped..];
-    skipped + rest.iter().position(|e| e.is_some()).unwrap_or(rest.len())
+    skipped
+        + rest
+            .iter()
+            .position(|e| e.is_some() == some)
+            .unwrap_or(rest.len())
+}
+
+/// A source of a run of copies ([`crate::device::Device::copy_run`]): a page, or a merge's map entry that
+/// holds one (a none would read as `u32::MAX`, beyond every chip, and be refused).
+pub trait SourcePage: Copy {
+    fn page(self) -> u32;
+}
+
+impl SourcePage for Ppn {
+    #[inline(always)]
+    fn page(self) -> u32 {
+        self.0
+    }
+}
+
+impl SourcePage for Opt<Ppn> {
+    #[inline(always)]
+    fn page(self) -> u32 {
+        self.0
+    }
 }
 
 impl<T: Niche> From<Option<T>> for Opt<T> {
@@ -269,18 +309,31 @@ mod tests {
     }
 
     #[test]
-    fn first_some_finds_the_first_entry_in_and_past_every_chunk() {
+    fn first_some_and_first_none_find_the_first_entry_in_and_past_every_chunk() {
         for len in [0, 1, 7, 8, 9, 16, 64, 67] {
             let none = vec![Opt::<u32>::NONE; len];
+            let some = vec![Opt::<u32>::some(1); len];
             assert_eq!(first_some(&none), len, "all none, {len} entries");
+            assert_eq!(first_none(&some), len, "all some, {len} entries");
             for at in 0..len {
-                let mut entries = none.clone();
-                entries[at] = Opt::some(0);
-                // A later some does not hide the first.
+                let (mut one_some, mut one_none) = (none.clone(), some.clone());
+                one_some[at] = Opt::some(0);
+                one_none[at] = Opt::NONE;
+                // A later one does not hide the first.
                 if at + 3 < len {
-                    entries[at + 3] = Opt::some(5);
+                    one_some[at + 3] = Opt::some(5);
+                    one_none[at + 3] = Opt::NONE;
                 }
-                assert_eq!(first_some(&entries), at, "{len} entries, first some at {at}");
+                assert_eq!(
+                    first_some(&one_some),
+                    at,
+                    "{len} entries, first some at {at}"
+                );
+                assert_eq!(
+                    first_none(&one_none),
+                    at,
+                    "{len} entries, first none at {at}"
+                );
             }
         }
     }

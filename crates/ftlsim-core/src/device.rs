@@ -2,7 +2,7 @@
 //! merges, garbage collection, cache hits and log-block utilization. Every flash operation goes through
 //! here to the chip, which counts it; a scheme never counts its own operations.
 
-use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, SourcePage, Token};
 use crate::array::{FlashOp, Timeline};
 use crate::bad_blocks::{factory_positions, BadBlockMap, BadBlockOptions};
 use crate::config::{ConfigError, Geometry, Timing};
@@ -673,7 +673,7 @@ impl Device {
     /// blocks are remapped, or the chip finds a source without data, a page beyond the partition or a rule a
     /// copy would break. The caller then copies them one by one, and meets the same outcome.
     #[inline]
-    pub fn copy_run(&mut self, class: OpClass, from: &[Ppn], to: Ppn) -> bool {
+    pub fn copy_run(&mut self, class: OpClass, from: &[impl SourcePage], to: Ppn) -> bool {
         let ops = 2 * from.len() as u64;
         let (base, pages) = (self.partition_base_page, self.partition_pages);
         if !self.in_one_call(ops) || !self.chip.copy_run(from, to, class, base, pages) {

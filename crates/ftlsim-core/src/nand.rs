@@ -17,7 +17,7 @@
 //! in a sparse vector, allocated in chunks of 4,096 blocks as they are touched. With the read oracle's 4
 //! bytes a logical page, a chip of 64-page blocks holds under 16 bytes a physical page whatever its spare.
 
-use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, SourcePage, Token};
 use crate::high_bits::HighBits;
 use crate::sparse::SparseVec;
 use crate::stats::FlashCounts;
@@ -753,7 +753,7 @@ impl Nand {
     /// and meets the same outcome.
     pub fn copy_run(
         &mut self,
-        from: &[Ppn],
+        from: &[impl SourcePage],
         to: Ppn,
         class: OpClass,
         base: u32,
@@ -789,7 +789,17 @@ impl Nand {
         // Whether high bits are kept beside the records, of logical pages or of tokens.
         let beside = self.lpn_high.is_kept() || self.token_high.bits() != 0;
         let run = (base, pages, to_block, dst);
+        // Runs of records move whole where the sources are mostly one run (a merge's data block, not a GC
+        // victim's scattered valid pages: a short run costs a mispredicted branch), no sequence number wraps in
+        // the run and no page of the partition passes u32::MAX.
+        let whole_runs = in_long_runs(from)
+            && self.seq.checked_add(from.len() as u32).is_some()
+            && base.checked_add(pages).is_some();
         let moved = match (self.page_shift, beside) {
+            (Some(shift), false) if whole_runs => {
+                let mask = self.pages_per_block - 1;
+                self.move_record_runs(|p| (p >> shift, p & mask), from, run)
+            }
             (Some(shift), false) => {
                 let mask = self.pages_per_block - 1;
                 self.move_records::<false>(|p| (p >> shift, p & mask), from, run)
@@ -828,7 +838,7 @@ impl Nand {
     fn move_records<const BESIDE: bool>(
         &mut self,
         split: impl Fn(u32) -> (u32, u32),
-        from: &[Ppn],
+        from: &[impl SourcePage],
         (base, pages, to_block, dst): (u32, u32, u32, usize),
     ) -> Result<u32, usize> {
         let ppb = self.pages_per_block as usize;
@@ -838,11 +848,12 @@ impl Nand {
         let (lpn_high, token_high) = (&mut self.lpn_high, &mut self.token_high);
         // The block of the last source, and where its records begin in the slab (none: it has no slot).
         let (mut block, mut block_at) = (u32::MAX, None);
-        for (i, &ppn) in from.iter().enumerate() {
-            if ppn.0 >= pages {
+        for (i, source) in from.iter().enumerate() {
+            let ppn = source.page();
+            if ppn >= pages {
                 return Err(i);
             }
-            let (sb, sp) = split(base.saturating_add(ppn.0));
+            let (sb, sp) = split(base.saturating_add(ppn));
             if sb != block {
                 if sb == to_block || sb as usize >= blocks.len() {
                     return Err(i);
@@ -865,6 +876,57 @@ impl Nand {
                 lpn_high.copy(at, dst + i);
                 token_high.copy(at, dst + i);
             }
+        }
+        Ok(seq)
+    }
+
+    /// [`Nand::move_records`] where no high bits are kept beside the records (a record is all a page holds),
+    /// no sequence number wraps in the run and no page of the partition passes `u32::MAX`: each run of sources
+    /// at consecutive pages of one block (a merge's data block, a GC victim's valid pages between its invalid
+    /// ones) moves as one copy of its records, which are then checked and numbered in their new place. On a
+    /// refusal, the error counts every record from `dst` on it may have written (the caller erases them).
+    #[inline(always)]
+    fn move_record_runs(
+        &mut self,
+        split: impl Fn(u32) -> (u32, u32),
+        from: &[impl SourcePage],
+        (base, pages, to_block, dst): (u32, u32, u32, usize),
+    ) -> Result<u32, usize> {
+        let ppb = self.pages_per_block as usize;
+        let mut seq = self.seq;
+        let (slab, blocks) = (&mut self.slab[..], &self.blocks);
+        let mut i = 0;
+        while i < from.len() {
+            let ppn = from[i].page();
+            if ppn >= pages {
+                return Err(i);
+            }
+            let (sb, sp) = split(base + ppn);
+            if sb == to_block || sb as usize >= blocks.len() {
+                return Err(i);
+            }
+            let Some(slot) = blocks.get(sb as usize).slot.get() else {
+                return Err(i);
+            };
+            let at = slot as usize * ppb + sp as usize;
+            // The sources from here on at consecutive pages of the block and of the partition.
+            let room = (ppb - sp as usize)
+                .min(from.len() - i)
+                .min((pages - ppn) as usize);
+            let mut run = 1;
+            while run < room && from[i + run].page() == ppn + run as u32 {
+                run += 1;
+            }
+            let out = dst + i;
+            slab.copy_within(at..at + run, out);
+            for record in &mut slab[out..out + run] {
+                if !record.programmed() || record.token == TORN {
+                    return Err(i + run);
+                }
+                seq += 1;
+                record.seq = seq;
+            }
+            i += run;
         }
         Ok(seq)
     }
@@ -1040,6 +1102,19 @@ impl Nand {
     pub fn peek(&self, ppn: Ppn) -> PageRead {
         let (b, p) = self.split(ppn);
         self.page_read(b as usize, p as usize)
+    }
+}
+
+/// Whether the sources of a run of copies are mostly one run of consecutive pages: 8 or more, the last as far
+/// from the first as in one run. A merge's sources are its data block's pages in order, some replaced by log
+/// copies at their offsets; a GC victim's valid pages are not (its invalid ones are missing between them).
+#[inline]
+fn in_long_runs(from: &[impl SourcePage]) -> bool {
+    match (from.first(), from.last()) {
+        (Some(first), Some(last)) if from.len() >= 8 => {
+            last.page().wrapping_sub(first.page()) as usize == from.len() - 1
+        }
+        _ => false,
     }
 }
 
@@ -1260,6 +1335,102 @@ mod tests {
             assert!(!at_once.copy_run(from, to, D, 0, 16), "{from:?} to {to:?}");
         }
         assert_eq!(at_once.total_counts(), a);
+    }
+
+    #[test]
+    fn a_long_run_of_copies_moves_whole_runs_of_records_as_the_copies_one_by_one_do_or_nothing() {
+        // 16 pages a block: block 0 full, block 1 with 4 pages (a merge's log copies), block 2 with its page 9
+        // erased between programmed ones.
+        let fill = || {
+            let mut chip = Nand::new(6, 16, true);
+            for p in (0..20).chain(32..41).chain(42..46) {
+                chip.program(
+                    Ppn(p),
+                    100 + p as Token,
+                    Opt::some(Lpn(p + 7)),
+                    Opt::NONE,
+                    D,
+                )
+                .unwrap();
+            }
+            chip
+        };
+        // Twelve sources from block 0 in order, two replaced by log copies in block 1 at their offsets: one
+        // run of consecutive pages as far as first and last go, so the records move in runs.
+        let mut from: Vec<Ppn> = (2..14).map(Ppn).collect();
+        (from[3], from[7]) = (Ppn(17), Ppn(16));
+        assert!(in_long_runs(&from));
+        // From the wrap of the sequence numbers too, where the records move one by one.
+        for seq in [9, u32::MAX - 4] {
+            let (mut at_once, mut one_by_one) = (fill(), fill());
+            (at_once.seq, one_by_one.seq) = (seq, seq);
+            assert!(at_once.copy_run(&from, Ppn(66), D, 0, 96));
+            for (i, &source) in from.iter().enumerate() {
+                one_by_one.copy(source, Ppn(66 + i as u32), D).unwrap();
+            }
+            for ppn in 64..80 {
+                assert_eq!(
+                    at_once.peek(Ppn(ppn)),
+                    one_by_one.peek(Ppn(ppn)),
+                    "page {ppn}"
+                );
+            }
+            assert_eq!(at_once.total_counts(), one_by_one.total_counts());
+            assert_eq!(at_once.seq, one_by_one.seq);
+        }
+        // Refused mid-run, each the one fault of its run, the chip as it was: a torn source, an erased one,
+        // one in the target block; the targets in block 4, whose first 8 pages are programmed (records
+        // moved into it are erased again), or in block 5, which has no slot.
+        let run = |pages: std::ops::Range<u32>| pages.map(Ppn).collect::<Vec<_>>();
+        let mut chip = fill();
+        chip.tear(Ppn(20));
+        for p in (21..26).chain(48..72) {
+            chip.program(Ppn(p), 1, Opt::some(Lpn(p)), Opt::NONE, D)
+                .unwrap();
+        }
+        let (counts, seq) = (chip.total_counts(), chip.seq);
+        for (from, to, pages) in [
+            (run(16..24), Ppn(72), 96),
+            (run(34..46), Ppn(82), 96),
+            (run(60..68), Ppn(72), 96),
+        ] {
+            assert!(in_long_runs(&from));
+            assert!(!chip.copy_run(&from, to, D, 0, pages), "{from:?} to {to:?}");
+            assert_eq!((chip.total_counts(), chip.seq), (counts, seq));
+            assert!(
+                chip.slab_index(5, 0).is_none(),
+                "the target's slot is given back"
+            );
+            for ppn in (72..96).chain(26..32) {
+                assert_eq!(chip.peek(Ppn(ppn)).spare.seq, 0, "page {ppn} is erased");
+            }
+        }
+        // And one beyond the partition's 24 pages, from a full block 1 to block 0.
+        let mut chip = Nand::new(4, 16, true);
+        for p in 16..32 {
+            chip.program(Ppn(p), 1, Opt::some(Lpn(p)), Opt::NONE, D)
+                .unwrap();
+        }
+        let counts = chip.total_counts();
+        assert!(!chip.copy_run(&run(16..26), Ppn(2), D, 0, 24));
+        assert_eq!(chip.total_counts(), counts);
+        assert!(
+            chip.slab_index(0, 0).is_none(),
+            "the target's slot is given back"
+        );
+        // Not one run: a GC victim's valid pages with gaps between, or too few.
+        assert!(!in_long_runs(&[
+            Ppn(0),
+            Ppn(2),
+            Ppn(3),
+            Ppn(5),
+            Ppn(6),
+            Ppn(7),
+            Ppn(8),
+            Ppn(9)
+        ]));
+        assert!(!in_long_runs(&run(0..7)));
+        assert!(!in_long_runs(&run(0..0)));
     }
 
     #[test]

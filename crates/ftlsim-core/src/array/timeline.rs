@@ -43,7 +43,7 @@
 //! die's ring, never inserted.
 
 use super::figures::{ArrayFigures, ResponseSummary};
-use crate::addr::Ppn;
+use crate::addr::SourcePage;
 use crate::config::Timing;
 use crate::config::{ArrayPlacement, ArraySpec};
 use hdrhistogram::Histogram;
@@ -1035,7 +1035,7 @@ impl Timeline {
     /// Times a run of copies ([`crate::device::Device::copy_run`]): page `from[i]` read, then programmed to
     /// page `to + i`, for each `i` in order, exactly as [`Timeline::op`] of each would; every page of the
     /// scheme's partition, whose first page is `base`.
-    pub fn copy_run(&mut self, from: &[Ppn], to: u32, base: u32) {
+    pub fn copy_run(&mut self, from: &[impl SourcePage], to: u32, base: u32) {
         if !self.open {
             return;
         }
@@ -1043,7 +1043,7 @@ impl Timeline {
         // One die, or placed per die: every copy of the run is on one die.
         if self.die_pages != 0 || self.dies == 1 {
             let die = self.die_of(base + to);
-            debug_assert!(from.iter().all(|p| self.die_of(base + p.0) == die));
+            debug_assert!(from.iter().all(|p| self.die_of(base + p.page()) == die));
             self.copy_run_on(die, from.len());
             return;
         }
@@ -1076,12 +1076,18 @@ impl Timeline {
     /// [`Timeline::copy_run`] on striped dies, to the pages from `to` on (the base added): what
     /// [`Timeline::read_on`] then [`Timeline::program_on`] of each copy do, the same sums in the same order,
     /// with the work's times kept in registers through the run (the hot loop of a merge on striped dies).
-    fn copy_run_striped(&mut self, striping: impl Striping, from: &[Ppn], to: u32, base: u32) {
+    fn copy_run_striped(
+        &mut self,
+        striping: impl Striping,
+        from: &[impl SourcePage],
+        to: u32,
+        base: u32,
+    ) {
         let (read, program, ready) = (self.read, self.program, self.ready);
         let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
         let mut lanes = self.lanes();
         for (i, source) in from.iter().enumerate() {
-            let d = striping.die(base + source.0);
+            let d = striping.die(base + source.page());
             let c = striping.channel(d);
             read_end = lanes.read(FlashOp::Read, (d, c), read, ready, &mut frontier);
             // The program waits for its read (rule 4).

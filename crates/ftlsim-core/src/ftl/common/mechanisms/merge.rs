@@ -13,7 +13,7 @@
 //! and token), as FAST's SW merges do (Fig. 6, lines 15-17). Pages are programmed in increasing offset
 //! order, so the merges keep the in-order (MLC) rule.
 
-use crate::addr::{Lbn, Opt, Pbn, Ppn, Token};
+use crate::addr::{first_none, Lbn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
 use crate::device::Result;
 use crate::ftl::common::mechanisms::data_blocks::DataBlocks;
@@ -37,7 +37,6 @@ fn fill(
     let ppb = sources.len() as u32;
     // Runs of offsets that each copy a source go to the device in one call; where it cannot take one, or an
     // offset is not a copy, offsets go one by one, in the same order.
-    let mut run = [Ppn(0); RUN];
     let mut offset = 0;
     while offset < ppb {
         if held.contains(&offset) {
@@ -53,16 +52,10 @@ fn fill(
         if let Some((o, _)) = incoming.filter(|&(o, _)| o >= start) {
             end = end.min(o);
         }
-        let mut n = 0;
-        for source in &sources[start as usize..end as usize] {
-            let Some(from) = source.get() else {
-                break;
-            };
-            run[n] = from;
-            n += 1;
-        }
+        let n = first_none(&sources[start as usize..end as usize]);
         offset = start + n as u32;
-        if n > 1 && dev.copy_run(OpClass::Data, &run[..n], dev.ppn(target, start)) {
+        let run = &sources[start as usize..offset as usize];
+        if n > 1 && dev.copy_run(OpClass::Data, run, dev.ppn(target, start)) {
             data.mark_programmed_run(lbn, start..offset);
             continue;
         }
