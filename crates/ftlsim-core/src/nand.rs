@@ -795,23 +795,16 @@ impl Nand {
         let whole_runs = in_long_runs(from)
             && self.seq.checked_add(from.len() as u32).is_some()
             && base.checked_add(pages).is_some();
+        let (ppb, mask) = (self.pages_per_block, self.pages_per_block - 1);
         let moved = match (self.page_shift, beside) {
             (Some(shift), false) if whole_runs => {
-                let mask = self.pages_per_block - 1;
                 self.move_record_runs(|p| (p >> shift, p & mask), from, run)
             }
             (Some(shift), false) => {
-                let mask = self.pages_per_block - 1;
                 self.move_records::<false>(|p| (p >> shift, p & mask), from, run)
             }
-            (Some(shift), true) => {
-                let mask = self.pages_per_block - 1;
-                self.move_records::<true>(|p| (p >> shift, p & mask), from, run)
-            }
-            (None, _) => {
-                let ppb = self.pages_per_block;
-                self.move_records::<true>(|p| (p / ppb, p % ppb), from, run)
-            }
+            (Some(shift), true) => self.move_records::<true>(|p| (p >> shift, p & mask), from, run),
+            (None, _) => self.move_records::<true>(|p| (p / ppb, p % ppb), from, run),
         };
         match moved {
             Ok(seq) => self.seq = seq,
@@ -832,7 +825,7 @@ impl Nand {
     /// The records of a run's sources `from` (pages of a partition, [`Nand::copy_run`]'s `base` and `pages`)
     /// moved to the slab's records from `dst` on, none in block `to_block`, each checked as a copy one by one
     /// checks it and given the next sequence number: the last one given, or the first source refused (as many
-    /// were moved). Compiled for each way a page splits into its block and page (`split`) and for whether high
+    /// were moved, which the caller erases). Compiled for each way a page splits into its block and page (`split`) and for whether high
     /// bits are kept beside the records (`BESIDE`), so that the loop tests neither a page.
     #[inline(always)]
     fn move_records<const BESIDE: bool>(
@@ -882,9 +875,9 @@ impl Nand {
 
     /// [`Nand::move_records`] where no high bits are kept beside the records (a record is all a page holds),
     /// no sequence number wraps in the run and no page of the partition passes `u32::MAX`: each run of sources
-    /// at consecutive pages of one block (a merge's data block, a GC victim's valid pages between its invalid
-    /// ones) moves as one copy of its records, which are then checked and numbered in their new place. On a
-    /// refusal, the error counts every record from `dst` on it may have written (the caller erases them).
+    /// at consecutive pages of one block (a merge's data block between its log copies) moves as one copy of
+    /// its records, which are then checked and numbered in their new place. On a refusal, the error counts
+    /// every record from `dst` on it may have written (the caller erases them).
     #[inline(always)]
     fn move_record_runs(
         &mut self,
