@@ -4,11 +4,13 @@
 //! model off (today's serial sum), on with 1 die (`queue_depth=32`) and on with 4 dies (2 channels x 2 dies),
 //! the scheme's block striped over them or an instance per die. Each is compared with the serial model doing
 //! the same flash work (`vs serial`; the issue's bar: at least half): on 1 die with `off`; striped with the
-//! serial model on the scheme's striped block (4 times the block, `off, 4x block`; the bench asserts the
-//! counts are the same). An instance per die does other flash work than any serial run (each instance merges
-//! and collects its own blocks: fewer operations for the same trace), so it is compared with `off` and also
-//! by the trace's requests per second (`trace vs off`). It prints bytes of chip-model memory per physical page
-//! too (the bar: unchanged).
+//! serial model on the scheme's striped block (4 times the block, `off, 4x block`); an instance per die with
+//! the per-die twin (`off, die twin`): each die's share of the workload, routed as `ftl/per_die.rs` routes
+//! it, run alone with the event model off on a quarter of the device, the four runs summed (an instance per
+//! die merges and collects its own blocks: other flash work than `off`, fewer operations for the same trace).
+//! The bench asserts that each pair's counts are the same. Every mode is also compared with `off` by the
+//! trace's requests per second (`trace vs off`). It prints bytes of chip-model memory per physical page too
+//! (the bar: unchanged).
 //! The machine may be shared: as in `benches/throughput.rs`, `cpu%` is the share of the run's wall time this
 //! thread was on a CPU (`/proc/thread-self/schedstat`) and the rates and ratios are per CPU second (flash
 //! ops/s divided by that share). Each figure is the best of three runs, taken in turn with the other modes.
@@ -17,6 +19,7 @@
 //! once, printing its rate and counts (a profile of one mode under perf or callgrind).
 
 use ftlsim_core::config::DeviceOverrides;
+use ftlsim_core::ftl::{scheme, Mapping};
 use ftlsim_core::request::{Op, Request};
 use ftlsim_core::sim::{run_requests, Precondition, SimConfig};
 use std::time::Instant;
@@ -113,35 +116,82 @@ fn measure(cfg: &SimConfig, requests: &[Request]) -> Speed {
     }
 }
 
-/// Each of `configs`' best of three runs, by flash operations per CPU second. The runs go round the configs
-/// three times (not three of one, then three of the next), so that a change in the machine's load falls on
-/// every config alike rather than on one side of a ratio.
-fn best<const N: usize>(configs: [SimConfig; N], requests: &[Request]) -> [Speed; N] {
-    let mut best: [Option<Speed>; N] = std::array::from_fn(|_| None);
+/// Each mode's best of three runs of `scheme`, by flash operations per CPU second. The runs go round the
+/// modes three times (not three of one, then three of the next), so that a change in the machine's load falls
+/// on every mode alike rather than on one side of a ratio.
+fn best(scheme: &str, requests: &[Request]) -> Vec<Speed> {
+    let mut best: Vec<Option<Speed>> = MODES.iter().map(|_| None).collect();
     for _ in 0..3 {
-        for (cfg, best) in configs.iter().zip(&mut best) {
-            let s = measure(cfg, requests);
+        for ((mode, _), best) in MODES.iter().zip(&mut best) {
+            let s = measure_mode(scheme, mode, requests);
             if best.as_ref().is_none_or(|b| s.per_cpu_s() > b.per_cpu_s()) {
                 *best = Some(s);
             }
         }
     }
-    best.map(|s| s.expect("three runs"))
+    best.into_iter().map(|s| s.expect("three runs")).collect()
 }
 
-/// The bench's modes: the serial model on the scheme's block and on the striped block (4 times it: what the
-/// scheme sees on 4 striped dies, so the same flash work), the event model on 1 die, on 4 dies striped and on
-/// 4 dies with an instance per die; each with the serial mode it is compared with.
-const MODES: [(&str, &str); 5] = [
+/// The dies of the striped and per-die modes (2 channels x 2 dies).
+const DIES: u64 = 4;
+
+/// The serial twin of an instance per die: each die's share of the workload, routed and renumbered as
+/// `ftl/per_die.rs` routes it (a page-mapped scheme's page `lpn` to die `lpn mod 4` as its page `lpn div 4`; a
+/// block-mapped one's block likewise, its offset kept), run alone with the event model off on the die's
+/// share of the device. The four runs do the flash work of the per-die run, counted alike (`main` asserts
+/// it), with no event model: their flash ops and times summed.
+fn measure_twin(name: &str, requests: &[Request]) -> Speed {
+    let mapping = scheme(name).expect("a registered scheme").mapping;
+    let cfg = SimConfig {
+        capacity: Some(format!("{}", CAPACITY_BYTES / DIES)),
+        ..config(name, None, false)
+    };
+    let mut shares = vec![Vec::new(); DIES as usize];
+    for r in requests {
+        let lpn = r.offset / PAGE_BYTES;
+        let (die, local) = match mapping {
+            Mapping::Page => (lpn % DIES, lpn / DIES),
+            Mapping::Block => {
+                let (lbn, offset) = (lpn / 64, lpn % 64);
+                (lbn % DIES, lbn / DIES * 64 + offset)
+            }
+        };
+        shares[die as usize].push(Request::new(0.0, r.op, local * PAGE_BYTES, r.len));
+    }
+    let runs: Vec<Speed> = shares.iter().map(|share| measure(&cfg, share)).collect();
+    // Each run's wall and CPU time from its rates: its flash ops over ops a second.
+    let wall: f64 = runs.iter().map(|s| s.counts.0 as f64 / s.ops).sum();
+    let cpu: f64 = runs
+        .iter()
+        .map(|s| s.counts.0 as f64 / s.ops * s.share.unwrap_or(1.0))
+        .sum();
+    let sum = |f: fn(&Speed) -> u64| runs.iter().map(f).sum::<u64>();
+    let flash_ops = sum(|s| s.counts.0);
+    Speed {
+        ops: flash_ops as f64 / wall,
+        share: Some(cpu / wall),
+        bytes_per_page: runs.iter().map(|s| s.bytes_per_page).sum::<f64>() / runs.len() as f64,
+        counts: (flash_ops, sum(|s| s.counts.1)),
+        requests: requests.len() as f64 / wall,
+    }
+}
+
+/// The bench's modes: the serial model on the scheme's block, on the striped block (4 times it: what the
+/// scheme sees on 4 striped dies, so the same flash work) and on each die's share alone (the per-die twin:
+/// the flash work of an instance per die), the event model on 1 die, on 4 dies striped and on 4 dies with an
+/// instance per die; each with the serial mode it is compared with.
+const MODES: [(&str, &str); 6] = [
     ("off", "off"),
     ("off, 4x block", "off, 4x block"),
+    ("off, die twin", "off, die twin"),
     ("on, 1 die", "off"),
     ("on, 4 dies", "off, 4x block"),
-    ("on, 4 per die", "off"),
+    ("on, 4 per die", "off, die twin"),
 ];
 
-fn mode_config(scheme: &str, mode: &str) -> SimConfig {
-    match mode {
+fn measure_mode(scheme: &str, mode: &str, requests: &[Request]) -> Speed {
+    let cfg = match mode {
+        "off, die twin" => return measure_twin(scheme, requests),
         "off" => config(scheme, None, false),
         "off, 4x block" => {
             let mut c = config(scheme, None, false);
@@ -155,7 +205,8 @@ fn mode_config(scheme: &str, mode: &str) -> SimConfig {
             "FTLSIM_BENCH_MODE={other}: one of {}",
             MODES.map(|(m, _)| m).join(", ")
         ),
-    }
+    };
+    measure(&cfg, requests)
 }
 
 fn main() {
@@ -167,9 +218,9 @@ fn main() {
         requests.len()
     );
     println!(
-        "`vs serial`: flash ops/cpu-s against the serial model doing the same flash work (the same scheme \
-         block: 4x it for 4 striped dies, where the counts are the same); `trace vs off`: the trace's \
-         requests/cpu-s against `off` (an instance per die does other flash work: fewer operations)"
+        "`vs serial`: flash ops/cpu-s against the serial model doing the same flash work (the same counts: \
+         4x the scheme block for 4 striped dies, each die's share alone for an instance per die); \
+         `trace vs off`: the trace's requests/cpu-s against `off`"
     );
     println!(
         "{:<6} {:<14} {:>12} {:>5} {:>12} {:>10} {:>9} {:>12} {:>10}",
@@ -196,14 +247,14 @@ fn main() {
     let one_mode = std::env::var("FTLSIM_BENCH_MODE").ok();
     for scheme in schemes {
         if let Some(mode) = &one_mode {
-            let s = measure(&mode_config(scheme, mode), &requests);
+            let s = measure_mode(scheme, mode, &requests);
             println!(
                 "{scheme:<6} {mode:<14} {:>12.0} flash ops/s; {} flash ops, {} spare reads",
                 s.ops, s.counts.0, s.counts.1
             );
             continue;
         }
-        let speeds = best(MODES.map(|(mode, _)| mode_config(scheme, mode)), &requests);
+        let speeds = best(scheme, &requests);
         let speed_of =
             |mode: &str| &speeds[MODES.iter().position(|(m, _)| *m == mode).expect("a mode")];
         assert_eq!(
@@ -215,6 +266,11 @@ fn main() {
             speed_of("on, 4 dies").counts,
             speed_of("off, 4x block").counts,
             "{scheme}: 4 striped dies do the flash work of the serial model on their block"
+        );
+        assert_eq!(
+            speed_of("on, 4 per die").counts,
+            speed_of("off, die twin").counts,
+            "{scheme}: an instance per die does the flash work of each die's share run alone"
         );
         let off = speed_of("off");
         for ((mode, serial), s) in MODES.iter().zip(&speeds) {
