@@ -445,6 +445,11 @@ impl Lanes<'_> {
             } else {
                 booked.end
             }
+        } else if self.dies_per_channel == 2 {
+            // The one other die of the channel: its transfers are the whole walk.
+            let k = usize::from(d < self.channels);
+            let other = &self.transfers[c + k * self.channels];
+            gap_beside(other, &mut self.met[2 * d + k], ready, len)
         } else {
             let shape = (self.channels, self.dies_per_channel);
             first_gap(self.transfers, self.met, shape, (d, c), ready, len)
@@ -609,11 +614,6 @@ fn first_gap(
     len: f64,
 ) -> f64 {
     let met = &mut met[d * per..(d + 1) * per];
-    if per == 2 {
-        // The one other die's walk is the whole.
-        let k = usize::from(d < channels);
-        return walk_to_gap(&transfers[c + k * channels], &mut met[k], ready, len).0;
-    }
     let own = d / channels;
     let mut at = ready;
     loop {
@@ -630,6 +630,13 @@ fn first_gap(
             return at;
         }
     }
+}
+
+/// [`first_gap`] on a channel of two dies: the start of the earliest gap of `len` at or after `ready` among
+/// the other die's transfers `ring`, walked from the searching die's cursor `met` into it.
+#[inline(never)]
+fn gap_beside(ring: &DieTransfers, met: &mut u64, ready: f64, len: f64) -> f64 {
+    walk_to_gap(ring, met, ready, len).0
 }
 
 /// Walks `ring` (another die's transfers) from its cursor `met` to the first gap of `len` at or after `at`
