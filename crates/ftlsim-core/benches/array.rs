@@ -26,6 +26,8 @@ use std::time::Instant;
 
 const PAGE_BYTES: u64 = 2048;
 const CAPACITY_BYTES: u64 = 64 << 20;
+/// Pages of the scheme's block (of a physical block, but for `off, 4x block`).
+const PAGES_PER_BLOCK: u64 = 64;
 
 /// The shared workload: single-page requests at random pages, 3 in 16 reads.
 fn workload(requests: usize) -> Vec<Request> {
@@ -50,7 +52,7 @@ fn config(scheme: &str, array: Option<(u32, u32)>, per_die: bool) -> SimConfig {
         ftl: scheme.into(),
         device: DeviceOverrides {
             page_bytes: Some(PAGE_BYTES as u32),
-            pages_per_block: Some(64),
+            pages_per_block: Some(PAGES_PER_BLOCK as u32),
             read_us: Some(50.0),
             program_us: Some(200.0),
             channels: Some(channels),
@@ -152,8 +154,8 @@ fn measure_twin(name: &str, requests: &[Request]) -> Speed {
         let (die, local) = match mapping {
             Mapping::Page => (lpn % DIES, lpn / DIES),
             Mapping::Block => {
-                let (lbn, offset) = (lpn / 64, lpn % 64);
-                (lbn % DIES, lbn / DIES * 64 + offset)
+                let (lbn, offset) = (lpn / PAGES_PER_BLOCK, lpn % PAGES_PER_BLOCK);
+                (lbn % DIES, lbn / DIES * PAGES_PER_BLOCK + offset)
             }
         };
         shares[die as usize].push(Request::new(0.0, r.op, local * PAGE_BYTES, r.len));
@@ -195,7 +197,7 @@ fn measure_mode(scheme: &str, mode: &str, requests: &[Request]) -> Speed {
         "off" => config(scheme, None, false),
         "off, 4x block" => {
             let mut c = config(scheme, None, false);
-            c.device.pages_per_block = Some(4 * 64);
+            c.device.pages_per_block = Some(4 * PAGES_PER_BLOCK as u32);
             c
         }
         "on, 1 die" => config(scheme, Some((1, 1)), false),

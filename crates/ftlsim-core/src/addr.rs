@@ -220,6 +220,19 @@ fn first_with<T: Niche>(entries: &[Opt<T>], some: bool) -> usize {
             .unwrap_or(rest.len())
 }
 
+/// The entries of `entries` that are some, with their indexes, in order: found eight at a time
+/// ([`first_some`]), for the scans of a block's map entries, mostly none.
+#[inline]
+pub fn somes<T: Niche>(entries: &[Opt<T>]) -> impl Iterator<Item = (usize, T)> + '_ {
+    let mut at = first_some(entries);
+    std::iter::from_fn(move || {
+        let value = entries.get(at)?.get()?;
+        let found = at;
+        at += 1 + first_some(&entries[at + 1..]);
+        Some((found, value))
+    })
+}
+
 /// A source of a run of copies ([`crate::device::Device::copy_run`]): a page, or a merge's map entry that
 /// holds one (a none would read as `u32::MAX`, beyond every chip, and be refused).
 pub trait SourcePage: Copy {
@@ -309,12 +322,13 @@ mod tests {
     }
 
     #[test]
-    fn first_some_and_first_none_find_the_first_entry_in_and_past_every_chunk() {
+    fn first_some_first_none_and_somes_find_entries_in_and_past_every_chunk() {
         for len in [0, 1, 7, 8, 9, 16, 64, 67] {
             let none = vec![Opt::<u32>::NONE; len];
             let some = vec![Opt::<u32>::some(1); len];
             assert_eq!(first_some(&none), len, "all none, {len} entries");
             assert_eq!(first_none(&some), len, "all some, {len} entries");
+            assert_eq!(somes(&none).count(), 0);
             for at in 0..len {
                 let (mut one_some, mut one_none) = (none.clone(), some.clone());
                 one_some[at] = Opt::some(0);
@@ -334,6 +348,13 @@ mod tests {
                     at,
                     "{len} entries, first none at {at}"
                 );
+                let found: Vec<(usize, u32)> = somes(&one_some).collect();
+                let want = if at + 3 < len {
+                    vec![(at, 0), (at + 3, 5)]
+                } else {
+                    vec![(at, 0)]
+                };
+                assert_eq!(found, want, "{len} entries, some at {at}");
             }
         }
     }

@@ -825,8 +825,9 @@ impl Nand {
     /// The records of a run's sources `from` (pages of a partition, [`Nand::copy_run`]'s `base` and `pages`)
     /// moved to the slab's records from `dst` on, none in block `to_block`, each checked as a copy one by one
     /// checks it and given the next sequence number: the last one given, or the first source refused (as many
-    /// were moved, which the caller erases). Compiled for each way a page splits into its block and page (`split`) and for whether high
-    /// bits are kept beside the records (`BESIDE`), so that the loop tests neither a page.
+    /// were moved, which the caller erases). Compiled for each way a page splits into its block and page
+    /// (`split`) and for whether high bits are kept beside the records (`BESIDE`), so that the loop tests
+    /// neither a page.
     #[inline(always)]
     fn move_records<const BESIDE: bool>(
         &mut self,

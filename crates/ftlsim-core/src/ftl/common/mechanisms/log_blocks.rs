@@ -15,7 +15,7 @@
 //! (the block size rounded up to a power of two), so that the hot path finds a page's slot by a shift, not a
 //! division.
 
-use crate::addr::{first_some, Lbn, Lpn, Opt, Pbn, Ppn};
+use crate::addr::{somes, Lbn, Lpn, Opt, Pbn, Ppn};
 use crate::ftl::RamItem;
 use crate::sparse::SparseVec;
 
@@ -188,10 +188,8 @@ impl LogBlocks {
         self.newest.read_range(first, entries_of_block);
         // Most offsets have no log copy: found eight at a time.
         out.fill(Opt::NONE);
-        let mut o = first_some(entries_of_block);
-        while let Some(index) = entries_of_block.get(o).and_then(|e| e.get()) {
+        for (o, index) in somes(entries_of_block) {
             out[o] = Opt::some(self.ppn_of(index));
-            o += 1 + first_some(&entries_of_block[o + 1..]);
         }
         self.block_entries = entries;
     }
@@ -255,11 +253,10 @@ impl LogBlocks {
         let first = lbn.first_lpn(self.ppb).index();
         let mut entries = std::mem::take(&mut self.block_entries);
         self.newest.read_range(first, &mut entries);
-        let mut o = first_some(&entries);
-        let any = o < entries.len();
-        while let Some(index) = entries.get(o).and_then(|e| e.get()) {
+        let mut any = false;
+        for (_, index) in somes(&entries) {
             self.add_live((index >> self.shift) as usize, -1);
-            o += 1 + first_some(&entries[o + 1..]);
+            any = true;
         }
         if any {
             self.newest.fill_range(first, entries.len(), Opt::NONE);
