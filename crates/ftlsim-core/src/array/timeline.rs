@@ -112,7 +112,8 @@ impl Responses {
     }
 
     fn record(&mut self, us: f64) {
-        self.hist.saturating_record((us * 1000.0).round() as u64);
+        // To the nearest nanosecond (`f64::round` is a call to libm on the baseline x86-64).
+        self.hist.saturating_record((us * 1000.0 + 0.5) as u64);
         self.sum += us;
         self.max = self.max.max(us);
     }
@@ -165,6 +166,26 @@ const CDF_QUANTILES: [f64; 106] = {
     q[105] = 1.0;
     q
 };
+
+/// A die's state: when its last operation ends, how long it has been busy, and its transfers on its channel.
+/// Kept together, so that booking an operation checks one index and holds one address for all of them.
+struct Die {
+    /// When its last operation ends.
+    free: f64,
+    /// The time it has been busy (its utilization's numerator).
+    busy: f64,
+    transfers: DieTransfers,
+}
+
+impl Die {
+    fn new() -> Die {
+        Die {
+            free: 0.0,
+            busy: 0.0,
+            transfers: DieTransfers::default(),
+        }
+    }
+}
 
 /// A die's transfers on its channel that another die of the channel may still meet: (start, end), in time
 /// order, as a die does one thing at a time (each of its transfers is ready after its last one ended). A
@@ -368,10 +389,13 @@ impl Striping for ByDivision {
     }
 }
 
-/// The end of a channel's booked transfers: a transfer ready after the latest one's start and every other
-/// one's end is placed without a search (the common case where two dies' transfers are ready together).
+/// A channel's state: how long it has been busy, and the end of its booked transfers: a transfer ready after
+/// the latest one's start and every other one's end is placed without a search (the common case where two
+/// dies' transfers are ready together).
 #[derive(Clone, Copy)]
-struct ChannelEnd {
+struct Channel {
+    /// The time it has been busy with transfers.
+    busy: f64,
     /// The latest end of any transfer booked on the channel.
     end: f64,
     /// The start of the transfer that ends then.
@@ -380,12 +404,20 @@ struct ChannelEnd {
     before_last: f64,
 }
 
-impl ChannelEnd {
-    const EMPTY: ChannelEnd = ChannelEnd {
+impl Channel {
+    const EMPTY: Channel = Channel {
+        busy: 0.0,
         end: f64::NEG_INFINITY,
         last_start: f64::NEG_INFINITY,
         before_last: f64::NEG_INFINITY,
     };
+
+    /// A transfer of `len` from `start`, at or after the end of every one booked, is booked: the latest.
+    #[inline(always)]
+    fn book_latest(&mut self, start: f64, len: f64) {
+        (self.before_last, self.last_start) = (self.end, start);
+        self.end = start + len;
+    }
 
     /// A transfer from `start` to `end` is booked (it overlaps none booked: one that ends last starts at or
     /// after every other's end).
@@ -410,12 +442,9 @@ const MAX_JOINED_PLANES: u32 = 64;
 /// of operations holds one, so the addresses stay in registers: a search for a gap or a forgetting is handed
 /// the slices it needs, never the whole.
 struct Lanes<'t> {
-    die_free: &'t mut [f64],
-    die_busy: &'t mut [f64],
-    transfers: &'t mut [DieTransfers],
+    die: &'t mut [Die],
     met: &'t mut [u64],
-    channel_end: &'t mut [ChannelEnd],
-    channel_busy: &'t mut [f64],
+    channel: &'t mut [Channel],
     spans: Option<&'t mut Vec<Span>>,
     /// What [`earliest_transfer`] reads.
     multi_plane: &'t [MultiPlane],
@@ -435,31 +464,38 @@ impl Lanes<'_> {
         if len <= 0.0 || self.dies_per_channel == 1 {
             return ready;
         }
-        let booked = self.channel_end[c];
+        let booked = self.channel[c];
         let start = if ready >= booked.end {
+            self.channel[c].book_latest(ready, len);
             ready
         } else if ready >= booked.before_last {
             // Only the latest transfer may be in the way.
             if ready + len <= booked.last_start {
+                // In the gap before it, after every other.
+                self.channel[c].before_last = ready + len;
                 ready
             } else {
+                self.channel[c].book_latest(booked.end, len);
                 booked.end
             }
-        } else if self.dies_per_channel == 2 {
-            // The one other die of the channel: its transfers are the whole walk.
-            let k = usize::from(d < self.channels);
-            let other = &self.transfers[c + k * self.channels];
-            gap_beside(other, &mut self.met[2 * d + k], ready, len)
         } else {
-            let shape = (self.channels, self.dies_per_channel);
-            first_gap(self.transfers, self.met, shape, (d, c), ready, len)
+            let start = if self.dies_per_channel == 2 {
+                // The one other die of the channel: its transfers are the whole walk.
+                let k = usize::from(d < self.channels);
+                let other = &self.die[c + k * self.channels].transfers;
+                gap_beside(other, &mut self.met[2 * d + k], ready, len)
+            } else {
+                let shape = (self.channels, self.dies_per_channel);
+                first_gap(self.die, self.met, shape, (d, c), ready, len)
+            };
+            self.channel[c].book(start, start + len);
+            start
         };
         let end = start + len;
-        self.channel_end[c].book(start, end);
-        if self.transfers[d].len >= self.transfers[d].room_at {
+        if self.die[d].transfers.len >= self.die[d].transfers.room_at {
             self.make_room(d, c);
         }
-        self.transfers[d].push(start, end);
+        self.die[d].transfers.push(start, end);
         start
     }
 
@@ -468,10 +504,10 @@ impl Lanes<'_> {
     #[cold]
     #[inline(never)]
     fn make_room(&mut self, x: usize, c: usize) {
-        if self.transfers[x].len >= self.transfers[x].forget_at {
+        if self.die[x].transfers.len >= self.die[x].transfers.forget_at {
             self.forget_met(x, c);
         }
-        let own = &mut self.transfers[x];
+        let own = &mut self.die[x].transfers;
         if own.len == own.ring.len() {
             own.grow();
         }
@@ -484,14 +520,13 @@ impl Lanes<'_> {
     /// the die's open multi-plane program, that program's last transfer did).
     fn forget_met(&mut self, x: usize, c: usize) {
         let mut horizon = f64::INFINITY;
-        for other in (c..self.die_free.len()).step_by(self.channels) {
+        for other in (c..self.die.len()).step_by(self.channels) {
             if other != x {
-                let ready =
-                    earliest_transfer(self.die_free, self.multi_plane, self.generation, other);
+                let ready = earliest_transfer(self.die, self.multi_plane, self.generation, other);
                 horizon = earlier(horizon, ready);
             }
         }
-        let own = &mut self.transfers[x];
+        let own = &mut self.die[x].transfers;
         own.forget(later(horizon, self.last_dispatch));
         own.forget_at = (2 * own.len).max(SHORT_BOOKING);
     }
@@ -509,8 +544,8 @@ impl Lanes<'_> {
         frontier: &mut f64,
     ) -> f64 {
         let (start, end) = self.place_read(op, (d, c), cost, ready);
-        self.channel_busy[c] += cost.channel;
-        self.die_busy[d] += end - start;
+        self.channel[c].busy += cost.channel;
+        self.die[d].busy += end - start;
         *frontier = later(*frontier, end);
         end
     }
@@ -544,10 +579,10 @@ impl Lanes<'_> {
         cost: Cost,
         ready: f64,
     ) -> (f64, f64) {
-        let start = later(self.die_free[d], ready);
+        let start = later(self.die[d].free, ready);
         let out = self.reserve(d, c, start + cost.array, cost.channel);
         let end = out + cost.channel;
-        self.die_free[d] = end;
+        self.die[d].free = end;
         self.span(op, d, c, start, end);
         (start, end)
     }
@@ -586,8 +621,8 @@ impl RunSums {
     #[inline(always)]
     fn of(t: &Timeline, d: usize, c: usize) -> RunSums {
         RunSums {
-            die_busy: t.die_busy[d],
-            channel_busy: t.channel_busy[c],
+            die_busy: t.die[d].busy,
+            channel_busy: t.channel[c].busy,
             frontier: t.frontier,
             read_end: t.last_read_end,
         }
@@ -595,7 +630,7 @@ impl RunSums {
 
     #[inline(always)]
     fn store(self, t: &mut Timeline, d: usize, c: usize) {
-        (t.die_busy[d], t.channel_busy[c]) = (self.die_busy, self.channel_busy);
+        (t.die[d].busy, t.channel[c].busy) = (self.die_busy, self.channel_busy);
         (t.frontier, t.last_read_end) = (self.frontier, self.read_end);
     }
 }
@@ -606,7 +641,7 @@ impl RunSums {
 /// of another die is passed once by each die of its channel, so a search costs O(1) amortized.
 #[inline(never)]
 fn first_gap(
-    transfers: &[DieTransfers],
+    dies: &[Die],
     met: &mut [u64],
     (channels, per): (usize, usize),
     (d, c): (usize, usize),
@@ -620,7 +655,7 @@ fn first_gap(
         let mut moved = false;
         for (k, met) in met.iter_mut().enumerate() {
             if k != own {
-                let (to, walked) = walk_to_gap(&transfers[c + k * channels], met, at, len);
+                let (to, walked) = walk_to_gap(&dies[c + k * channels].transfers, met, at, len);
                 (at, moved) = (to, moved || walked);
             }
         }
@@ -666,17 +701,12 @@ fn walk_to_gap(ring: &DieTransfers, met: &mut u64, mut at: f64, len: f64) -> (f6
 /// die's last operation or, where a program may join the die's open multi-plane program (of the current
 /// `generation`), that program's last transfer's end.
 #[inline(always)]
-fn earliest_transfer(
-    die_free: &[f64],
-    multi_plane: &[MultiPlane],
-    generation: u64,
-    d: usize,
-) -> f64 {
+fn earliest_transfer(die: &[Die], multi_plane: &[MultiPlane], generation: u64, d: usize) -> f64 {
     match multi_plane.get(d) {
         Some(open) if open.generation == generation && open.op == FlashOp::Program => {
-            earlier(die_free[d], open.at)
+            earlier(die[d].free, open.at)
         }
-        _ => die_free[d],
+        _ => die[d].free,
     }
 }
 
@@ -699,8 +729,7 @@ pub struct Timeline {
     program: Cost,
     spare_program: Cost,
     erase: Cost,
-    die_free: Vec<f64>,
-    die_busy: Vec<f64>,
+    die: Vec<Die>,
     /// Planes of each die when more than one may join an operation (rule 7), else 1.
     planes: u32,
     /// Per die, the multi-plane operation its last operation opened or joined (empty with one plane).
@@ -708,15 +737,11 @@ pub struct Timeline {
     /// Counts the works (requests, background work) and the runs and erases within them: a multi-plane
     /// operation of an earlier generation is closed.
     generation: u64,
-    /// Per die, its transfers that another die of its channel may meet (dies alone on their channel: none).
-    transfers: Vec<DieTransfers>,
     /// Per die `x` and position `k` on its channel, the number of the first transfer of the channel's `k`th
     /// die that `x`'s last search for a gap did not pass: where its next search starts (every earlier one
     /// ended before `x`'s next transfer can be ready).
     met: Vec<u64>,
-    /// Per channel, the end of its latest transfer: one ready then or later is after every booked one.
-    channel_end: Vec<ChannelEnd>,
-    channel_busy: Vec<f64>,
+    channel: Vec<Channel>,
     /// `channels - 1` where the channels are a power of two (a die's channel is then `die & channel_mask`),
     /// else [`NOT_A_MASK`].
     channel_mask: u32,
@@ -834,8 +859,7 @@ impl Timeline {
             program,
             spare_program,
             erase,
-            die_free: vec![0.0; dies as usize],
-            die_busy: vec![0.0; dies as usize],
+            die: (0..dies).map(|_| Die::new()).collect(),
             planes,
             multi_plane: if planes > 1 {
                 vec![MultiPlane::CLOSED; dies as usize]
@@ -843,10 +867,8 @@ impl Timeline {
                 Vec::new()
             },
             generation: 1,
-            transfers: (0..dies).map(|_| DieTransfers::default()).collect(),
             met: vec![0; (dies * (dies / spec.channels)) as usize],
-            channel_end: vec![ChannelEnd::EMPTY; spec.channels as usize],
-            channel_busy: vec![0.0; spec.channels as usize],
+            channel: vec![Channel::EMPTY; spec.channels as usize],
             channel_mask: if spec.channels.is_power_of_two() {
                 spec.channels - 1
             } else {
@@ -1100,12 +1122,12 @@ impl Timeline {
             // The program waits for its read (rule 4).
             let d = striping.die(to + i as u32);
             let c = striping.channel(d);
-            let after = later(later(lanes.die_free[d], ready), read_end);
+            let after = later(later(lanes.die[d].free, ready), read_end);
             let start = lanes.reserve(d, c, after, program.channel);
             let end = start + program.channel + program.array;
-            lanes.channel_busy[c] += program.channel;
-            lanes.die_free[d] = end;
-            lanes.die_busy[d] += end - start;
+            lanes.channel[c].busy += program.channel;
+            lanes.die[d].free = end;
+            lanes.die[d].busy += end - start;
             frontier = later(frontier, end);
             lanes.span(FlashOp::Program, d, c, start, end);
         }
@@ -1127,7 +1149,7 @@ impl Timeline {
             let moved = start + program.channel;
             run.channel_busy += program.channel;
             let free = moved + program.array;
-            lanes.die_free[d] = free;
+            lanes.die[d].free = free;
             run.die_busy += free - start;
             run.frontier = later(run.frontier, free);
             lanes.span(FlashOp::Program, d, c, start, free);
@@ -1241,7 +1263,7 @@ impl Timeline {
         }
         let first_span = self.spans.as_ref().map_or(0, Vec::len);
         let (start, at) = if op == FlashOp::Read {
-            let start = later(self.die_free[d], self.ready);
+            let start = later(self.die[d].free, self.ready);
             self.read_on(op, die, self.read);
             (start, start + self.read.array)
         } else {
@@ -1276,11 +1298,11 @@ impl Timeline {
         let (d, c) = (die as usize, self.channel_of(die));
         let open = self.multi_plane[d];
         let cost = self.read;
-        let out = self.reserve(d, c, later(open.at, self.die_free[d]), cost.channel);
+        let out = self.reserve(d, c, later(open.at, self.die[d].free), cost.channel);
         let end = out + cost.channel;
-        self.channel_busy[c] += cost.channel;
-        self.die_busy[d] += end - self.die_free[d];
-        self.die_free[d] = end;
+        self.channel[c].busy += cost.channel;
+        self.die[d].busy += end - self.die[d].free;
+        self.die[d].free = end;
         self.frontier = later(self.frontier, end);
         self.last_read_end = end;
         self.span(FlashOp::Read, d, c, open.start, end);
@@ -1297,9 +1319,9 @@ impl Timeline {
         let start = self.reserve(d, c, ready, cost.channel);
         let moved = start + cost.channel;
         let end = moved + cost.array;
-        self.channel_busy[c] += cost.channel;
-        self.die_busy[d] += end - self.die_free[d];
-        self.die_free[d] = end;
+        self.channel[c].busy += cost.channel;
+        self.die[d].busy += end - self.die[d].free;
+        self.die[d].free = end;
         self.frontier = later(self.frontier, end);
         if let Some(spans) = &mut self.spans {
             // The planes joined before end with this one.
@@ -1318,16 +1340,10 @@ impl Timeline {
     /// The dies' and channels' state, borrowed apart for a loop ([`Lanes`]).
     #[inline(always)]
     fn lanes(&mut self) -> Lanes<'_> {
-        // Slices of one length per die and one per channel: a die's (a channel's) index is checked once for
-        // all of them.
-        let (dies, channels) = (self.die_free.len(), self.channel_end.len());
         Lanes {
-            die_free: &mut self.die_free,
-            die_busy: &mut self.die_busy[..dies],
-            transfers: &mut self.transfers[..dies],
+            die: &mut self.die,
             met: &mut self.met,
-            channel_end: &mut self.channel_end,
-            channel_busy: &mut self.channel_busy[..channels],
+            channel: &mut self.channel,
             spans: self.spans.as_mut(),
             multi_plane: &self.multi_plane,
             generation: self.generation,
@@ -1366,10 +1382,10 @@ impl Timeline {
     #[inline]
     fn program_on(&mut self, op: FlashOp, die: u32, cost: Cost) -> (f64, f64) {
         let (d, c) = (die as usize, self.channel_of(die));
-        let ready = later(later(self.die_free[d], self.ready), self.last_read_end);
+        let ready = later(later(self.die[d].free, self.ready), self.last_read_end);
         let start = self.reserve(d, c, ready, cost.channel);
         let moved = start + cost.channel;
-        self.channel_busy[c] += cost.channel;
+        self.channel[c].busy += cost.channel;
         self.occupy(op, d, c, start, moved + cost.array);
         (start, moved)
     }
@@ -1379,9 +1395,9 @@ impl Timeline {
     fn erase_on(&mut self, die: u32, after: f64) {
         let cost = self.erase;
         let (d, c) = (die as usize, self.channel_of(die));
-        let ready = later(self.die_free[d], after);
+        let ready = later(self.die[d].free, after);
         let start = self.reserve(d, c, ready, cost.channel);
-        self.channel_busy[c] += cost.channel;
+        self.channel[c].busy += cost.channel;
         self.occupy(
             FlashOp::Erase,
             d,
@@ -1393,8 +1409,8 @@ impl Timeline {
 
     #[inline]
     fn occupy(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
-        self.die_free[d] = end;
-        self.die_busy[d] += end - start;
+        self.die[d].free = end;
+        self.die[d].busy += end - start;
         self.frontier = later(self.frontier, end);
         self.span(op, d, c, start, end);
     }
@@ -1426,11 +1442,11 @@ impl Timeline {
         let end = self
             .end
             .max(self.frontier)
-            .max(self.die_free.iter().copied().fold(0.0, f64::max));
+            .max(self.die.iter().map(|die| die.free).fold(0.0, f64::max));
         self.sweep_to(end);
         let start = self.first_arrival.unwrap_or(0.0);
         let span = (end - start).max(0.0);
-        let per = |busy: &[f64]| -> (f64, f64) {
+        let per = |busy: Vec<f64>| -> (f64, f64) {
             if span <= 0.0 {
                 return (0.0, 0.0);
             }
@@ -1440,8 +1456,8 @@ impl Timeline {
                 u.iter().copied().fold(0.0, f64::max),
             )
         };
-        let (die_mean, die_max) = per(&self.die_busy);
-        let (channel_mean, channel_max) = per(&self.channel_busy);
+        let (die_mean, die_max) = per(self.die.iter().map(|die| die.busy).collect());
+        let (channel_mean, channel_max) = per(self.channel.iter().map(|c| c.busy).collect());
         let rate = |n: f64| if span > 0.0 { n / span * 1e6 } else { 0.0 };
         ArrayFigures {
             spec: self.spec,
