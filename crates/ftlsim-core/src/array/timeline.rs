@@ -669,7 +669,7 @@ fn first_gap(
 
 /// [`first_gap`] on a channel of two dies: the start of the earliest gap of `len` at or after `ready` among
 /// the other die's transfers `ring`, walked from the searching die's cursor `met` into it.
-#[inline(never)]
+#[inline(always)]
 fn gap_beside(ring: &DieTransfers, met: &mut u64, ready: f64, len: f64) -> f64 {
     walk_to_gap(ring, met, ready, len).0
 }
