@@ -455,27 +455,29 @@ struct Lanes<'t> {
 }
 
 impl Lanes<'_> {
-    /// Books `len` microseconds of die `d`'s channel `c` at the earliest free time at or after `ready`;
-    /// returns the start.
+    /// Books `len` microseconds of die `d`'s channel `c` at the earliest free time at or after `ready` (the
+    /// channel's busy time counts them); returns the start.
     #[inline(always)]
     fn reserve(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
+        let channel = &mut self.channel[c];
+        channel.busy += len;
         // A channel of one die is free whenever its die is: each of its transfers is the die's, after the end
         // of the die's last operation, so after every transfer booked on the channel.
         if len <= 0.0 || self.dies_per_channel == 1 {
             return ready;
         }
-        let booked = self.channel[c];
+        let booked = *channel;
         let start = if ready >= booked.end {
-            self.channel[c].book_latest(ready, len);
+            channel.book_latest(ready, len);
             ready
         } else if ready >= booked.before_last {
             // Only the latest transfer may be in the way.
             if ready + len <= booked.last_start {
                 // In the gap before it, after every other.
-                self.channel[c].before_last = ready + len;
+                channel.before_last = ready + len;
                 ready
             } else {
-                self.channel[c].book_latest(booked.end, len);
+                channel.book_latest(booked.end, len);
                 booked.end
             }
         } else {
@@ -488,7 +490,7 @@ impl Lanes<'_> {
                 let shape = (self.channels, self.dies_per_channel);
                 first_gap(self.die, self.met, shape, (d, c), ready, len)
             };
-            self.channel[c].book(start, start + len);
+            channel.book(start, start + len);
             start
         };
         let end = start + len;
@@ -544,7 +546,6 @@ impl Lanes<'_> {
         frontier: &mut f64,
     ) -> f64 {
         let (start, end) = self.place_read(op, (d, c), cost, ready);
-        self.channel[c].busy += cost.channel;
         self.die[d].busy += end - start;
         *frontier = later(*frontier, end);
         end
@@ -561,7 +562,6 @@ impl Lanes<'_> {
         run: &mut RunSums,
     ) -> f64 {
         let (start, end) = self.place_read(op, (d, c), cost, ready);
-        run.channel_busy += cost.channel;
         run.die_busy += end - start;
         run.frontier = later(run.frontier, end);
         run.read_end = end;
@@ -608,29 +608,26 @@ fn keep_span(spans: Option<&mut Vec<Span>>, op: FlashOp, d: usize, c: usize, sta
 }
 
 /// The sums a run of operations on one die keeps in registers ([`Timeline::copy_run`],
-/// [`Timeline::spare_read_run`]): the die's and its channel's busy time, the request's latest end and its
-/// last read's end.
+/// [`Timeline::spare_read_run`]): the die's busy time, the request's latest end and its last read's end.
 struct RunSums {
     die_busy: f64,
-    channel_busy: f64,
     frontier: f64,
     read_end: f64,
 }
 
 impl RunSums {
     #[inline(always)]
-    fn of(t: &Timeline, d: usize, c: usize) -> RunSums {
+    fn of(t: &Timeline, d: usize) -> RunSums {
         RunSums {
             die_busy: t.die[d].busy,
-            channel_busy: t.channel[c].busy,
             frontier: t.frontier,
             read_end: t.last_read_end,
         }
     }
 
     #[inline(always)]
-    fn store(self, t: &mut Timeline, d: usize, c: usize) {
-        (t.die[d].busy, t.channel[c].busy) = (self.die_busy, self.channel_busy);
+    fn store(self, t: &mut Timeline, d: usize) {
+        t.die[d].busy = self.die_busy;
         (t.frontier, t.last_read_end) = (self.frontier, self.read_end);
     }
 }
@@ -1125,7 +1122,6 @@ impl Timeline {
             let after = later(later(lanes.die[d].free, ready), read_end);
             let start = lanes.reserve(d, c, after, program.channel);
             let end = start + program.channel + program.array;
-            lanes.channel[c].busy += program.channel;
             lanes.die[d].free = end;
             lanes.die[d].busy += end - start;
             frontier = later(frontier, end);
@@ -1140,21 +1136,20 @@ impl Timeline {
     fn copy_run_on(&mut self, die: u32, copies: usize) {
         let (d, c) = (die as usize, self.channel_of(die));
         let (read, program, ready) = (self.read, self.program, self.ready);
-        let mut run = RunSums::of(self, d, c);
+        let mut run = RunSums::of(self, d);
         let mut lanes = self.lanes();
         for _ in 0..copies {
             let end = lanes.read_in_run(FlashOp::Read, (d, c), read, ready, &mut run);
             // The program waits for its read (rule 4), which ended after the submission, on the same die.
             let start = lanes.reserve(d, c, end, program.channel);
             let moved = start + program.channel;
-            run.channel_busy += program.channel;
             let free = moved + program.array;
             lanes.die[d].free = free;
             run.die_busy += free - start;
             run.frontier = later(run.frontier, free);
             lanes.span(FlashOp::Program, d, c, start, free);
         }
-        run.store(self, d, c);
+        run.store(self, d);
     }
 
     /// Times the spare reads of the `pages` consecutive pages from `first` (a merge's reads of a block's
@@ -1195,12 +1190,12 @@ impl Timeline {
     fn spare_reads_on(&mut self, die: u32, reads: u32) {
         let (d, c) = (die as usize, self.channel_of(die));
         let (cost, ready) = (self.spare_read, self.ready);
-        let mut run = RunSums::of(self, d, c);
+        let mut run = RunSums::of(self, d);
         let mut lanes = self.lanes();
         for _ in 0..reads {
             lanes.read_in_run(FlashOp::SpareRead, (d, c), cost, ready, &mut run);
         }
-        run.store(self, d, c);
+        run.store(self, d);
     }
 
     /// Times one flash operation on page `ppn` of the scheme (for an erase, any page of the block).
@@ -1300,7 +1295,6 @@ impl Timeline {
         let cost = self.read;
         let out = self.reserve(d, c, later(open.at, self.die[d].free), cost.channel);
         let end = out + cost.channel;
-        self.channel[c].busy += cost.channel;
         self.die[d].busy += end - self.die[d].free;
         self.die[d].free = end;
         self.frontier = later(self.frontier, end);
@@ -1319,7 +1313,6 @@ impl Timeline {
         let start = self.reserve(d, c, ready, cost.channel);
         let moved = start + cost.channel;
         let end = moved + cost.array;
-        self.channel[c].busy += cost.channel;
         self.die[d].busy += end - self.die[d].free;
         self.die[d].free = end;
         self.frontier = later(self.frontier, end);
@@ -1385,7 +1378,6 @@ impl Timeline {
         let ready = later(later(self.die[d].free, self.ready), self.last_read_end);
         let start = self.reserve(d, c, ready, cost.channel);
         let moved = start + cost.channel;
-        self.channel[c].busy += cost.channel;
         self.occupy(op, d, c, start, moved + cost.array);
         (start, moved)
     }
@@ -1397,7 +1389,6 @@ impl Timeline {
         let (d, c) = (die as usize, self.channel_of(die));
         let ready = later(self.die[d].free, after);
         let start = self.reserve(d, c, ready, cost.channel);
-        self.channel[c].busy += cost.channel;
         self.occupy(
             FlashOp::Erase,
             d,
