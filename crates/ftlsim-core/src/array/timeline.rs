@@ -441,11 +441,11 @@ const MAX_JOINED_PLANES: u32 = 64;
 /// the dies' and channels' times and transfers, and what forgetting a die's transfers reads. A loop over a run
 /// of operations holds one, so the addresses stay in registers: a search for a gap or a forgetting is handed
 /// the slices it needs, never the whole.
-struct Lanes<'t> {
+struct Lanes<'t, S: SpanSink> {
     die: &'t mut [Die],
     met: &'t mut [u64],
     channel: &'t mut [Channel],
-    spans: Option<&'t mut Vec<Span>>,
+    spans: S,
     /// What [`earliest_transfer`] reads.
     multi_plane: &'t [MultiPlane],
     generation: u64,
@@ -454,7 +454,7 @@ struct Lanes<'t> {
     dies_per_channel: usize,
 }
 
-impl Lanes<'_> {
+impl<S: SpanSink> Lanes<'_, S> {
     /// Books `len` microseconds of die `d`'s channel `c` at the earliest free time at or after `ready` (the
     /// channel's busy time counts them); returns the start.
     #[inline(always)]
@@ -589,22 +589,38 @@ impl Lanes<'_> {
 
     #[inline(always)]
     fn span(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
-        keep_span(self.spans.as_deref_mut(), op, d, c, start, end);
+        self.spans.keep(op, d, c, start, end);
     }
 }
 
-/// Keeps an operation's [`Span`] where spans are kept (tests: golden timelines).
-#[inline(always)]
-fn keep_span(spans: Option<&mut Vec<Span>>, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
-    if let Some(spans) = spans {
-        spans.push(Span {
-            op,
-            die: d as u32,
-            channel: c as u32,
-            start,
-            end,
-        });
+/// Where the spans of operations go: kept where [`Timeline::keep_spans`] asked (tests: golden timelines), or
+/// nowhere. A run's loop is compiled for each ([`Timeline::lanes`], [`Timeline::quiet_lanes`]), so that the
+/// one without spans tests nothing an operation.
+trait SpanSink {
+    fn keep(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64);
+}
+
+impl SpanSink for Option<&mut Vec<Span>> {
+    #[inline(always)]
+    fn keep(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
+        if let Some(spans) = self {
+            spans.push(Span {
+                op,
+                die: d as u32,
+                channel: c as u32,
+                start,
+                end,
+            });
+        }
     }
+}
+
+/// Spans kept nowhere.
+struct NoSpans;
+
+impl SpanSink for NoSpans {
+    #[inline(always)]
+    fn keep(&mut self, _: FlashOp, _: usize, _: usize, _: f64, _: f64) {}
 }
 
 /// The sums a run of operations on one die keeps in registers ([`Timeline::copy_run`],
@@ -704,6 +720,89 @@ fn earliest_transfer(die: &[Die], multi_plane: &[MultiPlane], generation: u64, d
             earlier(die[d].free, open.at)
         }
         _ => die[d].free,
+    }
+}
+
+/// The loop of [`Timeline::copy_run`] on striped dies: copy `i` reads page `from[i]` (with `base` added) and
+/// programs page `to + i`; `(read, program, ready)` its costs and the work's submission, `(frontier,
+/// read_end)` the work's latest end and last read's end, returned as they are after the run.
+#[inline(always)]
+fn copies_striped<S: SpanSink>(
+    mut lanes: Lanes<'_, S>,
+    striping: impl Striping,
+    (from, base): (&[impl SourcePage], u32),
+    to: u32,
+    (read, program, ready): (Cost, Cost, f64),
+    (mut frontier, mut read_end): (f64, f64),
+) -> (f64, f64) {
+    for (i, source) in from.iter().enumerate() {
+        let d = striping.die(base + source.page());
+        let c = striping.channel(d);
+        read_end = lanes.read(FlashOp::Read, (d, c), read, ready, &mut frontier);
+        // The program waits for its read (rule 4).
+        let d = striping.die(to + i as u32);
+        let c = striping.channel(d);
+        let after = later(later(lanes.die[d].free, ready), read_end);
+        let start = lanes.reserve(d, c, after, program.channel);
+        let end = start + program.channel + program.array;
+        lanes.die[d].free = end;
+        lanes.die[d].busy += end - start;
+        frontier = later(frontier, end);
+        lanes.span(FlashOp::Program, d, c, start, end);
+    }
+    (frontier, read_end)
+}
+
+/// The loop of [`Timeline::copy_run`] of `copies` copies all on die `d` (channel `c`), its sums in `run`.
+#[inline(always)]
+fn copies_on<S: SpanSink>(
+    mut lanes: Lanes<'_, S>,
+    (d, c): (usize, usize),
+    copies: usize,
+    (read, program, ready): (Cost, Cost, f64),
+    run: &mut RunSums,
+) {
+    for _ in 0..copies {
+        let end = lanes.read_in_run(FlashOp::Read, (d, c), read, ready, run);
+        // The program waits for its read (rule 4), which ended after the submission, on the same die.
+        let start = lanes.reserve(d, c, end, program.channel);
+        let moved = start + program.channel;
+        let free = moved + program.array;
+        lanes.die[d].free = free;
+        run.die_busy += free - start;
+        run.frontier = later(run.frontier, free);
+        lanes.span(FlashOp::Program, d, c, start, free);
+    }
+}
+
+/// The loop of [`Timeline::spare_read_run`] on striped dies, over the scheme's `pages`.
+#[inline(always)]
+fn spare_reads_striped<S: SpanSink>(
+    mut lanes: Lanes<'_, S>,
+    striping: impl Striping,
+    pages: std::ops::Range<u32>,
+    (cost, ready): (Cost, f64),
+    (mut frontier, mut read_end): (f64, f64),
+) -> (f64, f64) {
+    for ppn in pages {
+        let d = striping.die(ppn);
+        let c = striping.channel(d);
+        read_end = lanes.read(FlashOp::SpareRead, (d, c), cost, ready, &mut frontier);
+    }
+    (frontier, read_end)
+}
+
+/// The loop of [`Timeline::spare_read_run`] of `reads` spare reads all on die `d` (channel `c`).
+#[inline(always)]
+fn spare_reads_on<S: SpanSink>(
+    mut lanes: Lanes<'_, S>,
+    (d, c): (usize, usize),
+    reads: u32,
+    (cost, ready): (Cost, f64),
+    run: &mut RunSums,
+) {
+    for _ in 0..reads {
+        lanes.read_in_run(FlashOp::SpareRead, (d, c), cost, ready, run);
     }
 }
 
@@ -1109,25 +1208,14 @@ impl Timeline {
         to: u32,
         base: u32,
     ) {
-        let (read, program, ready) = (self.read, self.program, self.ready);
-        let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
-        let mut lanes = self.lanes();
-        for (i, source) in from.iter().enumerate() {
-            let d = striping.die(base + source.page());
-            let c = striping.channel(d);
-            read_end = lanes.read(FlashOp::Read, (d, c), read, ready, &mut frontier);
-            // The program waits for its read (rule 4).
-            let d = striping.die(to + i as u32);
-            let c = striping.channel(d);
-            let after = later(later(lanes.die[d].free, ready), read_end);
-            let start = lanes.reserve(d, c, after, program.channel);
-            let end = start + program.channel + program.array;
-            lanes.die[d].free = end;
-            lanes.die[d].busy += end - start;
-            frontier = later(frontier, end);
-            lanes.span(FlashOp::Program, d, c, start, end);
-        }
-        (self.frontier, self.last_read_end) = (frontier, read_end);
+        let costs = (self.read, self.program, self.ready);
+        let times = (self.frontier, self.last_read_end);
+        let (from, to) = ((from, base), to);
+        (self.frontier, self.last_read_end) = if self.spans.is_some() {
+            copies_striped(self.lanes(), striping, from, to, costs, times)
+        } else {
+            copies_striped(self.quiet_lanes(), striping, from, to, costs, times)
+        };
     }
 
     /// [`Timeline::copy_run`] of `copies` copies all on `die` (one die, or placed per die): what [`Timeline::read_on`]
@@ -1135,19 +1223,12 @@ impl Timeline {
     /// request's times kept in registers through the run (the hot loop of a merge or a GC run).
     fn copy_run_on(&mut self, die: u32, copies: usize) {
         let (d, c) = (die as usize, self.channel_of(die));
-        let (read, program, ready) = (self.read, self.program, self.ready);
+        let costs = (self.read, self.program, self.ready);
         let mut run = RunSums::of(self, d);
-        let mut lanes = self.lanes();
-        for _ in 0..copies {
-            let end = lanes.read_in_run(FlashOp::Read, (d, c), read, ready, &mut run);
-            // The program waits for its read (rule 4), which ended after the submission, on the same die.
-            let start = lanes.reserve(d, c, end, program.channel);
-            let moved = start + program.channel;
-            let free = moved + program.array;
-            lanes.die[d].free = free;
-            run.die_busy += free - start;
-            run.frontier = later(run.frontier, free);
-            lanes.span(FlashOp::Program, d, c, start, free);
+        if self.spans.is_some() {
+            copies_on(self.lanes(), (d, c), copies, costs, &mut run);
+        } else {
+            copies_on(self.quiet_lanes(), (d, c), copies, costs, &mut run);
         }
         run.store(self, d);
     }
@@ -1174,14 +1255,13 @@ impl Timeline {
     /// [`Timeline::spare_read_run`] on striped dies.
     fn spare_read_run_striped(&mut self, striping: impl Striping, first: u32, pages: u32) {
         let (cost, ready) = (self.spare_read, self.ready);
-        let (mut frontier, mut read_end) = (self.frontier, self.last_read_end);
-        let mut lanes = self.lanes();
-        for ppn in first..first + pages {
-            let d = striping.die(ppn);
-            let c = striping.channel(d);
-            read_end = lanes.read(FlashOp::SpareRead, (d, c), cost, ready, &mut frontier);
-        }
-        (self.frontier, self.last_read_end) = (frontier, read_end);
+        let times = (self.frontier, self.last_read_end);
+        let pages = first..first + pages;
+        (self.frontier, self.last_read_end) = if self.spans.is_some() {
+            spare_reads_striped(self.lanes(), striping, pages, (cost, ready), times)
+        } else {
+            spare_reads_striped(self.quiet_lanes(), striping, pages, (cost, ready), times)
+        };
     }
 
     /// [`Timeline::spare_read_run`] of `reads` spare reads all on `die` (one die, or placed per die): what
@@ -1191,9 +1271,10 @@ impl Timeline {
         let (d, c) = (die as usize, self.channel_of(die));
         let (cost, ready) = (self.spare_read, self.ready);
         let mut run = RunSums::of(self, d);
-        let mut lanes = self.lanes();
-        for _ in 0..reads {
-            lanes.read_in_run(FlashOp::SpareRead, (d, c), cost, ready, &mut run);
+        if self.spans.is_some() {
+            spare_reads_on(self.lanes(), (d, c), reads, (cost, ready), &mut run);
+        } else {
+            spare_reads_on(self.quiet_lanes(), (d, c), reads, (cost, ready), &mut run);
         }
         run.store(self, d);
     }
@@ -1330,14 +1411,29 @@ impl Timeline {
         joined.at = moved;
     }
 
-    /// The dies' and channels' state, borrowed apart for a loop ([`Lanes`]).
+    /// The dies' and channels' state, borrowed apart for a loop ([`Lanes`]), keeping spans where asked.
     #[inline(always)]
-    fn lanes(&mut self) -> Lanes<'_> {
+    fn lanes(&mut self) -> Lanes<'_, Option<&mut Vec<Span>>> {
+        self.lanes_with(Option::as_mut)
+    }
+
+    /// [`Timeline::lanes`] for a run's loop when no spans are kept.
+    #[inline(always)]
+    fn quiet_lanes(&mut self) -> Lanes<'_, NoSpans> {
+        debug_assert!(self.spans.is_none());
+        self.lanes_with(|_| NoSpans)
+    }
+
+    #[inline(always)]
+    fn lanes_with<'t, S: SpanSink>(
+        &'t mut self,
+        spans: impl FnOnce(&'t mut Option<Vec<Span>>) -> S,
+    ) -> Lanes<'t, S> {
         Lanes {
             die: &mut self.die,
             met: &mut self.met,
             channel: &mut self.channel,
-            spans: self.spans.as_mut(),
+            spans: spans(&mut self.spans),
             multi_plane: &self.multi_plane,
             generation: self.generation,
             last_dispatch: self.last_dispatch,
@@ -1408,7 +1504,7 @@ impl Timeline {
 
     #[inline(always)]
     fn span(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
-        keep_span(self.spans.as_mut(), op, d, c, start, end);
+        self.spans.as_mut().keep(op, d, c, start, end);
     }
 
     /// Advances the queue-depth sweep to `t`: completions up to then leave the system.
