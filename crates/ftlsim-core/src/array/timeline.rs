@@ -115,7 +115,7 @@ impl Responses {
         // To the nearest nanosecond (`f64::round` is a call to libm on the baseline x86-64).
         self.hist.saturating_record((us * 1000.0 + 0.5) as u64);
         self.sum += us;
-        self.max = self.max.max(us);
+        self.max = later(self.max, us);
     }
 
     fn summary(&self) -> ResponseSummary {
@@ -495,42 +495,16 @@ impl<S: SpanSink> Lanes<'_, S> {
         };
         let end = start + len;
         if self.die[d].transfers.len >= self.die[d].transfers.room_at {
-            self.make_room(d, c);
+            let reach = Reach {
+                multi_plane: self.multi_plane,
+                generation: self.generation,
+                last_dispatch: self.last_dispatch,
+                channels: self.channels,
+            };
+            make_room(self.die, reach, d, c);
         }
         self.die[d].transfers.push(start, end);
         start
-    }
-
-    /// Die `x`'s ring (channel `c`) has reached its length to forget or to grow: it forgets what no other die
-    /// of its channel can meet, then grows if still full.
-    #[cold]
-    #[inline(never)]
-    fn make_room(&mut self, x: usize, c: usize) {
-        if self.die[x].transfers.len >= self.die[x].transfers.forget_at {
-            self.forget_met(x, c);
-        }
-        let own = &mut self.die[x].transfers;
-        if own.len == own.ring.len() {
-            own.grow();
-        }
-        own.room_at = own.forget_at.min(own.ring.len());
-    }
-
-    /// Forgets die `x`'s transfers that every other die of its channel `c` is past: those that end by the
-    /// time the other's next transfer can be ready at the earliest (rules 1, 2 and 7: no transfer is ready
-    /// before the current work's submission, nor before its die's last operation ended or, where it may join
-    /// the die's open multi-plane program, that program's last transfer did).
-    fn forget_met(&mut self, x: usize, c: usize) {
-        let mut horizon = f64::INFINITY;
-        for other in (c..self.die.len()).step_by(self.channels) {
-            if other != x {
-                let ready = earliest_transfer(self.die, self.multi_plane, self.generation, other);
-                horizon = earlier(horizon, ready);
-            }
-        }
-        let own = &mut self.die[x].transfers;
-        own.forget(later(horizon, self.last_dispatch));
-        own.forget_at = (2 * own.len).max(SHORT_BOOKING);
     }
 
     /// One read on die `d` of channel `c`, of work submitted at `ready` (rule 3: the die's array time, then
@@ -621,6 +595,49 @@ struct NoSpans;
 impl SpanSink for NoSpans {
     #[inline(always)]
     fn keep(&mut self, _: FlashOp, _: usize, _: usize, _: f64, _: f64) {}
+}
+
+/// What tells how early the dies' next transfers can be ready, for forgetting the transfers no die can meet
+/// again ([`forget_met`]).
+#[derive(Clone, Copy)]
+struct Reach<'t> {
+    multi_plane: &'t [MultiPlane],
+    generation: u64,
+    last_dispatch: f64,
+    channels: usize,
+}
+
+/// Die `x`'s ring (channel `c`) has reached its length to forget or to grow: it forgets what no other die of
+/// its channel can meet, then grows if still full. Out of line and handed only what it needs, so that the
+/// loops that book transfers keep their [`Lanes`] in registers.
+#[cold]
+#[inline(never)]
+fn make_room(die: &mut [Die], reach: Reach<'_>, x: usize, c: usize) {
+    if die[x].transfers.len >= die[x].transfers.forget_at {
+        forget_met(die, reach, x, c);
+    }
+    let own = &mut die[x].transfers;
+    if own.len == own.ring.len() {
+        own.grow();
+    }
+    own.room_at = own.forget_at.min(own.ring.len());
+}
+
+/// Forgets die `x`'s transfers that every other die of its channel `c` is past: those that end by the time
+/// the other's next transfer can be ready at the earliest (rules 1, 2 and 7: no transfer is ready before the
+/// current work's submission, nor before its die's last operation ended or, where it may join the die's open
+/// multi-plane program, that program's last transfer did).
+fn forget_met(die: &mut [Die], reach: Reach<'_>, x: usize, c: usize) {
+    let mut horizon = f64::INFINITY;
+    for other in (c..die.len()).step_by(reach.channels) {
+        if other != x {
+            let ready = earliest_transfer(die, reach.multi_plane, reach.generation, other);
+            horizon = earlier(horizon, ready);
+        }
+    }
+    let own = &mut die[x].transfers;
+    own.forget(later(horizon, reach.last_dispatch));
+    own.forget_at = (2 * own.len).max(SHORT_BOOKING);
 }
 
 /// The sums a run of operations on one die keeps in registers ([`Timeline::copy_run`],
@@ -1046,17 +1063,17 @@ impl Timeline {
     /// loop). Returns its submission time.
     pub fn begin_request(&mut self, kind: Kind, trace_us: f64, bytes: u64) -> f64 {
         let arrival = if trace_us > 0.0 {
-            (trace_us * self.time_scale).max(self.last_arrival)
+            later(trace_us * self.time_scale, self.last_arrival)
         } else {
-            self.last_dispatch.max(self.last_arrival)
+            later(self.last_dispatch, self.last_arrival)
         };
         while self.in_device.peek().is_some_and(|&k| time(k) <= arrival) {
             self.in_device.pop();
         }
-        let mut dispatch = arrival.max(self.last_dispatch);
+        let mut dispatch = later(arrival, self.last_dispatch);
         if self.in_device.len() >= self.queue_depth {
             let first_free = self.in_device.pop().map_or(0.0, time);
-            dispatch = dispatch.max(first_free);
+            dispatch = later(dispatch, first_free);
         }
         // A request without a time is submitted when it can be: it arrives then.
         let arrival = if trace_us > 0.0 { arrival } else { dispatch };
@@ -1079,14 +1096,14 @@ impl Timeline {
 
     /// The current request is done: records its response time and returns it.
     pub fn end_request(&mut self) -> f64 {
-        let completion = self.frontier.max(self.ready + self.controller_us);
+        let completion = later(self.frontier, self.ready + self.controller_us);
         self.open = false;
         self.in_device.push(key(completion));
         if self.kind != Kind::Other {
             self.in_system.push(key(completion));
         }
-        self.last_completion = self.last_completion.max(completion);
-        self.end = self.end.max(completion);
+        self.last_completion = later(self.last_completion, completion);
+        self.end = later(self.end, completion);
         self.requests += 1;
         let response = completion - self.arrival;
         match self.kind {
@@ -1106,7 +1123,7 @@ impl Timeline {
             if self.kind != Kind::Other {
                 self.in_system.push(key(now));
             }
-            self.end = self.end.max(now);
+            self.end = later(self.end, now);
         }
     }
 
@@ -1114,13 +1131,13 @@ impl Timeline {
     /// last request has completed.
     pub fn begin_background(&mut self) {
         self.kind = Kind::Other;
-        self.start_work(self.last_completion.max(self.last_dispatch));
+        self.start_work(later(self.last_completion, self.last_dispatch));
     }
 
     /// Background work is done.
     pub fn end_background(&mut self) {
         self.open = false;
-        self.end = self.end.max(self.frontier);
+        self.end = later(self.end, self.frontier);
     }
 
     fn start_work(&mut self, at: f64) {
@@ -1515,12 +1532,12 @@ impl Timeline {
                 break;
             }
             self.in_system.pop();
-            self.depth_area += self.sweep_n as f64 * (done - self.sweep_t).max(0.0);
-            self.sweep_t = self.sweep_t.max(done);
+            self.depth_area += self.sweep_n as f64 * later(done - self.sweep_t, 0.0);
+            self.sweep_t = later(self.sweep_t, done);
             self.sweep_n -= 1;
         }
-        self.depth_area += self.sweep_n as f64 * (t - self.sweep_t).max(0.0);
-        self.sweep_t = self.sweep_t.max(t);
+        self.depth_area += self.sweep_n as f64 * later(t - self.sweep_t, 0.0);
+        self.sweep_t = later(self.sweep_t, t);
     }
 
     /// The run's figures: response times, throughput, utilization and queue depth over the span from the
