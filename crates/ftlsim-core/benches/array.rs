@@ -16,7 +16,8 @@
 //! ops/s divided by that share). Each figure is the best of three runs, taken in turn with the other modes.
 //! `FTLSIM_BENCH_QUICK=1` runs a tenth of the requests (a smoke run); `FTLSIM_BENCH_SCHEMES=fast,dftl` only
 //! those schemes (a profile of one); `FTLSIM_BENCH_MODE="on, 4 dies"` (any mode's name) runs that one mode
-//! once, printing its rate and counts (a profile of one mode under perf or callgrind).
+//! once, printing its rate and counts (a profile of one mode under perf or callgrind);
+//! `FTLSIM_BENCH_LAYOUT=1x4` lays the 4 dies out as 1 channel of 4 (`4x1`, `2x2` the default, `1x4`).
 
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::ftl::{scheme, Mapping};
@@ -201,8 +202,8 @@ fn measure_mode(scheme: &str, mode: &str, requests: &[Request]) -> Speed {
             c
         }
         "on, 1 die" => config(scheme, Some((1, 1)), false),
-        "on, 4 dies" => config(scheme, Some((2, 2)), false),
-        "on, 4 per die" => config(scheme, Some((2, 2)), true),
+        "on, 4 dies" => config(scheme, Some(layout()), false),
+        "on, 4 per die" => config(scheme, Some(layout()), true),
         other => panic!(
             "FTLSIM_BENCH_MODE={other}: one of {}",
             MODES.map(|(m, _)| m).join(", ")
@@ -211,12 +212,29 @@ fn measure_mode(scheme: &str, mode: &str, requests: &[Request]) -> Speed {
     measure(&cfg, requests)
 }
 
+/// The 4 dies' layout as (channels, dies a channel): 2 x 2, or `FTLSIM_BENCH_LAYOUT` (`4x1`, `2x2`, `1x4`).
+/// The serial figures do not depend on it; the event model's cost grows with the dies on a channel.
+fn layout() -> (u32, u32) {
+    let Ok(given) = std::env::var("FTLSIM_BENCH_LAYOUT") else {
+        return (2, 2);
+    };
+    match given.as_str() {
+        "4x1" => (4, 1),
+        "2x2" => (2, 2),
+        "1x4" => (1, 4),
+        other => {
+            panic!("FTLSIM_BENCH_LAYOUT={other}: one of 4x1, 2x2, 1x4 (channels x dies a channel)")
+        }
+    }
+}
+
 fn main() {
     let quick = std::env::var_os("FTLSIM_BENCH_QUICK").is_some();
     let requests = workload(if quick { 60_000 } else { 600_000 });
+    let (channels, per) = layout();
     println!(
         "{} single-page requests (3 in 16 reads) over 64 MiB of 2 KiB pages, 64 pages a physical block, \
-         precondition full; best of 3",
+         precondition full; 4 dies as {channels} channels x {per}; best of 3",
         requests.len()
     );
     println!(
