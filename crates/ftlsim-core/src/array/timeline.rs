@@ -46,6 +46,7 @@ use super::figures::{ArrayFigures, ResponseSummary};
 use crate::addr::SourcePage;
 use crate::config::Timing;
 use crate::config::{ArrayPlacement, ArraySpec};
+use crate::stats::{nearest_ns, time_histogram};
 use hdrhistogram::Histogram;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -105,15 +106,14 @@ struct Responses {
 impl Responses {
     fn new() -> Responses {
         Responses {
-            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"),
+            hist: time_histogram(),
             sum: 0.0,
             max: 0.0,
         }
     }
 
     fn record(&mut self, us: f64) {
-        // To the nearest nanosecond (`f64::round` is a call to libm on the baseline x86-64).
-        self.hist.saturating_record((us * 1000.0 + 0.5) as u64);
+        self.hist.saturating_record(nearest_ns(us));
         self.sum += us;
         self.max = later(self.max, us);
     }

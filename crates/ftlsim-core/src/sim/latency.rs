@@ -1,6 +1,7 @@
 //! Latency of host requests: exact count, mean and max, and percentiles from an HDR histogram.
 
 use crate::report::LatencySummary;
+use crate::stats::{nearest_ns, time_histogram};
 use hdrhistogram::Histogram;
 
 /// Latencies of one kind of request: exact count, mean and max, and percentiles from a histogram in
@@ -19,7 +20,7 @@ pub(super) struct Latencies {
 impl Latencies {
     pub(super) fn new() -> Latencies {
         Latencies {
-            hist: Histogram::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds"),
+            hist: time_histogram(),
             same_ns: 0,
             same: 0,
             sum_us: 0.0,
@@ -29,9 +30,7 @@ impl Latencies {
 
     #[inline]
     pub(super) fn record(&mut self, us: f64) {
-        // A latency is never negative, so adding a half and truncating rounds to the nearest nanosecond as
-        // `round` does, without its library call in the request loop.
-        let ns = (us * 1000.0 + 0.5) as u64;
+        let ns = nearest_ns(us);
         if ns == self.same_ns {
             self.same += 1;
         } else {
@@ -84,11 +83,10 @@ mod tests {
         values.extend(std::iter::repeat_n(75.25, 40));
         values.extend([4e12, 4e12, 200.0, 9.999, 9.999]);
         let mut latencies = Latencies::new();
-        let mut each =
-            Histogram::<u64>::new_with_bounds(1, 3_600_000_000_000, 3).expect("valid bounds");
+        let mut each = time_histogram();
         for &us in &values {
             latencies.record(us);
-            each.saturating_record((us * 1000.0 + 0.5) as u64);
+            each.saturating_record(nearest_ns(us));
         }
         let s = latencies.summary();
         assert_eq!(s.count, values.len() as u64);
