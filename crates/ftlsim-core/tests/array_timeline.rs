@@ -498,3 +498,64 @@ fn on_one_die_runs_of_copies_and_spare_reads_are_timed_as_their_operations_one_b
         (b.write.mean, b.die_utilization, b.channel_utilization)
     );
 }
+
+#[test]
+fn placed_per_die_runs_of_copies_are_timed_as_their_operations_one_by_one_on_a_long_random_run() {
+    // Requests arrive faster than the dies serve them, so each channel books transfers far ahead and a copy's
+    // read finds gaps among the other dies' transfers: some hold its program's transfer too (one booking),
+    // some do not (the program searches on). On 2 channels of 2 dies, and on one channel of 4.
+    use ftlsim_core::addr::Ppn;
+    const DIE_PAGES: u32 = 256;
+    for channels in [2, 1] {
+        let new = || {
+            let mut t = golden_timeline(channels, 4 / channels, 1, 16);
+            t.place_per_die(DIE_PAGES);
+            t
+        };
+        let (mut at_once, mut one_by_one) = (new(), new());
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut arrival = 0.0;
+        for _ in 0..3000 {
+            arrival += next(30) as f64;
+            for t in [&mut at_once, &mut one_by_one] {
+                t.begin_request(Kind::Write, arrival + 1.0, 100);
+            }
+            for _ in 0..1 + next(3) {
+                let die = next(4) as u32 * DIE_PAGES;
+                if next(3) == 0 {
+                    let from: Vec<Ppn> = (0..1 + next(12))
+                        .map(|_| Ppn(next(DIE_PAGES as u64) as u32))
+                        .collect();
+                    let to = next(DIE_PAGES as u64 - 12) as u32;
+                    at_once.copy_run(&from, to, die);
+                    for (i, p) in from.iter().enumerate() {
+                        one_by_one.op(FlashOp::Read, die + p.0);
+                        one_by_one.op(FlashOp::Program, die + to + i as u32);
+                    }
+                } else {
+                    let op =
+                        [FlashOp::Read, FlashOp::Program, FlashOp::SpareRead][next(3) as usize];
+                    let ppn = die + next(DIE_PAGES as u64) as u32;
+                    at_once.op(op, ppn);
+                    one_by_one.op(op, ppn);
+                }
+            }
+            for t in [&mut at_once, &mut one_by_one] {
+                t.end_request();
+            }
+        }
+        assert_eq!(spans(&at_once), spans(&one_by_one), "{channels} channels");
+        let (a, b) = (at_once.figures(), one_by_one.figures());
+        assert_eq!(
+            (a.write.mean, a.die_utilization, a.channel_utilization),
+            (b.write.mean, b.die_utilization, b.channel_utilization),
+            "{channels} channels"
+        );
+    }
+}

@@ -244,6 +244,17 @@ impl DieTransfers {
         self.head = 0;
     }
 
+    /// The start of the transfer numbered `number` (see `forgotten`), infinite if none is booked yet.
+    #[inline(always)]
+    fn start_of(&self, number: u64) -> f64 {
+        let i = (number - self.forgotten) as usize;
+        if i < self.len {
+            self.at(i).0
+        } else {
+            f64::INFINITY
+        }
+    }
+
     /// Forgets the transfers that end by `past`.
     fn forget(&mut self, past: f64) {
         let ended = self.first_ending_after(past);
@@ -459,8 +470,14 @@ impl<S: SpanSink> Lanes<'_, S> {
     /// channel's busy time counts them); returns the start.
     #[inline(always)]
     fn reserve(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
+        self.channel[c].busy += len;
+        self.place(d, c, ready, len)
+    }
+
+    /// [`Lanes::reserve`] but for the channel's busy time.
+    #[inline(always)]
+    fn place(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
         let channel = &mut self.channel[c];
-        channel.busy += len;
         // A channel of one die is free whenever its die is: each of its transfers is the die's, after the end
         // of the die's last operation, so after every transfer booked on the channel.
         if len <= 0.0 || self.dies_per_channel == 1 {
@@ -481,19 +498,84 @@ impl<S: SpanSink> Lanes<'_, S> {
                 booked.end
             }
         } else {
-            let start = if self.dies_per_channel == 2 {
-                // The one other die of the channel: its transfers are the whole walk.
-                let k = usize::from(d < self.channels);
-                let other = &self.die[c + k * self.channels].transfers;
-                gap_beside(other, &mut self.met[2 * d + k], ready, len)
-            } else {
-                let shape = (self.channels, self.dies_per_channel);
-                first_gap(self.die, self.met, shape, (d, c), ready, len)
-            };
-            channel.book(start, start + len);
+            let (start, _) = self.search(d, c, ready, len);
+            self.channel[c].book(start, start + len);
             start
         };
-        let end = start + len;
+        self.keep_transfer(d, c, start, start + len);
+        start
+    }
+
+    /// Books die `d`'s transfer of `first` on its channel `c` at the earliest free time at or after `ready`,
+    /// then its transfer of `second` at the earliest at or after the first's end (a copy's read out, then its
+    /// program in): what two [`Lanes::reserve`]s do, with the same times. Where the second follows the first
+    /// in the gap the first found, both are booked as one transfer: one place in the die's ring, and no search
+    /// for the second (the channel is busy for the same time, so every later search finds the same gap).
+    /// Returns both starts.
+    #[inline(always)]
+    fn reserve_pair(
+        &mut self,
+        d: usize,
+        c: usize,
+        ready: f64,
+        first: f64,
+        second: f64,
+    ) -> (f64, f64) {
+        if first <= 0.0 || second <= 0.0 || self.dies_per_channel == 1 {
+            let start = self.reserve(d, c, ready, first);
+            return (start, self.reserve(d, c, start + first, second));
+        }
+        let channel = &mut self.channel[c];
+        channel.busy += first;
+        channel.busy += second;
+        let booked = *channel;
+        // The first's start, and the start of the next transfer booked after it: where its gap ends.
+        let (start, gap_end) = if ready >= booked.end {
+            (ready, f64::INFINITY)
+        } else if ready >= booked.before_last {
+            if ready + first <= booked.last_start {
+                (ready, booked.last_start)
+            } else {
+                (booked.end, f64::INFINITY)
+            }
+        } else {
+            self.search(d, c, ready, first)
+        };
+        let out = start + first;
+        let end = out + second;
+        if end <= gap_end {
+            self.channel[c].book(start, end);
+            self.keep_transfer(d, c, start, end);
+            return (start, out);
+        }
+        // The gap is too short for both: two transfers.
+        self.channel[c].book(start, out);
+        self.keep_transfer(d, c, start, out);
+        (start, self.place(d, c, out, second))
+    }
+
+    /// The start of the earliest gap of `len` at or after `ready` among the transfers booked on die `d`'s
+    /// channel `c` (its own all ended by `ready`), and the start of the first transfer booked after that gap
+    /// (infinite if none is).
+    #[inline(always)]
+    fn search(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, f64) {
+        if self.dies_per_channel == 2 {
+            // The one other die of the channel: its transfers are the whole walk.
+            let k = usize::from(d < self.channels);
+            let other = &self.die[c + k * self.channels].transfers;
+            let met = &mut self.met[2 * d + k];
+            let start = gap_beside(other, met, ready, len);
+            (start, other.start_of(*met))
+        } else {
+            let shape = (self.channels, self.dies_per_channel);
+            let start = first_gap(self.die, self.met, shape, (d, c), ready, len);
+            (start, next_start(self.die, self.met, shape, (d, c)))
+        }
+    }
+
+    /// Keeps die `d`'s transfer from `start` to `end` (booked on its channel `c`) in its ring.
+    #[inline(always)]
+    fn keep_transfer(&mut self, d: usize, c: usize, start: f64, end: f64) {
         if self.die[d].transfers.len >= self.die[d].transfers.room_at {
             let reach = Reach {
                 multi_plane: self.multi_plane,
@@ -504,7 +586,6 @@ impl<S: SpanSink> Lanes<'_, S> {
             make_room(self.die, reach, d, c);
         }
         self.die[d].transfers.push(start, end);
-        start
     }
 
     /// One read on die `d` of channel `c`, of work submitted at `ready` (rule 3: the die's array time, then
@@ -697,6 +778,23 @@ fn first_gap(
     }
 }
 
+/// After [`first_gap`] for die `d` of channel `c`: the start of the first transfer booked after the gap it
+/// found (infinite if none is), the least start at the other dies' cursors, which it left at their first
+/// transfers after the gap.
+fn next_start(
+    dies: &[Die],
+    met: &[u64],
+    (channels, per): (usize, usize),
+    (d, c): (usize, usize),
+) -> f64 {
+    let own = d / channels;
+    let met = &met[d * per..(d + 1) * per];
+    (0..per)
+        .filter(|&k| k != own)
+        .map(|k| dies[c + k * channels].transfers.start_of(met[k]))
+        .fold(f64::INFINITY, earlier)
+}
+
 /// [`first_gap`] on a channel of two dies: the start of the earliest gap of `len` at or after `ready` among
 /// the other die's transfers `ring`, walked from the searching die's cursor `met` into it.
 #[inline(always)]
@@ -780,15 +878,22 @@ fn copies_on<S: SpanSink>(
     run: &mut RunSums,
 ) {
     for _ in 0..copies {
-        let end = lanes.read_in_run(FlashOp::Read, (d, c), read, ready, run);
-        // The program waits for its read (rule 4), which ended after the submission, on the same die.
-        let start = lanes.reserve(d, c, end, program.channel);
-        let moved = start + program.channel;
+        // The read: the die's array time, then the data out; the program waits for it (rule 4), which ended
+        // after the submission, on the same die: the data in as soon as the channel has room after the read's.
+        let start = later(lanes.die[d].free, ready);
+        let (out, program_start) =
+            lanes.reserve_pair(d, c, start + read.array, read.channel, program.channel);
+        let end = out + read.channel;
+        lanes.span(FlashOp::Read, d, c, start, end);
+        run.die_busy += end - start;
+        run.frontier = later(run.frontier, end);
+        run.read_end = end;
+        let moved = program_start + program.channel;
         let free = moved + program.array;
         lanes.die[d].free = free;
-        run.die_busy += free - start;
+        run.die_busy += free - program_start;
         run.frontier = later(run.frontier, free);
-        lanes.span(FlashOp::Program, d, c, start, free);
+        lanes.span(FlashOp::Program, d, c, program_start, free);
     }
 }
 
