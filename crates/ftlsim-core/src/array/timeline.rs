@@ -498,7 +498,7 @@ impl<S: SpanSink> Lanes<'_, S> {
                 booked.end
             }
         } else {
-            let (start, _) = self.search(d, c, ready, len);
+            let start = self.search(d, c, ready, len);
             self.channel[c].book(start, start + len);
             start
         };
@@ -539,7 +539,8 @@ impl<S: SpanSink> Lanes<'_, S> {
                 (booked.end, f64::INFINITY)
             }
         } else {
-            self.search(d, c, ready, first)
+            let start = self.search(d, c, ready, first);
+            (start, self.next_start(d, c))
         };
         let out = start + first;
         let end = out + second;
@@ -555,22 +556,35 @@ impl<S: SpanSink> Lanes<'_, S> {
     }
 
     /// The start of the earliest gap of `len` at or after `ready` among the transfers booked on die `d`'s
-    /// channel `c` (its own all ended by `ready`), and the start of the first transfer booked after that gap
-    /// (infinite if none is).
+    /// channel `c` (its own all ended by `ready`).
     #[inline(always)]
-    fn search(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, f64) {
+    fn search(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
         if self.dies_per_channel == 2 {
             // The one other die of the channel: its transfers are the whole walk.
             let k = usize::from(d < self.channels);
             let other = &self.die[c + k * self.channels].transfers;
-            let met = &mut self.met[2 * d + k];
-            let start = gap_beside(other, met, ready, len);
-            (start, other.start_of(*met))
+            gap_beside(other, &mut self.met[2 * d + k], ready, len)
         } else {
             let shape = (self.channels, self.dies_per_channel);
-            let start = first_gap(self.die, self.met, shape, (d, c), ready, len);
-            (start, next_start(self.die, self.met, shape, (d, c)))
+            first_gap(self.die, self.met, shape, (d, c), ready, len)
         }
+    }
+
+    /// After [`Lanes::search`] for die `d` of channel `c`: the start of the first transfer booked after the
+    /// gap it found (infinite if none is), the least start at the other dies' cursors, which the search left
+    /// at their first transfers after the gap.
+    #[inline(always)]
+    fn next_start(&self, d: usize, c: usize) -> f64 {
+        let (channels, per) = (self.channels, self.dies_per_channel);
+        let own = d / channels;
+        let mut next = f64::INFINITY;
+        for k in 0..per {
+            if k != own {
+                let cursor = self.met[d * per + k];
+                next = earlier(next, self.die[c + k * channels].transfers.start_of(cursor));
+            }
+        }
+        next
     }
 
     /// Keeps die `d`'s transfer from `start` to `end` (booked on its channel `c`) in its ring.
@@ -776,23 +790,6 @@ fn first_gap(
             return at;
         }
     }
-}
-
-/// After [`first_gap`] for die `d` of channel `c`: the start of the first transfer booked after the gap it
-/// found (infinite if none is), the least start at the other dies' cursors, which it left at their first
-/// transfers after the gap.
-fn next_start(
-    dies: &[Die],
-    met: &[u64],
-    (channels, per): (usize, usize),
-    (d, c): (usize, usize),
-) -> f64 {
-    let own = d / channels;
-    let met = &met[d * per..(d + 1) * per];
-    (0..per)
-        .filter(|&k| k != own)
-        .map(|k| dies[c + k * channels].transfers.start_of(met[k]))
-        .fold(f64::INFINITY, earlier)
 }
 
 /// [`first_gap`] on a channel of two dies: the start of the earliest gap of `len` at or after `ready` among
