@@ -483,10 +483,10 @@ impl Recent {
     }
 
     /// The start of the earliest gap of `len` at or after `ready` among the transfers kept, where every
-    /// other ended by then (`ready >= settled`), and the start of the first transfer after it (infinite if
-    /// none is).
+    /// other ended by then (`ready >= settled`), the start of the first transfer after it (infinite if none
+    /// is), and where that is among them (a transfer in the gap goes there).
     #[inline(always)]
-    fn gap(&self, ready: f64, len: f64) -> (f64, f64) {
+    fn gap(&self, ready: f64, len: f64) -> (f64, f64, usize) {
         // The first that ends after `ready`: they end in order, and only the last few do.
         let mut i = self.len;
         while i > 0 && self.at(i - 1).1 > ready {
@@ -496,27 +496,39 @@ impl Recent {
         while i < self.len {
             let (start, end) = self.at(i);
             if start >= at + len {
-                return (at, start);
+                return (at, start, i);
             }
             at = end;
             i += 1;
         }
-        (at, f64::INFINITY)
+        (at, f64::INFINITY, i)
     }
 
-    /// Keeps a transfer from `start` to `end`, which overlaps none booked, in its place in time order; the
-    /// earliest kept leaves if they are full (or it, if it is earlier still).
+    /// Keeps a transfer from `start` to `end`, which overlaps none booked, in its place in time order (`place`
+    /// if it is known); the earliest kept leaves if they are full (or it, if it is earlier still).
     #[inline(always)]
-    fn keep(&mut self, start: f64, end: f64) {
-        if self.len == RECENT && start < self.kept[self.head].0 {
-            self.settled = later(self.settled, end);
-            return;
-        }
-        let mut i = self.len;
-        while i > 0 && self.at(i - 1).0 > start {
-            i -= 1;
-        }
+    fn keep(&mut self, start: f64, end: f64, place: Place) {
+        let mut i = match place {
+            Place::Last => self.len,
+            Place::BeforeLast => self.len - 1,
+            Place::At(i) => i,
+            Place::Unknown => {
+                if self.len == RECENT && start < self.kept[self.head].0 {
+                    self.settled = later(self.settled, end);
+                    return;
+                }
+                let mut i = self.len;
+                while i > 0 && self.at(i - 1).0 > start {
+                    i -= 1;
+                }
+                i
+            }
+        };
         if self.len == RECENT {
+            if i == 0 {
+                self.settled = later(self.settled, end);
+                return;
+            }
             self.settled = later(self.settled, self.kept[self.head].1);
             self.head = (self.head + 1) % RECENT;
             self.len -= 1;
@@ -530,6 +542,16 @@ impl Recent {
         self.kept[(self.head + i) % RECENT] = (start, end);
         self.len += 1;
     }
+}
+
+/// Where a transfer goes among a channel's latest ones ([`Recent::keep`]), where the search that placed it
+/// knows: after them all, before the last, at a place found among them, or not known.
+#[derive(Clone, Copy)]
+enum Place {
+    Last,
+    BeforeLast,
+    At(usize),
+    Unknown,
 }
 
 /// [`Timeline::channel_mask`] where the channels are not a power of two.
@@ -576,37 +598,38 @@ impl<S: SpanSink> Lanes<'_, S> {
             return ready;
         }
         let booked = *channel;
-        let start = if ready >= booked.end {
+        let (start, place) = if ready >= booked.end {
             channel.book_latest(ready, len);
-            ready
+            (ready, Place::Last)
         } else if ready >= booked.before_last {
             // Only the latest transfer may be in the way.
             if ready + len <= booked.last_start {
                 // In the gap before it, after every other.
                 channel.before_last = ready + len;
-                ready
+                (ready, Place::BeforeLast)
             } else {
                 channel.book_latest(booked.end, len);
-                booked.end
+                (booked.end, Place::Last)
             }
         } else {
-            let start = self.search(d, c, ready, len);
+            let (start, place) = self.search(d, c, ready, len);
             self.channel[c].book(start, start + len);
-            start
+            (start, place)
         };
-        self.keep_transfer(d, c, start, start + len);
+        self.keep_transfer(d, c, start, start + len, place);
         start
     }
 
     /// The start of the earliest gap of `len` at or after `ready` on die `d`'s channel `c`, where some
     /// transfer other than the latest ends after `ready`.
     #[inline(always)]
-    fn search(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
+    fn search(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, Place) {
         let recent = &self.channel[c].recent;
         if self.keep_recent && ready >= recent.settled {
-            recent.gap(ready, len).0
+            let (start, _, i) = recent.gap(ready, len);
+            (start, Place::At(i))
         } else {
-            self.walk(d, c, ready, len)
+            (self.walk(d, c, ready, len), Place::Unknown)
         }
     }
 
@@ -615,7 +638,8 @@ impl<S: SpanSink> Lanes<'_, S> {
     fn search_to_gap_end(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, f64) {
         let recent = &self.channel[c].recent;
         if self.keep_recent && ready >= recent.settled {
-            recent.gap(ready, len)
+            let (start, gap_end, _) = recent.gap(ready, len);
+            (start, gap_end)
         } else {
             let start = self.walk(d, c, ready, len);
             (start, self.next_start(d, c))
@@ -661,12 +685,12 @@ impl<S: SpanSink> Lanes<'_, S> {
         let end = out + second;
         if end <= gap_end {
             self.channel[c].book(start, end);
-            self.keep_transfer(d, c, start, end);
+            self.keep_transfer(d, c, start, end, Place::Unknown);
             return (start, out);
         }
         // The gap is too short for both: two transfers.
         self.channel[c].book(start, out);
-        self.keep_transfer(d, c, start, out);
+        self.keep_transfer(d, c, start, out, Place::Unknown);
         (start, self.place(d, c, out, second))
     }
 
@@ -704,7 +728,7 @@ impl<S: SpanSink> Lanes<'_, S> {
 
     /// Keeps die `d`'s transfer from `start` to `end` (booked on its channel `c`) in its ring.
     #[inline(always)]
-    fn keep_transfer(&mut self, d: usize, c: usize, start: f64, end: f64) {
+    fn keep_transfer(&mut self, d: usize, c: usize, start: f64, end: f64, place: Place) {
         if self.die[d].transfers.len >= self.die[d].transfers.room_at {
             let reach = Reach {
                 multi_plane: self.multi_plane,
@@ -716,7 +740,7 @@ impl<S: SpanSink> Lanes<'_, S> {
         }
         self.die[d].transfers.push(start, end);
         if self.keep_recent {
-            self.channel[c].recent.keep(start, end);
+            self.channel[c].recent.keep(start, end, place);
         }
     }
 
@@ -1886,14 +1910,17 @@ mod tests {
             let ready = now - next(behind) as f64;
             let len = (1 + next(9)) as f64;
             let (start, next_start) = gap_in(&all, ready, len);
+            // Kept at the place the gap says where it was checked, else where the kept transfers say.
+            let mut place = Place::Unknown;
             if ready >= recent.settled {
-                assert_eq!(recent.gap(ready, len), (start, next_start), "ready {ready}");
-                checked += 1;
+                let (at, gap_end, i) = recent.gap(ready, len);
+                assert_eq!((at, gap_end), (start, next_start), "ready {ready}");
+                (place, checked) = (Place::At(i), checked + 1);
             }
             if recent.len == RECENT && start < recent.at(0).0 {
                 earlier_than_kept += 1;
             }
-            recent.keep(start, start + len);
+            recent.keep(start, start + len, place);
             let place = all.partition_point(|&(s, _)| s < start);
             all.insert(place, (start, start + len));
             // Every transfer that ends after `settled` is kept.
