@@ -2,12 +2,13 @@
 //! workload (600,000 single-page requests, a fifth of them reads, uniform over 64 MiB of 2 KiB pages, 64
 //! pages a physical block, every page written first), it prints flash operations per second with the event
 //! model off (today's serial sum), on with 1 die (`queue_depth=32`) and on with 4 dies (2 channels x 2 dies),
-//! the scheme's block striped over them or an instance per die. Each is compared with the serial model doing
-//! the same flash work (`vs serial`; the issue's bar: at least half): on 1 die with `off`; striped with the
-//! serial model on the scheme's striped block (4 times the block, `off, 4x block`); an instance per die with
-//! the per-die twin (`off, die twin`): each die's share of the workload, routed as `ftl/per_die.rs` routes
-//! it, run alone with the event model off on a quarter of the device, the four runs summed (an instance per
-//! die merges and collects its own blocks: other flash work than `off`, fewer operations for the same trace).
+//! the scheme's block striped over them (`on, striped`) or an instance per die (`on, per die`). Each is
+//! compared with the serial model doing the same flash work (`vs serial`; the issue's bar: at least half): on
+//! 1 die with `off`; striped with the serial model on the scheme's striped block (the block times the dies,
+//! `off, striped block`); an instance per die with the per-die twin (`off, die twin`): each die's share of the
+//! workload, routed as `ftl/per_die.rs` routes it, run alone with the event model off on its share of the
+//! device, the runs summed (an instance per die merges and collects its own blocks: other flash work than
+//! `off`, fewer operations for the same trace).
 //! The bench asserts that each pair's counts are the same. Every mode is also compared with `off` by the
 //! trace's requests per second (`trace vs off`). It prints bytes of chip-model memory per physical page too
 //! (the bar: unchanged).
@@ -15,9 +16,10 @@
 //! thread was on a CPU (`/proc/thread-self/schedstat`) and the rates and ratios are per CPU second (flash
 //! ops/s divided by that share). Each figure is the best of three runs, taken in turn with the other modes.
 //! `FTLSIM_BENCH_QUICK=1` runs a tenth of the requests (a smoke run); `FTLSIM_BENCH_SCHEMES=fast,dftl` only
-//! those schemes (a profile of one); `FTLSIM_BENCH_MODE="on, 4 dies"` (any mode's name) runs that one mode
+//! those schemes (a profile of one); `FTLSIM_BENCH_MODE="on, striped"` (any mode's name) runs that one mode
 //! once, printing its rate and counts (a profile of one mode under perf or callgrind);
-//! `FTLSIM_BENCH_LAYOUT=1x4` lays the 4 dies out as 1 channel of 4 (`4x1`, `2x2` the default, `1x4`).
+//! `FTLSIM_BENCH_LAYOUT=1x8` lays out other dies: channels x dies a channel (`2x2` the default; `4x1` and
+//! `1x4` the same 4 dies otherwise; `1x8` as many on a channel as MQSim's default).
 
 use ftlsim_core::config::DeviceOverrides;
 use ftlsim_core::ftl::{scheme, Mapping};
@@ -27,7 +29,7 @@ use std::time::Instant;
 
 const PAGE_BYTES: u64 = 2048;
 const CAPACITY_BYTES: u64 = 64 << 20;
-/// Pages of the scheme's block (of a physical block, but for `off, 4x block`).
+/// Pages of the scheme's block (of a physical block, but for `off, striped block`).
 const PAGES_PER_BLOCK: u64 = 64;
 
 /// The shared workload: single-page requests at random pages, 3 in 16 reads.
@@ -135,9 +137,6 @@ fn best(scheme: &str, requests: &[Request]) -> Vec<Speed> {
     best.into_iter().map(|s| s.expect("three runs")).collect()
 }
 
-/// The dies of the striped and per-die modes (2 channels x 2 dies).
-const DIES: u64 = 4;
-
 /// The serial twin of an instance per die: each die's share of the workload, routed and renumbered as
 /// `ftl/per_die.rs` routes it (a page-mapped scheme's page `lpn` to die `lpn mod 4` as its page `lpn div 4`; a
 /// block-mapped one's block likewise, its offset kept), run alone with the event model off on the die's
@@ -145,18 +144,19 @@ const DIES: u64 = 4;
 /// it), with no event model: their flash ops and times summed.
 fn measure_twin(name: &str, requests: &[Request]) -> Speed {
     let mapping = scheme(name).expect("a registered scheme").mapping;
+    let dies = dies();
     let cfg = SimConfig {
-        capacity: Some(format!("{}", CAPACITY_BYTES / DIES)),
+        capacity: Some(format!("{}", CAPACITY_BYTES / dies)),
         ..config(name, None, false)
     };
-    let mut shares = vec![Vec::new(); DIES as usize];
+    let mut shares = vec![Vec::new(); dies as usize];
     for r in requests {
         let lpn = r.offset / PAGE_BYTES;
         let (die, local) = match mapping {
-            Mapping::Page => (lpn % DIES, lpn / DIES),
+            Mapping::Page => (lpn % dies, lpn / dies),
             Mapping::Block => {
                 let (lbn, offset) = (lpn / PAGES_PER_BLOCK, lpn % PAGES_PER_BLOCK);
-                (lbn % DIES, lbn / DIES * PAGES_PER_BLOCK + offset)
+                (lbn % dies, lbn / dies * PAGES_PER_BLOCK + offset)
             }
         };
         shares[die as usize].push(Request::new(0.0, r.op, local * PAGE_BYTES, r.len));
@@ -179,31 +179,31 @@ fn measure_twin(name: &str, requests: &[Request]) -> Speed {
     }
 }
 
-/// The bench's modes: the serial model on the scheme's block, on the striped block (4 times it: what the
-/// scheme sees on 4 striped dies, so the same flash work) and on each die's share alone (the per-die twin:
-/// the flash work of an instance per die), the event model on 1 die, on 4 dies striped and on 4 dies with an
-/// instance per die; each with the serial mode it is compared with.
+/// The bench's modes: the serial model on the scheme's block, on the striped block (the block times the
+/// dies: what the scheme sees on striped dies, so the same flash work) and on each die's share alone (the
+/// per-die twin: the flash work of an instance per die), the event model on 1 die, on the dies striped and on
+/// the dies with an instance each; each with the serial mode it is compared with.
 const MODES: [(&str, &str); 6] = [
     ("off", "off"),
-    ("off, 4x block", "off, 4x block"),
+    ("off, striped block", "off, striped block"),
     ("off, die twin", "off, die twin"),
     ("on, 1 die", "off"),
-    ("on, 4 dies", "off, 4x block"),
-    ("on, 4 per die", "off, die twin"),
+    ("on, striped", "off, striped block"),
+    ("on, per die", "off, die twin"),
 ];
 
 fn measure_mode(scheme: &str, mode: &str, requests: &[Request]) -> Speed {
     let cfg = match mode {
         "off, die twin" => return measure_twin(scheme, requests),
         "off" => config(scheme, None, false),
-        "off, 4x block" => {
+        "off, striped block" => {
             let mut c = config(scheme, None, false);
-            c.device.pages_per_block = Some(4 * PAGES_PER_BLOCK as u32);
+            c.device.pages_per_block = Some((dies() * PAGES_PER_BLOCK) as u32);
             c
         }
         "on, 1 die" => config(scheme, Some((1, 1)), false),
-        "on, 4 dies" => config(scheme, Some(layout()), false),
-        "on, 4 per die" => config(scheme, Some(layout()), true),
+        "on, striped" => config(scheme, Some(layout()), false),
+        "on, per die" => config(scheme, Some(layout()), true),
         other => panic!(
             "FTLSIM_BENCH_MODE={other}: one of {}",
             MODES.map(|(m, _)| m).join(", ")
@@ -212,20 +212,30 @@ fn measure_mode(scheme: &str, mode: &str, requests: &[Request]) -> Speed {
     measure(&cfg, requests)
 }
 
-/// The 4 dies' layout as (channels, dies a channel): 2 x 2, or `FTLSIM_BENCH_LAYOUT` (`4x1`, `2x2`, `1x4`).
-/// The serial figures do not depend on it; the event model's cost grows with the dies on a channel.
+/// The dies' layout as (channels, dies a channel): 2 x 2, or `FTLSIM_BENCH_LAYOUT` (`4x1`, `1x4`, `1x8`,
+/// ...). The event model's cost grows with the dies on a channel.
 fn layout() -> (u32, u32) {
     let Ok(given) = std::env::var("FTLSIM_BENCH_LAYOUT") else {
         return (2, 2);
     };
-    match given.as_str() {
-        "4x1" => (4, 1),
-        "2x2" => (2, 2),
-        "1x4" => (1, 4),
-        other => {
-            panic!("FTLSIM_BENCH_LAYOUT={other}: one of 4x1, 2x2, 1x4 (channels x dies a channel)")
-        }
-    }
+    let parsed = given
+        .split_once('x')
+        .and_then(|(c, d)| Some((c.parse().ok()?, d.parse().ok()?)))
+        .filter(|&(c, d): &(u32, u32)| {
+            c >= 1 && d >= 1 && (c * d).is_power_of_two() && c * d <= 16
+        });
+    parsed.unwrap_or_else(|| {
+        panic!(
+            "FTLSIM_BENCH_LAYOUT={given}: channels x dies a channel, e.g. 2x2, 4x1, 1x4 or 1x8 (2 to 16 \
+             dies in all, a power of two, so that they divide the 64 MiB and its blocks)"
+        )
+    })
+}
+
+/// The dies of the striped and per-die modes.
+fn dies() -> u64 {
+    let (channels, per) = layout();
+    u64::from(channels * per)
 }
 
 fn main() {
@@ -234,16 +244,17 @@ fn main() {
     let (channels, per) = layout();
     println!(
         "{} single-page requests (3 in 16 reads) over 64 MiB of 2 KiB pages, 64 pages a physical block, \
-         precondition full; 4 dies as {channels} channels x {per}; best of 3",
-        requests.len()
+         precondition full; {} dies as {channels} channels x {per}; best of 3",
+        requests.len(),
+        channels * per
     );
     println!(
         "`vs serial`: flash ops/cpu-s against the serial model doing the same flash work (the same counts: \
-         4x the scheme block for 4 striped dies, each die's share alone for an instance per die); \
-         `trace vs off`: the trace's requests/cpu-s against `off`"
+         the scheme block times the dies for striped dies, each die's share alone for an instance per \
+         die); `trace vs off`: the trace's requests/cpu-s against `off`"
     );
     println!(
-        "{:<6} {:<14} {:>12} {:>5} {:>12} {:>10} {:>9} {:>12} {:>10}",
+        "{:<6} {:<18} {:>12} {:>5} {:>12} {:>10} {:>9} {:>12} {:>10}",
         "scheme",
         "event model",
         "flash ops/s",
@@ -255,7 +266,7 @@ fn main() {
         "B/phys pg"
     );
     println!(
-        "{:<6} {:<14} {:>12} {:>5} {:>12} {:>10} {:>9}",
+        "{:<6} {:<18} {:>12} {:>5} {:>12} {:>10} {:>9}",
         "", "", "", "", "", "", "off"
     );
     let mut below_half = Vec::new();
@@ -269,7 +280,7 @@ fn main() {
         if let Some(mode) = &one_mode {
             let s = measure_mode(scheme, mode, &requests);
             println!(
-                "{scheme:<6} {mode:<14} {:>12.0} flash ops/s; {} flash ops, {} spare reads",
+                "{scheme:<6} {mode:<18} {:>12.0} flash ops/s; {} flash ops, {} spare reads",
                 s.ops, s.counts.0, s.counts.1
             );
             continue;
@@ -283,12 +294,12 @@ fn main() {
             "{scheme}: the event model on one die changes no count"
         );
         assert_eq!(
-            speed_of("on, 4 dies").counts,
-            speed_of("off, 4x block").counts,
-            "{scheme}: 4 striped dies do the flash work of the serial model on their block"
+            speed_of("on, striped").counts,
+            speed_of("off, striped block").counts,
+            "{scheme}: striped dies do the flash work of the serial model on their block"
         );
         assert_eq!(
-            speed_of("on, 4 per die").counts,
+            speed_of("on, per die").counts,
             speed_of("off, die twin").counts,
             "{scheme}: an instance per die does the flash work of each die's share run alone"
         );
@@ -297,7 +308,7 @@ fn main() {
             let ratio = s.per_cpu_s() / speed_of(serial).per_cpu_s();
             let trace = s.requests_per_cpu_s() / off.requests_per_cpu_s();
             println!(
-                "{scheme:<6} {mode:<14} {:>12.0} {:>5} {:>12.0} {:>9.0}% {:>8.0}% {:>12} {:>10.2}",
+                "{scheme:<6} {mode:<18} {:>12.0} {:>5} {:>12.0} {:>9.0}% {:>8.0}% {:>12} {:>10.2}",
                 s.ops,
                 s.share.map_or("-".into(), |x| format!("{:.0}", 100.0 * x)),
                 s.per_cpu_s(),
