@@ -404,7 +404,7 @@ impl Striping for ByDivision {
 /// A channel's state: how long it has been busy, and the end of its booked transfers: a transfer ready after
 /// the latest one's start and every other one's end is placed without a search (the common case where two
 /// dies' transfers are ready together). A channel of more than two striped dies also keeps its latest
-/// transfers ([`Recent`]).
+/// transfers, apart ([`Recent`]).
 #[derive(Clone, Copy)]
 struct Channel {
     /// The time it has been busy with transfers.
@@ -415,7 +415,6 @@ struct Channel {
     last_start: f64,
     /// The latest end of any other.
     before_last: f64,
-    recent: Recent,
 }
 
 impl Channel {
@@ -424,7 +423,6 @@ impl Channel {
         end: f64::NEG_INFINITY,
         last_start: f64::NEG_INFINITY,
         before_last: f64::NEG_INFINITY,
-        recent: Recent::EMPTY,
     };
 
     /// A transfer of `len` from `start`, at or after the end of every one booked, is booked: the latest.
@@ -575,8 +573,9 @@ struct Lanes<'t, S: SpanSink> {
     last_dispatch: f64,
     channels: usize,
     dies_per_channel: usize,
-    /// Whether the channels keep their latest transfers ([`Recent`]).
+    /// Whether the channels keep their latest transfers ([`Recent`]), and those, a channel's each.
     keep_recent: bool,
+    recent: &'t mut [Recent],
 }
 
 impl<S: SpanSink> Lanes<'_, S> {
@@ -624,9 +623,8 @@ impl<S: SpanSink> Lanes<'_, S> {
     /// transfer other than the latest ends after `ready`.
     #[inline(always)]
     fn search(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, Place) {
-        let recent = &self.channel[c].recent;
-        if self.keep_recent && ready >= recent.settled {
-            let (start, _, i) = recent.gap(ready, len);
+        if self.keep_recent && ready >= self.recent[c].settled {
+            let (start, _, i) = self.recent[c].gap(ready, len);
             (start, Place::At(i))
         } else {
             (self.walk(d, c, ready, len), Place::Unknown)
@@ -636,9 +634,8 @@ impl<S: SpanSink> Lanes<'_, S> {
     /// [`Lanes::search`], and the start of the first transfer booked after the gap (infinite if none is).
     #[inline(always)]
     fn search_to_gap_end(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, f64) {
-        let recent = &self.channel[c].recent;
-        if self.keep_recent && ready >= recent.settled {
-            let (start, gap_end, _) = recent.gap(ready, len);
+        if self.keep_recent && ready >= self.recent[c].settled {
+            let (start, gap_end, _) = self.recent[c].gap(ready, len);
             (start, gap_end)
         } else {
             let start = self.walk(d, c, ready, len);
@@ -740,7 +737,7 @@ impl<S: SpanSink> Lanes<'_, S> {
         }
         self.die[d].transfers.push(start, end);
         if self.keep_recent {
-            self.channel[c].recent.keep(start, end, place);
+            self.recent[c].keep(start, end, place);
         }
     }
 
@@ -1099,6 +1096,8 @@ pub struct Timeline {
     /// ended before `x`'s next transfer can be ready).
     met: Vec<u64>,
     channel: Vec<Channel>,
+    /// Each channel's latest transfers where it has more than two dies ([`Recent`]), else none.
+    recent: Vec<Recent>,
     /// `channels - 1` where the channels are a power of two (a die's channel is then `die & channel_mask`),
     /// else [`NOT_A_MASK`].
     channel_mask: u32,
@@ -1226,6 +1225,11 @@ impl Timeline {
             generation: 1,
             met: vec![0; (dies * (dies / spec.channels)) as usize],
             channel: vec![Channel::EMPTY; spec.channels as usize],
+            recent: if dies / spec.channels > 2 {
+                vec![Recent::EMPTY; spec.channels as usize]
+            } else {
+                Vec::new()
+            },
             channel_mask: if spec.channels.is_power_of_two() {
                 spec.channels - 1
             } else {
@@ -1701,6 +1705,7 @@ impl Timeline {
             channels: self.spec.channels as usize,
             dies_per_channel: self.dies_per_channel as usize,
             keep_recent: self.dies_per_channel > 2 && self.die_pages == 0,
+            recent: &mut self.recent,
         }
     }
 
