@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{golden_timeline, span_tuples as spans, GOLDEN_TIMING as TIMING};
+use common::{draws, golden_timeline, span_tuples as spans, GOLDEN_TIMING as TIMING};
 use ftlsim_core::array::{FlashOp, Kind, Timeline};
 
 fn timeline(channels: u32, dies_per_chip: u32, queue_depth: u32) -> Timeline {
@@ -390,13 +390,7 @@ fn random_run_against_the_reference(channels: u32, dies_per_chip: u32, planes: u
         FlashOp::Program,
         FlashOp::SpareProgram,
     ];
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = |n: u64| {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (x >> 33) % n
-    };
+    let mut next = draws(0x2545_f491_4f6c_dd1d);
     let mut arrival = 0.0;
     for _ in 0..3000 {
         arrival += next(40) as f64;
@@ -513,13 +507,7 @@ fn placed_per_die_runs_of_copies_are_timed_as_their_operations_one_by_one_on_a_l
             t
         };
         let (mut at_once, mut one_by_one) = (new(), new());
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = |n: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % n
-        };
+        let mut next = draws(0x9e37_79b9_7f4a_7c15);
         let mut arrival = 0.0;
         for _ in 0..3000 {
             arrival += next(30) as f64;

@@ -61,6 +61,18 @@ pub fn cases(debug: u32) -> u32 {
     }
 }
 
+/// A seeded random draw: each call `below(n)` gives the next number below `n` (a linear congruential
+/// generator's high bits), the same sequence for the same seed.
+pub fn draws(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed;
+    move |n| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    }
+}
+
 /// A random mix of reads, writes and trims arriving every 50 us, over 128 logical pages of 512 B.
 pub fn mixed(n: u64) -> Vec<Request> {
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
