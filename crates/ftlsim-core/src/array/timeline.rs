@@ -312,15 +312,27 @@ fn earlier(a: f64, b: f64) -> f64 {
     }
 }
 
-/// A non-negative time as a key that orders as the time does (the bits of a non-negative f64 do).
-#[inline]
-fn key(t: f64) -> Reverse<u64> {
-    Reverse(t.max(0.0).to_bits())
-}
+/// A request's completion in a min-heap: its time, and whether it counts in the system's queue depth (a read
+/// or write; a trim takes a place in the device only). It orders by time, as the bits of a non-negative f64
+/// do; the low bit says whether it counts.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Completion(Reverse<u64>);
 
-#[inline]
-fn time(k: Reverse<u64>) -> f64 {
-    f64::from_bits(k.0)
+impl Completion {
+    #[inline]
+    fn new(t: f64, counts: bool) -> Completion {
+        Completion(Reverse(t.max(0.0).to_bits() << 1 | u64::from(counts)))
+    }
+
+    #[inline]
+    fn time(self) -> f64 {
+        f64::from_bits(self.0 .0 >> 1)
+    }
+
+    #[inline]
+    fn counts(self) -> bool {
+        self.0 .0 & 1 != 0
+    }
 }
 
 /// A die's multi-plane operation that the die's next operation may join (rule 7).
@@ -638,8 +650,7 @@ impl<S: SpanSink> Lanes<'_, S> {
             let (start, gap_end, _) = self.recent[c].gap(ready, len);
             (start, gap_end)
         } else {
-            let start = self.walk(d, c, ready, len);
-            (start, self.next_start(d, c))
+            self.walk_to_gap_end(d, c, ready, len)
         }
     }
 
@@ -703,6 +714,21 @@ impl<S: SpanSink> Lanes<'_, S> {
         } else {
             let shape = (self.channels, self.dies_per_channel);
             first_gap(self.die, self.met, shape, (d, c), ready, len)
+        }
+    }
+
+    /// [`Lanes::walk`], and the start of the first transfer booked after the gap (infinite if none is).
+    #[inline(always)]
+    fn walk_to_gap_end(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, f64) {
+        if self.dies_per_channel == 2 {
+            // The other die's transfer that ended the walk is the first after the gap.
+            let k = usize::from(d < self.channels);
+            let other = &self.die[c + k * self.channels].transfers;
+            let (start, _, gap_end) = walk_to_gap(other, &mut self.met[2 * d + k], ready, len);
+            (start, gap_end)
+        } else {
+            let start = self.walk(d, c, ready, len);
+            (start, self.next_start(d, c))
         }
     }
 
@@ -919,7 +945,7 @@ fn first_gap(
         let mut moved = false;
         for (k, met) in met.iter_mut().enumerate() {
             if k != own {
-                let (to, walked) = walk_to_gap(&dies[c + k * channels].transfers, met, at, len);
+                let (to, walked, _) = walk_to_gap(&dies[c + k * channels].transfers, met, at, len);
                 (at, moved) = (to, moved || walked);
             }
         }
@@ -939,17 +965,19 @@ fn gap_beside(ring: &DieTransfers, met: &mut u64, ready: f64, len: f64) -> f64 {
 }
 
 /// Walks `ring` (another die's transfers) from its cursor `met` to the first gap of `len` at or after `at`
-/// among them, leaving the cursor at the first transfer not passed; returns the gap's start and whether it
-/// moved.
+/// among them, leaving the cursor at the first transfer not passed; returns the gap's start, whether it
+/// moved, and the start of that first transfer not passed (infinite if none is): where the gap ends.
 #[inline(always)]
-fn walk_to_gap(ring: &DieTransfers, met: &mut u64, mut at: f64, len: f64) -> (f64, bool) {
+fn walk_to_gap(ring: &DieTransfers, met: &mut u64, mut at: f64, len: f64) -> (f64, bool, f64) {
     let mut moved = false;
+    let mut gap_end = f64::INFINITY;
     let mut i = met.saturating_sub(ring.forgotten) as usize;
     while i < ring.len {
         let (start, end) = ring.at(i);
         // One that ended by `at` is passed; one that begins a gap of `len` ends the walk.
         if end > at {
             if start >= at + len {
+                gap_end = start;
                 break;
             }
             at = end;
@@ -958,7 +986,7 @@ fn walk_to_gap(ring: &DieTransfers, met: &mut u64, mut at: f64, len: f64) -> (f6
         i += 1;
     }
     *met = ring.forgotten + i as u64;
-    (at, moved)
+    (at, moved, gap_end)
 }
 
 /// The earliest a transfer of die `d` can be ready from now on but for the work's submission: the end of the
@@ -1113,10 +1141,13 @@ pub struct Timeline {
     controller_us: f64,
     arrival: f64,
     kind: Kind,
-    /// Completions of the requests in the device (at most `queue_depth`).
-    in_device: BinaryHeap<Reverse<u64>>,
-    /// Completions not yet passed by the queue-depth sweep.
-    in_system: BinaryHeap<Reverse<u64>>,
+    /// Completions of the requests in the device (at most `queue_depth`), till the queue-depth sweep passes
+    /// them: a completion leaves the device and the system at once, unless the device was full and it made
+    /// room for the next request before the sweep reached it.
+    in_device: BinaryHeap<Completion>,
+    /// Completions of requests out of the device (they made room, or a power cut abandoned them) that the
+    /// sweep has not passed: still in the system.
+    out_of_device: BinaryHeap<Completion>,
     last_arrival: f64,
     last_dispatch: f64,
     last_completion: f64,
@@ -1245,7 +1276,7 @@ impl Timeline {
             arrival: 0.0,
             kind: Kind::Other,
             in_device: BinaryHeap::with_capacity(queue_depth + 1),
-            in_system: BinaryHeap::with_capacity(queue_depth + 1),
+            out_of_device: BinaryHeap::new(),
             last_arrival: 0.0,
             last_dispatch: 0.0,
             last_completion: 0.0,
@@ -1315,16 +1346,29 @@ impl Timeline {
         } else {
             later(self.last_dispatch, self.last_arrival)
         };
-        while self.in_device.peek().is_some_and(|&k| time(k) <= arrival) {
-            self.in_device.pop();
-        }
+        self.leave_by(arrival);
         let mut dispatch = later(arrival, self.last_dispatch);
-        if self.in_device.len() >= self.queue_depth {
-            let first_free = self.in_device.pop().map_or(0.0, time);
-            dispatch = later(dispatch, first_free);
+        // The device full: the first to complete makes room.
+        let made_room = if self.in_device.len() >= self.queue_depth {
+            self.in_device.pop()
+        } else {
+            None
+        };
+        if let Some(first) = made_room {
+            dispatch = later(dispatch, first.time());
         }
         // A request without a time is submitted when it can be: it arrives then.
         let arrival = if trace_us > 0.0 { arrival } else { dispatch };
+        if let Some(first) = made_room.filter(|first| first.counts()) {
+            // It is the earliest in the device; it leaves the system at once where it is also the earliest out of
+            // it and completes by the arrival (always so in a closed loop), else the sweep meets it in its turn.
+            let earliest = self.out_of_device.peek().is_none_or(|&out| out <= first);
+            if earliest && first.time() <= arrival {
+                self.leave(first.time());
+            } else {
+                self.out_of_device.push(first);
+            }
+        }
         self.sweep_to(arrival);
         if kind != Kind::Other {
             self.sweep_n += 1;
@@ -1346,10 +1390,8 @@ impl Timeline {
     pub fn end_request(&mut self) -> f64 {
         let completion = later(self.frontier, self.ready + self.controller_us);
         self.open = false;
-        self.in_device.push(key(completion));
-        if self.kind != Kind::Other {
-            self.in_system.push(key(completion));
-        }
+        self.in_device
+            .push(Completion::new(completion, self.kind != Kind::Other));
         self.last_completion = later(self.last_completion, completion);
         self.end = later(self.end, completion);
         self.requests += 1;
@@ -1369,7 +1411,7 @@ impl Timeline {
             self.open = false;
             let now = self.frontier;
             if self.kind != Kind::Other {
-                self.in_system.push(key(now));
+                self.out_of_device.push(Completion::new(now, true));
             }
             self.end = later(self.end, now);
         }
@@ -1776,18 +1818,45 @@ impl Timeline {
 
     /// Advances the queue-depth sweep to `t`: completions up to then leave the system.
     fn sweep_to(&mut self, t: f64) {
-        while let Some(&k) = self.in_system.peek() {
-            let done = time(k);
-            if done > t {
-                break;
-            }
-            self.in_system.pop();
-            self.depth_area += self.sweep_n as f64 * later(done - self.sweep_t, 0.0);
-            self.sweep_t = later(self.sweep_t, done);
-            self.sweep_n -= 1;
-        }
+        self.leave_by(t);
         self.depth_area += self.sweep_n as f64 * later(t - self.sweep_t, 0.0);
         self.sweep_t = later(self.sweep_t, t);
+    }
+
+    /// The completions up to `t` leave the device and the system, in time order (the sweep's steps, but for
+    /// its last, to `t`).
+    #[inline]
+    fn leave_by(&mut self, t: f64) {
+        loop {
+            let (in_device, out) = (
+                self.in_device.peek().copied(),
+                self.out_of_device.peek().copied(),
+            );
+            // The earliest of the two heaps' first (a `Completion` orders the earlier as the greater).
+            let Some(first) = in_device.max(out) else {
+                return;
+            };
+            let done = first.time();
+            if done > t {
+                return;
+            }
+            if in_device == Some(first) {
+                self.in_device.pop();
+            } else {
+                self.out_of_device.pop();
+            }
+            if first.counts() {
+                self.leave(done);
+            }
+        }
+    }
+
+    /// A request in the system leaves it at `done` (the sweep's next step).
+    #[inline(always)]
+    fn leave(&mut self, done: f64) {
+        self.depth_area += self.sweep_n as f64 * later(done - self.sweep_t, 0.0);
+        self.sweep_t = later(self.sweep_t, done);
+        self.sweep_n -= 1;
     }
 
     /// The run's figures: response times, throughput, utilization and queue depth over the span from the
