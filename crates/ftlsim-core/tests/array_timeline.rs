@@ -547,3 +547,61 @@ fn placed_per_die_runs_of_copies_are_timed_as_their_operations_one_by_one_on_a_l
         );
     }
 }
+
+#[test]
+fn the_queue_depth_counts_every_read_and_write_from_arrival_to_completion_on_a_long_random_run() {
+    // Reads, writes and trims (a trim takes a place in the device but not in the count), some with trace
+    // times (bursts fill the device, and requests wait in the host), some without (submitted when they can
+    // be), and now and then one abandoned by a power cut (it leaves at the end of its last operation so far).
+    // The reference: each read or write is in the system from its arrival until it completes or is abandoned.
+    let mut t = golden_timeline(2, 2, 1, 4);
+    let mut next = draws(0x51_7cc1_b727_220a);
+    let (mut last_arrival, mut last_dispatch, mut trace) = (0.0_f64, 0.0_f64, 0.0);
+    // (arrival, leave) of every read and write, and the most in the system at an arrival.
+    let mut stays: Vec<(f64, f64)> = Vec::new();
+    let mut most = 0;
+    for _ in 0..4000 {
+        let kind = [Kind::Read, Kind::Write, Kind::Write, Kind::Other][next(4) as usize];
+        trace += if next(8) == 0 {
+            2000.0
+        } else {
+            next(30) as f64
+        };
+        let trace_us = if next(3) == 0 { 0.0 } else { trace };
+        let dispatch = t.begin_request(kind, trace_us, 100);
+        let arrival = if trace_us > 0.0 {
+            trace_us.max(last_arrival)
+        } else {
+            dispatch
+        };
+        assert!(dispatch >= arrival && dispatch >= last_dispatch);
+        (last_arrival, last_dispatch) = (arrival, dispatch);
+        let first_span = t.spans().len();
+        for _ in 0..1 + next(3) {
+            let op = [FlashOp::Read, FlashOp::Program][next(2) as usize];
+            t.op(op, next(64) as u32);
+        }
+        let leave = if next(50) == 0 {
+            t.abandon();
+            t.spans()[first_span..]
+                .iter()
+                .fold(dispatch, |end, s| end.max(s.end))
+        } else {
+            arrival + t.end_request()
+        };
+        if kind != Kind::Other {
+            let in_system = 1 + stays.iter().filter(|&&(_, left)| left > arrival).count();
+            most = most.max(in_system);
+            stays.push((arrival, leave));
+        }
+    }
+    let f = t.figures();
+    assert_eq!(f.depth_max, most as u64);
+    assert!(most > 4, "requests waited in the host: {most}");
+    let area: f64 = stays.iter().map(|&(arrival, leave)| leave - arrival).sum();
+    assert!(
+        (f.depth_mean * f.span_us - area).abs() < 1e-9 * area,
+        "{} against {area}",
+        f.depth_mean * f.span_us
+    );
+}
