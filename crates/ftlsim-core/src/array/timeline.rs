@@ -708,9 +708,8 @@ impl<S: SpanSink> Lanes<'_, S> {
     fn walk(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
         if self.dies_per_channel == 2 {
             // The one other die of the channel: its transfers are the whole walk.
-            let k = usize::from(d < self.channels);
-            let other = &self.die[c + k * self.channels].transfers;
-            gap_beside(other, &mut self.met[2 * d + k], ready, len)
+            let (other, met) = self.partner(d, c);
+            gap_beside(other, met, ready, len)
         } else {
             let shape = (self.channels, self.dies_per_channel);
             first_gap(self.die, self.met, shape, (d, c), ready, len)
@@ -722,14 +721,23 @@ impl<S: SpanSink> Lanes<'_, S> {
     fn walk_to_gap_end(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, f64) {
         if self.dies_per_channel == 2 {
             // The other die's transfer that ended the walk is the first after the gap.
-            let k = usize::from(d < self.channels);
-            let other = &self.die[c + k * self.channels].transfers;
-            let (start, _, gap_end) = walk_to_gap(other, &mut self.met[2 * d + k], ready, len);
+            let (other, met) = self.partner(d, c);
+            let (start, _, gap_end) = walk_to_gap(other, met, ready, len);
             (start, gap_end)
         } else {
             let start = self.walk(d, c, ready, len);
             (start, self.next_start(d, c))
         }
+    }
+
+    /// On a channel `c` of two dies, the other die's ring and die `d`'s cursor into it (`met`).
+    #[inline(always)]
+    fn partner(&mut self, d: usize, c: usize) -> (&DieTransfers, &mut u64) {
+        let k = usize::from(d < self.channels);
+        (
+            &self.die[c + k * self.channels].transfers,
+            &mut self.met[2 * d + k],
+        )
     }
 
     /// After [`Lanes::walk`] for die `d` of channel `c`: the start of the first transfer booked after the
