@@ -370,11 +370,20 @@ struct Cmt {
     dirty: Bitmap,
     /// Entries per translation page.
     epp: u32,
-    /// The dirty slots of each translation page, a list threaded through `dirty_next`: a write back visits
-    /// its dirty entries, not all `epp` logical pages of its translation page. A simulator index, not in
-    /// `ram()`: a controller could as well scan the CMT.
+    /// `page` write back: the dirty slots of each translation page, a list threaded through `dirty_next`: a
+    /// write back visits its dirty entries, not all `epp` logical pages of its translation page. A simulator
+    /// index, not in `ram()`: a controller could as well scan the CMT.
     dirty_head: Vec<Opt<u32>>,
     dirty_next: Vec<Opt<u32>>,
+    /// `entry` write back, where a program of a translation page folds in its dirty entries and they stay
+    /// dirty: the simulator folds them in lazily. `folds` counts each translation page's programs, and
+    /// `changed_at` is a dirty slot's page count when its entry last changed: where it is behind, a program
+    /// since has folded the entry in, and the flash map is given it ([`Cmt::settle`]) before the entry changes
+    /// again, is cleaned or the CMT is lost. So a program costs no visit of its page's dirty entries (they
+    /// stay dirty through every program of it, and were visited at each one). Not in `ram()`.
+    folds: Vec<u64>,
+    changed_at: Vec<u64>,
+    lazy_fold: bool,
     order: Recency,
     len: u32,
 }
@@ -482,18 +491,69 @@ impl Recency {
 }
 
 impl Cmt {
-    fn new(capacity: u32, logical_pages: u32, epp: u32, policy: CmtPolicy) -> Cmt {
+    fn new(
+        capacity: u32,
+        logical_pages: u32,
+        epp: u32,
+        policy: CmtPolicy,
+        writeback: Writeback,
+    ) -> Cmt {
         let c = capacity as usize;
+        let tps = logical_pages.div_ceil(epp) as usize;
+        let lazy_fold = writeback == Writeback::Entry;
         Cmt {
             slot_of: SparseVec::new(logical_pages as usize, Opt::NONE),
             lpn: vec![Lpn(0); c],
             entry: vec![MapEntry::NONE; c],
             dirty: Bitmap::new(c),
             epp,
-            dirty_head: vec![Opt::NONE; logical_pages.div_ceil(epp) as usize],
-            dirty_next: vec![Opt::NONE; c],
+            dirty_head: vec![Opt::NONE; if lazy_fold { 0 } else { tps }],
+            dirty_next: vec![Opt::NONE; if lazy_fold { 0 } else { c }],
+            folds: vec![0; if lazy_fold { tps } else { 0 }],
+            changed_at: vec![0; if lazy_fold { c } else { 0 }],
+            lazy_fold,
             order: Recency::new(policy, capacity),
             len: 0,
+        }
+    }
+
+    /// The translation page of `slot`'s entry.
+    fn tp_of(&self, slot: u32) -> usize {
+        (self.lpn[slot as usize].0 / self.epp) as usize
+    }
+
+    /// Sets `slot`'s entry, the flash map first given the entry a lazy fold left out ([`Cmt::settle`]).
+    #[inline(always)]
+    fn set_entry(&mut self, slot: u32, entry: MapEntry, flash_map: &mut SparseVec<MapEntry>) {
+        if self.lazy_fold {
+            self.settle_for_change(slot, flash_map);
+        }
+        self.entry[slot as usize] = entry;
+    }
+
+    /// [`Cmt::set_entry`]'s part for `entry` write back: the flash map settled, and the change dated.
+    #[inline(never)]
+    fn settle_for_change(&mut self, slot: u32, flash_map: &mut SparseVec<MapEntry>) {
+        self.settle(slot, flash_map);
+        self.changed_at[slot as usize] = self.folds[self.tp_of(slot)];
+    }
+
+    /// With `entry` write back: gives the flash map dirty `slot`'s entry where a program of its translation
+    /// page has folded it in since it last changed.
+    fn settle(&self, slot: u32, flash_map: &mut SparseVec<MapEntry>) {
+        let s = slot as usize;
+        if self.lazy_fold && self.dirty.get(s) && self.changed_at[s] < self.folds[self.tp_of(slot)]
+        {
+            flash_map.set(self.lpn[s].index(), self.entry[s]);
+        }
+    }
+
+    /// [`Cmt::settle`] for every slot: the flash map as the translation pages on flash hold it.
+    fn settle_all(&self, flash_map: &mut SparseVec<MapEntry>) {
+        if self.lazy_fold {
+            for slot in 0..self.len {
+                self.settle(slot, flash_map);
+            }
         }
     }
 
@@ -512,49 +572,47 @@ impl Cmt {
             return false;
         }
         self.dirty.set(s);
-        let tp = (self.lpn[s].0 / self.epp) as usize;
-        self.dirty_next[s] = self.dirty_head[tp];
-        self.dirty_head[tp] = Opt::some(slot);
+        let tp = self.tp_of(slot);
+        if self.lazy_fold {
+            self.changed_at[s] = self.folds[tp];
+        } else {
+            self.dirty_next[s] = self.dirty_head[tp];
+            self.dirty_head[tp] = Opt::some(slot);
+        }
         true
     }
 
-    /// Gives each dirty entry of translation page `tp` to `fold` as (logical page, entry); with `clean` they
-    /// become clean.
-    fn fold_dirty(&mut self, tp: u32, clean: bool, mut fold: impl FnMut(Lpn, MapEntry)) {
-        let mut next = self.dirty_head[tp as usize].get();
-        if clean {
-            self.dirty_head[tp as usize] = Opt::NONE;
+    /// A program of translation page `tp` folds in its dirty entries: with `page` write back each goes to
+    /// `fold` as (logical page, entry) and becomes clean; with `entry` write back they stay dirty and are
+    /// folded in lazily ([`Cmt::folds`]).
+    fn fold_dirty(&mut self, tp: u32, mut fold: impl FnMut(Lpn, MapEntry)) {
+        if self.lazy_fold {
+            self.folds[tp as usize] += 1;
+            return;
         }
+        let mut next = self.dirty_head[tp as usize].get();
+        self.dirty_head[tp as usize] = Opt::NONE;
         while let Some(slot) = next {
             let s = slot as usize;
-            if clean {
-                self.dirty.clear(s);
-            }
+            self.dirty.clear(s);
             fold(self.lpn[s], self.entry[s]);
             next = self.dirty_next[s].get();
         }
     }
 
-    /// Cleans the dirty `slot` alone, unlinking it from its translation page's dirty list.
-    fn clean_one(&mut self, slot: u32) {
-        let s = slot as usize;
-        debug_assert!(self.dirty.get(s), "only a dirty entry is cleaned");
-        self.dirty.clear(s);
-        let tp = (self.lpn[s].0 / self.epp) as usize;
-        let after = self.dirty_next[s];
-        if self.dirty_head[tp].get() == Some(slot) {
-            self.dirty_head[tp] = after;
-            return;
-        }
-        let mut at = self.dirty_head[tp]
-            .get()
-            .expect("a dirty slot is on its page's list");
-        while self.dirty_next[at as usize].get() != Some(slot) {
-            at = self.dirty_next[at as usize]
-                .get()
-                .expect("a dirty slot is on its page's list");
-        }
-        self.dirty_next[at as usize] = after;
+    /// Cleans the dirty `slot` alone (`entry` write back, after its translation page's program), the flash
+    /// map given its entry.
+    fn clean_one(&mut self, slot: u32, flash_map: &mut SparseVec<MapEntry>) {
+        debug_assert!(
+            self.lazy_fold,
+            "`page` write back cleans a page's entries together"
+        );
+        debug_assert!(
+            self.dirty.get(slot as usize),
+            "only a dirty entry is cleaned"
+        );
+        self.settle(slot, flash_map);
+        self.dirty.clear(slot as usize);
     }
 
     fn is_full(&self) -> bool {
@@ -814,6 +872,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
             g.logical_pages(),
             epp,
             p.cmt_policy,
+            p.writeback,
         ),
         moved: Vec::with_capacity(g.pages_per_block as usize),
         pending: Vec::new(),
@@ -874,7 +933,8 @@ impl Ftl for DftlFtl {
         if let Some(old) = self.cmt.entry[s].ppn() {
             self.store.invalidate(old);
         }
-        self.cmt.entry[s] = MapEntry::page(ppn);
+        self.cmt
+            .set_entry(slot, MapEntry::page(ppn), &mut self.flash_map);
         self.mark_dirty(slot);
         Ok(())
     }
@@ -883,7 +943,8 @@ impl Ftl for DftlFtl {
         let slot = self.translate(lpn, dev)?;
         let s = slot as usize;
         if let Some(ppn) = self.cmt.entry[s].readable() {
-            self.cmt.entry[s] = MapEntry::trimmed(ppn);
+            self.cmt
+                .set_entry(slot, MapEntry::trimmed(ppn), &mut self.flash_map);
             self.mark_dirty(slot);
         }
         Ok(())
@@ -900,7 +961,15 @@ impl Ftl for DftlFtl {
             self.gtd.len() as u32,
         );
         self.store.clear();
-        self.cmt = Cmt::new(self.cmt.lpn.len() as u32, lp, self.epp, self.cmt_policy);
+        // The translation pages on flash hold what their programs folded in; the CMT is lost.
+        self.cmt.settle_all(&mut self.flash_map);
+        self.cmt = Cmt::new(
+            self.cmt.lpn.len() as u32,
+            lp,
+            self.epp,
+            self.cmt_policy,
+            self.writeback,
+        );
         self.dirty_in.fill(0);
         self.moved.clear();
         self.gtd.fill(Opt::NONE);
@@ -1188,9 +1257,8 @@ impl DftlFtl {
         let first = Lpn(tp * self.epp);
         let end = Lpn((first.0 + self.epp).min(self.logical_pages));
         let flash_map = &mut self.flash_map;
-        self.cmt.fold_dirty(tp, clean_all, |lpn, entry| {
-            flash_map.set(lpn.index(), entry)
-        });
+        self.cmt
+            .fold_dirty(tp, |lpn, entry| flash_map.set(lpn.index(), entry));
         let lo = self.pending.partition_point(|e| e.0 < first);
         let hi = self.pending.partition_point(|e| e.0 < end);
         for (lpn, page) in &mut self.pending[lo..hi] {
@@ -1204,7 +1272,7 @@ impl DftlFtl {
         if clean_all {
             self.dirty_in[tp as usize] = 0;
         } else if let Some(slot) = evicted.filter(|&s| self.cmt.dirty.get(s as usize)) {
-            self.cmt.clean_one(slot);
+            self.cmt.clean_one(slot, &mut self.flash_map);
             self.dirty_in[tp as usize] -= 1;
         }
     }
@@ -1365,7 +1433,7 @@ impl Relocate for GcMoves<'_> {
         match cmt.slot(lpn) {
             Some(slot) => {
                 let s = slot as usize;
-                cmt.entry[s] = cmt.entry[s].moved(to);
+                cmt.set_entry(slot, cmt.entry[s].moved(to), self.flash_map);
                 // A dirty entry reaches flash at its eviction, moved or not.
                 if !cmt.dirty.get(s) {
                     if self.lazy_copy_dirty {
@@ -1391,6 +1459,64 @@ impl Relocate for GcMoves<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `entry` write back folds a translation page's dirty entries in lazily: after any run of writes,
+    /// evictions (a program of the victim's page, then the victim cleaned), entries cached dirty (a mount's
+    /// recovered ones) and programs of a page alone (a translation block's GC), the flash map settled is the
+    /// one an eager fold at every program gives.
+    #[test]
+    fn a_lazy_fold_leaves_the_flash_map_an_eager_fold_at_every_program_leaves() {
+        use rand::{Rng, SeedableRng};
+        let (lpns, epp, capacity) = (32u32, 4u32, 8u32);
+        let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
+        let mut cmt = Cmt::new(capacity, lpns, epp, CmtPolicy::Age, Writeback::Entry);
+        let mut flash = SparseVec::new(lpns as usize, MapEntry::NONE);
+        let mut eager = vec![MapEntry::NONE; lpns as usize];
+        // A program of `tp` as the eager fold does it: every dirty entry of it written, all stay dirty.
+        let program = |cmt: &mut Cmt, eager: &mut Vec<MapEntry>, tp: u32| {
+            for slot in 0..cmt.len {
+                if cmt.dirty.get(slot as usize) && cmt.tp_of(slot) == tp as usize {
+                    eager[cmt.lpn[slot as usize].index()] = cmt.entry[slot as usize];
+                }
+            }
+            cmt.fold_dirty(tp, |_, _| unreachable!("entry write back folds lazily"));
+        };
+        for step in 0..20_000u32 {
+            let lpn = Lpn(rng.gen_range(0..lpns));
+            match rng.gen_range(0..10) {
+                0 => program(&mut cmt, &mut eager, rng.gen_range(0..lpns / epp)),
+                1 => {
+                    cmt.settle_all(&mut flash);
+                    for (l, &folded) in eager.iter().enumerate() {
+                        assert_eq!(flash.get(l), folded, "logical page {l} after step {step}");
+                    }
+                }
+                _ => {
+                    let slot = match cmt.slot(lpn) {
+                        Some(slot) => slot,
+                        None => {
+                            let reuse = cmt.is_full().then(|| cmt.victim());
+                            if let Some(victim) = reuse.filter(|&v| cmt.dirty.get(v as usize)) {
+                                let tp = cmt.tp_of(victim) as u32;
+                                program(&mut cmt, &mut eager, tp);
+                                cmt.clean_one(victim, &mut flash);
+                            }
+                            if rng.gen_bool(0.2) {
+                                // A mount's recovered entry: cached dirty as it is inserted.
+                                let slot = cmt.insert(lpn, MapEntry::page(Ppn(step)), reuse);
+                                cmt.mark_dirty(slot);
+                                continue;
+                            }
+                            cmt.insert(lpn, flash.get(lpn.index()), reuse)
+                        }
+                    };
+                    cmt.touch(slot);
+                    cmt.set_entry(slot, MapEntry::page(Ppn(step)), &mut flash);
+                    cmt.mark_dirty(slot);
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_map_entry_is_four_bytes_and_keeps_its_trimmed_flag_through_a_move() {
