@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Whole-process speed of ftlsim against peer simulators built from source, on one synthetic trace.
 
-    python bench/peers/run.py --flashsim /tmp/flashsim-driver --mqsim /tmp/peer-mqsim/MQSim [--repeat 3]
+    python bench/peers/run.py --flashsim /tmp/flashsim-driver --mqsim /tmp/peer-mqsim/MQSim \
+        --psu /tmp/psu/src/disksim [--repeat 3]
 
 It fetches and builds nothing: give the peers' binaries (how to build them: docs/speed-against-peers.md).
-It writes one trace (DiskSim / SSDsim ASCII, which ftlsim, MQSim and the flashsim driver all read), the
-peers' configuration files, runs every side `--repeat` times under `/usr/bin/time -v`, keeps each side's
+It writes one trace (SSDsim ASCII, which ftlsim, MQSim and the flashsim driver read, and the same requests in
+DiskSim's ASCII format, times in milliseconds, for PSU FlashSim), the peers' configuration files, runs every side `--repeat` times under `/usr/bin/time -v`, keeps each side's
 fastest run (least user + system CPU seconds) and prints, per side: wall, user and system seconds, max RSS,
 the flash operations it reports (page reads, page programs, erases; GC or merge copies), flash operations
 per CPU second, and ftlsim's ratio against the peer it is compared with. `--json FILE` saves every run.
@@ -16,7 +17,13 @@ The pairs, each configured alike on one chip of 64 x 2 KiB pages a block, 1,000 
   page: ftlsim `page` (GC frontier of its own, greedy, 76 spare blocks) against MQSim's page-level FTL on
         1,076 blocks (7% over-provisioning, ideal mapping table, no data cache, greedy GC, no wear
         levelling), once with ftlsim's serial model and once with its event model on the one die
-        (`queue_depth`), the nearer to MQSim's event engine.
+        (`queue_depth`), the nearer to MQSim's event engine;
+  page, dftl and fast against PSU FlashSim (DiskSim 3.0 with the DFTL authors' FTLs): ftlsim's `page` and
+        `dftl` with `profile=psu-flashsim`, `fast` with 40 log blocks, each with `--precondition trace` (PSU
+        writes the whole trace once before it counts); PSU's chip has 1,003 logical blocks (it cannot address
+        its last page, and its DFTL keeps its translation pages in the first logical pages) and 40 spare
+        ones, 1,043 in all, as ftlsim's 1,000 logical and 43 spare. PSU's FAST loses pages in full merges
+        (docs/matching-other-simulators.md): its counts are not the same work as ftlsim's.
 Not part of the test suite: the figures depend on the machine and its load.
 """
 
@@ -33,6 +40,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 # The trace, shared by every side: 1,000 logical blocks of 64 x 2 KiB pages.
@@ -63,6 +71,14 @@ MQSIM_GC_THRESHOLD = 0.05  # MQSim's default: GC while a plane has fewer than 53
 # from ftlsim's free blocks is not traced to its code.
 PAGE_GC_RESERVE_BLOCKS = 22
 
+# PSU FlashSim: its FTL types (ssd_interface.c), and its chip: 3 logical blocks more than the trace's (a request
+# ending at the last logical sector exits the run; DFTL's 126 translation pages sit before the data pages) and
+# 40 spare, so 1,043 blocks as ftlsim's 1,000 + 43. FAST takes every spare block as a log block.
+PSU_FTL_TYPES = {"page": 1, "dftl": 3, "fast": 4}
+PSU_MORE_LOGICAL_BLOCKS = 3
+PSU_SPARE_BLOCKS = 40
+PSU_FAST_LOG_BLOCKS = PSU_SPARE_BLOCKS
+
 
 def generate_trace(path: Path, requests: int, read_share: float, seed: int) -> dict[str, int]:
     """One 2 KiB page per request: the logical pages written once in order (the fill), then uniform
@@ -81,6 +97,15 @@ def generate_trace(path: Path, requests: int, read_share: float, seed: int) -> d
             writes += 1 - op
             out.write(f"{i * ARRIVAL_GAP_NS} 0 {page * PAGE_SECTORS} {PAGE_SECTORS} {op}\n")
     return {"requests": requests, "reads": reads, "writes": writes}
+
+
+def disksim_trace(ssdsim: Path, path: Path) -> None:
+    """The same requests in DiskSim's ASCII format (arrival time in milliseconds, device, sector, sectors,
+    1 for a read), which PSU FlashSim reads."""
+    with ssdsim.open() as lines, path.open("w") as out:
+        for line in lines:
+            time_ns, device, sector, sectors, op = line.split()
+            out.write(f"{int(time_ns) / 1e6:.3f} {device} {sector} {sectors} {op}\n")
 
 
 @dataclass
@@ -189,6 +214,7 @@ def run_flashsim(binary: Path, trace: Path, work: Path) -> Run:
         "merges.partial": partial,
         "merges.full": full,
     }
+    counts["host_writes"] = counts["page_writes"] - counts["copies"]
     return Run("flashsim bast", t["wall_s"], t["user_s"], t["sys_s"], int(t["max_rss_kib"]), counts)
 
 
@@ -304,10 +330,110 @@ def run_mqsim(binary: Path, trace: Path, work: Path) -> Run:
         "copies": round(stat("Average_Page_Movement_For_GC") * gc_runs) if gc_runs else 0,
         "gc.runs": gc_runs,
     }
+    counts["host_writes"] = counts["page_writes"] - counts["copies"]
     return Run("MQSim page", t["wall_s"], t["user_s"], t["sys_s"], int(t["max_rss_kib"]), counts)
 
 
-def ftlsim_args(scheme: str, event_model: bool) -> list[str]:
+def psu_parv(ftl_type: int) -> str:
+    """PSU FlashSim's parameter file (DiskSim 3.0): one simpleflash device behind a driver, a bus, a
+    controller and a bus, as DiskSim's example `synthsimpledisk.parv` wires a simple disk, with no statistics
+    printed but the flash's. Sizes are in 512-byte sectors."""
+    logical = (LOGICAL_BLOCKS + PSU_MORE_LOGICAL_BLOCKS) * PAGES_PER_BLOCK * PAGE_SECTORS
+    spare = PSU_SPARE_BLOCKS * PAGES_PER_BLOCK * PAGE_SECTORS
+
+    def flags(kind: str, names: str) -> str:
+        return ",\n".join(f"Print {kind} {name} stats = 0" for name in names.split(","))
+
+    def queue(policy: int, mapping: int) -> str:
+        return (
+            f"disksim_ioqueue {{ Scheduling policy = {policy}, Cylinder mapping strategy = {mapping},"
+            " Write initiation delay = 0.0, Read initiation delay = 0.0, Sequential stream scheme = 0,"
+            " Maximum concat size = 0, Overlapping request scheme = 0, Sequential stream diff maximum = 0,"
+            " Scheduling timeout scheme = 0, Timeout time/weight = 0, Timeout scheduling = 0,"
+            " Scheduling priority scheme = 0, Priority scheduling = 0 }"
+        )
+
+    bus = (
+        "type = 1, Arbitration type = 1, Arbitration time = 0.0, Read block transfer time = 0.0,"
+        " Write block transfer time = 0.0, Print stats = 0"
+    )
+    return f"""disksim_global Global {{ Init Seed = 42, Real Seed = 42, Stat definition file = statdefs }}
+disksim_stats Stats {{
+iodriver stats = disksim_iodriver_stats {{
+{flags("driver", "size,locality,blocking,interference,queue,crit,idle,intarr,streak,stamp,per-device")} }},
+bus stats = disksim_bus_stats {{ {flags("bus", "idle,arbwait")} }},
+ctlr stats = disksim_ctlr_stats {{
+{flags("controller", "cache,size,locality,blocking,interference,queue,crit,idle,intarr,streak,stamp,per-device")}
+}},
+device stats = disksim_device_stats {{
+{flags("device", "queue,crit,idle,intarr,size,seek,latency,xfer,acctime,interfere,buffer")} }},
+process flow stats = disksim_pf_stats {{
+Print per-process stats = 0, Print per-CPU stats = 0, Print all interrupt stats = 0, Print sleep stats = 0 }}
+}}
+disksim_iodriver DRIVER0 {{ type = 1, Constant access time = 0.0, Scheduler = {queue(3, 1)},
+Use queueing in subsystem = 1 }}
+disksim_bus BUS0 {{ {bus} }}
+disksim_bus BUS1 {{ {bus} }}
+disksim_ctlr CTLR0 {{ type = 1, Scale for delays = 0.0, Bulk sector transfer time = 0.0,
+Maximum queue length = 0, Print stats = 0 }}
+disksim_simpleflash SD0 {{ Scheduler = {queue(1, 0)}, Max queue length = 1,
+Block count = {logical}, Extra Block count = {spare}, FTL type = {ftl_type},
+Bus transaction latency = 0.0, Bulk sector transfer time = 0.0, Never disconnect = 0, Print stats = 0 }}
+instantiate [ statfoo ] as Stats
+instantiate [ bus0 ] as BUS0
+instantiate [ sd0 ] as SD0
+instantiate [ bus1 ] as BUS1
+instantiate [ driver0 ] as DRIVER0
+instantiate [ ctlr0 ] as CTLR0
+topology disksim_iodriver driver0 [ disksim_bus bus0 [ disksim_ctlr ctlr0 [ disksim_bus bus1 [
+disksim_simpleflash sd0 [] ] ] ] ]
+disksim_logorg org0 {{ Addressing mode = Parts, Distribution scheme = Asis, Redundancy scheme = Noredun,
+devices = [ sd0 ], Stripe unit = {logical}, Synch writes for safety = 0, Number of copies = 2,
+Copy choice on read = 6, RMW vs. reconstruct = 0.5, Parity stripe unit = 64, Parity rotation type = 1,
+Time stamp interval = 0.0, Time stamp start time = 60000.0, Time stamp stop time = 10000000000.0,
+Time stamp file name = stamps }}
+disksim_pf Proc {{ Number of processors = 1, Process-Flow Time Scale = 1.0 }}
+"""
+
+
+def run_psu(binary: Path, scheme: str, trace: Path, work: Path) -> Run:
+    """PSU FlashSim's `disksim` on the DiskSim trace; DiskSim's `statdefs` must sit beside the binary."""
+    statdefs = binary.parent / "statdefs"
+    if not statdefs.is_file():
+        sys.exit(f"{statdefs} is missing: copy DiskSim's valid/statdefs beside {binary}")
+    shutil.copy(statdefs, work / "statdefs")
+    parv = work / f"psu-{scheme}.parv"
+    parv.write_text(psu_parv(PSU_FTL_TYPES[scheme]))
+    result = work / f"psu-{scheme}.outv"
+    _, t = timed([str(binary), parv.name, result.name, "ascii", str(trace), "0"], work)
+    text = result.read_text()
+
+    def stat(label: str) -> int:
+        m = re.search(rf"{re.escape(label)} \(#\):\s*(\d+)", text)
+        if m is None:
+            sys.exit(f"{result} has no '{label} (#)': PSU FlashSim did not finish (its output: {work})")
+        return int(m.group(1))
+
+    # PSU counts GC's reads and programs apart from the host's (a DFTL's translation pages among the host's).
+    copies = stat("GC page write")
+    counts = {
+        "page_reads": stat("Page read") + stat("GC page read"),
+        "page_writes": stat("Page write") + copies,
+        "erases": stat("Block erase"),
+        "copies": copies,
+    }
+    if scheme != "dftl":  # DFTL's translation-page writes are among PSU's host-side page writes
+        counts["host_writes"] = stat("Page write")
+    return Run(f"PSU FlashSim {scheme}", t["wall_s"], t["user_s"], t["sys_s"], int(t["max_rss_kib"]), counts)
+
+
+def ftlsim_args(scheme: str, peer: str, event_model: bool) -> list[str]:
+    """ftlsim's options for `scheme` configured as its `peer` ("flashsim", "mqsim" or "psu") runs it."""
+    spare = {
+        "flashsim": BAST_SPARE_BLOCKS,
+        "mqsim": PAGE_SPARE_BLOCKS,
+        "psu": PSU_MORE_LOGICAL_BLOCKS + PSU_SPARE_BLOCKS,
+    }
     args = [
         "--format",
         "ssdsim",
@@ -320,7 +446,7 @@ def ftlsim_args(scheme: str, event_model: bool) -> list[str]:
         "-p",
         f"pages_per_block={PAGES_PER_BLOCK}",
         "-p",
-        f"extra_blocks={BAST_SPARE_BLOCKS if scheme == 'bast' else PAGE_SPARE_BLOCKS}",
+        f"extra_blocks={spare[peer]}",
         "-p",
         f"read_us={READ_US}",
         "-p",
@@ -328,18 +454,22 @@ def ftlsim_args(scheme: str, event_model: bool) -> list[str]:
         "-p",
         f"erase_us={ERASE_US}",
     ]
-    if scheme == "bast":
+    if peer == "flashsim":
         args += ["-p", f"log_blocks={BAST_LOG_BLOCKS}"]
-    if scheme == "page":
+    if peer == "mqsim":
         args += ["-p", "gc_frontier=true", "-p", f"gc_reserve_blocks={PAGE_GC_RESERVE_BLOCKS}", "-p", "victim=greedy"]
+    if peer == "psu":
+        args += ["--precondition", "trace"]
+        args += ["-p", f"log_blocks={PSU_FAST_LOG_BLOCKS}"] if scheme == "fast" else ["-p", "profile=psu-flashsim"]
     if event_model:
         args += ["-p", "queue_depth=32"]
     return args
 
 
-def run_ftlsim(ftlsim: list[str], trace: Path, work: Path, scheme: str, event_model: bool) -> Run:
+def run_ftlsim(ftlsim: list[str], trace: Path, work: Path, scheme: str, peer: str, event_model: bool) -> Run:
     report = work / f"ftlsim-{scheme}.json"
-    _, t = timed([*ftlsim, "run", str(trace), *ftlsim_args(scheme, event_model), "--json", str(report)], work)
+    args = ftlsim_args(scheme, peer, event_model)
+    _, t = timed([*ftlsim, "run", str(trace), *args, "--json", str(report)], work)
     r = json.loads(report.read_text())
     counts = {
         "page_reads": r["flash.page_reads"],
@@ -350,6 +480,10 @@ def run_ftlsim(ftlsim: list[str], trace: Path, work: Path, scheme: str, event_mo
         + sum(v for k, v in r.items() if k.startswith("merges.") and k.endswith(".copied_pages")),
         "sim.wall_s": r["sim.wall_s"],
     }
+    # Programs for the host: all but copies of data pages and translation-page writes (a merge may program a
+    # host page among its copies, which the report counts as the merge's).
+    data_copies = counts["copies"] - r.get("dftl.copies.translation", 0)
+    counts["host_writes"] = r["flash.page_writes"] - r.get("flash.page_writes.map", 0) - data_copies
     for kind in ("switch", "partial", "full"):
         if f"merges.{kind}" in r:
             counts[f"merges.{kind}"] = r[f"merges.{kind}"]
@@ -363,6 +497,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--flashsim", type=Path, help="the flashsim trace driver (bench/peers/flashsim_driver.cpp)")
     ap.add_argument("--mqsim", type=Path, help="MQSim's binary")
+    ap.add_argument("--psu", type=Path, help="PSU FlashSim's disksim binary, DiskSim's statdefs beside it")
     ap.add_argument("--ftlsim", default="ftlsim", help="the ftlsim command (default: ftlsim on PATH)")
     ap.add_argument("--repeat", type=int, default=3, help="runs of each side; the fastest is kept (default 3)")
     ap.add_argument("--requests", type=int, default=500_000)
@@ -371,9 +506,9 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="save every run's figures here")
     ap.add_argument("--keep", type=Path, help="write the trace and configurations here instead of a temp dir")
     opts = ap.parse_args()
-    if opts.flashsim is None and opts.mqsim is None:
-        ap.error("give at least one peer: --flashsim BIN and/or --mqsim BIN")
-    for peer in (opts.flashsim, opts.mqsim):
+    if opts.flashsim is None and opts.mqsim is None and opts.psu is None:
+        ap.error("give at least one peer: --flashsim BIN, --mqsim BIN and/or --psu BIN")
+    for peer in (opts.flashsim, opts.mqsim, opts.psu):
         if peer is not None and not os.access(peer, os.X_OK):
             ap.error(f"{peer} is not an executable file; build it as docs/speed-against-peers.md says")
     ftlsim = [opts.ftlsim] if shutil.which(opts.ftlsim) else ap.error(f"no command {opts.ftlsim!r} on PATH")
@@ -382,33 +517,46 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     trace = (work / "peers.ssdsim").resolve()
     shape = generate_trace(trace, opts.requests, opts.read_share, opts.seed)
+    disksim = work / "peers.disksim"
+    disksim_trace(trace, disksim)
     print(
         f"trace {trace}\n{shape['requests']:,} requests: {shape['reads']:,} reads, {shape['writes']:,} writes\n"
-        f"{LOGICAL_BLOCKS:,} logical blocks of {PAGES_PER_BLOCK} x {PAGE_BYTES} B pages;"
-        f" spare blocks: {BAST_SPARE_BLOCKS} (bast), {PAGE_SPARE_BLOCKS} (page)"
+        f"{LOGICAL_BLOCKS:,} logical blocks of {PAGES_PER_BLOCK} x {PAGE_BYTES} B pages\n"
+        f"spare blocks: {BAST_SPARE_BLOCKS} (bast), {PAGE_SPARE_BLOCKS} (page against MQSim),"
+        f" {PSU_MORE_LOGICAL_BLOCKS + PSU_SPARE_BLOCKS} (against PSU)"
     )
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
+    # Each pair: what it compares, the peer's run, and ftlsim's runs configured alike.
     jobs = []
     if opts.flashsim:
         jobs.append(
             (
-                "bast",
+                "bast against flashsim",
                 lambda: run_flashsim(opts.flashsim.resolve(), trace, work),
-                [lambda: run_ftlsim(ftlsim, trace, work, "bast", False)],
+                [lambda: run_ftlsim(ftlsim, trace, work, "bast", "flashsim", False)],
             )
         )
     if opts.mqsim:
         jobs.append(
             (
-                "page",
+                "page against MQSim",
                 lambda: run_mqsim(opts.mqsim.resolve(), trace, work),
                 [
-                    lambda: run_ftlsim(ftlsim, trace, work, "page", False),
-                    lambda: run_ftlsim(ftlsim, trace, work, "page", True),
+                    lambda: run_ftlsim(ftlsim, trace, work, "page", "mqsim", False),
+                    lambda: run_ftlsim(ftlsim, trace, work, "page", "mqsim", True),
                 ],
             )
         )
+    if opts.psu:
+        for scheme in PSU_FTL_TYPES:
+            jobs.append(
+                (
+                    f"{scheme} against PSU FlashSim",
+                    partial(run_psu, opts.psu.resolve(), scheme, disksim, work),
+                    [partial(run_ftlsim, ftlsim, trace, work, scheme, "psu", False)],
+                )
+            )
 
     startup = min(
         (timed([*ftlsim, "--version"], work)[1] for _ in range(opts.repeat)), key=lambda t: t["user_s"] + t["sys_s"]
@@ -418,20 +566,22 @@ def main() -> None:
         f" {startup['max_rss_kib'] / 1024:.1f} MiB"
     )
     saved = []
-    for scheme, peer_job, own_jobs in jobs:
+    for pair, peer_job, own_jobs in jobs:
         peer = best([peer_job() for _ in range(opts.repeat)])
         ours = [best([job() for _ in range(opts.repeat)]) for job in own_jobs]
-        report(scheme, opts.repeat, peer, ours)
+        report(pair, opts.repeat, peer, ours)
         for r in (peer, *ours):
-            # Programs less copies are the host's writes; far fewer means a side did not replay the trace.
-            host_programs = r.counts["page_writes"] - r.counts["copies"]
-            if abs(host_programs - shape["writes"]) > shape["writes"] / 1000:
+            # Far fewer host programs than the trace's writes means a side did not replay the trace.
+            host_programs = r.counts.get("host_writes")
+            if host_programs is not None and abs(host_programs - shape["writes"]) > shape["writes"] / 1000:
                 print(
-                    f"warning: {r.side} programmed {host_programs:,} pages besides its copies for the trace's"
+                    f"warning: {r.side} programmed {host_programs:,} pages for the host for the trace's"
                     f" {shape['writes']:,} writes: it did not do the trace's work",
                     file=sys.stderr,
                 )
-        saved += [vars(r) | {"flash_ops": r.flash_ops, "ops_per_cpu_s": r.ops_per_cpu_s} for r in (peer, *ours)]
+        saved += [
+            vars(r) | {"pair": pair, "flash_ops": r.flash_ops, "ops_per_cpu_s": r.ops_per_cpu_s} for r in (peer, *ours)
+        ]
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     if opts.json:
         opts.json.write_text(json.dumps(saved, indent=1) + "\n")
@@ -441,10 +591,10 @@ def best(runs: list[Run]) -> Run:
     return min(runs, key=lambda r: r.cpu_s)
 
 
-def report(scheme: str, repeat: int, peer: Run, ours: list[Run]) -> None:
+def report(pair: str, repeat: int, peer: Run, ours: list[Run]) -> None:
     """Prints one pair in 79 columns: the speed of each side, then every count side by side."""
     sides = (peer, *ours)
-    print(f"\n{scheme}: each side's best of {repeat} run{'s' if repeat > 1 else ''} (least CPU seconds)")
+    print(f"\n{pair}: each side's best of {repeat} run{'s' if repeat > 1 else ''} (least CPU seconds)")
     print(
         f"{'side':<21}{'wall s':>7}{'user s':>7}{'sys s':>6}{'RSS MiB':>8}{'flash ops':>12}{'ops/cpu-s':>12}{'ratio':>6}"
     )
