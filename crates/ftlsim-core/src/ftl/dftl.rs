@@ -661,8 +661,9 @@ pub struct DftlFtl {
     store: PageStore,
     /// What the translation pages on flash hold, entry by entry (the chip keeps a token per page, not its
     /// bytes): changed only once the program of a translation page has succeeded, so it is always the content
-    /// of each translation page's newest copy (save the uncounted moves of `lazy_copy_dirty = false`). A CMT
-    /// miss and the mount read it through a counted page read.
+    /// of each translation page's newest copy (save the uncounted moves of `lazy_copy_dirty = false`), but
+    /// for a dirty entry of `entry` write back, which the CMT gives it only when needed ([`Cmt::settle`]). A
+    /// CMT miss and the mount read it through a counted page read.
     flash_map: SparseVec<MapEntry>,
     /// Global translation directory: where each translation page's newest copy is, none if never written.
     gtd: Vec<Opt<Ppn>>,
