@@ -334,12 +334,13 @@ def run_mqsim(binary: Path, trace: Path, work: Path) -> Run:
     return Run("MQSim page", t["wall_s"], t["user_s"], t["sys_s"], int(t["max_rss_kib"]), counts)
 
 
-def psu_parv(ftl_type: int) -> str:
-    """PSU FlashSim's parameter file (DiskSim 3.0): one simpleflash device behind a driver, a bus, a
-    controller and a bus, as DiskSim's example `synthsimpledisk.parv` wires a simple disk, with no statistics
-    printed but the flash's. Sizes are in 512-byte sectors."""
-    logical = (LOGICAL_BLOCKS + PSU_MORE_LOGICAL_BLOCKS) * PAGES_PER_BLOCK * PAGE_SECTORS
-    spare = PSU_SPARE_BLOCKS * PAGES_PER_BLOCK * PAGE_SECTORS
+def psu_parv(ftl_type: int, logical_blocks: int, spare_blocks: int) -> str:
+    """PSU FlashSim's parameter file (DiskSim 3.0): one simpleflash device of `logical_blocks` and
+    `spare_blocks` (of 64 x 2 KiB pages, PSU's compiled geometry) behind a driver, a bus, a controller and a
+    bus, as DiskSim's example `synthsimpledisk.parv` wires a simple disk, with no statistics printed but the
+    flash's. Sizes are in 512-byte sectors."""
+    logical = logical_blocks * PAGES_PER_BLOCK * PAGE_SECTORS
+    spare = spare_blocks * PAGES_PER_BLOCK * PAGE_SECTORS
 
     def flags(kind: str, names: str) -> str:
         return ",\n".join(f"Print {kind} {name} stats = 0" for name in names.split(","))
@@ -396,14 +397,21 @@ disksim_pf Proc {{ Number of processors = 1, Process-Flow Time Scale = 1.0 }}
 """
 
 
-def run_psu(binary: Path, scheme: str, trace: Path, work: Path) -> Run:
-    """PSU FlashSim's `disksim` on the DiskSim trace; DiskSim's `statdefs` must sit beside the binary."""
+def run_psu(
+    binary: Path,
+    scheme: str,
+    trace: Path,
+    work: Path,
+    logical_blocks: int = LOGICAL_BLOCKS + PSU_MORE_LOGICAL_BLOCKS,
+    spare_blocks: int = PSU_SPARE_BLOCKS,
+) -> Run:
+    """PSU FlashSim's `disksim` on a DiskSim trace; DiskSim's `statdefs` must sit beside the binary."""
     statdefs = binary.parent / "statdefs"
     if not statdefs.is_file():
         sys.exit(f"{statdefs} is missing: copy DiskSim's valid/statdefs beside {binary}")
     shutil.copy(statdefs, work / "statdefs")
     parv = work / f"psu-{scheme}.parv"
-    parv.write_text(psu_parv(PSU_FTL_TYPES[scheme]))
+    parv.write_text(psu_parv(PSU_FTL_TYPES[scheme], logical_blocks, spare_blocks))
     result = work / f"psu-{scheme}.outv"
     _, t = timed([str(binary), parv.name, result.name, "ascii", str(trace), "0"], work)
     text = result.read_text()
