@@ -302,13 +302,16 @@ impl PageStore {
     /// Static wear levelling: when the erase counts of the chip's blocks spread by more than `threshold`, the
     /// full block with the lowest erase count (the coldest data), taken out of the candidates.
     pub fn coldest(&mut self, threshold: u32, dev: &Device) -> Option<Pbn> {
-        let blocks = 0..self.valid.len() as u32;
-        let max = blocks.clone().map(|b| dev.erase_count(Pbn(b))).max()?;
-        // The first candidate with the lowest count.
-        let (b, min) = blocks
-            .filter(|&b| self.is_candidate(b))
-            .map(|b| (b, dev.erase_count(Pbn(b))))
-            .min_by_key(|&(_, count)| count)?;
+        // One pass over the erase counts: the highest of every block, and the first candidate with the lowest.
+        let (mut max, mut coldest) = (None, None::<(u32, u32)>);
+        for b in 0..self.valid.len() as u32 {
+            let count = dev.erase_count(Pbn(b));
+            max = max.max(Some(count));
+            if self.is_candidate(b) && coldest.is_none_or(|(_, min)| count < min) {
+                coldest = Some((b, count));
+            }
+        }
+        let (max, (b, min)) = (max?, coldest?);
         (max - min > threshold).then(|| self.take(Pbn(b)).0)
     }
 
