@@ -518,6 +518,32 @@ mod tests {
     }
 
     #[test]
+    fn the_coldest_candidate_is_the_first_with_the_fewest_erases_once_they_spread_past_the_threshold(
+    ) {
+        let mut dev = Device::toy(6);
+        // Erase counts 0, 2, 0, 1, 0 on the blocks the fill will take, 3 on the frontier after them.
+        for (block, erases) in [(1, 2), (3, 1), (5, 3)] {
+            for _ in 0..erases {
+                dev.erase(Pbn(block)).unwrap();
+            }
+        }
+        let mut s = PageStore::new(6, 4, 1, Victim::Greedy);
+        (0..21).for_each(|k| {
+            write(&mut s, &mut dev, 0, k);
+        });
+        assert_eq!(
+            (0..6).map(|b| s.is_candidate(b)).collect::<Vec<_>>(),
+            [true, true, true, true, true, false]
+        );
+        // The spread counts every block (3 on the frontier), the coldest only candidates: blocks 0, 2 and 4
+        // have none; the first of them goes, then the next.
+        assert_eq!(s.coldest(3, &dev), None);
+        assert_eq!(s.coldest(2, &dev), Some(Pbn(0)));
+        assert_eq!(s.coldest(2, &dev), Some(Pbn(2)));
+        assert!(!s.is_candidate(0) && !s.is_candidate(2));
+    }
+
+    #[test]
     fn cost_benefit_prefers_an_old_half_valid_block_to_a_young_emptier_one() {
         for (victim, expected) in [(Victim::CostBenefit, Pbn(0)), (Victim::Greedy, Pbn(3))] {
             let mut dev = Device::toy(5);
