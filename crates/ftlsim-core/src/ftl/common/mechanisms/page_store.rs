@@ -56,6 +56,9 @@ pub struct PageStore {
     /// Pages programmed through the store, and the clock when each block was filled (cost-benefit's age).
     clock: u64,
     filled_at: Vec<u64>,
+    /// Cost-benefit's terms of a block of `v` valid pages (utilization u = v / ppb), by `v`: the benefit
+    /// 1 - u and the cost 2u, worked out once rather than at every block of every scan.
+    benefit_and_cost: Vec<(f64, f64)>,
     /// The keys of a victim's pages, read at once by [`PageStore::collect_into`] (kept between calls).
     keys: Vec<u32>,
     /// The victim's valid pages and their keys, for the copy loop (kept between calls).
@@ -99,6 +102,16 @@ impl PageStore {
             clock: 0,
             filled_at: if victim == Victim::CostBenefit {
                 vec![0; blocks as usize]
+            } else {
+                Vec::new()
+            },
+            benefit_and_cost: if victim == Victim::CostBenefit {
+                (0..=ppb)
+                    .map(|v| {
+                        let u = v as f64 / ppb as f64;
+                        (1.0 - u, 2.0 * u)
+                    })
+                    .collect()
             } else {
                 Vec::new()
             },
@@ -286,12 +299,14 @@ impl PageStore {
             if !self.is_candidate(b) || class.is_some_and(|c| c != self.class(b)) {
                 continue;
             }
-            let u = self.valid[b as usize] as f64 / self.ppb as f64;
-            if u == 0.0 {
+            let valid = self.valid[b as usize];
+            if valid == 0 {
                 return Some(b);
             }
+            // age x (1 - u) / 2u.
+            let (benefit, cost) = self.benefit_and_cost[valid as usize];
             let age = (self.clock - self.filled_at[b as usize]) as f64 + 1.0;
-            let score = age * (1.0 - u) / (2.0 * u);
+            let score = age * benefit / cost;
             if best.is_none_or(|(s, _)| score > s) {
                 best = Some((score, b));
             }
