@@ -1178,7 +1178,7 @@ impl DftlFtl {
             self.collect_for(TRANSLATION, dev)?;
             if self.cmt.dirty.get(victim as usize) {
                 let since = dev.map_counts();
-                let tp = self.cmt.lpn[victim as usize].0 / self.epp;
+                let tp = self.cmt.tp_of(victim) as u32;
                 self.write_back(tp, 0..0, Some(victim), dev)?;
                 self.tally(MapIo::Eviction, since, dev);
             }
@@ -1204,7 +1204,7 @@ impl DftlFtl {
 
     fn mark_dirty(&mut self, slot: u32) {
         if self.cmt.mark_dirty(slot) {
-            self.dirty_in[(self.cmt.lpn[slot as usize].0 / self.epp) as usize] += 1;
+            self.dirty_in[self.cmt.tp_of(slot)] += 1;
         }
     }
 
