@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run import PAGE_BYTES, PAGES_PER_BLOCK, SECTOR_BYTES, run_psu
+from run import PAGE_BYTES, PAGES_PER_BLOCK, disksim_trace, run_psu
 
 # PSU's DFTL: map entries per translation page (`MAP_ENTRIES_PER_PAGE`, 4-byte entries in 2 KiB pages).
 PSU_ENTRIES_PER_PAGE = 512
@@ -41,28 +41,6 @@ def psu_more_logical_blocks(scheme: str, logical_blocks: int) -> int:
             break
         more += 1
     return more
-
-
-def disksim_trace(ssdsim: Path, out: Path, capacity: int, wrap: bool) -> int:
-    """The SSDsim trace in DiskSim's format, each address folded into `capacity` bytes as `--wrap` folds it
-    (the offset modulo the capacity, moved back to end at the capacity where it would run past it); requests
-    of no length are left out, as ftlsim leaves them. Returns the requests written."""
-    written = 0
-    with ssdsim.open() as lines, out.open("w") as disksim:
-        for n, line in enumerate(lines, 1):
-            time_ns, _, sector, sectors, op = line.split()
-            offset, length = int(sector) * SECTOR_BYTES, int(sectors) * SECTOR_BYTES
-            if length == 0:
-                continue
-            if offset + length > capacity:
-                if not wrap:
-                    sys.exit(f"{ssdsim}:{n}: a request past the capacity of {capacity:,} bytes; give --wrap")
-                offset %= capacity
-                if offset + length > capacity:
-                    offset = capacity - length
-            disksim.write(f"{float(time_ns) / 1e6:.6f} 0 {offset // SECTOR_BYTES} {length // SECTOR_BYTES} {op}\n")
-            written += 1
-    return written
 
 
 def ftlsim_report(ftlsim: str, trace: Path, scheme: str, capacity: str, wrap: bool, work: Path) -> dict:

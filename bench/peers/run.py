@@ -6,7 +6,8 @@
 
 It fetches and builds nothing: give the peers' binaries (how to build them: docs/speed-against-peers.md).
 It writes one trace (SSDsim ASCII, which ftlsim, MQSim and the flashsim driver read, and the same requests in
-DiskSim's ASCII format, times in milliseconds, for PSU FlashSim), the peers' configuration files, runs every side `--repeat` times under `/usr/bin/time -v`, keeps each side's
+DiskSim's ASCII format, times in milliseconds, for PSU FlashSim), the peers' configuration files, runs every
+side `--repeat` times under `/usr/bin/time -v`, keeps each side's
 fastest run (least user + system CPU seconds) and prints, per side: wall, user and system seconds, max RSS,
 the flash operations it reports (page reads, page programs, erases; GC or merge copies), flash operations
 per CPU second, and ftlsim's ratio against the peer it is compared with. `--json FILE` saves every run.
@@ -99,13 +100,25 @@ def generate_trace(path: Path, requests: int, read_share: float, seed: int) -> d
     return {"requests": requests, "reads": reads, "writes": writes}
 
 
-def disksim_trace(ssdsim: Path, path: Path) -> None:
-    """The same requests in DiskSim's ASCII format (arrival time in milliseconds, device, sector, sectors,
-    1 for a read), which PSU FlashSim reads."""
-    with ssdsim.open() as lines, path.open("w") as out:
-        for line in lines:
-            time_ns, device, sector, sectors, op = line.split()
-            out.write(f"{int(time_ns) / 1e6:.3f} {device} {sector} {sectors} {op}\n")
+def disksim_trace(ssdsim: Path, out: Path, capacity: int | None = None, wrap: bool = False) -> None:
+    """The SSDsim trace's requests in DiskSim's ASCII format, which PSU FlashSim reads: arrival time in
+    milliseconds, device 0, sector, sectors, 1 for a read. With a `capacity` in bytes, each address folded
+    into it as ftlsim's `--wrap` folds it (the offset modulo the capacity, moved back to end at the capacity
+    where it would run past it), and requests of no length left out, as ftlsim leaves them."""
+    with ssdsim.open() as lines, out.open("w") as disksim:
+        for n, line in enumerate(lines, 1):
+            time_ns, _, sector, sectors, op = line.split()
+            offset, length = int(sector) * SECTOR_BYTES, int(sectors) * SECTOR_BYTES
+            if capacity is not None:
+                if length == 0:
+                    continue
+                if offset + length > capacity:
+                    if not wrap:
+                        sys.exit(f"{ssdsim}:{n}: a request past the capacity of {capacity:,} bytes; give --wrap")
+                    offset %= capacity
+                    if offset + length > capacity:
+                        offset = capacity - length
+            disksim.write(f"{float(time_ns) / 1e6:.6f} 0 {offset // SECTOR_BYTES} {length // SECTOR_BYTES} {op}\n")
 
 
 @dataclass
