@@ -47,8 +47,7 @@ use super::figures::{ArrayFigures, ResponseSummary};
 use crate::addr::SourcePage;
 use crate::config::Timing;
 use crate::config::{ArrayPlacement, ArraySpec};
-use crate::stats::{nearest_ns, time_histogram};
-use hdrhistogram::Histogram;
+use crate::stats::{nearest_ns, TimeCounts};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -99,7 +98,7 @@ impl From<crate::request::Op> for Kind {
 
 /// Response times of one kind of request, in nanoseconds with 3 significant figures.
 struct Responses {
-    hist: Histogram<u64>,
+    times: TimeCounts,
     sum: f64,
     max: f64,
 }
@@ -107,26 +106,27 @@ struct Responses {
 impl Responses {
     fn new() -> Responses {
         Responses {
-            hist: time_histogram(),
+            times: TimeCounts::new(),
             sum: 0.0,
             max: 0.0,
         }
     }
 
     fn record(&mut self, us: f64) {
-        self.hist.saturating_record(nearest_ns(us));
+        self.times.record(nearest_ns(us));
         self.sum += us;
         self.max = later(self.max, us);
     }
 
     fn summary(&self) -> ResponseSummary {
-        let n = self.hist.len();
+        let n = self.times.len();
         if n == 0 {
             return ResponseSummary::default();
         }
         // Every quantile in one pass over the histogram (they are in increasing order).
         let cdf: Vec<(f64, f64)> = self
-            .hist
+            .times
+            .histogram()
             .value_at_quantiles(CDF_QUANTILES)
             .zip(CDF_QUANTILES)
             .map(|(ns, q)| ((ns as f64 / 1000.0).min(self.max), q))
@@ -1909,7 +1909,7 @@ impl Timeline {
             span_us: span,
             read: self.reads.summary(),
             write: self.writes.summary(),
-            iops: rate((self.reads.hist.len() + self.writes.hist.len()) as f64),
+            iops: rate((self.reads.times.len() + self.writes.times.len()) as f64),
             mb_per_s: rate(self.bytes as f64) / 1e6,
             die_utilization: (die_mean, die_max),
             channel_utilization: (channel_mean, channel_max),
