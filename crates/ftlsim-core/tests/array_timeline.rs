@@ -549,6 +549,59 @@ fn placed_per_die_runs_of_copies_are_timed_as_their_operations_one_by_one_on_a_l
 }
 
 #[test]
+fn striped_runs_of_copies_are_timed_as_their_operations_one_by_one_on_a_long_random_run() {
+    // A scheme block of 4 pages striped over 4 dies: a copy's read and program are on one die when its source
+    // and target pages are at offsets of one die (booked as one pair, as an instance per die books them), else
+    // on two. Requests arrive faster than the dies serve them, so the channels book transfers far ahead and
+    // reads find gaps among the other dies' transfers. On 2 channels of 2 dies, and on one channel of 4 (whose
+    // latest transfers are kept apart).
+    use ftlsim_core::addr::Ppn;
+    const PAGES: u64 = 1024;
+    for channels in [2, 1] {
+        let new = || golden_timeline(channels, 4 / channels, 1, 16);
+        let (mut at_once, mut one_by_one) = (new(), new());
+        let mut next = draws(0x2545_f491_4f6c_dd1d);
+        let (mut arrival, mut same_die) = (0.0, 0);
+        for _ in 0..3000 {
+            arrival += next(30) as f64;
+            for t in [&mut at_once, &mut one_by_one] {
+                t.begin_request(Kind::Write, arrival + 1.0, 100);
+            }
+            for _ in 0..1 + next(3) {
+                if next(3) == 0 {
+                    let from: Vec<Ppn> =
+                        (0..1 + next(12)).map(|_| Ppn(next(PAGES) as u32)).collect();
+                    let to = next(PAGES - 12) as u32;
+                    at_once.copy_run(&from, to, 0);
+                    for (i, p) in from.iter().enumerate() {
+                        same_die += u32::from(p.0 % 4 == (to + i as u32) % 4);
+                        one_by_one.op(FlashOp::Read, p.0);
+                        one_by_one.op(FlashOp::Program, to + i as u32);
+                    }
+                } else {
+                    let op =
+                        [FlashOp::Read, FlashOp::Program, FlashOp::SpareRead][next(3) as usize];
+                    let ppn = next(PAGES) as u32;
+                    at_once.op(op, ppn);
+                    one_by_one.op(op, ppn);
+                }
+            }
+            for t in [&mut at_once, &mut one_by_one] {
+                t.end_request();
+            }
+        }
+        assert!(same_die > 500, "{same_die} copies on one die");
+        assert_eq!(spans(&at_once), spans(&one_by_one), "{channels} channels");
+        let (a, b) = (at_once.figures(), one_by_one.figures());
+        assert_eq!(
+            (a.write.mean, a.die_utilization, a.channel_utilization),
+            (b.write.mean, b.die_utilization, b.channel_utilization),
+            "{channels} channels"
+        );
+    }
+}
+
+#[test]
 fn the_queue_depth_counts_every_read_and_write_from_arrival_to_completion_on_a_long_random_run() {
     // Reads, writes and trims (a trim takes a place in the device but not in the count), some with trace
     // times (bursts fill the device, and requests wait in the host), some without (submitted when they can

@@ -1012,7 +1012,10 @@ fn earliest_transfer(die: &[Die], multi_plane: &[MultiPlane], generation: u64, d
 
 /// The loop of [`Timeline::copy_run`] on striped dies: copy `i` reads page `from[i]` (with `base` added) and
 /// programs page `to + i`; `(read, program, ready)` its costs and the work's submission, `(frontier,
-/// read_end)` the work's latest end and last read's end, returned as they are after the run.
+/// read_end)` the work's latest end and last read's end, returned as they are after the run. A copy whose
+/// pages are on one die (a merge's copy of a page to its own offset in a new block) books its two transfers as
+/// [`Lanes::reserve_pair`] does, as one where they fit one gap: the program is ready when the read's data is
+/// out, as the die's last operation ends then.
 #[inline(always)]
 fn copies_striped<S: SpanSink>(
     mut lanes: Lanes<'_, S>,
@@ -1025,9 +1028,26 @@ fn copies_striped<S: SpanSink>(
     for (i, source) in from.iter().enumerate() {
         let d = striping.die(base + source.page());
         let c = striping.channel(d);
+        let target = striping.die(to + i as u32);
+        if target == d {
+            // The read and the program on one die, booked as a pair as [`copies_on`] books them.
+            let start = later(lanes.die[d].free, ready);
+            let (out, program_start) =
+                lanes.reserve_pair(d, c, start + read.array, read.channel, program.channel);
+            read_end = out + read.channel;
+            lanes.span(FlashOp::Read, d, c, start, read_end);
+            lanes.die[d].busy += read_end - start;
+            frontier = later(frontier, read_end);
+            let end = program_start + program.channel + program.array;
+            lanes.die[d].free = end;
+            lanes.die[d].busy += end - program_start;
+            frontier = later(frontier, end);
+            lanes.span(FlashOp::Program, d, c, program_start, end);
+            continue;
+        }
         read_end = lanes.read(FlashOp::Read, (d, c), read, ready, &mut frontier);
         // The program waits for its read (rule 4).
-        let d = striping.die(to + i as u32);
+        let d = target;
         let c = striping.channel(d);
         let after = later(later(lanes.die[d].free, ready), read_end);
         let start = lanes.reserve(d, c, after, program.channel);
