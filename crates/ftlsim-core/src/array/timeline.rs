@@ -1183,8 +1183,9 @@ pub struct Timeline {
     /// The latest time anything ended.
     end: f64,
     /// The sweep of read and write requests in the system over time (a trim takes a place in the device but
-    /// is not counted, as it has no response time): how many now, since when, the integral, the most.
-    sweep_n: u64,
+    /// is not counted, as it has no response time): how many now (signed: its conversion to f64 is then one
+    /// instruction), since when, the integral, the most.
+    sweep_n: i64,
     sweep_t: f64,
     depth_area: f64,
     depth_max: u64,
@@ -1400,7 +1401,7 @@ impl Timeline {
         self.sweep_to(arrival);
         if kind != Kind::Other {
             self.sweep_n += 1;
-            self.depth_max = self.depth_max.max(self.sweep_n);
+            self.depth_max = self.depth_max.max(self.sweep_n as u64);
         }
         self.first_arrival.get_or_insert(arrival);
         self.last_arrival = arrival;
