@@ -493,12 +493,74 @@ fn on_one_die_runs_of_copies_and_spare_reads_are_timed_as_their_operations_one_b
     );
 }
 
+/// Where a long random run's operations go: `dies` partitions of `pages` each (placed per die: a run of
+/// copies within one), or one space of `pages` (striped).
+struct Pages {
+    dies: u64,
+    pages: u32,
+}
+
+/// Times 3,000 write requests of random runs of copies, reads, programs and spare reads on `at_once` and
+/// `one_by_one` (fresh and alike), the runs in one call on the first and operation by operation on the
+/// second, with requests arriving faster than the dies serve them: the channels book transfers far ahead and
+/// reads find gaps among the other dies' transfers. Checks that both give the same spans, response times and
+/// utilizations; returns how many copies had their source and target at offsets of one striped die.
+fn runs_timed_at_once_and_one_by_one(
+    (mut at_once, mut one_by_one): (Timeline, Timeline),
+    Pages { dies, pages }: Pages,
+    seed: u64,
+    label: &str,
+) -> u32 {
+    use ftlsim_core::addr::Ppn;
+    let mut next = draws(seed);
+    let (mut arrival, mut same_die) = (0.0, 0);
+    for _ in 0..3000 {
+        arrival += next(30) as f64;
+        for t in [&mut at_once, &mut one_by_one] {
+            t.begin_request(Kind::Write, arrival + 1.0, 100);
+        }
+        for _ in 0..1 + next(3) {
+            let base = if dies > 1 {
+                next(dies) as u32 * pages
+            } else {
+                0
+            };
+            if next(3) == 0 {
+                let from: Vec<Ppn> = (0..1 + next(12))
+                    .map(|_| Ppn(next(pages as u64) as u32))
+                    .collect();
+                let to = next(pages as u64 - 12) as u32;
+                at_once.copy_run(&from, to, base);
+                for (i, p) in from.iter().enumerate() {
+                    same_die += u32::from(p.0 % 4 == (to + i as u32) % 4);
+                    one_by_one.op(FlashOp::Read, base + p.0);
+                    one_by_one.op(FlashOp::Program, base + to + i as u32);
+                }
+            } else {
+                let op = [FlashOp::Read, FlashOp::Program, FlashOp::SpareRead][next(3) as usize];
+                let ppn = base + next(pages as u64) as u32;
+                at_once.op(op, ppn);
+                one_by_one.op(op, ppn);
+            }
+        }
+        for t in [&mut at_once, &mut one_by_one] {
+            t.end_request();
+        }
+    }
+    assert_eq!(spans(&at_once), spans(&one_by_one), "{label}");
+    let (a, b) = (at_once.figures(), one_by_one.figures());
+    assert_eq!(
+        (a.write.mean, a.die_utilization, a.channel_utilization),
+        (b.write.mean, b.die_utilization, b.channel_utilization),
+        "{label}"
+    );
+    same_die
+}
+
 #[test]
 fn placed_per_die_runs_of_copies_are_timed_as_their_operations_one_by_one_on_a_long_random_run() {
-    // Requests arrive faster than the dies serve them, so each channel books transfers far ahead and a copy's
-    // read finds gaps among the other dies' transfers: some hold its program's transfer too (one booking),
-    // some do not (the program searches on). On 2 channels of 2 dies, and on one channel of 4.
-    use ftlsim_core::addr::Ppn;
+    // A copy's read finds gaps among the other dies' transfers: some hold its program's transfer too (one
+    // booking), some do not (the program searches on). On 2 channels of 2 dies, and on one channel of 4.
     const DIE_PAGES: u32 = 256;
     for channels in [2, 1] {
         let new = || {
@@ -506,45 +568,12 @@ fn placed_per_die_runs_of_copies_are_timed_as_their_operations_one_by_one_on_a_l
             t.place_per_die(DIE_PAGES);
             t
         };
-        let (mut at_once, mut one_by_one) = (new(), new());
-        let mut next = draws(0x9e37_79b9_7f4a_7c15);
-        let mut arrival = 0.0;
-        for _ in 0..3000 {
-            arrival += next(30) as f64;
-            for t in [&mut at_once, &mut one_by_one] {
-                t.begin_request(Kind::Write, arrival + 1.0, 100);
-            }
-            for _ in 0..1 + next(3) {
-                let die = next(4) as u32 * DIE_PAGES;
-                if next(3) == 0 {
-                    let from: Vec<Ppn> = (0..1 + next(12))
-                        .map(|_| Ppn(next(DIE_PAGES as u64) as u32))
-                        .collect();
-                    let to = next(DIE_PAGES as u64 - 12) as u32;
-                    at_once.copy_run(&from, to, die);
-                    for (i, p) in from.iter().enumerate() {
-                        one_by_one.op(FlashOp::Read, die + p.0);
-                        one_by_one.op(FlashOp::Program, die + to + i as u32);
-                    }
-                } else {
-                    let op =
-                        [FlashOp::Read, FlashOp::Program, FlashOp::SpareRead][next(3) as usize];
-                    let ppn = die + next(DIE_PAGES as u64) as u32;
-                    at_once.op(op, ppn);
-                    one_by_one.op(op, ppn);
-                }
-            }
-            for t in [&mut at_once, &mut one_by_one] {
-                t.end_request();
-            }
-        }
-        assert_eq!(spans(&at_once), spans(&one_by_one), "{channels} channels");
-        let (a, b) = (at_once.figures(), one_by_one.figures());
-        assert_eq!(
-            (a.write.mean, a.die_utilization, a.channel_utilization),
-            (b.write.mean, b.die_utilization, b.channel_utilization),
-            "{channels} channels"
-        );
+        let pages = Pages {
+            dies: 4,
+            pages: DIE_PAGES,
+        };
+        let label = format!("{channels} channels");
+        runs_timed_at_once_and_one_by_one((new(), new()), pages, 0x9e37_79b9_7f4a_7c15, &label);
     }
 }
 
@@ -552,52 +581,17 @@ fn placed_per_die_runs_of_copies_are_timed_as_their_operations_one_by_one_on_a_l
 fn striped_runs_of_copies_are_timed_as_their_operations_one_by_one_on_a_long_random_run() {
     // A scheme block of 4 pages striped over 4 dies: a copy's read and program are on one die when its source
     // and target pages are at offsets of one die (booked as one pair, as an instance per die books them), else
-    // on two. Requests arrive faster than the dies serve them, so the channels book transfers far ahead and
-    // reads find gaps among the other dies' transfers. On 2 channels of 2 dies, and on one channel of 4 (whose
-    // latest transfers are kept apart).
-    use ftlsim_core::addr::Ppn;
-    const PAGES: u64 = 1024;
+    // on two. On 2 channels of 2 dies, and on one channel of 4 (whose latest transfers are kept apart).
     for channels in [2, 1] {
         let new = || golden_timeline(channels, 4 / channels, 1, 16);
-        let (mut at_once, mut one_by_one) = (new(), new());
-        let mut next = draws(0x2545_f491_4f6c_dd1d);
-        let (mut arrival, mut same_die) = (0.0, 0);
-        for _ in 0..3000 {
-            arrival += next(30) as f64;
-            for t in [&mut at_once, &mut one_by_one] {
-                t.begin_request(Kind::Write, arrival + 1.0, 100);
-            }
-            for _ in 0..1 + next(3) {
-                if next(3) == 0 {
-                    let from: Vec<Ppn> =
-                        (0..1 + next(12)).map(|_| Ppn(next(PAGES) as u32)).collect();
-                    let to = next(PAGES - 12) as u32;
-                    at_once.copy_run(&from, to, 0);
-                    for (i, p) in from.iter().enumerate() {
-                        same_die += u32::from(p.0 % 4 == (to + i as u32) % 4);
-                        one_by_one.op(FlashOp::Read, p.0);
-                        one_by_one.op(FlashOp::Program, to + i as u32);
-                    }
-                } else {
-                    let op =
-                        [FlashOp::Read, FlashOp::Program, FlashOp::SpareRead][next(3) as usize];
-                    let ppn = next(PAGES) as u32;
-                    at_once.op(op, ppn);
-                    one_by_one.op(op, ppn);
-                }
-            }
-            for t in [&mut at_once, &mut one_by_one] {
-                t.end_request();
-            }
-        }
+        let pages = Pages {
+            dies: 1,
+            pages: 1024,
+        };
+        let label = format!("{channels} channels");
+        let same_die =
+            runs_timed_at_once_and_one_by_one((new(), new()), pages, 0x2545_f491_4f6c_dd1d, &label);
         assert!(same_die > 500, "{same_die} copies on one die");
-        assert_eq!(spans(&at_once), spans(&one_by_one), "{channels} channels");
-        let (a, b) = (at_once.figures(), one_by_one.figures());
-        assert_eq!(
-            (a.write.mean, a.die_utilization, a.channel_utilization),
-            (b.write.mean, b.die_utilization, b.channel_utilization),
-            "{channels} channels"
-        );
     }
 }
 
