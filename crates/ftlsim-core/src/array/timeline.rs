@@ -829,6 +829,29 @@ impl<S: SpanSink> Lanes<'_, S> {
         (start, end)
     }
 
+    /// Places a copy whose read and program are both on die `d` (channel `c`), of work submitted at `ready`:
+    /// the read's array time, then its data out; the program waits for it (rule 4), which ended after the
+    /// submission, on the same die: its data in as soon as the channel has room after the read's (the two
+    /// transfers booked as a pair, [`Lanes::reserve_pair`]), then its array time. Returns the read's start and
+    /// end and the program's; the caller adds the busy times and the work's latest end where it keeps them.
+    #[inline(always)]
+    fn place_copy(
+        &mut self,
+        (d, c): (usize, usize),
+        (read, program): (Cost, Cost),
+        ready: f64,
+    ) -> [f64; 4] {
+        let start = later(self.die[d].free, ready);
+        let (out, program_start) =
+            self.reserve_pair(d, c, start + read.array, read.channel, program.channel);
+        let read_end = out + read.channel;
+        self.span(FlashOp::Read, d, c, start, read_end);
+        let end = program_start + program.channel + program.array;
+        self.die[d].free = end;
+        self.span(FlashOp::Program, d, c, program_start, end);
+        [start, read_end, program_start, end]
+    }
+
     #[inline(always)]
     fn span(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64) {
         self.spans.keep(op, d, c, start, end);
@@ -1030,19 +1053,14 @@ fn copies_striped<S: SpanSink>(
         let c = striping.channel(d);
         let target = striping.die(to + i as u32);
         if target == d {
-            // The read and the program on one die, booked as a pair as [`copies_on`] books them.
-            let start = later(lanes.die[d].free, ready);
-            let (out, program_start) =
-                lanes.reserve_pair(d, c, start + read.array, read.channel, program.channel);
-            read_end = out + read.channel;
-            lanes.span(FlashOp::Read, d, c, start, read_end);
-            lanes.die[d].busy += read_end - start;
-            frontier = later(frontier, read_end);
-            let end = program_start + program.channel + program.array;
-            lanes.die[d].free = end;
+            // The read and the program on one die, booked as an instance per die books them.
+            let [start, end_of_read, program_start, end] =
+                lanes.place_copy((d, c), (read, program), ready);
+            lanes.die[d].busy += end_of_read - start;
+            frontier = later(frontier, end_of_read);
+            read_end = end_of_read;
             lanes.die[d].busy += end - program_start;
             frontier = later(frontier, end);
-            lanes.span(FlashOp::Program, d, c, program_start, end);
             continue;
         }
         read_end = lanes.read(FlashOp::Read, (d, c), read, ready, &mut frontier);
@@ -1070,22 +1088,13 @@ fn copies_on<S: SpanSink>(
     run: &mut RunSums,
 ) {
     for _ in 0..copies {
-        // The read: the die's array time, then the data out; the program waits for it (rule 4), which ended
-        // after the submission, on the same die: the data in as soon as the channel has room after the read's.
-        let start = later(lanes.die[d].free, ready);
-        let (out, program_start) =
-            lanes.reserve_pair(d, c, start + read.array, read.channel, program.channel);
-        let end = out + read.channel;
-        lanes.span(FlashOp::Read, d, c, start, end);
-        run.die_busy += end - start;
+        let [start, read_end, program_start, end] =
+            lanes.place_copy((d, c), (read, program), ready);
+        run.die_busy += read_end - start;
+        run.frontier = later(run.frontier, read_end);
+        run.read_end = read_end;
+        run.die_busy += end - program_start;
         run.frontier = later(run.frontier, end);
-        run.read_end = end;
-        let moved = program_start + program.channel;
-        let free = moved + program.array;
-        lanes.die[d].free = free;
-        run.die_busy += free - program_start;
-        run.frontier = later(run.frontier, free);
-        lanes.span(FlashOp::Program, d, c, program_start, free);
     }
 }
 
