@@ -76,3 +76,20 @@ def test_placement_per_die_runs_an_instance_per_die_and_is_echoed():
     result = CliRunner().invoke(main, ["run", WORKLOAD, "-p", "channels=2", "-p", "placement=perdie"])
     assert result.exit_code == 2
     assert "placement=perdie must be striped" in result.output and "e.g. -p placement=per-die" in result.output
+
+
+def test_the_latency_plot_shows_a_curve_drawn_over_another_and_reads_a_narrow_range():
+    from ftlsim.plot import latency_cdfs
+
+    # On one die, without garbage collection, page and FAST time every write alike: FAST's curve lies on page's.
+    df = ftlsim.sweep("uniform:writes=300,seed=1", ["page", "fast"], grid={"pages_per_block": [32]}, queue_depth=4)
+    assert (df["flash.erases"] == 0).all()
+    fig = latency_cdfs(df, ["pages_per_block"])
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["page-mapped", "FAST (same curve as page-mapped)"]
+    # A parameter with one value names no line: the heading states it.
+    assert fig.get_suptitle().splitlines()[-1] == "pages_per_block=32"
+    # Times within a decade: a linear axis, several ticks labelled.
+    assert ax.get_xscale() == "linear"
+    assert len([t for t in ax.get_xticklabels() if t.get_text()]) >= 4

@@ -323,50 +323,63 @@ CDF_KEYS = (("read", "response_us.read.cdf"), ("write", "response_us.write.cdf")
 
 def latency_cdfs(df, swept=None, title: str = ""):
     """Response-time CDFs (queue + service, the array model's `response_us.<kind>.cdf`) of every run of a
-    comparison: one panel per request kind, one line per scheme and swept value, time on a log axis."""
+    comparison: one panel per request kind, one line per scheme and swept value. Times spread over a decade
+    or more are on a log axis, else on a linear one (a log axis within one decade labels one tick or none).
+    A curve the same as an earlier one says so in its label, as it is drawn over it."""
     import json
 
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-    swept = [k for k in (swept or []) if k in df]
+    # A parameter set to one value for every run names no line apart: the heading states it.
+    given = [k for k in (swept or []) if k in df]
+    swept = [k for k in given if df[k].nunique(dropna=False) > 1]
+    fixed = ", ".join(f"{k}={_value_text(df[k].iloc[0])}" for k in given if k not in swept)
     kinds = [(kind, key) for kind, key in CDF_KEYS
              if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]
     fig, axes = plt.subplots(1, max(len(kinds), 1), figsize=(6.0 * max(len(kinds), 1), 4.4), squeeze=False)
     for ax, (kind, key) in zip(axes[0], kinds):
         rows = [(row, json.loads(row[key]) if isinstance(row[key], str) else []) for _, row in df.iterrows()]
-        # A request without flash work (a read of a page never written) takes 0 us: drawn at the shortest
-        # time on the log axis, where the curve starts.
-        low = min((p[0] for _, points in rows for p in points if p[0] > 0), default=1.0)
-        high = low
+        times = [p[0] for _, points in rows for p in points]
+        low = min((t for t in times if t > 0), default=1.0)
+        high = max(times, default=low)
+        log = high >= 10 * low
+        drawn: list[tuple[str, list]] = []
         for i, (row, points) in enumerate(rows):
             if not points:
                 continue
-            us = [max(p[0], low) for p in points]
+            # On a log axis a request without flash work (a read of a page never written, 0 us) is drawn at
+            # the shortest time, where the curve starts.
+            us = [max(p[0], low) if log else p[0] for p in points]
             share = [p[1] for p in points]
-            high = max(high, max(us))
             label = _label({"ftl": row["ftl"], **{k: row[k] for k in swept}})
+            same = next((earlier for earlier, earlier_points in drawn if earlier_points == points), None)
+            drawn.append((label, points))
             # Each line a dash of its own over the one before: schemes with the same curve stay visible.
-            ax.step(us, share, where="post", label=label, linewidth=1.6,
-                    linestyle=("-", "--", ":", "-.")[i % 4])
-        ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_us(v)))
-        # Within two decades, 2 and 5 between them are labelled too; wider, decades alone (no collisions).
-        if high < 100 * low:
-            ax.xaxis.set_minor_formatter(FuncFormatter(
-                lambda v, _: human_us(v) if v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5)
-                else ""))
+            ax.step(us, share, where="post", label=label + (f" (same curve as {same})" if same else ""),
+                    linewidth=1.6, linestyle=("-", "--", ":", "-.")[i % 4])
+        if log:
+            ax.set_xscale("log")
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_us(v)))
+            # Within two decades, 2 and 5 between them are labelled too; wider, decades alone (no collisions).
+            if high < 100 * low:
+                ax.xaxis.set_minor_formatter(FuncFormatter(
+                    lambda v, _: human_us(v) if v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5)
+                    else ""))
+            else:
+                ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
         else:
-            ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+            ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_us(v)))
         ax.set_ylim(0, 1.01)
         ax.set_xlabel(f"{kind} response time (queue + service)")
         ax.set_ylabel(f"fraction of {kind} requests")
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
-    heading = [p for p in (title, _device(df), _arrays(df)) if p]
+    heading = [p for p in (title, _device(df), _arrays(df), fixed) if p]
     fig.suptitle("\n".join(heading), fontsize=10)
     fig.tight_layout()
     return fig
