@@ -222,6 +222,10 @@ def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path
     assert "warning: page, dftl on uniform:writes=1500: no block was erased" in result.stderr
     assert "`--precondition full` or a smaller `--capacity`" in result.stderr  # a workload has nothing to compact
     assert "fast on" not in result.stderr
+    # Filled first and still never erasing (the writes fit the spare blocks): only the fix not used is offered.
+    result = invoke("run", "uniform:writes=10", "--capacity", "64MiB", "--precondition", "full")
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip().endswith("so the figures do not depend on the scheme; use a smaller `--capacity`")
 
 
 def test_compare_and_sweep_take_repeated_ftl_param_and_metrics_options(tmp_path):

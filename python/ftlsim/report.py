@@ -61,13 +61,15 @@ def uninformative(values) -> dict[str, str]:
     """Why a run's figures say nothing about its scheme, by cause, with the options that fix it: the host
     wrote less than half the device's logical pages (distinct pages are at most that), so the scheme never
     ran short of free space; or no block was erased, so no merge or GC ran. `values` is a report or a
-    sweep's row. ``--compact`` is offered for a trace file read without it (it packs sparse addresses)."""
+    sweep's row. Only the fixes the run did not use are offered: ``--precondition full`` where it was not
+    filled first, ``--compact`` for a trace file read without it (it packs sparse addresses)."""
     resolved = json.loads(values.get("config.resolved") or "{}").get("config", {})
     precondition = resolved.get("precondition", values.get("config.precondition", "none"))
-    fixes = ["`--precondition full`", "a smaller `--capacity`"]
+    fixes = ["`--precondition full`"] if precondition == "none" else []
+    fixes.append("a smaller `--capacity`")
     if values.get("config.trace_format") not in (None, "workload") and not resolved.get("trace", {}).get("compact"):
         fixes.append("`--compact`")
-    fix = ", ".join(fixes[:-1]) + " or " + fixes[-1]
+    fix = " or ".join([", ".join(fixes[:-1]), fixes[-1]] if len(fixes) > 1 else fixes)
     pages = (values.get("config.capacity_bytes") or 0) // max(values.get("config.page_bytes") or 1, 1)
     written = values.get("host.write_pages") or 0
     out = {}
