@@ -92,3 +92,13 @@ def test_trace_statistics_cross_as_python_objects_with_exact_big_totals(tmp_path
     stats = _core.trace_info(str(trace), {}, 16384, 512)
     assert type(stats) is dict and stats["write_bytes"] == 3 * (2**64 - 1) and stats["footprint_bytes"] == 2**64
     assert list(stats)[:3] == ["format", "requests", "reads"]
+
+
+def test_a_list_where_a_run_takes_one_value_names_the_sweep_that_runs_each():
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=100", capacity="1MiB", pages_per_block=[32, 64])
+    assert str(e.value) == ("pages_per_block=[32, 64]: a run takes one value of pages_per_block; to run each, "
+                            "sweep them: ftlsim.sweep(..., grid={'pages_per_block': [32, 64]})")
+    # A sweep's common keywords are each run's: the sweep stops before any run, saying the same.
+    with pytest.raises(ftlsim.FtlsimError, match=r"grid=\{'log_blocks': \[4, 8\]\}"):
+        ftlsim.sweep("uniform:writes=100", ["fast"], capacity="1MiB", log_blocks=(4, 8))

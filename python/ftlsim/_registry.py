@@ -77,6 +77,11 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
         if isinstance(value, float) and not math.isfinite(value):
             # JSON has no NaN or infinity: refuse it here, by name, rather than send `NaN` to the engine.
             raise _core.FtlsimError(f"{key}={value} is not a finite number; give a finite number")
+        if isinstance(value, (list, tuple)) and key != "devices":
+            # Every option but `devices` (the trace's device numbers) takes one value a run: several are a
+            # sweep's.
+            raise _core.FtlsimError(f"{key}={value!r}: a run takes one value of {key}; to run each, sweep them: "
+                                    f"ftlsim.sweep(..., grid={{{key!r}: {list(value)!r}}})")
         if key in keys["device"]:
             cfg["device"][key] = value
         elif key in keys["trace"] and key != "format":
