@@ -187,3 +187,27 @@ def test_a_known_workload_with_an_unknown_option_names_the_option_not_the_worklo
     assert p.returncode == 2
     assert "unknown parameter `requests`; uniform takes writes, seed, pages, read_share" in p.stderr
     assert "did you mean" not in p.stderr
+
+
+def test_a_grid_that_fails_every_point_for_one_reason_says_it_once(tmp_path):
+    trace = tmp_path / "far.csv"
+    trace.write_text("W,0,4096\nW,8388608,4096\n")  # ends past 8 MiB: a 1 MiB device cannot hold it
+    result = CliRunner().invoke(main, ["compare", str(trace), "--ftl", "page,fast,bast", "-p", "log_blocks=4,8",
+                                       "--capacity", "1MiB"])
+    assert result.exit_code == 1
+    failures = [line for line in result.output.splitlines() if line.startswith("failed:")]
+    assert len(failures) == 1, result.output
+    assert failures[0].startswith(f"failed: page, fast (its 2 runs), bast (its 2 runs) on {trace}: FtlsimError: ")
+    assert "5 of 5 runs failed" in result.output
+
+
+def test_failure_lines_name_each_run_where_a_scheme_failed_only_some():
+    import pandas as pd
+
+    from ftlsim.cli import failure_lines
+
+    df = pd.DataFrame({"trace": ["t.csv"] * 4, "ftl": ["fast", "fast", "fast", "page"],
+                       "log_blocks": [4, 8, 16, float("nan")], "status": ["failed", "done", "failed", "failed"],
+                       "error": ["E: a", None, "E: a", "E: b"]})
+    assert failure_lines(df, ["log_blocks"]) == ["fast log_blocks=4, fast log_blocks=16 on t.csv: E: a",
+                                                 "page on t.csv: E: b"]

@@ -472,10 +472,8 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     swept = [k for k in dict.fromkeys(grid_columns(schemes, grid) + file_columns) if k in df]
     print_grid(df, label, swept, columns, metrics)
     failed = df[df["status"] == "failed"]
-    for _, row in failed.iterrows():
-        err_console.print(f"[bold red]failed:[/] {row['ftl']} on {row['trace']} "
-                          f"{ {k: row[k] for k in swept if row[k] == row[k]} }: {escape(str(row['error']))}",
-                          highlight=False)
+    for line in failure_lines(df, swept):
+        err_console.print(f"[bold red]failed:[/] {escape(line)}", highlight=False)
     try:
         if settings.get("csv"):
             from .output import atomic_path
@@ -504,6 +502,27 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         err_console.print(points_line(df.attrs["points"]), highlight=False)
     if len(failed):
         fail(f"{len(failed)} of {len(df)} runs failed (listed above)", code=1)
+
+
+def failure_lines(df, swept: list[str]) -> list[str]:
+    """A sweep's failures, each error once with the runs it failed: a scheme whose every run on the trace
+    failed so by its name, else each run by its swept values ("page, fast (its 3 runs), bast log_blocks=4 on
+    t.csv: error"). A grid that fails every point for one reason (a capacity short of the trace) says it once."""
+    from .plot import _value_text
+
+    failed = df[df["status"] == "failed"]
+    lines = []
+    for (trace, error), rows in failed.groupby(["trace", "error"], sort=False):
+        runs = []
+        for ftl, own in rows.groupby("ftl", sort=False):
+            total = int(((df["trace"] == trace) & (df["ftl"] == ftl)).sum())
+            if len(own) == total:
+                runs.append(str(ftl) if total == 1 else f"{ftl} (its {total} runs)")
+            else:
+                runs += [" ".join([str(ftl)] + [f"{k}={_value_text(row[k])}" for k in swept if row[k] == row[k]])
+                         for _, row in own.iterrows()]
+        lines.append(f"{', '.join(runs)} on {trace}: {error}")
+    return lines
 
 
 def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metrics: list[str] | None) -> None:
