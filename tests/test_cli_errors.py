@@ -57,6 +57,14 @@ def test_suggestions_are_in_the_users_spelling(tmp_path):
     assert "wrap=true" not in result.output and 'capacity="' not in result.output
     with pytest.raises(ftlsim.FtlsimError, match=r"e.g. capacity='2MiB', or wrap=True \(.*\), or compact=True"):
         ftlsim.simulate(str(trace), capacity="1MiB")
+    # A fix the run already uses is not offered again: compacted, the two extents touched still need 2 MiB.
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate(str(trace), capacity="1MiB", compact=True)
+    assert str(e.value).endswith("e.g. capacity='2MiB', or wrap=True (to fold addresses into the device)")
+    trace.write_text("W,0,2097152\n")  # longer than the device: wrapping cannot fold it in
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate(str(trace), capacity="1MiB", wrap=True)
+    assert "wrap=True" not in str(e.value) and "or compact=True" in str(e.value)
 
 
 def test_a_failed_run_exits_1_and_bad_input_2(monkeypatch):

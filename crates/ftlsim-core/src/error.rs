@@ -30,13 +30,15 @@ pub enum SimError {
         request: u64,
     },
 
-    #[error("{at}: {}", capacity_problem(*end, *capacity, suggest))]
+    #[error("{at}: {}", capacity_problem(*end, *capacity, suggest, *used))]
     BeyondCapacity {
         /// Where the request came from: "path:line" for a trace file, else "request #N".
         at: String,
         end: u64,
         capacity: u64,
         suggest: String,
+        /// The fixes besides a larger capacity that the run already used: `wrap`, `compact`.
+        used: Fixes,
     },
 
     #[error("run cancelled")]
@@ -65,23 +67,35 @@ pub struct DurabilityBroken {
     pub returned: String,
 }
 
-/// A request that ends at byte `end`, beyond the `capacity`: a larger capacity (`suggest`), `wrap` or `compact`
-/// fixes it.
-fn capacity_problem(end: u64, capacity: u64, suggest: &str) -> Invalid {
-    Invalid::new(
+/// The fixes of a request beyond the capacity, besides a larger capacity, that a run already used.
+#[derive(Debug, Clone, Copy)]
+pub struct Fixes {
+    pub wrap: bool,
+    pub compact: bool,
+}
+
+/// A request that ends at byte `end`, beyond the `capacity`: a larger capacity (`suggest`) fixes it, and so
+/// do `wrap` or `compact` where the run did not use them already.
+fn capacity_problem(end: u64, capacity: u64, suggest: &str, used: Fixes) -> Invalid {
+    let mut problem = Invalid::new(
         "capacity",
         capacity,
         format!(
             "bytes (the device's logical capacity) ends before byte {end}, where the request ends"
         ),
         Some(suggest.to_string()),
-    )
-    .or("wrap", true, "to fold addresses into the device")
-    .or(
-        "compact",
-        true,
-        "to map the 1 MiB extents the trace touches densely onto the device",
-    )
+    );
+    if !used.wrap {
+        problem = problem.or("wrap", true, "to fold addresses into the device");
+    }
+    if !used.compact {
+        problem = problem.or(
+            "compact",
+            true,
+            "to map the 1 MiB extents the trace touches densely onto the device",
+        );
+    }
+    problem
 }
 
 impl From<Invalid> for SimError {
@@ -112,8 +126,9 @@ impl SimError {
                 end,
                 capacity,
                 suggest,
+                used,
                 ..
-            } => vec![capacity_problem(*end, *capacity, suggest)],
+            } => vec![capacity_problem(*end, *capacity, suggest, *used)],
             _ => Vec::new(),
         }
     }
@@ -126,6 +141,7 @@ impl SimError {
                     end,
                     capacity,
                     suggest,
+                    used,
                     ..
                 },
                 Some(at),
@@ -134,6 +150,7 @@ impl SimError {
                 end,
                 capacity,
                 suggest,
+                used,
             },
             (e, _) => e,
         }

@@ -18,7 +18,7 @@ pub use plan::{open, open_trace, resolve_device, Input, Resolved, RunPlan};
 use crate::addr::{Lpn, Token};
 use crate::config::{format_size, ArrayPlacement, Geometry};
 use crate::device::{CutPoint, Device, FlashError, RequestInfo};
-use crate::error::{DurabilityBroken, Result, SimError};
+use crate::error::{DurabilityBroken, Fixes, Result, SimError};
 use crate::ftl::per_die::PerDie;
 use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
@@ -652,6 +652,10 @@ impl<'p> Run<'p> {
                 end,
                 capacity: self.capacity,
                 suggest: format_size(end.div_ceil(1 << 20) << 20),
+                used: Fixes {
+                    wrap: self.plan.wrap,
+                    compact: self.plan.trace_options.compact,
+                },
             }
         })
     }
