@@ -61,6 +61,11 @@ def test_suggestions_are_in_the_users_spelling(tmp_path):
     with pytest.raises(ftlsim.FtlsimError) as e:
         ftlsim.simulate(str(trace), capacity="1MiB", compact=True)
     assert str(e.value).endswith("e.g. capacity='2MiB', or wrap=True (to fold addresses into the device)")
+    # Compacted, the trace's end is known before it runs: the capacity suggested holds all of it, not only the
+    # first request beyond (extents 5, 0 and 10 compact to 1, 0 and 2: 3 MiB).
+    trace.write_text("W,5242880,4096\nW,0,4096\nW,10485760,4096\n")
+    with pytest.raises(ftlsim.FtlsimError, match=r"t.csv:1: .* ends before byte 1052672, .*e.g. capacity='3MiB'"):
+        ftlsim.simulate(str(trace), capacity="1MiB", compact=True)
     trace.write_text("W,0,2097152\n")  # longer than the device: wrapping cannot fold it in
     with pytest.raises(ftlsim.FtlsimError) as e:
         ftlsim.simulate(str(trace), capacity="1MiB", wrap=True)

@@ -644,14 +644,22 @@ impl<'p> Run<'p> {
     }
 
     /// The byte range a request covers on the device: checked against the capacity, folded in with `wrap`.
+    /// Beyond it, the capacity suggested holds the whole trace where a pre-pass made its end known (compacted,
+    /// or its devices laid out), else this request.
     fn locate(&self, request: &Request) -> Result<(u64, u64)> {
         self.fold(request).ok_or_else(|| {
             let end = request.offset.saturating_add(request.len);
+            let needed = self
+                .plan
+                .device
+                .placement
+                .highest_address()
+                .map_or(end, |h| h.max(end));
             SimError::BeyondCapacity {
                 at: format!("request #{}", self.host.requests),
                 end,
                 capacity: self.capacity,
-                suggest: format_size(end.div_ceil(1 << 20) << 20),
+                suggest: format_size(needed.div_ceil(1 << 20) << 20),
                 used: Fixes {
                     wrap: self.plan.wrap,
                     compact: self.plan.trace_options.compact,

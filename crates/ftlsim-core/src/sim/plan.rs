@@ -643,11 +643,10 @@ fn trace_facts(
     };
     let placement =
         Placement::survey(path, opts, &on, &mut pre_pass(progress)).map_err(cancelled)?;
-    let highest_address = match (&placement.compaction, &placement.layout) {
+    let highest_address = match placement.highest_address() {
         _ if !need_highest => None,
-        (Some(map), _) => Some(map.highest_address()),
-        (None, Some(layout)) => Some(layout.total_bytes()),
-        (None, None) => {
+        Some(end) => Some(end),
+        None => {
             let source = trace::open_placed(path, opts, &placement, &on)?;
             Some(highest_address(source, progress)?)
         }

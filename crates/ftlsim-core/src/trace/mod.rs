@@ -353,6 +353,16 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// The end of the trace's furthest request once placed, where a pre-pass made it known: the compacted
+    /// image's end, else the devices' laid end to end.
+    pub fn highest_address(&self) -> Option<u64> {
+        match (&self.compaction, &self.layout) {
+            (Some(map), _) => Some(map.highest_address()),
+            (None, Some(layout)) => Some(layout.total_bytes()),
+            (None, None) => None,
+        }
+    }
+
     /// The pre-passes `opts` asks of `spec`: the device layout, then the compaction map of the laid-out
     /// requests. `progress(done, total)` is told how they go; false cancels with [`TraceError::Cancelled`].
     pub fn survey(
