@@ -115,3 +115,19 @@ def test_paper_names():
     assert [paper_name(s) for s in ("bast", "fast", "ofast", "nftl", "dftl", "tiny", "mast")] == [
         "BAST", "FAST", "O-FAST", "NFTL", "DFTL", "TinyFTL", "MAST"]
     assert paper_name("not-a-scheme") == "not-a-scheme"
+
+
+def test_a_panel_whose_figures_span_more_than_twenty_times_is_drawn_on_a_log_axis():
+    import pandas as pd
+
+    # NFTL's elapsed time 90 times page's: on a linear axis every other line would lie flat on the axis.
+    df = pd.DataFrame({"trace": ["t.csv"] * 4, "ftl": ["page", "nftl", "fast", "fast"],
+                       "log_blocks": [float("nan"), float("nan"), 4, 8], "flash.erases": [1000, 2000, 1500, 1400],
+                       "time_us.total": [10e6, 900e6, 40e6, 35e6]})
+    fig = drawn(ftlsim.plot.compare(df, ["log_blocks"]))
+    erases, seconds = fig.axes
+    assert erases.get_yscale() == "linear" and seconds.get_yscale() == "log"
+    shown = {t.get_text() for t in seconds.get_yticklabels() + seconds.get_yticklabels(minor=True)
+             if t.get_text() and seconds.get_ylim()[0] <= t.get_position()[1] <= seconds.get_ylim()[1]}
+    assert {"10", "100"} <= shown, shown
+    assert {t.get_text().strip() for t in seconds.texts} == {"page-mapped", "NFTL"}

@@ -101,7 +101,10 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
             for ax, (col, _, scale), refs in zip(axes, y, references):
                 handles[label] = _draw(ax, rows, x, col, scale, label, colors[i], marker, dash, i, refs)
         for ax, (col, ylabel, scale), refs in zip(axes, y, references):
-            _axes_style(ax, x, df[x] if x else None, ylabel, count=scale == 1.0 and _integers(df[col]))
+            count = scale == 1.0 and _integers(df[col])
+            _axes_style(ax, x, df[x] if x else None, ylabel, count=count)
+            if x is not None:
+                _log_if_spread(ax, _numbers(rows_t[col] * scale), count)
             _label_references(ax, refs)
     fig.legend(list(handles.values()), [h.get_label() for h in handles.values()], loc="outside right upper",
                fontsize="small",
@@ -139,23 +142,51 @@ def _draw(ax, rows, x, col, scale, label, color, marker, dash, i, references: li
     return line
 
 
+#: A panel whose figures span more than this factor is drawn on a log axis: on a linear one the smaller
+#: schemes' lines lie flat on the axis (NFTL's elapsed time is 60 times page's on Financial1).
+LOG_SPREAD = 20
+
+
+def _log_if_spread(ax, values: list, count: bool) -> None:
+    """A log y axis where the panel's figures (all positive) span more than `LOG_SPREAD`: decades labelled,
+    and 2 and 5 between them where they span less than two decades."""
+    import math
+
+    from matplotlib.ticker import FuncFormatter
+
+    if not values or min(values) <= 0 or max(values) <= LOG_SPREAD * min(values):
+        return
+    ax.set_yscale("log")
+    text = (lambda v: f"{v:,.0f}") if count else (lambda v: f"{v:,.4g}")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: text(v)))
+    few = max(values) < 100 * min(values)
+    ax.yaxis.set_minor_formatter(FuncFormatter(
+        lambda v, _: text(v) if few and v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5) else ""))
+
+
 def _label_references(ax, references: list) -> None:
     """Names each reference line at its left end, above the line; lines that coincide share one label, and of
-    two lines too close for both labels above, the lower one's label goes under its line."""
+    two lines too close for both labels above, the lower one's label goes under its line (close on the axis
+    as drawn: a log axis by ratio)."""
     from matplotlib.transforms import blended_transform_factory
 
-    low, high = ax.get_ylim()
+    along = ax.yaxis.get_transform()  # the axis' scale: identity, or log
+
+    def drawn(v: float) -> float:
+        return float(along.transform([v])[0])
+
+    low, high = (drawn(v) for v in ax.get_ylim())
     near = (high - low) * 0.04
     merged: list[list] = []
     for v, label, color in sorted(references, key=lambda r: r[0]):
-        if merged and abs(v - merged[-1][0]) <= near * 0.1:
+        if merged and abs(drawn(v) - drawn(merged[-1][0])) <= near * 0.1:
             merged[-1][1].append(label)
         else:
             merged.append([v, [label], color])
     transform = blended_transform_factory(ax.transAxes, ax.transData)
     for j, (v, labels, color) in enumerate(merged):
-        crowded_above = j + 1 < len(merged) and merged[j + 1][0] - v < near
-        below = crowded_above and (j == 0 or v - merged[j - 1][0] >= near)
+        crowded_above = j + 1 < len(merged) and drawn(merged[j + 1][0]) - drawn(v) < near
+        below = crowded_above and (j == 0 or drawn(v) - drawn(merged[j - 1][0]) >= near)
         ax.text(0.01, v, "\n".join(f" {label}" for label in labels), transform=transform, fontsize="small",
                 color=color if len(labels) == 1 else "0.2", va="top" if below else "bottom", ha="left")
 
