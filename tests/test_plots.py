@@ -131,3 +131,21 @@ def test_a_panel_whose_figures_span_more_than_twenty_times_is_drawn_on_a_log_axi
              if t.get_text() and seconds.get_ylim()[0] <= t.get_position()[1] <= seconds.get_ylim()[1]}
     assert {"10", "100"} <= shown, shown
     assert {t.get_text().strip() for t in seconds.texts} == {"page-mapped", "NFTL"}
+
+
+def test_a_comparison_without_a_swept_parameter_draws_bars_that_carry_their_figures():
+    import pandas as pd
+
+    df = pd.DataFrame({"trace": ["t.csv"] * 3, "ftl": ["page", "superblock", "last"],
+                       "flash.erases": [310, 361, 1134], "time_us.total": [3_067_000, 3_386_955, 10_294_395]})
+    fig = drawn(ftlsim.plot.compare(df, []))
+    erases, seconds = fig.axes
+    assert [t.get_text() for t in erases.texts] == ["310", "361", "1,134"]
+    assert [t.get_text() for t in seconds.texts] == ["3.067", "3.387", "10.294"]
+    assert fig.legends[0].get_title().get_text() == "bars: ftl"
+    # Slanted names end under their bars: a long one does not run into the next one's.
+    names = erases.get_xticklabels()
+    assert [t.get_text() for t in names] == ["page-mapped", "superblock", "LAST"]
+    assert all(t.get_horizontalalignment() == "right" for t in names)
+    boxes = [t.get_window_extent() for t in names]
+    assert all(a.x1 <= b.x0 + 0.5 * (b.x1 - b.x0) for a, b in zip(boxes, boxes[1:]))

@@ -108,7 +108,8 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
             _label_references(ax, refs)
     fig.legend(list(handles.values()), [h.get_label() for h in handles.values()], loc="outside right upper",
                fontsize="small",
-               title=f"lines: {', '.join(others)}" + (f"\nx: {x}" if x else ""), title_fontsize="small")
+               title=f"{'lines' if x else 'bars'}: {', '.join(others)}" + (f"\nx: {x}" if x else ""),
+               title_fontsize="small")
     precondition = precondition or (df["precondition"].iloc[0] if "precondition" in df and len(df) else None)
     subtitle = f"precondition {precondition}" if precondition else ""
     if title or subtitle:
@@ -128,7 +129,14 @@ def _draw(ax, rows, x, col, scale, label, color, marker, dash, i, references: li
     value of `x` (added to `references` to be labelled once all are drawn); a bar when nothing is swept."""
     values = rows[col] * scale
     if x is None:
-        return ax.bar(label, values.iloc[0], color=color, label=label)
+        # Each bar carries its figure, as the table prints it (no bar is read off the axis).
+        from .output import fmt
+
+        value = float(values.iloc[0])
+        bars = ax.bar(label, value, color=color, label=label)
+        ax.bar_label(bars, labels=[fmt(int(value) if scale == 1.0 and value.is_integer() else value)],
+                     fontsize="x-small", padding=2)
+        return bars
     has_x = rows[x].map(lambda v: v == v and v is not None)
     if not has_x.any():
         line = None
@@ -206,7 +214,11 @@ def _axes_style(ax, x, xvalues, ylabel: str, count: bool) -> None:
         plain.set_scientific(False)
         ax.yaxis.set_major_formatter(plain)
     if x is None:
+        # Slanted names end under their bars, so that long ones do not run into the next.
         ax.tick_params(axis="x", labelrotation=30)
+        for name in ax.get_xticklabels():
+            name.set_horizontalalignment("right")
+            name.set_rotation_mode("anchor")
         return
     ax.set_xlabel(x.replace("_", " "))
     values = sorted(_numbers(xvalues.unique()))
