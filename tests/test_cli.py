@@ -63,6 +63,12 @@ def test_ram_prints_the_breakdown():
     result = invoke("ram", "--ftl", "page", "--capacity", "64MiB")
     assert result.exit_code == 0
     assert "page_map" in result.output and "total" in result.output
+    # The layouts' counts grouped in thousands, as the bytes are: 131,072 logical pages of 512 B.
+    assert "131,072 logical pages x 3 B" in result.output, result.output
+    from ftlsim.output import grouped_digits
+
+    assert grouped_digits("8192 entries, section 3.2, 12345.5 B, 1,234 and 71827456") == (
+        "8,192 entries, section 3.2, 12345.5 B, 1,234 and 71,827,456")
 
 
 def test_readme_commands_are_the_ci_commands():

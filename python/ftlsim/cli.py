@@ -1192,7 +1192,7 @@ def ram_cmd(ftl, preset, capacity, params, json_path):
     """Print the RAM a scheme's tables need, structure by structure."""
     from ._registry import check_name
     from .ftl import ram_layout
-    from .output import write_text
+    from .output import grouped_digits, write_text
 
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     try:
@@ -1207,7 +1207,7 @@ def ram_cmd(ftl, preset, capacity, params, json_path):
     t.add_column("bytes", justify="right")
     t.add_column("layout")
     for i in items:
-        t.add_row(i["name"], f"{i['bytes']:,}", i["layout"])
+        t.add_row(i["name"], f"{i['bytes']:,}", grouped_digits(i["layout"]))
     total = sum(i["bytes"] for i in items)
     t.add_row("[bold]total[/]", f"[bold]{total:,}[/]", "")
     console.print(t)

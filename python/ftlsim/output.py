@@ -168,6 +168,14 @@ GRID_FIGURES = ["flash.erases", "time_us.total", "merges.switch", "merges.partia
                 "merges.fold", "flash.page_writes", "flash.spare_reads", "write_amplification", "ram.total_bytes"]
 
 
+def grouped_digits(text: str) -> str:
+    """`text` with each whole number of four digits or more grouped in thousands (``71827456 physical pages``
+    reads ``71,827,456 physical pages``); decimals and numbers already grouped are left as they are."""
+    import re
+
+    return re.sub(r"(?<![\d.,])\d{4,}(?![\d.,])", lambda m: f"{int(m.group()):,}", text)
+
+
 def fmt(value) -> str:
     if isinstance(value, bool) or value is None:
         return str(value)
