@@ -196,6 +196,10 @@ def test_store_command_lists_filters_and_prunes(tmp_path):
     assert result.exit_code == 0, result.output
     assert "3 rows pruned" in result.output
     assert list(read(store)["status"]) == ["done"] * 3
+    # One trace left: it is named once above the table, not in a column of its own on every row.
+    result = invoke("store", str(store))
+    assert "every row: trace=uniform:writes=2000,seed=1, capacity=1MiB" in " ".join(result.output.split())
+    assert "trace " not in result.output.split("\n", 3)[3]
     result = invoke("store", str(tmp_path / "none.parquet"))
     assert result.exit_code == 2 and "no store at" in result.output
 

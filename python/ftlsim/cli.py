@@ -782,7 +782,7 @@ def store_selection(df, conditions):
 
 def store_table(df, title: str) -> Table:
     """The rows of a store: trace, scheme, the options that differ between rows, status, the main figures and
-    the key's first digits; options all rows share go in the title."""
+    the key's first digits; options all rows share go in the title (the trace too, where there is one)."""
     from rich.markup import escape
 
     from .store import parameter_columns
@@ -790,9 +790,13 @@ def store_table(df, title: str) -> Table:
     params = [c for c in df.columns if c in parameter_columns() and c not in ("trace", "ftl")]
     varying = [c for c in params if df[c].astype(str).nunique() > 1]
     shared = [f"{c}={fmt(df[c].iloc[0])}" for c in params if c not in varying and df[c].notna().all()]
+    one_trace = "trace" in df and len(df) and df["trace"].astype(str).nunique() == 1
+    if one_trace:
+        shared.insert(0, f"trace={df['trace'].iloc[0]}")
     table = Table(title=escape(title + (f"\nevery row: {', '.join(shared)}" if shared and len(df) else "")),
                   title_justify="left")
-    columns = ["trace", "ftl", *varying, "status", *[c for c in STORE_FIGURES if c in df], "key"]
+    columns = [*([] if one_trace else ["trace"]), "ftl", *varying, "status",
+               *[c for c in STORE_FIGURES if c in df], "key"]
 
     def cell(column, value) -> str:
         if value is None or value != value:
