@@ -43,11 +43,18 @@ def test_bad_input_exits_2_with_a_message():
     assert result.exit_code == 2
 
 
-def test_list_shows_schemes_presets_workloads_formats():
+def test_list_shows_schemes_presets_workloads_formats(monkeypatch):
     result = invoke("list")
     assert result.exit_code == 0
     for name in ("page", "block", "lee2007", "mlc-k9gag08", "uniform", "hotcold", "csv"):
         assert name in result.output
+    # Nothing cut in an 80-column terminal: every parameter and its default is read whole, one to a line.
+    from ftlsim import cli
+
+    monkeypatch.setattr(cli.console, "width", 80)
+    result = invoke("list")
+    assert "…" not in result.output
+    assert "page_table_cache_entries=128" in result.output and "victim=lru" in result.output
 
 
 def test_compare_prints_a_table_and_draws_a_plot(tmp_path):

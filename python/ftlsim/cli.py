@@ -1155,15 +1155,16 @@ def list_cmd(as_json):
         out = {"schemes": schemes(), "presets": presets(), "workloads": workloads(), "formats": formats()}
         click.echo(json.dumps(out, indent=2))
         return
+    # Every column folds a long word rather than cut it: a parameter and its default are read whole.
     t = Table(title="Schemes (--ftl)", title_justify="left")
     for c in ("name", "summary", "parameters (defaults)"):
-        t.add_column(c)
+        t.add_column(c, overflow="fold")
     for s in schemes():
-        t.add_row(s["name"], s["summary"], ", ".join(f"{k}={param_text(v)}" for k, v in (s["defaults"] or {}).items()))
+        t.add_row(s["name"], s["summary"], "\n".join(f"{k}={param_text(v)}" for k, v in (s["defaults"] or {}).items()))
     console.print(t)
     t = Table(title="Presets (--preset)", title_justify="left")
     for c in ("name", "page", "pages/block", "read/program/erase us", "source"):
-        t.add_column(c)
+        t.add_column(c, overflow="fold")
     for p in presets():
         tm = p["timing"]
         t.add_row(p["name"], f"{p['page_bytes']}+{p['spare_bytes']} B", str(p["pages_per_block"]),
@@ -1171,13 +1172,13 @@ def list_cmd(as_json):
     console.print(t)
     t = Table(title="Built-in workloads (use in place of a trace: name:key=value,...)", title_justify="left")
     for c in ("name", "summary", "parameters (default: meaning)"):
-        t.add_column(c)
+        t.add_column(c, overflow="fold")
     for w in workloads():
         t.add_row(w["name"], w["summary"], "\n".join(f"{k}={d}: {m}" for k, d, m in w["params"]))
     console.print(t)
     t = Table(title="Trace formats (--format)", title_justify="left")
-    t.add_column("name")
-    t.add_column("summary")
+    t.add_column("name", overflow="fold")
+    t.add_column("summary", overflow="fold")
     for f in formats():
         t.add_row(f["name"], f["summary"])
     console.print(t)
