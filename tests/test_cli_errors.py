@@ -212,6 +212,10 @@ def test_a_grid_that_fails_every_point_for_one_reason_says_it_once(tmp_path):
     assert len(failures) == 1, result.output
     assert failures[0].startswith(f"failed: page, fast (its 2 runs), bast (its 2 runs) on {trace}: FtlsimError: ")
     assert "5 of 5 runs failed" in result.output
+    # In the command line's words, as `run` says it; a sweep from Python keeps Python's.
+    assert "e.g. --capacity 9MiB, or --wrap (to fold" in " ".join(result.output.split())
+    df = ftlsim.sweep(str(trace), ["page"], capacity="1MiB")
+    assert "e.g. capacity='9MiB', or wrap=True (to fold" in df["error"].iloc[0]
 
 
 def test_failure_lines_name_each_run_where_a_scheme_failed_only_some():

@@ -463,7 +463,8 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
             task = bar.add_task(label, total=None)
             df = run_many(runs, jobs=settings.get("jobs"), store=settings.get("store"),
                           scheduler=settings.get("scheduler"), backend=settings.get("backend"), errors="keep",
-                          on_done=lambda d, t: bar.update(task, completed=d, total=t), stored=stored)
+                          on_done=lambda d, t: bar.update(task, completed=d, total=t), stored=stored,
+                          spell=option_spelling)
     except _core.FtlsimError as e:
         fail(e)
     from rich.markup import escape

@@ -14,7 +14,7 @@ import warnings
 from typing import Callable, Iterable
 
 from . import _core
-from .errors import keyword, respelled
+from .errors import Spelling, keyword, respelled, spelled
 from ._registry import check_name, did_you_mean, make_config, names, resolve_config, takes
 from .report import Report
 from .trace import check_spec, is_stream, readable
@@ -174,13 +174,15 @@ def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
 _cancel = threading.Event()  # set on Ctrl-C: runs on this process's threads stop within ~50 ms
 
 
-def _run_point(kwargs: dict) -> dict:
-    """One point of a sweep, on whichever worker runs it: the report's flat keys, or the error."""
+def _run_point(kwargs: dict, spell: Spelling | None = None) -> dict:
+    """One point of a sweep, on whichever worker runs it: the report's flat keys, or the error (its parameters
+    spelled by `spell` where given: the command line's options, say; else as Python keywords)."""
     try:
         report = simulate(**kwargs, progress=lambda *_: not _cancel.is_set())
         return {"status": "done", "error": None, **report.flat()}
     except (_core.FtlsimError, OSError, ValueError) as e:
-        return {"status": "failed", "error": f"{type(e).__name__}: {e}"}
+        text = spelled(e, spell) if spell is not None and isinstance(e, _core.FtlsimError) else None
+        return {"status": "failed", "error": f"{type(e).__name__}: {text or e}"}
 
 
 def is_workload(trace: str) -> bool:
@@ -213,7 +215,7 @@ def _check_traces_on(client, traces: set[str]) -> None:
 
 def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, int], None] | None = None,
              store=None, backend: str | None = None, client=None, scheduler: str | None = None,
-             errors: str = "raise", stored: list[dict] | None = None):
+             errors: str = "raise", stored: list[dict] | None = None, spell: Spelling | None = None):
     """Runs `simulate(**run)` for every run and returns a pandas DataFrame with one row per run, in order: the
     run's `labels` (a dict of extra columns, not passed to `simulate`), its keywords, ``key`` (the hash of
     its resolved configuration), ``status`` (done / failed), ``error``, then the Report's flat keys.
@@ -225,7 +227,8 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     are not run again and failed points are retried; `stored` runs are not computed but their rows join the
     others (in the order of `stored`, trace by trace) when the store has them. `errors="raise"` raises the
     first failure after every point has run; ``"keep"`` returns failed rows with their error.
-    `on_done(done, total)` reports progress; Ctrl-C cancels the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the
+    `spell(key, value)` spells the parameters a failed point's error names (the command line passes its
+    options' spelling; Python keywords by default). `on_done(done, total)` reports progress; Ctrl-C cancels the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the
     store), ``computed`` and ``failed`` (now), and ``torn`` (store rows found cut off, computed again)."""
     import pandas as pd
 
@@ -265,7 +268,8 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
 
     try:
         if todo:
-            _execute(todo, first, finish, jobs, backend, client, scheduler)
+            point = _run_point if spell is None else functools.partial(_run_point, spell=spell)
+            _execute(point, todo, first, finish, jobs, backend, client, scheduler)
     finally:
         if st is not None:
             st.save()
@@ -355,9 +359,10 @@ def _die_with_the_parent(parent: int):
         os._exit(1)
 
 
-def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
+def _execute(point, todo, kwargs_of, finish, jobs, backend, client, scheduler):
+    """Runs `point(kwargs)` for each key of `todo` on the backend, `finish(key, row)` as each ends."""
     if client is not None or scheduler is not None or backend == "dask":
-        return _execute_dask(todo, kwargs_of, finish, client, scheduler)
+        return _execute_dask(point, todo, kwargs_of, finish, client, scheduler)
     jobs = jobs or os.cpu_count() or 1
     if backend == "threads" or jobs == 1 or len(todo) == 1:
         from concurrent.futures import ThreadPoolExecutor as Pool
@@ -378,7 +383,7 @@ def _execute(todo, kwargs_of, finish, jobs, backend, client, scheduler):
 
     _cancel.clear()
     try:
-        futures = {pool.submit(_run_point, kwargs_of[k]): k for k in todo}
+        futures = {pool.submit(point, kwargs_of[k]): k for k in todo}
         for future in as_completed(futures):
             finish(futures[future], future.result())
     except BaseException:  # Ctrl-C or a failing callback: cancel the queued runs, stop the running ones
@@ -408,7 +413,7 @@ def _connect(Client, address: str):
                                 "runs there") from None
 
 
-def _execute_dask(todo, kwargs_of, finish, client, scheduler):
+def _execute_dask(point, todo, kwargs_of, finish, client, scheduler):
     try:
         from dask.distributed import Client, as_completed
     except ImportError:
@@ -419,7 +424,7 @@ def _execute_dask(todo, kwargs_of, finish, client, scheduler):
         client = _connect(Client, scheduler) if scheduler else Client(processes=True)
     try:
         _check_traces_on(client, _trace_paths([kwargs_of[k] for k in todo]))
-        futures = {client.submit(_run_point, kwargs_of[k], key=f"ftlsim-{k}", pure=False): k for k in todo}
+        futures = {client.submit(point, kwargs_of[k], key=f"ftlsim-{k}", pure=False): k for k in todo}
         try:
             for future in as_completed(list(futures)):
                 finish(futures[future], future.result())
