@@ -88,19 +88,19 @@ def test_a_fifo_is_written_through_and_stays_a_fifo(tmp_path):
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
-def test_dash_is_standard_output_and_makes_no_file(tmp_path):
+def test_dash_is_standard_output_and_makes_no_file(tmp_path, monkeypatch):
     runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        result = runner.invoke(main, ["run", WORKLOAD, "--json", "-"], catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-        assert not os.path.exists("-")
-        table_end = result.output.index("└")
-        report, _ = json.JSONDecoder().raw_decode(result.output[result.output.index("{", table_end):])
-        assert report["host.write_requests"] == 200
-        result = runner.invoke(main, ["info", str(FIXTURES / "tiny.msr"), "--json", "-"], catch_exceptions=False)
-        assert result.exit_code == 0, result.output
-        assert json.JSONDecoder().raw_decode(result.output[result.output.index("{"):])[0]["format"] == "msr"
-        assert not os.path.exists("-")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(main, ["run", WORKLOAD, "--json", "-"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert not os.path.exists("-")
+    table_end = result.output.index("└")
+    report, _ = json.JSONDecoder().raw_decode(result.output[result.output.index("{", table_end):])
+    assert report["host.write_requests"] == 200
+    result = runner.invoke(main, ["info", str(FIXTURES / "tiny.msr"), "--json", "-"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert json.JSONDecoder().raw_decode(result.output[result.output.index("{"):])[0]["format"] == "msr"
+    assert not os.path.exists("-")
     # A figure on standard output is PNG bytes, and nothing else is printed there.
     done = subprocess.run([sys.executable, "-m", "ftlsim", "plot-refs", WORKLOAD, "-o", "-"], capture_output=True,
                           timeout=120, cwd=tmp_path)
