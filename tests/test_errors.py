@@ -102,3 +102,14 @@ def test_a_list_where_a_run_takes_one_value_names_the_sweep_that_runs_each():
     # A sweep's common keywords are each run's: the sweep stops before any run, saying the same.
     with pytest.raises(ftlsim.FtlsimError, match=r"grid=\{'log_blocks': \[4, 8\]\}"):
         ftlsim.sweep("uniform:writes=100", ["fast"], capacity="1MiB", log_blocks=(4, 8))
+
+
+def test_a_workload_value_of_the_wrong_kind_is_named_in_words_and_an_unknown_format_in_both_spellings(tmp_path):
+    with pytest.raises(ftlsim.FtlsimError, match="writes=`-5` is not a whole number of 0 or more"):
+        ftlsim.simulate("uniform:writes=-5")
+    with pytest.raises(ftlsim.FtlsimError, match="read_share=`most` is not a number"):
+        ftlsim.simulate("uniform:writes=5,read_share=most")
+    trace = tmp_path / "bad.csv"
+    trace.write_text("W,0,4096\nX,12,ab\n")
+    with pytest.raises(ftlsim.FtlsimError, match="pass format=NAME / --format NAME$"):
+        ftlsim.simulate(str(trace))

@@ -48,7 +48,7 @@ pub enum TraceError {
     },
 
     #[error(
-        "cannot tell the format of {path}: its first lines match none of {tried}{detail}; pass format=NAME"
+        "cannot tell the format of {path}: its first lines match none of {tried}{detail}; pass format=NAME / --format NAME"
     )]
     Sniff {
         path: PathBuf,

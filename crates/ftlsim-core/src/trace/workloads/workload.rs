@@ -199,9 +199,9 @@ impl WorkloadSpec {
         self.raw(key).parse().map_err(|_| TraceError::Workload {
             spec: self.spec.clone(),
             what: format!(
-                "{key}=`{}` is not a valid {}",
+                "{key}=`{}` is not {}",
                 self.raw(key),
-                std::any::type_name::<T>()
+                value_kind(std::any::type_name::<T>())
             ),
         })
     }
@@ -567,6 +567,18 @@ impl RequestSource for Generator {
             Kind::Fat(run) => (run.done, run.steps),
             _ => (self.done, self.total),
         }
+    }
+}
+
+/// What a workload parameter of Rust type `name` takes, in words: `writes=-5` "is not a whole number of 0 or
+/// more", where the type's name would say "u64".
+fn value_kind(name: &str) -> &str {
+    match name {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number of 0 or more",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        "bool" => "true or false",
+        other => other,
     }
 }
 
