@@ -108,6 +108,8 @@ def test_a_grid_parameter_typo_on_the_command_line_is_refused_before_running():
         result = invoke(command, "uniform:writes=100000000", "--ftl", "page,fast", "-p", "log_blok=4,8")
         assert result.exit_code == 2, command
         assert "--param: unknown key `log_blok` (did you mean `log_blocks`?)" in result.output
+        # What each scheme takes, as a single run says it.
+        assert "; fast takes lazy_merge, log_blocks)" in " ".join(result.output.split())
 
 
 def test_a_sweep_file_with_a_list_of_schemes_and_a_common_grid_runs(tmp_path):

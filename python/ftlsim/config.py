@@ -180,9 +180,11 @@ def check_sweep_table(table: dict, source: str = "sweep config") -> None:
 
 
 def grid_problems(schemes: list, grid, prefix: str = "") -> list:
-    """A problem for each key of `grid` that none of `schemes` (registered names) takes, with the nearest."""
+    """A problem for each key of `grid` that none of `schemes` (registered names) takes, with the nearest and
+    what each scheme takes."""
     valid = sorted({k for s in schemes for k in scheme_params(s)}) + option_keys()
-    return [_unknown(prefix, k, valid) for k in grid if not any(takes(s, k) for s in schemes)]
+    takes_text = f" ({'; '.join(_takes_text(s)[2:-1] for s in dict.fromkeys(schemes))})" if schemes else ""
+    return [_unknown(prefix, k, valid, takes_text) for k in grid if not any(takes(s, k) for s in schemes)]
 
 
 def _scheme(name) -> str | None:
