@@ -131,3 +131,21 @@ def test_a_small_figure_keeps_three_significant_digits_and_zero_stays_zero():
     assert fmt(0.0) == "0.000"
     assert fmt(0.0015) == "0.002"
     assert fmt(-0.0005) == "-0.0005"
+
+
+def test_an_array_grid_says_its_one_valued_settings_once_and_shows_response_times(tmp_path):
+    out = tmp_path / "grid.csv"
+    result = invoke("compare", "uniform:writes=3000,seed=1,read_share=0.3", "--ftl", "page,fast", "-p",
+                    "channels=2", "-p", "queue_depth=8", "-p", "placement=striped,per-die", "--capacity", "4MiB",
+                    "--csv", str(out), columns=80)
+    assert result.exit_code == 0, result.output
+    assert_fits(result.output, 80)
+    # channels and queue_depth have one value: one line above the table, no column of the same number.
+    assert "every row: channels=2, queue_depth=8" in result.output
+    header = " ".join(line for line in table_lines(result.output) if line.startswith("┃"))
+    assert "channels" not in header and "queue_" not in header and "placement" in header
+    # The array model's response times are among the figures, whole.
+    df = pd.read_csv(out)
+    cells = cell_values(result.output)
+    for value in df["response_us.write.p99"]:
+        assert fmt(float(value)) in cells or fmt(int(value)) in cells, (value, cells)

@@ -538,8 +538,14 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
     except _core.FtlsimError as e:
         fail(e)
     width = table_width()
-    table, left_out = grid_table(df, swept, figures, width)
-    print_table(table, width, title=label)
+    # A swept parameter with one value in every row is said once, above the table, not in a column of its own.
+    from .plot import _value_text
+
+    done = df[df["status"] == "done"]
+    constant = [k for k in swept if k in done and done[k].notna().all() and done[k].nunique() == 1]
+    table, left_out = grid_table(df, [k for k in swept if k not in constant], figures, width)
+    every = ", ".join(f"{k}={_value_text(done[k].iloc[0])}" for k in constant)
+    print_table(table, width, title=label + (f"\nevery row: {every}" if every else ""))
     if left_out:
         err_console.print(f"[dim]left out at {width} columns: {', '.join(left_out)} (pick figures with "
                           "--metrics, or widen the terminal)[/]", highlight=False)

@@ -164,8 +164,11 @@ def write_text(path, text: str) -> None:
 
 # Figures `compare` and `sweep` show by default, most informative first: the two the FAST paper plots
 # (Fig. 10), then merges by kind, then the raw counts behind write amplification, then RAM.
-GRID_FIGURES = ["flash.erases", "time_us.total", "merges.switch", "merges.partial", "merges.full", "merges.dead",
-                "merges.fold", "flash.page_writes", "flash.spare_reads", "write_amplification", "ram.total_bytes"]
+GRID_FIGURES = ["flash.erases", "time_us.total", "response_us.read.p99", "response_us.write.p99", "throughput.iops",
+                "merges.switch", "merges.partial", "merges.full", "merges.dead", "merges.fold", "flash.page_writes",
+                "flash.spare_reads", "write_amplification", "ram.total_bytes"]
+"""A sweep table's figures, most telling first: the multi-chip array model's response times and throughput
+where it ran (absent, and so left out, otherwise)."""
 
 
 def grouped_digits(text: str) -> str:
