@@ -93,3 +93,15 @@ def test_the_latency_plot_shows_a_curve_drawn_over_another_and_reads_a_narrow_ra
     # Times within a decade: a linear axis, several ticks labelled.
     assert ax.get_xscale() == "linear"
     assert len([t for t in ax.get_xticklabels() if t.get_text()]) >= 4
+
+
+def test_the_latency_plot_heading_leaves_to_the_labels_what_they_name():
+    from ftlsim.plot import latency_cdfs
+
+    df = ftlsim.sweep(WORKLOAD, ["page"], grid={"placement": ["striped", "per-die"], "channels": [2]},
+                      queue_depth=4)
+    fig = latency_cdfs(df, ["placement", "channels"])
+    # The placement is each line's; the channels are the array line's: no line says them twice.
+    assert fig.get_suptitle().splitlines()[-1] == "2 channels x 1 chip x 1 die x 1 plane, queue depth 4, time scale 1"
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
+        "page-mapped, placement=striped", "page-mapped, placement=per-die"]

@@ -378,15 +378,17 @@ def array_units(row) -> int:
     return units
 
 
-def array_shape(row) -> str | None:
+def array_shape(row, placement: bool = True) -> str | None:
     """A run's multi-chip array as it ran: ``2 channels x 1 chip x 2 dies x 1 plane striped, queue depth 32,
-    time scale 1``; None when the array model was off (no array keys)."""
+    time scale 1`` (without ``striped`` or ``per-die`` unless `placement`); None when the array model was off
+    (no array keys)."""
     values = [row.get(key) for key, _ in ARRAY_DIMENSIONS]
     if any(v is None or v != v for v in values):
         return None
     parts = [f"{int(v)} {word}{'' if int(v) == 1 else 's'}" for v, (_, word) in zip(values, ARRAY_DIMENSIONS)]
-    return f"{' x '.join(parts)} {row.get('array.placement') or 'striped'}, " \
-           f"queue depth {int(row['array.queue_depth'])}, time scale {row['array.time_scale']:g}"
+    placed = f" {row.get('array.placement') or 'striped'}" if placement else ""
+    return f"{' x '.join(parts)}{placed}, queue depth {int(row['array.queue_depth'])}, " \
+           f"time scale {row['array.time_scale']:g}"
 
 
 def param_text(value) -> str:

@@ -380,7 +380,8 @@ def latency_cdfs(df, swept=None, title: str = ""):
     # A parameter set to one value for every run names no line apart: the heading states it.
     given = [k for k in (swept or []) if k in df]
     swept = [k for k in given if df[k].nunique(dropna=False) > 1]
-    fixed = ", ".join(f"{k}={_value_text(df[k].iloc[0])}" for k in given if k not in swept)
+    # The array's own settings are in its line of the heading.
+    fixed = ", ".join(f"{k}={_value_text(df[k].iloc[0])}" for k in given if k not in swept and k not in ARRAY_KEYS)
     kinds = [(kind, key) for kind, key in CDF_KEYS
              if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]
     fig, axes = plt.subplots(1, max(len(kinds), 1), figsize=(6.0 * max(len(kinds), 1), 4.4), squeeze=False)
@@ -422,18 +423,23 @@ def latency_cdfs(df, swept=None, title: str = ""):
         ax.set_ylabel(f"fraction of {kind} requests")
         ax.grid(True, which="major", alpha=0.3)
         ax.legend(fontsize=8, loc="lower right")
-    heading = [p for p in (title, _device(df), _arrays(df), fixed) if p]
+    heading = [p for p in (title, _device(df), _arrays(df, placement="placement" not in swept), fixed) if p]
     fig.suptitle("\n".join(heading), fontsize=10)
     fig.tight_layout()
     return fig
 
 
-def _arrays(rows) -> str:
-    """The multi-chip arrays the rows ran on (channels x chips x dies x planes, queue depth, time scale),
-    several joined when they differ."""
+#: The settings an array's line of a heading states ([`_arrays`]).
+ARRAY_KEYS = {"channels", "chips_per_channel", "dies_per_chip", "planes_per_die", "queue_depth", "time_scale",
+              "placement"}
+
+
+def _arrays(rows, placement: bool = True) -> str:
+    """The multi-chip arrays the rows ran on (channels x chips x dies x planes, queue depth, time scale; and
+    placement unless not `placement`: the lines' labels name it), several joined when they differ."""
     from .output import array_shape
 
-    shapes = (array_shape(row) for _, row in rows.iterrows())
+    shapes = (array_shape(row, placement) for _, row in rows.iterrows())
     return "; ".join(dict.fromkeys(s for s in shapes if s))
 
 
