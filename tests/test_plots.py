@@ -149,3 +149,20 @@ def test_a_comparison_without_a_swept_parameter_draws_bars_that_carry_their_figu
     assert all(t.get_horizontalalignment() == "right" for t in names)
     boxes = [t.get_window_extent() for t in names]
     assert all(a.x1 <= b.x0 + 0.5 * (b.x1 - b.x0) for a, b in zip(boxes, boxes[1:]))
+
+
+def test_a_sweep_of_names_draws_bars_and_a_one_valued_parameter_goes_to_the_heading():
+    import pandas as pd
+
+    # placement is names (nothing to put on an axis); channels has one value: bars per scheme and placement.
+    df = pd.DataFrame({"trace": ["t.csv"] * 4, "ftl": ["page", "page", "fast", "fast"], "channels": [2] * 4,
+                       "placement": ["striped", "per-die"] * 2, "flash.erases": [777, 2609, 3298, 7821],
+                       "time_us.total": [23.3e6, 23.5e6, 103.3e6, 72.9e6]})
+    fig = drawn(ftlsim.plot.compare(df, ["channels", "placement"], precondition="full"))
+    erases = fig.axes[0]
+    assert [t.get_text() for t in erases.get_xticklabels()] == [
+        "page-mapped, placement=striped", "page-mapped, placement=per-die", "FAST, placement=striped",
+        "FAST, placement=per-die"]
+    assert fig.legends[0].get_title().get_text() == "bars: ftl, placement"
+    assert fig._suptitle.get_text() == "precondition full, channels=2"
+    assert erases.get_ylim()[1] > 7821 * 1.05  # room for the tallest bar's figure

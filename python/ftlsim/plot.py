@@ -59,18 +59,23 @@ def _device(rows) -> str:
 def compare(df, swept=None, title: str = "", precondition: str | None = None,
             y=(("flash.erases", "erase count", 1.0), ("time_us.total", "elapsed flash time (s)", 1e-6))):
     """A matplotlib Figure of a sweep's rows (a DataFrame from `ftlsim.sweep`): the FAST paper's Fig. 10 shape,
-    erase count and elapsed time against the first swept parameter, one line per scheme and combination of
-    the other swept parameters, schemes named as the papers write them. A scheme without the parameter (page,
-    DFTL, NFTL) is a labelled horizontal reference line. One row of panels per trace, titled with the trace
-    and its device; one legend, outside the axes. Integer axes get integer ticks, log2 when the values are
-    powers of two. In a notebook the figure displays itself."""
+    erase count and elapsed time against the first swept parameter with numbers to put on an axis, one line
+    per scheme and combination of the other swept parameters, schemes named as the papers write them; with
+    no such parameter (none swept, or only names such as a placement), a bar per scheme and combination. A
+    scheme without the parameter (page, DFTL, NFTL) is a labelled horizontal reference line. A parameter with
+    one value in every row is stated in the heading, not in every label. One row of panels per trace, titled
+    with the trace and its device; one legend, outside the axes. Integer axes get integer ticks, log2 when
+    the values are powers of two. In a notebook the figure displays itself."""
     from matplotlib.figure import Figure
 
     from .output import short_names
 
-    swept = [swept] if isinstance(swept, str) else [s for s in (swept or []) if s in df]
-    x = swept[0] if swept else None
-    others = ["ftl"] + swept[1:]
+    given = [s for s in ([swept] if isinstance(swept, str) else (swept or [])) if s in df]
+    # A gap (a scheme without the parameter) counts as a value of its own: it tells the schemes apart.
+    swept = [s for s in given if df[s].nunique(dropna=False) > 1]
+    fixed = ", ".join(f"{s}={_value_text(df[s].iloc[0])}" for s in given if s not in swept)
+    x = next((s for s in swept if len(set(_numbers(df[s].unique()))) >= 2), None)
+    others = ["ftl"] + [s for s in swept if s != x]
     traces = list(dict.fromkeys(df["trace"])) if "trace" in df else [None]
     names = short_names(t for t in traces if t is not None)
     # One style per line for the whole figure, so a scheme looks the same in every trace's panels. Schemes
@@ -111,7 +116,7 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
                title=f"{'lines' if x else 'bars'}: {', '.join(others)}" + (f"\nx: {x}" if x else ""),
                title_fontsize="small")
     precondition = precondition or (df["precondition"].iloc[0] if "precondition" in df and len(df) else None)
-    subtitle = f"precondition {precondition}" if precondition else ""
+    subtitle = ", ".join(p for p in (f"precondition {precondition}" if precondition else "", fixed) if p)
     if title or subtitle:
         fig.suptitle("\n".join(p for p in (title, subtitle) if p))
     return fig
@@ -214,6 +219,7 @@ def _axes_style(ax, x, xvalues, ylabel: str, count: bool) -> None:
         plain.set_scientific(False)
         ax.yaxis.set_major_formatter(plain)
     if x is None:
+        ax.margins(y=0.1)  # room above the tallest bar for its figure
         # Slanted names end under their bars, so that long ones do not run into the next.
         ax.tick_params(axis="x", labelrotation=30)
         for name in ax.get_xticklabels():
