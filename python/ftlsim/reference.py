@@ -30,7 +30,8 @@ SWEEP_KEYS = {
             "without it)",
     "store": "results store: a .parquet or .csv file or a directory; points already done are not run again",
     "csv": "write one row per point as CSV here",
-    "plot": "draw erase count and elapsed time against the first swept parameter (PNG, PDF or SVG)",
+    "plot": "draw erase count and elapsed time against the first swept parameter that is a number, else as bars "
+            "(PNG, PDF or SVG)",
     "scheduler": "run the points on a Dask cluster, e.g. \"tcp://host:8786\"",
     "jobs": "parallel local runs; none: every core",
     "backend": "where points run: processes (default), threads or dask",
