@@ -70,10 +70,8 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
 
     from .output import short_names
 
-    given = [s for s in ([swept] if isinstance(swept, str) else (swept or [])) if s in df]
-    # A gap (a scheme without the parameter) counts as a value of its own: it tells the schemes apart.
-    swept = [s for s in given if df[s].nunique(dropna=False) > 1]
-    fixed = ", ".join(f"{s}={_value_text(df[s].iloc[0])}" for s in given if s not in swept)
+    swept, one_valued = _varying(df, [swept] if isinstance(swept, str) else swept)
+    fixed = ", ".join(one_valued)
     x = next((s for s in swept if len(set(_numbers(df[s].unique()))) >= 2), None)
     others = ["ftl"] + [s for s in swept if s != x]
     traces = list(dict.fromkeys(df["trace"])) if "trace" in df else [None]
@@ -122,6 +120,14 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     return fig
 
 
+def _varying(df, swept) -> tuple[list, list]:
+    """The swept parameters (of those in `df`) that tell runs apart, and ``key=value`` of each of the others,
+    which have one value in every run. A gap (a scheme without the parameter) counts as a value of its own."""
+    given = [k for k in (swept or []) if k in df]
+    varying = [k for k in given if df[k].nunique(dropna=False) > 1]
+    return varying, [f"{k}={_value_text(df[k].iloc[0])}" for k in given if k not in varying]
+
+
 def _line_keys(df, columns) -> list:
     """Each row's values of `columns`, a gap (NaN: a scheme without that parameter) as None so that rows with
     the same gaps compare equal."""
@@ -161,20 +167,23 @@ LOG_SPREAD = 20
 
 
 def _log_if_spread(ax, values: list, count: bool) -> None:
-    """A log y axis where the panel's figures (all positive) span more than `LOG_SPREAD`: decades labelled,
-    and 2 and 5 between them where they span less than two decades."""
-    import math
-
-    from matplotlib.ticker import FuncFormatter
-
+    """A log y axis where the panel's figures (all positive) span more than `LOG_SPREAD`."""
     if not values or min(values) <= 0 or max(values) <= LOG_SPREAD * min(values):
         return
     ax.set_yscale("log")
-    text = (lambda v: f"{v:,.0f}") if count else (lambda v: f"{v:,.4g}")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: text(v)))
-    few = max(values) < 100 * min(values)
-    ax.yaxis.set_minor_formatter(FuncFormatter(
-        lambda v, _: text(v) if few and v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5) else ""))
+    _log_labels(ax.yaxis, (lambda v: f"{v:,.0f}") if count else (lambda v: f"{v:,.4g}"),
+                between=max(values) < 100 * min(values))
+
+
+def _log_labels(axis, text, between: bool) -> None:
+    """A log axis' labels: each decade, by `text(value)`, and 2 and 5 between them where `between` (within two
+    decades; wider, their labels would collide)."""
+    from matplotlib.ticker import FuncFormatter
+
+    axis.set_major_formatter(FuncFormatter(lambda v, _: text(v)))
+    axis.set_minor_formatter(FuncFormatter(
+        lambda v, _: text(v) if between and v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5)
+        else ""))
 
 
 def _label_references(ax, references: list) -> None:
@@ -383,11 +392,10 @@ def latency_cdfs(df, swept=None, title: str = ""):
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-    # A parameter set to one value for every run names no line apart: the heading states it.
-    given = [k for k in (swept or []) if k in df]
-    swept = [k for k in given if df[k].nunique(dropna=False) > 1]
-    # The array's own settings are in its line of the heading.
-    fixed = ", ".join(f"{k}={_value_text(df[k].iloc[0])}" for k in given if k not in swept and k not in ARRAY_KEYS)
+    # A parameter set to one value for every run names no line apart: the heading states it, and the array's
+    # own settings are in its line of the heading.
+    swept, one_valued = _varying(df, swept)
+    fixed = ", ".join(f for f in one_valued if f.split("=")[0] not in ARRAY_KEYS)
     kinds = [(kind, key) for kind, key in CDF_KEYS
              if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]
     fig, axes = plt.subplots(1, max(len(kinds), 1), figsize=(6.0 * max(len(kinds), 1), 4.4), squeeze=False)
@@ -413,14 +421,7 @@ def latency_cdfs(df, swept=None, title: str = ""):
                     linewidth=1.6, linestyle=("-", "--", ":", "-.")[i % 4])
         if log:
             ax.set_xscale("log")
-            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_us(v)))
-            # Within two decades, 2 and 5 between them are labelled too; wider, decades alone (no collisions).
-            if high < 100 * low:
-                ax.xaxis.set_minor_formatter(FuncFormatter(
-                    lambda v, _: human_us(v) if v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5)
-                    else ""))
-            else:
-                ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+            _log_labels(ax.xaxis, human_us, between=high < 100 * low)
         else:
             ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_us(v)))
