@@ -509,7 +509,7 @@ def failure_lines(df, swept: list[str]) -> list[str]:
     """A sweep's failures, each error once with the runs it failed: a scheme whose every run on the trace
     failed so by its name, else each run by its swept values ("page, fast (its 3 runs), bast log_blocks=4 on
     t.csv: error"). A grid that fails every point for one reason (a capacity short of the trace) says it once."""
-    from .plot import _value_text
+    from .plot import value_text
 
     failed = df[df["status"] == "failed"]
     lines = []
@@ -520,7 +520,7 @@ def failure_lines(df, swept: list[str]) -> list[str]:
             if len(own) == total:
                 runs.append(str(ftl) if total == 1 else f"{ftl} (its {total} runs)")
             else:
-                runs += [" ".join([str(ftl)] + [f"{k}={_value_text(row[k])}" for k in swept if row[k] == row[k]])
+                runs += [" ".join([str(ftl)] + [f"{k}={value_text(row[k])}" for k in swept if row[k] == row[k]])
                          for _, row in own.iterrows()]
         lines.append(f"{', '.join(runs)} on {trace}: {error}")
     return lines
@@ -539,13 +539,11 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
         fail(e)
     width = table_width()
     # A swept parameter with one value in every row is said once, above the table, not in a column of its own.
-    from .plot import _value_text
+    from .plot import split_swept
 
-    done = df[df["status"] == "done"]
-    constant = [k for k in swept if k in done and done[k].notna().all() and done[k].nunique() == 1]
-    table, left_out = grid_table(df, [k for k in swept if k not in constant], figures, width)
-    every = ", ".join(f"{k}={_value_text(done[k].iloc[0])}" for k in constant)
-    print_table(table, width, title=label + (f"\nevery row: {every}" if every else ""))
+    varying, one_valued = split_swept(df[df["status"] == "done"], swept)
+    table, left_out = grid_table(df, varying, figures, width)
+    print_table(table, width, title=label + (f"\nevery row: {', '.join(one_valued)}" if one_valued else ""))
     if left_out:
         err_console.print(f"[dim]left out at {width} columns: {', '.join(left_out)} (pick figures with "
                           "--metrics, or widen the terminal)[/]", highlight=False)

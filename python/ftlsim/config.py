@@ -125,9 +125,14 @@ def _unknown(where: str, key: str, valid, takes_text: str = "") -> str:
     return f"unknown key `{where}{key}`{did_you_mean(key, list(valid))}{takes_text}"
 
 
-def _takes_text(ftl: str) -> str:
+def _takes(ftl: str) -> str:
+    """What scheme `ftl` takes: ``fast takes lazy_merge, log_blocks``."""
     params = scheme_params(ftl)
-    return f" ({ftl} takes {', '.join(params)})" if params else f" ({ftl} takes no parameters)"
+    return f"{ftl} takes {', '.join(params)}" if params else f"{ftl} takes no parameters"
+
+
+def _takes_text(ftl: str) -> str:
+    return f" ({_takes(ftl)})"
 
 
 def _refuse(source: str, problems: list, kind: str) -> None:
@@ -183,7 +188,7 @@ def grid_problems(schemes: list, grid, prefix: str = "") -> list:
     """A problem for each key of `grid` that none of `schemes` (registered names) takes, with the nearest and
     what each scheme takes."""
     valid = sorted({k for s in schemes for k in scheme_params(s)}) + option_keys()
-    takes_text = f" ({'; '.join(_takes_text(s)[2:-1] for s in dict.fromkeys(schemes))})" if schemes else ""
+    takes_text = f" ({'; '.join(_takes(s) for s in dict.fromkeys(schemes))})" if schemes else ""
     return [_unknown(prefix, k, valid, takes_text) for k in grid if not any(takes(s, k) for s in schemes)]
 
 

@@ -32,7 +32,7 @@ def _powers_of_two(values) -> bool:
     return len(vals) >= 3 and _integers(values) and all(v > 0 and int(v) & (int(v) - 1) == 0 for v in vals)
 
 
-def _value_text(v) -> str:
+def value_text(v) -> str:
     """A grid value as written: ``64``, not ``64.0`` (a grid column with gaps is float)."""
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
@@ -41,7 +41,7 @@ def _value_text(v) -> str:
 
 def _label(values: dict) -> str:
     parts = [paper_name(values.pop("ftl"))] if "ftl" in values else []
-    parts += [f"{k}={_value_text(v)}" for k, v in values.items() if v is not None and v == v]
+    parts += [f"{k}={value_text(v)}" for k, v in values.items() if v is not None and v == v]
     return ", ".join(parts)
 
 
@@ -70,7 +70,7 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
 
     from .output import short_names
 
-    swept, one_valued = _varying(df, [swept] if isinstance(swept, str) else swept)
+    swept, one_valued = split_swept(df, [swept] if isinstance(swept, str) else swept)
     fixed = ", ".join(one_valued)
     x = next((s for s in swept if len(set(_numbers(df[s].unique()))) >= 2), None)
     others = ["ftl"] + [s for s in swept if s != x]
@@ -120,12 +120,13 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     return fig
 
 
-def _varying(df, swept) -> tuple[list, list]:
-    """The swept parameters (of those in `df`) that tell runs apart, and ``key=value`` of each of the others,
-    which have one value in every run. A gap (a scheme without the parameter) counts as a value of its own."""
+def split_swept(df, swept) -> tuple[list, list]:
+    """The swept parameters (of those in `df`) that tell its rows apart, and ``key=value`` of each of the
+    others, which have one value in every row (a heading says them once). A gap (a scheme without the
+    parameter) counts as a value of its own."""
     given = [k for k in (swept or []) if k in df]
     varying = [k for k in given if df[k].nunique(dropna=False) > 1]
-    return varying, [f"{k}={_value_text(df[k].iloc[0])}" for k in given if k not in varying]
+    return varying, [f"{k}={value_text(df[k].iloc[0])}" for k in given if k not in varying and df[k].notna().all()]
 
 
 def _line_keys(df, columns) -> list:
@@ -394,7 +395,7 @@ def latency_cdfs(df, swept=None, title: str = ""):
 
     # A parameter set to one value for every run names no line apart: the heading states it, and the array's
     # own settings are in its line of the heading.
-    swept, one_valued = _varying(df, swept)
+    swept, one_valued = split_swept(df, swept)
     fixed = ", ".join(f for f in one_valued if f.split("=")[0] not in ARRAY_KEYS)
     kinds = [(kind, key) for kind, key in CDF_KEYS
              if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]

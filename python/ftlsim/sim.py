@@ -228,8 +228,9 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     others (in the order of `stored`, trace by trace) when the store has them. `errors="raise"` raises the
     first failure after every point has run; ``"keep"`` returns failed rows with their error.
     `spell(key, value)` spells the parameters a failed point's error names (the command line passes its
-    options' spelling; Python keywords by default). `on_done(done, total)` reports progress; Ctrl-C cancels the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the
-    store), ``computed`` and ``failed`` (now), and ``torn`` (store rows found cut off, computed again)."""
+    options' spelling; Python keywords by default). `on_done(done, total)` reports progress; Ctrl-C cancels
+    the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the store),
+    ``computed`` and ``failed`` (now), and ``torn`` (store rows found cut off, computed again)."""
     import pandas as pd
 
     from .store import Store, integers_kept
