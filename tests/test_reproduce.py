@@ -269,3 +269,29 @@ def test_verdict_rule_on_made_up_figures():
     assert claim({"x": 1}, holds=lambda o: o["x"] > 0, test="x > 0")["verdict"] == "same direction"
     assert claim({"x": 1}, not_comparable="figure lost")["verdict"] == "not comparable"
     assert claim({"x": 1}, holds=lambda o: o["missing"] > 0)["verdict"] == "not comparable"
+
+
+def test_every_experiments_table_fits_80_columns_with_no_cell_or_header_cut_or_squeezed(results):
+    from rich.console import Console
+
+    from ftlsim.cli import dataframe_tables
+
+    for r in results:
+        if r.skipped:
+            continue
+        console = Console(width=80, record=True, file=open("/dev/null", "w"))
+        tables = dataframe_tables(r.table, f"{r.experiment.name}: {r.experiment.paper}", 80)
+        for table in tables:
+            console.print(table)
+        text = console.export_text()
+        # A table too wide goes on below, repeating the columns that name the rows: none is squeezed away.
+        if r.experiment.name == "mast-fig3":
+            assert len(tables) == 2 and all(t.columns[0].header == "run" for t in tables)
+            assert len(re.findall(r"│ FAST +│", text)) == 2
+        assert "…" not in text, (r.experiment.name, text)
+        assert max(len(line) for line in text.splitlines()) <= 80, (r.experiment.name, text)
+        # Every figure whole: each number of the table's frame appears as the table prints it.
+        for row in r.table.itertuples(index=False):
+            for value in row:
+                if isinstance(value, (int, float)) and value == value:
+                    assert ftlsim.output.fmt(value) in text, (r.experiment.name, value)

@@ -1052,7 +1052,8 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
         if r.skipped:
             console.print(f"[yellow]{rp.SKIPPED}[/] {exp.name}: {escape(r.skipped)}")
         else:
-            console.print(dataframe_table(r.table, f"{exp.name}: {exp.paper}"))
+            for table in dataframe_tables(r.table, f"{exp.name}: {exp.paper}", console.width):
+                console.print(table)
         if exp.stand_in:
             console.print(f"[bold]Stand-in:[/] {escape(exp.stand_in)}")
         if exp.plausible:
@@ -1124,17 +1125,51 @@ def _verdict_markup(verdict: str) -> str:
     return f"[{color.get(verdict, 'white')}]{verdict}[/]"
 
 
-def dataframe_table(df, title: str) -> Table:
-    """A pandas DataFrame (flat or with a two-level column index, as pivot makes) as a rich table."""
-    df = df.reset_index() if df.index.name or any(df.index.names) else df
-    table = Table(title=title, title_justify="left")
-    columns = [" ".join(str(p) for p in c if str(p)) if isinstance(c, tuple) else str(c) for c in df.columns]
-    for col in columns:
-        table.add_column(col, justify="right")
-    for row in df.itertuples(index=False):
-        table.add_row(*[fmt(v) for v in row])
-    return table
+def dataframe_tables(df, title: str, width: int | None) -> list[Table]:
+    """A pandas DataFrame (flat or with a two-level column index, as pivot makes) as rich tables of at most
+    `width` columns (None: one table): a two-level header takes a line a level (``flash.erases`` over
+    ``fast``), each broken after ``.``, ``_`` and spaces to its column's figures' width; a column of figures
+    never narrows below them (a number is never cut). Columns that do not fit go on to a table below, which
+    repeats the leading columns that name the rows (the index, and names such as a scheme's)."""
+    import numbers
 
+    from .output import _header, _header_width
+
+    named = bool(df.index.name or any(df.index.names))
+    keys = df.index.nlevels if named else 0
+    df = df.reset_index() if named else df
+    columns = ["\n".join(str(p) for p in c if str(p)) if isinstance(c, tuple) else str(c) for c in df.columns]
+    rows = [[fmt(v) for v in row] for row in df.itertuples(index=False)]
+    figures, cells, heads = [], [], []
+    for i, (col, (_, values)) in enumerate(zip(columns, df.items())):
+        figures.append(all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in values))
+        cells.append(max([len(r[i]) for r in rows] + [1]))
+        heads.append(_header(col, max(cells[i], _header_width(col))))
+    # A column takes its width plus 3 (padding and rule), a table 1 more.
+    need = [max([cells[i]] + [len(line) for line in heads[i].split("\n")]) + 3 for i in range(len(columns))]
+    # The columns up to the last of names (a scheme, a preset, a variant) name the rows too, where they leave
+    # half the width to the figures; else the names that lead.
+    names = [i for i in range(len(columns) - 1) if not figures[i]]
+    if names and (width is None or 1 + sum(need[:names[-1] + 1]) <= width // 2):
+        keys = max(keys, names[-1] + 1)
+    while keys < len(columns) - 1 and not figures[keys]:
+        keys += 1
+    named_width = 1 + sum(need[:keys])
+    groups: list[list[int]] = []
+    for i in range(keys, len(columns)):
+        if not groups or (width is not None and named_width + sum(need[j] for j in groups[-1]) + need[i] > width):
+            groups.append([])
+        groups[-1].append(i)
+    tables = []
+    for n, group in enumerate(groups or [[]]):
+        table = Table(title=title if n == 0 else None, title_justify="left")
+        for i in [*range(keys), *group]:
+            table.add_column(heads[i], justify="right" if figures[i] else "left", overflow="fold",
+                             min_width=cells[i] if figures[i] else None, no_wrap=figures[i])
+        for row in rows:
+            table.add_row(*[row[i] for i in [*range(keys), *group]])
+        tables.append(table)
+    return tables
 
 
 @main.command("config")

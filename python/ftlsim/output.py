@@ -467,24 +467,27 @@ def _cell(value) -> str:
 
 
 def _header(key: str, width: int) -> str:
-    """A column header broken after ``.`` and ``_`` into lines of at most `width` (or its longest part)."""
+    """A column header broken after ``.``, ``_`` and spaces into lines of at most `width` (or its longest
+    part); a line break in `key` stays."""
     import re
 
-    parts = re.findall(r"[^._]+[._]?", key) or [key]
-    lines, line = [], ""
-    for part in parts:
-        if line and len(line) + len(part) > width:
-            lines.append(line)
-            line = part
-        else:
-            line += part
-    return "\n".join(lines + [line])
+    lines = []
+    for level in key.split("\n"):
+        line = ""
+        for part in re.findall(r"[^._ ]+[._ ]?", level) or [level]:
+            if line and len(line) + len(part.rstrip()) > width:
+                lines.append(line.rstrip())
+                line = part
+            else:
+                line += part
+        lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 def _header_width(key: str) -> int:
     import re
 
-    return max(len(p) for p in re.findall(r"[^._]+[._]?", key) or [key])
+    return max(len(p.rstrip()) for p in re.findall(r"[^._ \n]+[._ ]?", key) or [key])
 
 
 def grid_table(df, swept: list, figures: list, width: int | None):
