@@ -42,6 +42,12 @@ def test_the_echoed_parameters_are_the_ones_the_scheme_ran_with():
     r = ftlsim.simulate("uniform:writes=2000", ftl="page", capacity="1MiB", over_provisioning=1.0)
     assert json.loads(r["config.params"])["over_provisioning"] == 1.0
     assert r["config.physical_blocks"] == 2 * r["config.logical_blocks"]
+    # A fraction is echoed as given (0.07, not the 0.070068359375 its 72 whole blocks of 1,024 make), and runs
+    # the blocks the scheme's own default of 0.07 runs.
+    given = ftlsim.simulate("uniform:writes=2000", ftl="page", capacity="16MiB", over_provisioning=0.07)
+    default = ftlsim.simulate("uniform:writes=2000", ftl="page", capacity="16MiB")
+    assert json.loads(given["config.params"])["over_provisioning"] == 0.07
+    assert given["config.physical_blocks"] == default["config.physical_blocks"] == 1024 + 72
     for ftl in ["page", "dftl"]:
         r = ftlsim.simulate("uniform:writes=2000", ftl=ftl, capacity="16MiB", extra_blocks=16)
         params = json.loads(r["config.params"])

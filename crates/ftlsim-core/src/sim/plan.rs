@@ -232,7 +232,9 @@ fn stated_extra_blocks(cfg: &SimConfig, g: &Geometry) -> Result<Option<u32>> {
 }
 
 /// The scheme's parameters with the `over_provisioning` fraction whose blocks (rounded up, as the scheme does)
-/// are the `stated` ones.
+/// are the `stated` ones: the run's own fraction where it gave one (its blocks are the stated ones by
+/// [`stated_extra_blocks`]), so that the echo says `0.07` as given; else, for `extra_blocks`, the largest such
+/// fraction.
 fn with_over_provisioning(
     cfg: &SimConfig,
     mut params: Value,
@@ -252,12 +254,18 @@ fn with_over_provisioning(
         }
         .into());
     }
-    // The largest fraction whose blocks are the stated ones.
     let logical = g.logical_blocks as f64;
-    let mut op = stated as f64 / logical;
-    while (logical * op).ceil() > stated as f64 {
-        op = f64::from_bits(op.to_bits() - 1);
-    }
+    let op = match cfg.over_provisioning {
+        Some(given) => given,
+        None => {
+            let mut op = stated as f64 / logical;
+            while (logical * op).ceil() > stated as f64 {
+                op = f64::from_bits(op.to_bits() - 1);
+            }
+            op
+        }
+    };
+    debug_assert_eq!((logical * op).ceil(), stated as f64);
     if !params.is_object() {
         params = Value::Object(Default::default());
     }
