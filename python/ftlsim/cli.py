@@ -1133,7 +1133,7 @@ def dataframe_tables(df, title: str, width: int | None) -> list[Table]:
     repeats the leading columns that name the rows (the index, and names such as a scheme's)."""
     import numbers
 
-    from .output import _header, _header_width
+    from .output import header_lines, header_width
 
     named = bool(df.index.name or any(df.index.names))
     keys = df.index.nlevels if named else 0
@@ -1144,7 +1144,7 @@ def dataframe_tables(df, title: str, width: int | None) -> list[Table]:
     for i, (col, (_, values)) in enumerate(zip(columns, df.items())):
         figures.append(all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in values))
         cells.append(max([len(r[i]) for r in rows] + [1]))
-        heads.append(_header(col, max(cells[i], _header_width(col))))
+        heads.append(header_lines(col, max(cells[i], header_width(col))))
     # A column takes its width plus 3 (padding and rule), a table 1 more.
     need = [max([cells[i]] + [len(line) for line in heads[i].split("\n")]) + 3 for i in range(len(columns))]
     # The columns up to the last of names (a scheme, a preset, a variant) name the rows too, where they leave

@@ -163,12 +163,11 @@ def write_text(path, text: str) -> None:
 # leaves out its least informative figure columns and says which; text (trace names, keys) may fold.
 
 # Figures `compare` and `sweep` show by default, most informative first: the two the FAST paper plots
-# (Fig. 10), then merges by kind, then the raw counts behind write amplification, then RAM.
+# (Fig. 10), then the multi-chip array model's response times and throughput where it ran (absent, and so left
+# out, otherwise), then merges by kind, then the raw counts behind write amplification, then RAM.
 GRID_FIGURES = ["flash.erases", "time_us.total", "response_us.read.p99", "response_us.write.p99", "throughput.iops",
                 "merges.switch", "merges.partial", "merges.full", "merges.dead", "merges.fold", "flash.page_writes",
                 "flash.spare_reads", "write_amplification", "ram.total_bytes"]
-"""A sweep table's figures, most telling first: the multi-chip array model's response times and throughput
-where it ran (absent, and so left out, otherwise)."""
 
 
 def grouped_digits(text: str) -> str:
@@ -466,7 +465,7 @@ def _cell(value) -> str:
     return fmt(value)
 
 
-def _header(key: str, width: int) -> str:
+def header_lines(key: str, width: int) -> str:
     """A column header broken after ``.``, ``_`` and spaces into lines of at most `width` (or its longest
     part); a line break in `key` stays."""
     import re
@@ -484,7 +483,7 @@ def _header(key: str, width: int) -> str:
     return "\n".join(lines)
 
 
-def _header_width(key: str) -> int:
+def header_width(key: str) -> int:
     import re
 
     return max(len(p.rstrip()) for p in re.findall(r"[^._ \n]+[._ ]?", key) or [key])
@@ -504,7 +503,7 @@ def grid_table(df, swept: list, figures: list, width: int | None):
         values = done[col] if col in done else []
         cells[col] = [names.get(str(v), str(v)) if col == "trace" else _cell(v) for v in values]
     need = {c: max([len(x) for x in cells[c]] + [1]) for c in cells}
-    head = {c: max(need[c], _header_width(c)) for c in cells}
+    head = {c: max(need[c], header_width(c)) for c in cells}
     shown, left_out, used = _fit(ident, figures, head, width)
     if left_out and "trace" in ident and head["trace"] > TRACE_FOLD_WIDTH:
         head["trace"] = TRACE_FOLD_WIDTH  # a long trace name folds rather than push figures out
@@ -518,7 +517,7 @@ def grid_table(df, swept: list, figures: list, width: int | None):
     table = Table()
     for col in ident + shown:
         numeric = col not in ("ftl", "trace")
-        table.add_column(_header(col, head[col]), justify="right" if numeric else "left", no_wrap=numeric,
+        table.add_column(header_lines(col, head[col]), justify="right" if numeric else "left", no_wrap=numeric,
                          min_width=need[col] if numeric else None, max_width=None if numeric else head[col],
                          overflow="fold")
     for i in range(len(done)):
