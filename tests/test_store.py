@@ -188,6 +188,8 @@ def test_store_command_lists_filters_and_prunes(tmp_path):
     assert "6 of 6 rows" in result.output and "every row: capacity=1MiB" in result.output
     result = invoke("store", str(store), "--where", "ftl=fast", "--where", "log_blocks=8")
     assert result.exit_code == 0 and "2 of 6 rows" in result.output
+    result = invoke("store", str(store), "--where", "ftl=bast")  # no row: an empty table, not a traceback
+    assert result.exit_code == 0 and "0 of 6 rows" in " ".join(result.output.split()), result.output
     result = invoke("store", str(store), "--where", "lgo_blocks=8")
     assert result.exit_code == 2 and "did you mean `log_blocks`" in result.output
     result = invoke("store", str(store), "--prune")

@@ -792,15 +792,13 @@ def store_table(df, title: str) -> Table:
 
     from .store import parameter_columns
 
-    params = [c for c in df.columns if c in parameter_columns() and c not in ("trace", "ftl")]
-    varying = [c for c in params if df[c].astype(str).nunique() > 1]
-    shared = [f"{c}={fmt(df[c].iloc[0])}" for c in params if c not in varying and df[c].notna().all()]
-    one_trace = "trace" in df and len(df) and df["trace"].astype(str).nunique() == 1
-    if one_trace:
-        shared.insert(0, f"trace={df['trace'].iloc[0]}")
+    from .plot import split_swept
+
+    params = [c for c in df.columns if c in parameter_columns() and c != "ftl"]
+    varying, shared = split_swept(df, ["trace", *[c for c in params if c != "trace"]])
     table = Table(title=escape(title + (f"\nevery row: {', '.join(shared)}" if shared and len(df) else "")),
                   title_justify="left")
-    columns = [*([] if one_trace else ["trace"]), "ftl", *varying, "status",
+    columns = [*[c for c in varying if c == "trace"], "ftl", *[c for c in varying if c != "trace"], "status",
                *[c for c in STORE_FIGURES if c in df], "key"]
 
     def cell(column, value) -> str:

@@ -122,11 +122,12 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
 
 def split_swept(df, swept) -> tuple[list, list]:
     """The swept parameters (of those in `df`) that tell its rows apart, and ``key=value`` of each of the
-    others, which have one value in every row (a heading says them once). A gap (a scheme without the
-    parameter) counts as a value of its own."""
+    others, which have one value in every row (a heading says them once; none without rows). A gap (a scheme
+    without the parameter) counts as a value of its own."""
     given = [k for k in (swept or []) if k in df]
     varying = [k for k in given if df[k].nunique(dropna=False) > 1]
-    return varying, [f"{k}={value_text(df[k].iloc[0])}" for k in given if k not in varying and df[k].notna().all()]
+    return varying, [f"{k}={value_text(df[k].iloc[0])}" for k in given
+                     if k not in varying and len(df) and df[k].notna().all()]
 
 
 def _line_keys(df, columns) -> list:
