@@ -297,3 +297,21 @@ def test_the_run_header_names_overridden_timings_with_the_values_that_ran():
     assert "device: lee2007 (timings overridden), 1.0 MiB, 512 B pages x 32\n" in result.output, result.output
     assert ("timings: read_us=25.0 spare_read_us=15.0 program_us=200.0 spare_program_us=200.0 erase_us=1500.0"
             in " ".join(result.output.split())), result.output
+
+
+def test_a_progress_bar_in_80_columns_gives_way_in_its_label_never_in_its_figures():
+    import io
+
+    from rich.console import Console
+
+    from ftlsim.cli import progress_bar
+
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=True, color_system=None)
+    bar = progress_bar("{task.completed}/{task.fields[of]} runs", console)
+    task = bar.add_task("/a/long/path/to/the/traces/umass_financial1_first10k.ssdsim.ascii/" * 2, total=None, of="?")
+    with console.capture() as captured:
+        console.print(bar.make_tasks_table([bar.tasks[task]]))
+    line = captured.get().rstrip()
+    assert len(line) <= 80 and line.endswith(" 0/? runs 0:00:00"), line
+    assert line.startswith("/a/long/path/to/the/trace…")

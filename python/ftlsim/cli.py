@@ -173,8 +173,13 @@ def progress_bar(counter: str, on, *, eta: bool = True):
     not at the top: it costs about 10 ms of the 0.18-0.20 s start-up of a short `ftlsim run`, which never shows
     a bar."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.table import Column
 
-    columns = [TextColumn("[bold]{task.description}"), BarColumn(), TextColumn(counter), TimeElapsedColumn()]
+    # In a narrow terminal the label gives way (the table that follows names the trace whole), never the
+    # counter or the times.
+    label = Column(no_wrap=True, overflow="ellipsis", max_width=max(on.width // 3, 12))
+    columns = [TextColumn("[bold]{task.description}", table_column=label), BarColumn(),
+               TextColumn(counter, table_column=Column(no_wrap=True)), TimeElapsedColumn()]
     # Not on a terminal (a log, a pipe) there is no bar: a disabled one leaves no blank line behind.
     return Progress(*columns, *([TimeRemainingColumn()] if eta else []), console=on, transient=True,
                     disable=not on.is_terminal)
@@ -459,11 +464,12 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
                 stored = [{**common, **run} for run in grid_runs(*stored_points)]
             except _core.FtlsimError:  # a file grid no file scheme takes: no sweep of the file alone ran
                 stored_points = None
-        with progress_bar("{task.completed}/{task.total} runs", err_console) as bar:  # every backend
-            task = bar.add_task(label, total=None)
+        # The points' total is known once their keys are: "?" till then (a trace's pre-pass may take a while).
+        with progress_bar("{task.completed}/{task.fields[of]} runs", err_console) as bar:  # every backend
+            task = bar.add_task(label, total=None, of="?")
             df = run_many(runs, jobs=settings.get("jobs"), store=settings.get("store"),
                           scheduler=settings.get("scheduler"), backend=settings.get("backend"), errors="keep",
-                          on_done=lambda d, t: bar.update(task, completed=d, total=t), stored=stored,
+                          on_done=lambda d, t: bar.update(task, completed=d, total=t, of=t), stored=stored,
                           spell=option_spelling)
     except _core.FtlsimError as e:
         fail(e)
