@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import fast, hotwrite, mast, nftl, tiny
-from .core import (RULE, SKIPPED, STATUSES, TRACES_ENV, VERDICTS, Claim, Experiment, PublicTrace, Result, RunCache,
+from .core import (PAPER_FILES, RULE, SKIPPED, STATUSES, TRACES_ENV, VERDICTS, Claim, Experiment, PublicTrace, Result, RunCache,
                    execute, traces_dir)
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
@@ -220,8 +220,8 @@ def write_report(results: list[Result], directory: str | Path) -> Path:
         "# ftlsim reproduce: the papers' claims, ftlsim's figures, verdicts", "",
         f"ftlsim {__version__}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
         f"{'QUICK size (shapes only)' if quick else 'full size'}. {headline(results)}.", "",
-        RULE, "", "`line` is the line of the paper's text in the project's papers directory (the extracted texts "
-        "have no page numbers).", "",
+        RULE, "", "`line` is the line of the paper's extracted text in the project's papers directory (the texts "
+        "have no page numbers): " + "; ".join(f"{paper}: file {n}" for paper, n in PAPER_FILES.items()) + ".", "",
         "## Claims", "", _md_table(summary(results).drop(columns=["why"])), "",
     ]
     v = variants(results)

@@ -30,14 +30,15 @@ from typing import Callable
 
 import pandas as pd
 
-# The five papers, by their file in the project's papers directory (see its README). "line" in a claim is the
-# line of that text where the figure or sentence is: the extracted texts carry no page numbers. The texts are
-# cited, never read: `reproduce` runs without them.
-FAST_PAPER = "000 FAST (Lee et al., ACM TECS 2007)"
-NFTL_PAPER = "001 NFTL lookup table / page cache (Choudhuri & Givargis, CODES+ISSS 2007)"
-MAST_PAPER = "002 MAST (Kim et al.)"
-HOT_PAPER = "003 hot write references and NVRAM (Shim et al.)"
-TINY_PAPER = "004 TinyFTL (Lee et al., IEEE TCE)"
+# The five papers, as a user reads them named. "line" in a claim is the line of the paper's extracted text in the
+# project's papers directory, whose file PAPER_FILES gives (see its README): the texts carry no page numbers. The
+# texts are cited, never read: `reproduce` runs without them.
+FAST_PAPER = "FAST (Lee et al., ACM TECS 2007)"
+NFTL_PAPER = "NFTL lookup table / page cache (Choudhuri & Givargis, CODES+ISSS 2007)"
+MAST_PAPER = "MAST (Kim et al.)"
+HOT_PAPER = "Hot write references and NVRAM (Shim et al.)"
+TINY_PAPER = "TinyFTL (Lee et al., IEEE TCE)"
+PAPER_FILES = {FAST_PAPER: "000", NFTL_PAPER: "001", MAST_PAPER: "002", HOT_PAPER: "003", TINY_PAPER: "004"}
 
 VERDICTS = ("exact", "close", "same direction", "contradicts", "not comparable")
 SKIPPED = "skipped"  # an experiment whose public trace is not there: its claims are listed, not judged

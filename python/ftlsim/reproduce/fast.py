@@ -458,7 +458,7 @@ SWITCHES = Experiment(
     "fast-table2", FAST_PAPER + ", section 4, Table II",
     "switch merges of BAST and FAST on a camera workload, 4 to 64 log blocks (the ratio is compared: the "
     "paper's camera traces are private)", _table2_runs, _table2_table, _table2_claims, _table2_figure,
-    stand_in="fat-camera (003's Camera-MS500 on a 32 MB FAT16 volume) for the FAST paper's digital-camera "
+    stand_in="fat-camera (Shim et al.'s Camera-MS500 on a 32 MB FAT16 volume) for the FAST paper's digital-camera "
              "patterns A and B")
 
 # Figs. 8-9: worked examples with 4 log blocks of 4 sectors (FAST: 1 SW + 3 RW). The figures' write sequence did

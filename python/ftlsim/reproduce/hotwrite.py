@@ -14,9 +14,9 @@ from .core import HOT_PAPER, Claim, Experiment, figures_text, merge_mix, row, se
 
 SCHEMES = [("replacement", {"replacement_blocks": 64}), ("bast", {"log_blocks": 64}), ("fast", {"log_blocks": 64})]
 NAMES = {"replacement": "Replacement", "bast": "Log block", "fast": "FAST"}
-LAYOUT_NOTE = ("003 does not give its FAT layout, and where the hot directory sector falls in an erase block "
+LAYOUT_NOTE = ("Shim et al. do not give their FAT layout, and where the hot directory sector falls in an erase block "
                "decides FAST's NVRAM gain and the order of the schemes without NVRAM, so every layout runs (align)")
-CPU_NOTE = ("003 credits part of its gaps to CPU time spent managing maps and merges (section 5.3), which ftlsim "
+CPU_NOTE = ("Shim et al. credit part of their gaps to CPU time spent managing maps and merges (section 5.3), which ftlsim "
             "does not model: its time is flash time only")
 
 
@@ -34,7 +34,7 @@ FAT12_FROM_KIB = 16
 
 # The variant whose verdict heads each claim: what 003's set-up most plausibly was.
 PLAUSIBLE = ("spec", "next-free", 2)
-PLAUSIBLE_WHY = ("003 formats a 32 MB partition with Linux 2.6.21's VFAT (section 4.1): a layout as mkfs leaves "
+PLAUSIBLE_WHY = ("Shim et al. format a 32 MB partition with Linux 2.6.21's VFAT (section 4.1): a layout as mkfs leaves "
                  "it (the paper gives none, and nothing aligns it to erase blocks), fatgen103's 2 KiB clusters "
                  "for a 32 MB FAT16 volume, and the Linux driver's next-free allocation")
 
@@ -101,8 +101,8 @@ def _with_fold(claims: list[Claim]) -> list[Claim]:
             mix = "; ".join(f"Replacement{' +NVRAM' if cached else ''}: "
                             f"{merge_mix(row(folded, variant=c.variant, ftl='replacement', cached=cached))}"
                             for cached in (False, True))
-            return (c.cause(df) + ". With Replacement folding in place (Linux NFTL_foldchain, the module 003 "
-                    f"modified): {figures_text(ours)}{verdict} ({mix})")
+            return (c.cause(df) + ". With Replacement folding in place (Linux NFTL_foldchain, the module Shim "
+                    f"et al. modified): {figures_text(ours)}{verdict} ({mix})")
         return measured
     return [replace(c, cause=cause(c)) if c.variant == _vname(*PLAUSIBLE) else c for c in claims]
 
@@ -235,13 +235,13 @@ FIG6 = Experiment(
     "Camera-MS500 on 32 MB: Replacement, Log block (BAST) and FAST with 64 extra blocks, without and with a "
     "128 KB NVRAM absorbing metadata writes, under each combination of FAT choices (align, cluster, allocation)",
     _runs_for("camera"), _table,
-    _camera_claims, _figure, plausible=_vname(*PLAUSIBLE), plausible_why=PLAUSIBLE_WHY, stand_in="fat-camera: Camera-MS500 rebuilt from 003 section 4.3 on a FAT model (FAT16; FAT12 for 16 and 32 KiB clusters)",
+    _camera_claims, _figure, plausible=_vname(*PLAUSIBLE), plausible_why=PLAUSIBLE_WHY, stand_in="fat-camera: Camera-MS500 rebuilt from Shim et al. section 4.3 on a FAT model (FAT16; FAT12 for 16 and 32 KiB clusters)",
     notes=LAYOUT_NOTE + ". " + CPU_NOTE)
 FIG7 = Experiment(
-    "nvram-fig7", HOT_PAPER + ", section 5.3, Fig. 7", "PostMark as configured in 003 section 4.3, as Fig. 6",
+    "nvram-fig7", HOT_PAPER + ", section 5.3, Fig. 7", "PostMark as configured in Shim et al. section 4.3, as Fig. 6",
     _runs_for("postmark"), _table, _postmark_claims, _figure, plausible=_vname(*PLAUSIBLE),
     plausible_why=PLAUSIBLE_WHY,
-    stand_in="fat-postmark: PostMark 1.5 rebuilt from 003 section 4.3 on a FAT model (FAT16; FAT12 for 16 and 32 KiB clusters)", notes=CPU_NOTE)
+    stand_in="fat-postmark: PostMark 1.5 rebuilt from Shim et al. section 4.3 on a FAT model (FAT16; FAT12 for 16 and 32 KiB clusters)", notes=CPU_NOTE)
 
 # Section 5.1-5.2 and Fig. 5: how concentrated the writes are, and how many reach the flash.
 

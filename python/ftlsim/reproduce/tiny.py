@@ -38,7 +38,7 @@ CLUSTERS_KIB = (4, 16, 32)
 
 
 PLAUSIBLE = ("spec", 4)
-PLAUSIBLE_WHY = ("004's traces were taken with DiskMon on a Windows desktop (Table III), whose format of an 8 GB FAT32 "
+PLAUSIBLE_WHY = ("The TinyFTL paper's traces were taken with DiskMon on a Windows desktop (Table III), whose format of an 8 GB FAT32 "
                  "volume uses 4 KiB clusters and fatgen103's layout (which here starts the data region on an erase "
                  "block anyway)")
 
@@ -379,7 +379,7 @@ def _ram_claims(quick: bool) -> list[Claim]:
         tiny = r["source"].startswith("TinyFTL")
         claims.append(Claim(
             f"RAM: {r['source']}, {r['ftl']}", f"{r['source']}: {r['ftl']} needs {r['paper bytes']:,} bytes",
-            "Tables I and IV, sections V-VI (004)" if tiny else "section 5, RAM figures (001)", r["line"],
+            "TinyFTL paper, Tables I and IV, sections V-VI" if tiny else "NFTL paper, section 5, RAM figures", r["line"],
             functools.partial(_ram_bytes, row=i), paper={"bytes": int(r["paper bytes"])},
             unit="bytes", abs_tol=0))
     return claims
