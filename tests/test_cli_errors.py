@@ -61,6 +61,16 @@ def test_suggestions_are_in_the_users_spelling(tmp_path):
     with pytest.raises(ftlsim.FtlsimError) as e:
         ftlsim.simulate(str(trace), capacity="1MiB", compact=True)
     assert str(e.value).endswith("e.g. capacity='2MiB', or wrap=True (to fold addresses into the device)")
+    # Read without a pre-pass, the trace is read on to its furthest request: the capacity suggested holds all of
+    # it, not only the first request beyond (which a second run would then fail further on), here or in warm-up.
+    trace.write_text("W,0,4096\nW,1048576,4096\nW,0,4096\nW,9437184,4096\nW,4096,4096\n")
+    message = (r"t.csv:2: .* ends before byte 1052672, where the request ends \(the trace's furthest request ends at "
+               r"byte 9441280\); e.g. capacity='10MiB'")
+    for precondition in ("none", "trace"):
+        with pytest.raises(ftlsim.FtlsimError, match=message):
+            ftlsim.simulate(str(trace), capacity="1MiB", precondition=precondition)
+    result = invoke("run", str(trace), "--capacity", "1MiB")
+    assert "e.g. --capacity 10MiB" in " ".join(result.output.split())
     # Compacted, the trace's end is known before it runs: the capacity suggested holds all of it, not only the
     # first request beyond (extents 5, 0 and 10 compact to 1, 0 and 2: 3 MiB).
     trace.write_text("W,5242880,4096\nW,0,4096\nW,10485760,4096\n")

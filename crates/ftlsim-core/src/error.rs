@@ -30,11 +30,13 @@ pub enum SimError {
         request: u64,
     },
 
-    #[error("{at}: {}", capacity_problem(*end, *capacity, suggest, *used))]
+    #[error("{at}: {}", capacity_problem(*end, *reach, *capacity, suggest, *used))]
     BeyondCapacity {
         /// Where the request came from: "path:line" for a trace file, else "request #N".
         at: String,
         end: u64,
+        /// The furthest byte the trace's requests reach, where known beyond `end` (else `end`).
+        reach: u64,
         capacity: u64,
         suggest: String,
         /// The fixes besides a larger capacity that the run already used: `wrap`, `compact`.
@@ -74,17 +76,16 @@ pub struct Fixes {
     pub compact: bool,
 }
 
-/// A request that ends at byte `end`, beyond the `capacity`: a larger capacity (`suggest`) fixes it, and so
-/// do `wrap` or `compact` where the run did not use them already.
-fn capacity_problem(end: u64, capacity: u64, suggest: &str, used: Fixes) -> Invalid {
-    let mut problem = Invalid::new(
-        "capacity",
-        capacity,
-        format!(
-            "bytes (the device's logical capacity) ends before byte {end}, where the request ends"
-        ),
-        Some(suggest.to_string()),
+/// A request that ends at byte `end`, beyond the `capacity`, of a trace whose requests reach byte `reach`: a
+/// larger capacity (`suggest`) fixes it, and so do `wrap` or `compact` where the run did not use them already.
+fn capacity_problem(end: u64, reach: u64, capacity: u64, suggest: &str, used: Fixes) -> Invalid {
+    let mut expected = format!(
+        "bytes (the device's logical capacity) ends before byte {end}, where the request ends"
     );
+    if reach > end {
+        expected += &format!(" (the trace's furthest request ends at byte {reach})");
+    }
+    let mut problem = Invalid::new("capacity", capacity, expected, Some(suggest.to_string()));
     if !used.wrap {
         problem = problem.or("wrap", true, "to fold addresses into the device");
     }
@@ -124,11 +125,12 @@ impl SimError {
             SimError::Config(e) => e.invalid().to_vec(),
             SimError::BeyondCapacity {
                 end,
+                reach,
                 capacity,
                 suggest,
                 used,
                 ..
-            } => vec![capacity_problem(*end, *capacity, suggest, *used)],
+            } => vec![capacity_problem(*end, *reach, *capacity, suggest, *used)],
             _ => Vec::new(),
         }
     }
@@ -139,6 +141,7 @@ impl SimError {
             (
                 SimError::BeyondCapacity {
                     end,
+                    reach,
                     capacity,
                     suggest,
                     used,
@@ -148,6 +151,7 @@ impl SimError {
             ) => SimError::BeyondCapacity {
                 at,
                 end,
+                reach,
                 capacity,
                 suggest,
                 used,

@@ -286,6 +286,11 @@ fn show(t: Option<Token>) -> String {
     t.map_or("nothing (never written)".to_string(), |t| t.to_string())
 }
 
+/// The capacity to suggest for requests that reach byte `reach`: rounded up to a MiB.
+fn capacity_for(reach: u64) -> String {
+    format_size(reach.div_ceil(1 << 20) << 20)
+}
+
 /// What a shadow map entry allows a read to return, in words.
 fn describe(expected: Token) -> String {
     if expected & TRIMMED != 0 {
@@ -386,8 +391,10 @@ impl<'p> Run<'p> {
                 let mut source = open(self.plan)?;
                 let mut n = 0;
                 while let Some(request) = source.next_request() {
-                    self.warm_up(&request?)
-                        .map_err(|e| e.located(source.position()))?;
+                    if let Err(e) = self.warm_up(&request?) {
+                        let e = e.located(source.position());
+                        return Err(self.reaching_trace_end(e, || source.next_request(), ticker));
+                    }
                     n += 1;
                     ticker.tick(n, || {
                         let (done, total) = source.progress();
@@ -436,9 +443,13 @@ impl<'p> Run<'p> {
                 self.prefetch(r, Ahead::Near);
             }
             if let Step::Done = outcome {
-                outcome = self
-                    .serve(&request)
-                    .map_err(|e| e.located(source.position()))?;
+                outcome = match self.serve(&request) {
+                    Ok(outcome) => outcome,
+                    Err(e) => {
+                        let e = e.located(source.position());
+                        return Err(self.reaching_trace_end(e, || source.next_request(), ticker));
+                    }
+                };
             }
             served += 1;
             if let Step::PowerCut(at) = outcome {
@@ -658,14 +669,63 @@ impl<'p> Run<'p> {
             SimError::BeyondCapacity {
                 at: format!("request #{}", self.host.requests),
                 end,
+                reach: needed,
                 capacity: self.capacity,
-                suggest: format_size(needed.div_ceil(1 << 20) << 20),
+                suggest: capacity_for(needed),
                 used: Fixes {
                     wrap: self.plan.wrap,
                     compact: self.plan.trace_options.compact,
                 },
             }
         })
+    }
+
+    /// A request beyond the capacity (`e`, from [`Run::locate`]) of a trace read without a pre-pass knows only its
+    /// own end: the rest of the trace is read (parsed, not run; `next` gives its requests) for its furthest
+    /// request, so that the capacity suggested holds the whole trace, where it would fail again further on. The
+    /// reading stops at a line that does not parse or when `ticker`'s callback cancels, with what it found. A
+    /// run that wraps is told the capacity its longest request needs as it was; any other error passes
+    /// through.
+    fn reaching_trace_end(
+        &self,
+        e: SimError,
+        mut next: impl FnMut() -> Option<std::result::Result<Request, crate::trace::TraceError>>,
+        ticker: &mut Ticker,
+    ) -> SimError {
+        let SimError::BeyondCapacity {
+            at,
+            end,
+            mut reach,
+            capacity,
+            used,
+            ..
+        } = e
+        else {
+            return e;
+        };
+        if !used.wrap && self.plan.device.placement.highest_address().is_none() {
+            let mut read = 0u64;
+            while let Some(Ok(request)) = next() {
+                reach = reach.max(request.offset.saturating_add(request.len));
+                read += 1;
+                let progress = || Progress {
+                    requests: 0,
+                    done: 0,
+                    total: 0,
+                };
+                if ticker.tick(read, progress).is_err() {
+                    break;
+                }
+            }
+        }
+        SimError::BeyondCapacity {
+            at,
+            end,
+            reach,
+            capacity,
+            suggest: capacity_for(reach),
+            used,
+        }
     }
 
     /// [`Run::locate`]'s byte range, None for a request beyond the capacity that `wrap` does not fold in.
