@@ -82,6 +82,22 @@ def test_suggestions_are_in_the_users_spelling(tmp_path):
     assert "wrap=True" not in str(e.value) and "or compact=True" in str(e.value)
 
 
+def test_a_trace_too_far_for_the_geometry_says_the_capacity_came_from_the_trace(tmp_path):
+    # No capacity given: the trace's furthest byte (64 TiB) is the capacity, which no geometry of these pages
+    # addresses. The message says where the figure came from, and offers no smaller capacity without wrap.
+    trace = tmp_path / "far.csv"
+    trace.write_text(f"W,0,4096\nW,{64 << 40},4096\n")
+    result = invoke("run", str(trace))
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert f"--capacity {(64 << 40) + 4096} bytes (where the trace's furthest request ends: the capacity when none" in text
+    assert "or --wrap (with a smaller capacity, to fold the trace's addresses into it)" in text
+    assert "or a smaller capacity" not in text
+    # A capacity stated too large may be made smaller.
+    result = invoke("run", "uniform:writes=10", "--capacity", "64TiB")
+    assert "use larger pages (page_bytes) or a smaller capacity, or --compact" in " ".join(result.output.split())
+
+
 def test_a_failed_run_exits_1_and_bad_input_2(monkeypatch):
     result = invoke("run", "uniform:writes=2000,seed=1", "--ftl", "fast", "--capacity", "1MiB",
                     "-p", "extra_blocks=0")

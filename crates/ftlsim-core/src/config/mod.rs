@@ -480,15 +480,34 @@ impl DeviceSpec {
 
     /// The geometry for a logical capacity in bytes, rounded up to a whole block.
     pub fn geometry(&self, capacity_bytes: u64) -> Result<Geometry> {
+        self.geometry_of(capacity_bytes, false)
+    }
+
+    /// [`DeviceSpec::geometry`] for a capacity that is a trace's furthest byte (no capacity was stated), which
+    /// a capacity too large for the geometry says.
+    pub fn geometry_for_trace(&self, trace_end: u64) -> Result<Geometry> {
+        self.geometry_of(trace_end, true)
+    }
+
+    fn geometry_of(&self, capacity_bytes: u64, from_trace: bool) -> Result<Geometry> {
         let blocks = capacity_bytes.div_ceil(self.block_bytes()).max(1);
         let max_blocks = (u32::MAX / 2 / self.scheme_pages_per_block()) as u64;
         if blocks > max_blocks {
-            return Err(Invalid::new(
+            // A capacity the trace gave (none was stated) is not made smaller without folding the trace in.
+            let (whence, smaller) = if from_trace {
+                (
+                    " (where the trace's furthest request ends: the capacity when none is given)",
+                    "",
+                )
+            } else {
+                ("", " or a smaller capacity")
+            };
+            let problem = Invalid::new(
                 "capacity",
                 capacity_bytes,
                 format!(
-                    "bytes is {blocks} blocks, more than the {max_blocks} this geometry can address; use larger \
-                     pages (page_bytes) or a smaller capacity"
+                    "bytes{whence} is {blocks} blocks, more than the {max_blocks} this geometry can address; use \
+                     larger pages (page_bytes){smaller}"
                 ),
                 None,
             )
@@ -496,7 +515,16 @@ impl DeviceSpec {
                 "compact",
                 true,
                 "to map only the 1 MiB extents a sparse trace touches",
-            )
+            );
+            return Err(if from_trace {
+                problem.or(
+                    "wrap",
+                    true,
+                    "with a smaller capacity, to fold the trace's addresses into it",
+                )
+            } else {
+                problem
+            }
             .into());
         }
         Ok(Geometry {

@@ -538,7 +538,12 @@ fn resolve_device_with(
         }
         Some(Input::Trace(_)) | None => (stated.unwrap_or(DEFAULT_WORKLOAD_CAPACITY), None),
     };
-    let geometry = spec.geometry(capacity)?;
+    let trace_file = matches!(input, Some(Input::Trace(path)) if !trace::is_workload(path));
+    let geometry = if stated.is_none() && trace_file {
+        spec.geometry_for_trace(capacity)?
+    } else {
+        spec.geometry(capacity)?
+    };
     // A workload is made for the device, so its placement (compaction) is made once the device is known.
     let placement = match (placement, input) {
         (Some(placement), _) => placement,
