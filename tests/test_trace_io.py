@@ -193,7 +193,8 @@ def test_a_request_of_terabytes_is_a_clean_error_through_the_api(tmp_path):
     refusals = done.stdout.splitlines()
     assert len(refusals) == 2, done.stdout
     assert "268435456 logical blocks" in refusals[0] and "block_bytes=1048576" in refusals[0]
-    assert "capacity=4398046511104 bytes is 268435456 blocks" in refusals[1]
+    assert "capacity=4398046511104 bytes (where the trace's furthest request ends" in refusals[1]
+    assert "is 268435456 blocks" in refusals[1]
 
 
 def test_a_saved_report_finds_its_trace_from_another_directory(tmp_path):
