@@ -78,7 +78,10 @@ fn put(k: &mut Keys, a: &ArrayFigures, erases: u64) {
     );
     for (name, r) in [("read", &a.read), ("write", &a.write)] {
         let what = |s: &str| {
-            format!("{s} of {name} requests, from arrival to completion (queue + service)")
+            format!(
+                "{s} of {name} requests, from arrival to completion (queue + service; the request's \
+                 operations on different dies overlap, so that without a wait it can be below latency_us)"
+            )
         };
         k.shown(false).put(
             format!("response_us.{name}.count"),

@@ -24,7 +24,12 @@ impl Component for Latency<'_> {
     fn visit(&self, k: &mut Keys) {
         k.section(Section::Latency);
         for (name, l) in [("read", self.read), ("write", self.write)] {
-            let what = |s: &str| format!("{s} of {name} requests (flash time charged to each)");
+            let what = |s: &str| {
+                format!(
+                    "{s} of {name} requests (the times of each one's flash operations summed, one after \
+                     another, as the papers charge them; on an array, response_us overlaps them on the dies)"
+                )
+            };
             k.shown(false).put(
                 format!("latency_us.{name}.count"),
                 Unit::Count,
