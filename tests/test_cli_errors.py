@@ -254,3 +254,21 @@ def test_failure_lines_name_each_run_where_a_scheme_failed_only_some():
                        "error": ["E: a", None, "E: a", "E: b"]})
     assert failure_lines(df, ["log_blocks"]) == ["fast log_blocks=4, fast log_blocks=16 on t.csv: E: a",
                                                  "page on t.csv: E: b"]
+
+
+def test_run_without_a_trace_says_that_data_on_standard_input_is_not_read(tmp_path):
+    # `cat trace | ftlsim run` runs the built-in workload, as `ftlsim run` does; it says that the data piped in is
+    # not read and how to read it. Nothing in, or an empty pipe (a harness's), brings no warning.
+    warning = "standard input holds data (piped or redirected in), which is not read: give - as TRACE"
+    piped = ftlsim_cmd("run", "--capacity", "1MiB", "--json", str(tmp_path / "a.json"), input="W,0,4096\n")
+    assert piped.returncode == 0, piped.stderr
+    assert warning in " ".join(piped.stderr.split())
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,4096\n")
+    with trace.open() as redirected:
+        p = ftlsim_cmd("run", "--capacity", "1MiB", "--json", str(tmp_path / "b.json"), stdin=redirected)
+    assert warning in " ".join(p.stderr.split())
+    for quiet in (subprocess.DEVNULL, None):
+        p = ftlsim_cmd("run", "--capacity", "1MiB", "--json", str(tmp_path / "c.json"),
+                       **({"stdin": quiet} if quiet is not None else {"input": ""}))
+        assert p.returncode == 0 and "standard input" not in p.stderr, p.stderr

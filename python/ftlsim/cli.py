@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import sys
 import threading
 
@@ -392,6 +393,9 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
     if trace is None:
         trace = DEFAULT_TRACE
         err_console.print(f"[dim]no trace given: running the built-in workload {trace}[/]")
+        if _stdin_holds_data():
+            err_console.print("warning: standard input holds data (piped or redirected in), which is not read: "
+                              "give - as TRACE to run the trace on it (ftlsim run -)")
     if power_cuts:
         kwargs.update(power_cuts=power_cuts, power_cut_seed=power_cut_seed)
     if mount_at_end:
@@ -938,6 +942,28 @@ def readable_trace(trace: str):
             yield path
     except _core.FtlsimError as e:
         fail(e)
+
+
+def _stdin_holds_data() -> bool:
+    """Whether standard input holds data, piped or redirected in (a pipe with bytes waiting in it, or a regular
+    file that is not empty): a trace the user may have meant `run` to read. A terminal, /dev/null or an empty
+    pipe (a harness that runs commands with a pipe for input) does not; nothing is read."""
+    try:
+        fd = sys.stdin.fileno()
+        status = os.fstat(fd)
+        if stat.S_ISREG(status.st_mode):
+            return status.st_size > 0
+        if not stat.S_ISFIFO(status.st_mode):
+            return False
+        import array
+        import fcntl
+        import termios
+
+        waiting = array.array("i", [0])
+        fcntl.ioctl(fd, termios.FIONREAD, waiting)
+        return waiting[0] > 0
+    except (OSError, ValueError, AttributeError, ImportError):
+        return False
 
 
 def trace_title(trace: str) -> str:
