@@ -36,6 +36,7 @@ def test_every_key_the_engine_takes_has_a_meaning():
 def test_the_run_example_parses_validates_and_runs_with_every_default(tmp_path, monkeypatch):
     result = invoke("config", "--example", "run")
     assert result.exit_code == 0, result.output
+    assert invoke("config").output == result.output  # a run's file is the one printed by default
     table = tomllib.loads(result.output)
     check_run_table(table)
     kwargs = run_kwargs(table)

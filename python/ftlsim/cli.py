@@ -1203,7 +1203,7 @@ def dataframe_tables(df, title: str, width: int | None) -> list[Table]:
 
 
 @main.command("config")
-@click.option("--example", type=click.Choice(["run", "sweep"]), required=True,
+@click.option("--example", type=click.Choice(["run", "sweep"]), default="run", show_default=True,
               help="Which file: a run (ftlsim run -c) or a sweep (ftlsim sweep -c).")
 def config_cmd(example):
     """Print an annotated config file (TOML): every key with its default and meaning, and every scheme's
