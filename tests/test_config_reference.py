@@ -58,10 +58,10 @@ def test_the_sweep_example_parses_validates_and_runs(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     table = tomllib.loads(result.output)
     traces, schemes, grid, common, settings = sweep_parts(table)
-    assert traces == ["uniform:writes=20000,seed=1"] and schemes == {"page": {}, "fast": {"log_blocks": [4, 8, 16]}}
+    assert traces == ["uniform:writes=150000,seed=1"] and schemes == {"page": {}, "fast": {"log_blocks": [4, 8, 16]}}
     assert settings["store"] == "results.parquet" and common["precondition"] == "none"
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "sweep.toml").write_text(result.output.replace("writes=20000", "writes=2000"))
+    (tmp_path / "sweep.toml").write_text(result.output.replace("writes=150000", "writes=2000"))
     result = invoke("sweep", "-c", "sweep.toml", "--jobs", "1")
     assert result.exit_code == 0, result.output
     import pandas as pd

@@ -246,7 +246,7 @@ def example_sweep() -> str:
     """An annotated sweep file (TOML) with every key, its default and its meaning."""
     out = ["# ftlsim sweep config: `ftlsim sweep -c sweep.toml`. A grid of traces x schemes x parameters; every",
            "# point runs once and is kept in the store. Keys written `# key =` have no default.", ""]
-    out += _line("traces", ["uniform:writes=20000,seed=1"])
+    out += _line("traces", ["uniform:writes=150000,seed=1"])
     for key in ("store", "csv", "plot", "scheduler", "jobs"):
         out += _line(key, {"store": "results.parquet"}.get(key), SWEEP_KEYS[key])
     out += _line("backend", "processes")
