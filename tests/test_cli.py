@@ -217,6 +217,20 @@ def test_generate_reports_on_stderr_and_leaves_stdout_for_data(tmp_path):
     assert len(out.read_text().splitlines()) >= 100
 
 
+def test_generate_and_convert_take_the_file_to_write_as_their_second_argument_or_o(tmp_path):
+    out, with_o = tmp_path / "w.trace", tmp_path / "o.trace"
+    result = invoke("convert", "uniform:writes=100,seed=1", str(out))
+    assert result.exit_code == 0, result.output
+    assert invoke("convert", "uniform:writes=100,seed=1", "-o", str(with_o)).exit_code == 0
+    assert out.read_text() == with_o.read_text() and len(out.read_text().splitlines()) == 100
+    result = invoke("convert", "uniform:writes=100,seed=1")
+    assert result.exit_code == 2
+    assert "give the trace file to write: ftlsim convert WORKLOAD OUTPUT (or -o OUTPUT)" in result.output
+    result = invoke("generate", "uniform:writes=100,seed=1", str(tmp_path / "a.csv"), "-o", str(tmp_path / "b.csv"))
+    assert result.exit_code == 2 and "two files to write" in result.output
+    assert not (tmp_path / "a.csv").exists() and not (tmp_path / "b.csv").exists()
+
+
 def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path):
     # 200 one-page writes spread over 100 MiB: the device of the trace's extent is almost all unwritten.
     trace = tmp_path / "sparse.csv"

@@ -830,18 +830,26 @@ def store_table(df, title: str) -> Table:
 
 @main.command("generate")
 @click.argument("workload", shell_complete=complete_trace)
-@click.option("--output", "-o", required=True, type=click.Path(dir_okay=False),
-              help="Trace file to write; its extension names the format: .csv (native, with tags and times), "
-                   ".trace or .ascii (SSDsim / MQSim), .blkparse; .gz on top compresses.")
+@click.argument("output_argument", metavar="[OUTPUT]", required=False, type=click.Path(dir_okay=False))
+@click.option("--output", "-o", type=click.Path(dir_okay=False),
+              help="Trace file to write (or OUTPUT); its extension names the format: .csv (native, with tags and "
+                   "times), .trace or .ascii (SSDsim / MQSim), .blkparse; .gz on top compresses.")
 @click.option("--preset", default=None, shell_complete=complete_names("presets"),
               help="Device preset; its page size and capacity size the workload.")
 @click.option("--capacity", default=None, help="Logical capacity the workload spreads over, e.g. 32MiB.")
 @click.option("--param", "-p", "params", multiple=True, metavar="K=V", help="A device override or trace option.")
-def generate_cmd(workload, output, preset, capacity, params):
-    """Write WORKLOAD (a built-in workload, or any trace) to OUTPUT in the format its extension names, arrival
-    times kept (`ftlsim convert` is the same command). The engine writes a temporary file and renames it."""
+def generate_cmd(workload, output_argument, output, preset, capacity, params):
+    """Write WORKLOAD (a built-in workload, or any trace) to OUTPUT (the second argument, or -o) in the format
+    its extension names, arrival times kept (`ftlsim convert` is the same command). The engine writes a
+    temporary file and renames it."""
     from .trace import generate
 
+    if output is None and output_argument is None:
+        command = click.get_current_context().info_name  # generate or convert, as called
+        raise click.UsageError(f"give the trace file to write: ftlsim {command} WORKLOAD OUTPUT (or -o OUTPUT)")
+    if output is not None and output_argument is not None and output != output_argument:
+        raise click.UsageError(f"two files to write: {output_argument} and -o {output}; give one")
+    output = output if output is not None else output_argument
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     try:
         check_output(output, "--output", inputs=(workload,))
