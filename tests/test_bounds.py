@@ -51,12 +51,12 @@ def test_the_bound_itself_runs():
 @pytest.mark.parametrize(
     "key, value, expected",
     [
-        ("log_blocks", "many", "log_blocks='many' does not parse: invalid type: string \"many\", expected u32"),
-        ("log_blocks", -1, "log_blocks=-1 does not parse: invalid value: integer `-1`, expected u32"),
-        ("log_blocks", 2**64 - 1,
-         "log_blocks=18446744073709551615 does not parse: invalid value: integer `18446744073709551615`, expected u32"),
-        ("pages_per_block", "eight", 'device.pages_per_block: invalid type: string "eight", expected u32'),
-        ("nvram_read_us", "slow", 'nvram_read_us: invalid type: string "slow", expected f64'),
+        # In words, not Rust's type names ("expected u32"), and spelled as the caller gives the key.
+        ("log_blocks", "many", "log_blocks='many' must be a whole number of 0 or more; e.g. log_blocks=8"),
+        ("log_blocks", -1, "log_blocks=-1 must be a whole number of 0 or more"),
+        ("log_blocks", 2**64 - 1, "log_blocks=18446744073709551615 must be a whole number of 0 or more"),
+        ("pages_per_block", "eight", "invalid parameter: pages_per_block='eight' must be a whole number of 0 or more"),
+        ("nvram_read_us", "slow", "invalid parameter: nvram_read_us='slow' must be a number"),
     ],
 )
 def test_wrong_types_name_the_key_and_the_expected_type(key, value, expected):

@@ -66,7 +66,7 @@ def test_structured_error_fields():
     try:
         _core.simulate("uniform:writes=10", {"ftl": "page", "wrap": "no"})
     except _core.FtlsimError as e:
-        assert (e.key, e.value, e.expected, e.suggestion) == ("wrap", "no", "a boolean", None)
+        assert (e.key, e.value, e.expected, e.suggestion) == ("wrap", "no", "must be true or false", None)
         assert "line 1 column" not in str(e)
     else:
         raise AssertionError("wrap='no' ran")

@@ -7,7 +7,8 @@ from typing import Any, Callable, Optional, Sequence
 
 class FtlsimError(ValueError):
     """A simulation could not run: bad input, or a scheme broke a rule. `key` names the option at fault
-    (`page_bytes`; a config key that does not deserialise by its path, `device.page_bytes`), `value` is what
+    (`page_bytes`, also for a value of the wrong kind; a config key that does not deserialise otherwise by its
+    path, `device.page_bytes`), `value` is what
     was given, `expected` what it takes and `suggestion` a value that works, where the engine knows them;
     None otherwise."""
 

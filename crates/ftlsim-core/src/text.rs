@@ -80,6 +80,19 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// What a value of Rust type `name` is, in words a user reads (a workload's `writes=-5` "is not a whole number
+/// of 0 or more", a parameter `read_us=fast` "must be a number"), where the type's name would say "u64" or
+/// "f64"; serde's "a boolean" is "true or false". Any other name is returned as it is.
+pub fn value_kind(name: &str) -> &str {
+    match name {
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number of 0 or more",
+        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
+        "f32" | "f64" => "a number",
+        "bool" | "a boolean" => "true or false",
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

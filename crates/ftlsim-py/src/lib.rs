@@ -1,6 +1,7 @@
 //! The PyO3 binding of ftlsim-core: converts types (Python dicts and lists both ways, through serde), releases
 //! the GIL around a run, forwards progress, and maps every engine error to `ftlsim.FtlsimError` in one place.
 
+use ftlsim_core::config::Invalid;
 use ftlsim_core::error::SimError;
 use ftlsim_core::sim::{self, Progress, SimConfig};
 use ftlsim_core::text::clip;
@@ -196,6 +197,23 @@ fn typed<T: DeserializeOwned>(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<T>
             .split_once(", expected ")
             .map(|(_, exp)| exp.to_string());
         let given = key.as_deref().and_then(|k| lookup(&value, k));
+        // A value of the wrong kind for a key the front end spells (`read_us`, `time_scale`; a scheme's
+        // parameters are checked by the scheme): a problem of that key, with the value given and the kind it
+        // takes in words, which the front end spells its own way (`-p read_us=fast must be a number`).
+        let wrong_kind =
+            problem.starts_with("invalid type") || problem.starts_with("invalid value");
+        if let (true, Some(k), Some(given), Some(expected)) = (wrong_kind, &key, given, &expected) {
+            if !k.contains('[') && !k.starts_with("params.") {
+                let leaf = k.rsplit('.').next().unwrap_or(k);
+                let shown = match given {
+                    Value::String(text) => clip(text),
+                    other => clip(&other.to_string()),
+                };
+                let kind = ftlsim_core::text::value_kind(expected);
+                let invalid = Invalid::new(leaf, shown, format!("must be {kind}"), None);
+                return sim_err(obj.py(), SimError::from(invalid));
+            }
+        }
         let message = match &key {
             Some(k) => format!("bad {what}: {}: {problem}", clip(k)),
             None => format!("bad {what}: {problem}"),

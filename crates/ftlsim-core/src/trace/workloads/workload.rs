@@ -201,7 +201,7 @@ impl WorkloadSpec {
             what: format!(
                 "{key}=`{}` is not {}",
                 self.raw(key),
-                value_kind(std::any::type_name::<T>())
+                crate::text::value_kind(std::any::type_name::<T>())
             ),
         })
     }
@@ -567,18 +567,6 @@ impl RequestSource for Generator {
             Kind::Fat(run) => (run.done, run.steps),
             _ => (self.done, self.total),
         }
-    }
-}
-
-/// What a workload parameter of Rust type `name` takes, in words: `writes=-5` "is not a whole number of 0 or
-/// more", where the type's name would say "u64".
-fn value_kind(name: &str) -> &str {
-    match name {
-        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number of 0 or more",
-        "i8" | "i16" | "i32" | "i64" | "isize" => "a whole number",
-        "f32" | "f64" => "a number",
-        "bool" => "true or false",
-        other => other,
     }
 }
 
