@@ -253,6 +253,11 @@ def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path
     result = invoke("run", "uniform:writes=10", "--capacity", "64MiB", "--precondition", "full")
     assert result.exit_code == 0, result.output
     assert result.stderr.strip().endswith("so the figures do not depend on the scheme; use a smaller `--capacity`")
+    # A grid with a failed point holds its counts as floats (NaN where it failed): the warning counts whole pages.
+    result = invoke("compare", "uniform:writes=2000,seed=1", "--capacity", "8MiB", "--ftl", "fast",
+                    "-p", "log_blocks=4,x")
+    assert result.exit_code == 1
+    assert "the host wrote 2,000 pages, 12.2% of the device's 16,384 logical pages" in " ".join(result.stderr.split())
 
 
 def test_compare_and_sweep_take_repeated_ftl_param_and_metrics_options(tmp_path):

@@ -57,6 +57,12 @@ def _fmt(value) -> str:
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
+def _whole(count) -> int:
+    """A count as a whole number: a sweep's row holds its counts as floats where another row failed (NaN there),
+    and a missing or NaN count is 0."""
+    return int(count) if count and count == count else 0
+
+
 def uninformative(values) -> dict[str, str]:
     """Why a run's figures say nothing about its scheme, by cause, with the options that fix it: the host
     wrote less than half the device's logical pages (distinct pages are at most that), so the scheme never
@@ -70,8 +76,8 @@ def uninformative(values) -> dict[str, str]:
     if values.get("config.trace_format") not in (None, "workload") and not resolved.get("trace", {}).get("compact"):
         fixes.append("`--compact`")
     fix = " or ".join([", ".join(fixes[:-1]), fixes[-1]] if len(fixes) > 1 else fixes)
-    pages = (values.get("config.capacity_bytes") or 0) // max(values.get("config.page_bytes") or 1, 1)
-    written = values.get("host.write_pages") or 0
+    pages = _whole(values.get("config.capacity_bytes")) // max(_whole(values.get("config.page_bytes")), 1)
+    written = _whole(values.get("host.write_pages"))
     out = {}
     if precondition == "none" and pages and written < pages / 2:
         out["unwritten"] = (f"the host wrote {written:,} pages, {written / pages:.1%} of the device's {pages:,} "
