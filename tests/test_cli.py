@@ -253,11 +253,17 @@ def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path
     result = invoke("run", "uniform:writes=10", "--capacity", "64MiB", "--precondition", "full")
     assert result.exit_code == 0, result.output
     assert result.stderr.strip().endswith("so the figures do not depend on the scheme; use a smaller `--capacity`")
-    # A grid with a failed point holds its counts as floats (NaN where it failed): the warning counts whole pages.
-    result = invoke("compare", "uniform:writes=2000,seed=1", "--capacity", "8MiB", "--ftl", "fast",
+
+
+def test_a_grid_with_a_failed_point_prints_its_other_rows_as_a_grid_without_one_does():
+    # The failed point (log_blocks=x) leaves NaN in the counts and a text among log_blocks' numbers: the warning
+    # still counts whole pages, and page, which takes no log_blocks, shows "-" there, not None.
+    result = invoke("compare", "uniform:writes=2000,seed=1", "--capacity", "8MiB", "--ftl", "fast,page",
                     "-p", "log_blocks=4,x")
     assert result.exit_code == 1
     assert "the host wrote 2,000 pages, 12.2% of the device's 16,384 logical pages" in " ".join(result.stderr.split())
+    page_row = next(line for line in result.stdout.splitlines() if line.startswith("│ page"))
+    assert page_row.split("│")[2].strip() == "-", page_row
 
 
 def test_compare_and_sweep_take_repeated_ftl_param_and_metrics_options(tmp_path):

@@ -459,7 +459,10 @@ def _fit(ident: list, figures: list, head: dict, width: int | None) -> tuple[lis
 
 
 def _cell(value) -> str:
-    """A grid cell: a float column with gaps (a scheme without the parameter) holds its integers as floats."""
+    """A grid cell: a float column with gaps (a scheme without the parameter) holds its integers as floats; a
+    column of mixed values (a failed point's value that did not parse) holds the gaps as None: "-", as NaN."""
+    if value is None:
+        return "-"
     if isinstance(value, float) and value == value and value.is_integer() and abs(value) < 2**53:
         return fmt(int(value))
     return fmt(value)
