@@ -131,6 +131,16 @@ def test_a_panel_whose_figures_span_more_than_twenty_times_is_drawn_on_a_log_axi
              if t.get_text() and seconds.get_ylim()[0] <= t.get_position()[1] <= seconds.get_ylim()[1]}
     assert {"10", "100"} <= shown, shown
     assert {t.get_text().strip() for t in seconds.texts} == {"page-mapped", "NFTL"}
+    # Within three decades, 2 and 5 of each are labelled too: FAST's 55,867 to 61,465 erases over page's 423
+    # have labels beside them (the decades alone stop at 10,000).
+    df = pd.DataFrame({"trace": ["t.csv"] * 4, "ftl": ["page", "fast", "fast", "fast"],
+                       "log_blocks": [float("nan"), 4, 8, 16], "flash.erases": [423, 61465, 59448, 55867],
+                       "time_us.total": [31e6, 391e6, 379e6, 358e6]})
+    erases = drawn(ftlsim.plot.compare(df, ["log_blocks"])).axes[0]
+    assert erases.get_yscale() == "log"
+    shown = {t.get_text() for t in erases.get_yticklabels() + erases.get_yticklabels(minor=True)
+             if t.get_text() and erases.get_ylim()[0] <= t.get_position()[1] <= erases.get_ylim()[1]}
+    assert {"20,000", "50,000"} <= shown, shown
 
 
 def test_a_comparison_without_a_swept_parameter_draws_bars_that_carry_their_figures():
