@@ -93,6 +93,15 @@ pub fn value_kind(name: &str) -> &str {
     }
 }
 
+/// serde's message for a value of the wrong kind ("invalid type: string \"many\", expected u32", "invalid value:
+/// integer `-1`, expected u32") in words: "must be a whole number of 0 or more" ([`value_kind`]); None for any
+/// other message.
+pub fn wrong_kind(serde: &str) -> Option<String> {
+    let (given, expected) = serde.split_once(", expected ")?;
+    (given.starts_with("invalid type") || given.starts_with("invalid value"))
+        .then(|| format!("must be {}", value_kind(expected)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

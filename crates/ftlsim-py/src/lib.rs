@@ -200,17 +200,15 @@ fn typed<T: DeserializeOwned>(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<T>
         // A value of the wrong kind for a key the front end spells (`read_us`, `time_scale`; a scheme's
         // parameters are checked by the scheme): a problem of that key, with the value given and the kind it
         // takes in words, which the front end spells its own way (`-p read_us=fast must be a number`).
-        let wrong_kind =
-            problem.starts_with("invalid type") || problem.starts_with("invalid value");
-        if let (true, Some(k), Some(given), Some(expected)) = (wrong_kind, &key, given, &expected) {
+        let wrong_kind = ftlsim_core::text::wrong_kind(&problem);
+        if let (Some(must), Some(k), Some(given)) = (wrong_kind, &key, given) {
             if !k.contains('[') && !k.starts_with("params.") {
                 let leaf = k.rsplit('.').next().unwrap_or(k);
                 let shown = match given {
                     Value::String(text) => clip(text),
                     other => clip(&other.to_string()),
                 };
-                let kind = ftlsim_core::text::value_kind(expected);
-                let invalid = Invalid::new(leaf, shown, format!("must be {kind}"), None);
+                let invalid = Invalid::new(leaf, shown, must, None);
                 return sim_err(obj.py(), SimError::from(invalid));
             }
         }

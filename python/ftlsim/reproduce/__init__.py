@@ -23,8 +23,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import fast, hotwrite, mast, nftl, tiny
-from .core import (PAPER_FILES, RULE, SKIPPED, STATUSES, TRACES_ENV, VERDICTS, Claim, Experiment, PublicTrace, Result, RunCache,
-                   execute, traces_dir)
+from .core import (PAPER_FILES, RULE, SKIPPED, STATUSES, TRACES_ENV, VERDICTS, Claim, Experiment, PublicTrace,
+                   Result, RunCache, execute, traces_dir)
 
 EXPERIMENTS: dict[str, Experiment] = {e.name: e for e in [
     *fast.EXPERIMENTS, *nftl.EXPERIMENTS, *mast.EXPERIMENTS, *hotwrite.EXPERIMENTS, *tiny.EXPERIMENTS]}

@@ -317,19 +317,6 @@ pub fn build(name: &str, params: &Value, geometry: &Geometry) -> Result<Built, C
     (s.build)(&(s.parse)(s, params)?, geometry)
 }
 
-/// A parameter whose value does not parse, said in words: serde's "invalid type: string \"many\", expected u32"
-/// becomes "must be a whole number of 0 or more", the value given being beside it already.
-fn does_not_parse(serde: &str) -> String {
-    match serde.split_once(", expected ") {
-        Some((given, expected))
-            if given.starts_with("invalid type") || given.starts_with("invalid value") =>
-        {
-            format!("must be {}", crate::text::value_kind(expected))
-        }
-        _ => format!("does not parse: {serde}"),
-    }
-}
-
 /// Parses a scheme's parameters, complete over `defaults`. An unknown key, a wrong type or a value that
 /// does not parse is an [`Invalid`] naming the key and the value given; a known key's suggestion is its
 /// default.
@@ -370,7 +357,9 @@ fn parse_params<P: DeserializeOwned>(
                 Some(default) => Invalid::new(
                     &key,
                     given,
-                    does_not_parse(&e.inner().to_string()),
+                    // A value of the wrong kind in words; else serde's message.
+                    crate::text::wrong_kind(&e.inner().to_string())
+                        .unwrap_or_else(|| format!("does not parse: {}", e.inner())),
                     Some(match default {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),

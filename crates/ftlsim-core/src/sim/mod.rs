@@ -25,6 +25,7 @@ use crate::nand::OpClass;
 use crate::report::{BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times};
 use crate::request::{Op, Request};
 use crate::stats::Cause;
+use crate::trace::TraceError;
 use latency::Latencies;
 use lookahead::Lookahead;
 use shadow::Shadow;
@@ -393,7 +394,8 @@ impl<'p> Run<'p> {
                 while let Some(request) = source.next_request() {
                     if let Err(e) = self.warm_up(&request?) {
                         let e = e.located(source.position());
-                        return Err(self.reaching_trace_end(e, || source.next_request(), ticker));
+                        let next = || source.next_request().map(|r| (r, source.progress()));
+                        return Err(self.reaching_trace_end(e, 0, next, ticker));
                     }
                     n += 1;
                     ticker.tick(n, || {
@@ -447,7 +449,8 @@ impl<'p> Run<'p> {
                     Ok(outcome) => outcome,
                     Err(e) => {
                         let e = e.located(source.position());
-                        return Err(self.reaching_trace_end(e, || source.next_request(), ticker));
+                        let next = || source.next_request().map(|r| (r, source.progress()));
+                        return Err(self.reaching_trace_end(e, served, next, ticker));
                     }
                 };
             }
@@ -681,15 +684,16 @@ impl<'p> Run<'p> {
     }
 
     /// A request beyond the capacity (`e`, from [`Run::locate`]) of a trace read without a pre-pass knows only its
-    /// own end: the rest of the trace is read (parsed, not run; `next` gives its requests) for its furthest
-    /// request, so that the capacity suggested holds the whole trace, where it would fail again further on. The
-    /// reading stops at a line that does not parse or when `ticker`'s callback cancels, with what it found. A
-    /// run that wraps is told the capacity its longest request needs as it was; any other error passes
-    /// through.
+    /// own end: the rest of the trace is read (parsed, not run; `next` gives its requests, each with the source's
+    /// progress, which `ticker` is told with the `requests` served) for its furthest request, so that the
+    /// capacity suggested holds the whole trace, where it would fail again further on. The reading stops at a
+    /// line that does not parse or when `ticker`'s callback cancels, with what it found. A run that wraps is
+    /// told the capacity its longest request needs as it was; any other error passes through.
     fn reaching_trace_end(
         &self,
         e: SimError,
-        mut next: impl FnMut() -> Option<std::result::Result<Request, crate::trace::TraceError>>,
+        requests: u64,
+        mut next: impl FnMut() -> Option<(std::result::Result<Request, TraceError>, (u64, u64))>,
         ticker: &mut Ticker,
     ) -> SimError {
         let SimError::BeyondCapacity {
@@ -705,13 +709,13 @@ impl<'p> Run<'p> {
         };
         if !used.wrap && self.plan.device.placement.highest_address().is_none() {
             let mut read = 0u64;
-            while let Some(Ok(request)) = next() {
+            while let Some((Ok(request), (done, total))) = next() {
                 reach = reach.max(request.offset.saturating_add(request.len));
                 read += 1;
                 let progress = || Progress {
-                    requests: 0,
-                    done: 0,
-                    total: 0,
+                    requests,
+                    done,
+                    total,
                 };
                 if ticker.tick(read, progress).is_err() {
                     break;
