@@ -340,3 +340,12 @@ def test_a_progress_bar_in_80_columns_gives_way_in_its_label_never_in_its_figure
     line = captured.get().rstrip()
     assert len(line) <= 80 and line.endswith(" 0/? runs 0:00:00"), line
     assert line.startswith("/a/long/path/to/the/trace…")
+
+
+def test_a_progress_bar_names_a_trace_by_its_file_name():
+    from ftlsim.cli import bar_label
+
+    # A path in full was cut to "mount cost after /work/sh…" in 80 columns: no trace named.
+    assert bar_label("mount cost after /work/shared/traces/msr_wdev_1.csv") == "mount cost after msr_wdev_1.csv"
+    assert bar_label("fast") == "fast"
+    assert bar_label("3 traces") == "3 traces"

@@ -148,7 +148,7 @@ class LazyProgress:
     """A progress bar that appears only once a run has taken more than a second."""
 
     def __init__(self, label: str):
-        self.label = label
+        self.label = bar_label(label)
         self.started = time.monotonic()
         self.bar: Progress | None = None  # once the run has taken a second
         self.task: TaskID | None = None
@@ -184,6 +184,13 @@ def progress_bar(counter: str, on, *, eta: bool = True):
     # Not on a terminal (a log, a pipe) there is no bar: a disabled one leaves no blank line behind.
     return Progress(*columns, *([TimeRemainingColumn()] if eta else []), console=on, transient=True,
                     disable=not on.is_terminal)
+
+
+def bar_label(label: str) -> str:
+    """A progress bar's label: `label` with each file path in it shortened to the file's name. The bar's label
+    gives way first in a narrow terminal, where "mount cost after /work/sh…" named no trace; the table that
+    follows names it whole."""
+    return " ".join(os.path.basename(word) if os.sep in word else word for word in label.split(" "))
 
 
 def table_sections() -> list[tuple[str, list[str]]]:
@@ -470,7 +477,7 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
                 stored_points = None
         # The points' total is known once their keys are: "?" till then (a trace's pre-pass may take a while).
         with progress_bar("{task.completed}/{task.fields[of]} runs", err_console) as bar:  # every backend
-            task = bar.add_task(label, total=None, of="?")
+            task = bar.add_task(bar_label(label), total=None, of="?")
             df = run_many(runs, jobs=settings.get("jobs"), store=settings.get("store"),
                           scheduler=settings.get("scheduler"), backend=settings.get("backend"), errors="keep",
                           on_done=lambda d, t: bar.update(task, completed=d, total=t, of=t), stored=stored,
