@@ -349,3 +349,21 @@ def test_a_progress_bar_names_a_trace_by_its_file_name():
     assert bar_label("mount cost after /work/shared/traces/msr_wdev_1.csv") == "mount cost after msr_wdev_1.csv"
     assert bar_label("fast") == "fast"
     assert bar_label("3 traces") == "3 traces"
+
+
+def test_a_report_on_standard_output_is_all_that_goes_there():
+    import csv
+    import io
+
+    # `--json -` printed the table first, then the JSON: a pipe to a JSON reader failed at line 1.
+    result = invoke("run", "uniform:writes=500,seed=1", "--capacity", "2MiB", "--json", "-")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["host.write_requests"] == 500
+    assert "flash.erases" in result.stderr  # the table, on stderr
+    result = invoke("compare", "uniform:writes=500,seed=1", "--capacity", "2MiB", "--ftl", "page,fast", "--csv", "-")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [r["ftl"] for r in rows] == ["page", "fast"]
+    result = invoke("info", "uniform:writes=500,seed=1", "--json", "-")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["writes"] == 500

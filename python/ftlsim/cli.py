@@ -204,18 +204,20 @@ def table_sections() -> list[tuple[str, list[str]]]:
     return list(sections.items())
 
 
-def print_report(report: Report, metrics: list[str] | None) -> None:
-    """`ftlsim run`'s output: the header (scheme and parameters, device, trace), the table, and on stderr a
-    warning when the run says nothing about the scheme."""
+def print_report(report: Report, metrics: list[str] | None, stderr: bool = False) -> None:
+    """`ftlsim run`'s output: the header (scheme and parameters, device, trace), the table (on stderr with
+    `stderr`: the report itself goes to stdout), and on stderr a warning when the run says nothing about the
+    scheme."""
     from .output import print_table, report_table, run_header, table_width
 
-    width = table_width()
-    console.print(run_header(report, width), highlight=False, markup=False, soft_wrap=True)
+    width = table_width(stderr)
+    (err_console if stderr else console).print(run_header(report, width), highlight=False, markup=False,
+                                                soft_wrap=True)
     try:
         table = report_table(report, table_sections(), metrics)
     except _core.FtlsimError as e:  # a glob that names a figure this run does not have
         fail(e)
-    print_table(table, width)
+    print_table(table, width, stderr=stderr)
     for warning in uninformative(report).values():
         err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
 
@@ -419,7 +421,9 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         fail(e)
     finally:
         bar.close()
-    print_report(report, metrics)
+    from .output import is_stdout
+
+    print_report(report, metrics, stderr=is_stdout(json_path) or is_stdout(csv_path))
     for warning in caught:
         err_console.print(f"[yellow]warning:[/] {warning.message}", highlight=False, soft_wrap=True)
     try:
@@ -488,7 +492,10 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
 
     file_columns = grid_columns(*stored_points[1:]) if stored_points else []
     swept = [k for k in dict.fromkeys(grid_columns(schemes, grid) + file_columns) if k in df]
-    print_grid(df, label, swept, columns, metrics)
+    from .output import is_stdout
+
+    print_grid(df, label, swept, columns, metrics,
+               stderr=any(is_stdout(settings.get(k)) for k in ("csv", "plot", "plot_latency")))
     failed = df[df["status"] == "failed"]
     for line in failure_lines(df, swept):
         err_console.print(f"[bold red]failed:[/] {escape(line)}", highlight=False)
@@ -543,9 +550,11 @@ def failure_lines(df, swept: list[str]) -> list[str]:
     return lines
 
 
-def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metrics: list[str] | None) -> None:
-    """A sweep's table at the terminal's width; the figures that did not fit are named on stderr, then a
-    warning for runs that say nothing about their scheme."""
+def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metrics: list[str] | None,
+               stderr: bool = False) -> None:
+    """A sweep's table at the terminal's width (on stderr with `stderr`: its CSV or plot goes to stdout); the
+    figures that did not fit are named on stderr, then a warning for runs that say nothing about their
+    scheme."""
     from .output import GRID_FIGURES, default_figures, grid_metrics, grid_table, print_table, table_width
 
     if not (df["status"] == "done").any():
@@ -554,13 +563,14 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
         figures = grid_metrics(df, metrics) if metrics else default_figures(df, columns or GRID_FIGURES)
     except _core.FtlsimError as e:
         fail(e)
-    width = table_width()
+    width = table_width(stderr)
     # A swept parameter with one value in every row is said once, above the table, not in a column of its own.
     from .plot import split_swept
 
     varying, one_valued = split_swept(df[df["status"] == "done"], swept)
     table, left_out = grid_table(df, varying, figures, width)
-    print_table(table, width, title=label + (f"\nevery row: {', '.join(one_valued)}" if one_valued else ""))
+    print_table(table, width, title=label + (f"\nevery row: {', '.join(one_valued)}" if one_valued else ""),
+                stderr=stderr)
     if left_out:
         err_console.print(f"[dim]left out at {width} columns: {', '.join(left_out)} (pick figures with "
                           "--metrics, or widen the terminal)[/]", highlight=False)
@@ -916,7 +926,10 @@ def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, comp
             table.add_row(key, ", ".join(device_text(d) for d in value) or "-")
         elif key != "distributions":
             table.add_row(key, info_cell(key, value))
-    console.print(table)
+    from .output import is_stdout
+
+    # The JSON or the image on stdout is the output a pipe reads: the table goes to stderr then.
+    (err_console if is_stdout(json_path) or is_stdout(plot_path) else console).print(table)
     if plot_path:
         try:
             plot_info(stats, plot_path, title=trace_title(trace))

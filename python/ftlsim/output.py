@@ -194,29 +194,35 @@ def fmt(value) -> str:
     return str(value)
 
 
-def table_width() -> int | None:
-    """The width tables must fit: ``COLUMNS`` when set, else the terminal's; None when stdout is not a
-    terminal (a file or pipe has no width: tables there are as wide as their numbers need)."""
+def table_width(stderr: bool = False) -> int | None:
+    """The width tables must fit: ``COLUMNS`` when set, else the terminal's; None when stdout (`stderr`: stderr)
+    is not a terminal (a file or pipe has no width: tables there are as wide as their numbers need)."""
     import shutil
     import sys
 
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return int(columns)
-    if sys.stdout.isatty():
+    if (sys.stderr if stderr else sys.stdout).isatty():
         return shutil.get_terminal_size().columns
     return None
 
 
-def print_table(table, width: int | None = None, title: str | None = None) -> None:
-    """Prints a rich table on stdout at `width` (None: as wide as it needs), after its `title` line (a
-    table's own title would be padded with spaces to the table's width)."""
+def print_table(table, width: int | None = None, title: str | None = None, stderr: bool = False) -> None:
+    """Prints a rich table on stdout (`stderr`: on stderr) at `width` (None: as wide as it needs), after its
+    `title` line (a table's own title would be padded with spaces to the table's width)."""
     from rich.console import Console
 
-    console = Console(width=width or 10_000, highlight=False)
+    console = Console(width=width or 10_000, highlight=False, stderr=stderr)
     if title:
         console.print(title, markup=False, soft_wrap=width is None)
     console.print(table)
+
+
+def is_stdout(path) -> bool:
+    """Whether an output path is standard output (``-``, ``/dev/stdout``): the data written there is the
+    command's output, and its table goes to stderr, so that a pipe reads the JSON or CSV alone."""
+    return path is not None and str(path) in ("-", "/dev/stdout", "/dev/fd/1")
 
 
 def short_names(traces) -> dict:

@@ -157,7 +157,7 @@ pub const PRESETS: &[Preset] = &[
         summary: "MQSim's shipped ssdconfig.xml (CMU-SAFARI/MQSim @ 7172c5c): 8 channels x 4 chips x 2 dies x 2 \
                   planes, 2,048 blocks per plane of 256 pages of 8 KiB + 448 B; 75 us read, 750 us program, \
                   3.8 ms erase; channels 1 byte wide at 333 MT/s. Every scheme runs striped over the 128 planes \
-                  (a block of 32,768 pages); shrink it to fit a laptop with -d blocks_per_plane=16. MQSim gives \
+                  (a block of 32,768 pages); shrink it to fit a laptop with -p blocks_per_plane=16. MQSim gives \
                   spare accesses no time of their own: a spare access costs a page access.",
         page_bytes: 8192,
         spare_bytes: 448,
