@@ -10,7 +10,7 @@ use std::io::Write;
 use std::path::Path;
 
 mod common;
-use common::trace_files::{fixture, opts, read_all, real, temp, tiny_fixture};
+use common::trace_files::{fixture, opts, read, read_all, real, temp, tiny_fixture};
 
 /// (requests, reads, writes, trims)
 fn counts(requests: &[Request]) -> (usize, usize, usize, usize) {
@@ -57,7 +57,26 @@ fn umass_financial1_as_ssdsim() {
     };
     assert_eq!(asu(0).len(), 1_013);
     assert_eq!(asu(19).len(), 1_435);
-    assert_eq!(asu(99).len(), 0);
+    // An ASU the trace does not have is an error naming those it has (it read as no request: a run of it
+    // reported zeros, or blamed its capacity).
+    let none = read(
+        &path,
+        &TraceOptions {
+            device: Some(99),
+            ..opts("ssdsim")
+        },
+    )
+    .expect_err("no request is on ASU 99");
+    assert_eq!(
+        none.to_string(),
+        format!(
+            "trace {}: no request is on device 99; its devices are 0 (1013 requests), 1 (828 requests), 2 (684 \
+             requests), 3 (638 requests), 4 (355 requests), 5 (126 requests), 6 (130 requests), 7 (168 \
+             requests), ... (`ftlsim info` lists them; a blkparse or FIU device is numbered major x 256 + minor, e.g. 8,16 \
+             is 2064)",
+            path.display()
+        )
+    );
 }
 
 /// There is no SPC original in the shared folder; README note 1 says how to rebuild one
@@ -111,7 +130,9 @@ fn msr_rsrch_1_and_wdev_1() {
         13_780,
         "README note 3: DiskNumber 1"
     );
-    assert_eq!(read_all(&rsrch, &disk(0)).len(), 0);
+    assert!(read(&rsrch, &disk(0)).is_err_and(|e| e
+        .to_string()
+        .contains("no request is on device 0; its devices are 1 (13780")));
 
     let wdev = real("msr_wdev_1.csv");
     assert_eq!(sniffed(&wdev), "msr");
@@ -144,7 +165,9 @@ fn fiu_mail() {
         9_998,
         "major 6 minor 0"
     );
-    assert_eq!(read_all(&path, &dev(8 * 256 + 16)).len(), 0);
+    assert!(read(&path, &dev(8 * 256 + 16)).is_err_and(|e| e
+        .to_string()
+        .contains("no request is on device 2064; its devices are 1536 (9998")));
 }
 
 #[test]

@@ -537,7 +537,14 @@ pub struct LineReader {
     skipped: u64,
     read_bytes: Arc<AtomicU64>,
     total_bytes: u64,
+    /// With `device` asked for: whether a request was on it, and the first [`OTHER_DEVICES`] other devices
+    /// met, each with its requests, to say which there are when none is ([`LineReader::no_such_device`]).
+    met_device: bool,
+    other_devices: Vec<(u64, u64)>,
 }
+
+/// How many other devices a reader asked for one device counts, to name them when the trace has none of it.
+const OTHER_DEVICES: usize = 8;
 
 /// A trace file opened for reading lines: the lines (decompressed if gzip), the bytes pulled from the file so
 /// far, and the file's size.
@@ -1006,6 +1013,8 @@ impl LineReader {
             skipped: 0,
             read_bytes,
             total_bytes,
+            met_device: false,
+            other_devices: Vec::new(),
         })
     }
 
@@ -1035,6 +1044,8 @@ impl LineReader {
             skipped: 0,
             read_bytes: Arc::new(AtomicU64::new(0)),
             total_bytes: 0,
+            met_device: false,
+            other_devices: Vec::new(),
         })
     }
 
@@ -1061,6 +1072,44 @@ impl LineReader {
             line,
             expected,
         }
+    }
+
+    /// Counts a request on device `d`, not the one asked for, while none was on that one.
+    #[cold]
+    fn count_other_device(&mut self, d: u64) {
+        if let Some(seen) = self.other_devices.iter_mut().find(|(x, _)| *x == d) {
+            seen.1 += 1;
+        } else if self.other_devices.len() < OTHER_DEVICES {
+            self.other_devices.push((d, 1));
+        }
+    }
+
+    /// At the end of a trace with requests, none on the device asked for: that device is not in the trace,
+    /// and the error names those that are (a run of no request would report zeros, or blame its capacity).
+    fn no_such_device(&mut self) -> Option<TraceError> {
+        let wanted = self.opts.device?;
+        if self.met_device || self.other_devices.is_empty() {
+            return None;
+        }
+        self.met_device = true; // said once
+        let devices: Vec<String> = self
+            .other_devices
+            .iter()
+            .map(|(d, n)| format!("{d} ({n} requests)"))
+            .collect();
+        let more = if devices.len() == OTHER_DEVICES {
+            ", ..."
+        } else {
+            ""
+        };
+        Some(TraceError::Option {
+            spec: self.path.display().to_string(),
+            what: format!(
+                "no request is on device {wanted}; its devices are {}{more} (`ftlsim info` lists them; a \
+                 blkparse or FIU device is numbered major x 256 + minor, e.g. 8,16 is 2064)",
+                devices.join(", ")
+            ),
+        })
     }
 
     /// The current line as a request, `Ok(None)` for a line that holds none, or what is wrong with it.
@@ -1111,8 +1160,12 @@ impl LineReader {
                         });
                     };
                     if self.opts.device.is_some_and(|wanted| wanted != d) {
+                        if !self.met_device {
+                            self.count_other_device(d);
+                        }
                         return Ok(None);
                     }
+                    self.met_device = true;
                     if let Some(layout) = &self.layout {
                         // The layout's scan saw this request, so its range holds it; a file changed since
                         // lands past the capacity, where the run says so.
@@ -1153,7 +1206,7 @@ impl RequestSource for LineReader {
             };
             self.line_no += 1;
             let result = match read {
-                LineRead::Eof => return None,
+                LineRead::Eof => return self.no_such_device().map(Err),
                 LineRead::TooLong => {
                     self.rest_of_line = true;
                     let shown = clip(&String::from_utf8_lossy(&self.line[..MAX_QUOTE_CHARS * 4]));
