@@ -126,6 +126,22 @@ fast = {{ log_blocks = [4, 8] }}
     assert (tmp_path / "store" / "results.parquet").exists()
 
 
+def test_a_command_line_value_overrides_a_scheme_s_own_grid_in_the_file(tmp_path):
+    (tmp_path / "sweep.toml").write_text(f"""
+traces = ["{TRACE}"]
+capacity = "1MiB"
+[schemes]
+page = {{}}
+fast = {{ log_blocks = [4, 8] }}
+""")
+    # -p log_blocks=16 ran fast at 4 and 8, the file's, and said nothing.
+    result = CliRunner().invoke(main, ["sweep", "-c", str(tmp_path / "sweep.toml"), "-p", "log_blocks=16",
+                                       "--backend", "threads", "--csv", str(tmp_path / "rows.csv")])
+    assert result.exit_code == 0, result.output
+    rows = pd.read_csv(tmp_path / "rows.csv")
+    assert list(rows["ftl"]) == ["page", "fast"] and list(rows["log_blocks"].dropna()) == [16]
+
+
 def test_compare_with_a_parameter_only_some_schemes_take(tmp_path):
     csv = tmp_path / "c.csv"
     result = CliRunner().invoke(main, ["compare", TRACE, "--ftl", "page,fast", "--capacity", "1MiB",

@@ -719,7 +719,10 @@ def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition
         schemes = {s: own.get(s, {}) for s in ftls.split(",") if s.strip()}
     if schemes is None:
         fail("no scheme: give --ftl or `schemes` in the config file")
-    grid = {**grid, **parse_grid(params)}
+    given_grid = parse_grid(params)
+    grid = {**grid, **given_grid}
+    if isinstance(schemes, dict):  # -p overrides the file's grid of a scheme too, not only the file's common one
+        schemes = {s: {k: v for k, v in (own or {}).items() if k not in given_grid} for s, own in schemes.items()}
     common = option_kwargs(ctx, file_common)
     given = {"store": store, "scheduler": scheduler, "backend": backend, "jobs": jobs, "plot": plot_path,
              "csv": csv_path}
