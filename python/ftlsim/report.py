@@ -64,10 +64,10 @@ def _whole(count) -> int:
 
 
 def uninformative(values) -> dict[str, str]:
-    """Why a run's figures say nothing about its scheme, by cause, with the options that fix it: the host
-    wrote less than half the device's logical pages (distinct pages are at most that), so the scheme never
-    ran short of free space; or no block was erased, so no merge or GC ran. `values` is a report or a
-    sweep's row. Only the fixes the run did not use are offered: ``--precondition full`` where it was not
+    """Why a run's figures do not show its scheme at work, by cause, with the options that fix it: the host
+    wrote less than half the device's logical pages (distinct pages are at most that), so its blocks hold few
+    valid pages (a hybrid scheme still merges, as its log blocks are few, but copies little); or no block was
+    erased, so no merge or GC ran. `values` is a report or a sweep's row. Only the fixes the run did not use are offered: ``--precondition full`` where it was not
     filled first, ``--compact`` for a trace file read without it (it packs sparse addresses)."""
     resolved = json.loads(values.get("config.resolved") or "{}").get("config", {})
     precondition = resolved.get("precondition", values.get("config.precondition", "none"))
@@ -81,8 +81,9 @@ def uninformative(values) -> dict[str, str]:
     out = {}
     if precondition == "none" and pages and written < pages / 2:
         out["unwritten"] = (f"the host wrote {written:,} pages, {written / pages:.1%} of the device's {pages:,} "
-                            f"logical pages: most of the device is never written and the scheme never runs short "
-                            f"of space; use {fix}")
+                            f"logical pages: most of the device is never written, so merges and garbage collection "
+                            f"find few valid pages to copy and the figures are those of a mostly empty device; use "
+                            f"{fix}")
     elif values.get("flash.erases") == 0 and written:
         out["no_erase"] = (f"no block was erased: no merge or garbage collection ran, so the figures do not "
                            f"depend on the scheme; use {fix}")
