@@ -369,3 +369,13 @@ def test_a_report_on_standard_output_is_all_that_goes_there():
     result = invoke("info", "uniform:writes=500,seed=1", "--json", "-")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["writes"] == 500
+
+
+def test_a_run_that_skipped_bad_lines_says_how_many(tmp_path):
+    trace = tmp_path / "bad.csv"
+    trace.write_text("W,0,4096\nnot a request\nW,4096,4096\nW,8192\n")
+    result = invoke("run", str(trace), "--format", "csv", "--skip-bad-lines", "--capacity", "1MiB")
+    assert result.exit_code == 0, result.output
+    assert "warning: 2 lines of the trace did not parse and were skipped (--skip-bad-lines)" in result.stderr
+    result = invoke("run", str(trace), "--format", "csv", "--capacity", "1MiB")
+    assert result.exit_code == 2 and "bad.csv:2" in result.stderr, result.stderr

@@ -218,6 +218,12 @@ def print_report(report: Report, metrics: list[str] | None, stderr: bool = False
     except _core.FtlsimError as e:  # a glob that names a figure this run does not have
         fail(e)
     print_table(table, width, stderr=stderr)
+    skipped = report.get("sim.skipped_lines") or 0
+    if skipped:  # --skip-bad-lines counted them; the table has no row for it
+        lines = f"{skipped:,} line of the trace did not parse and was" if skipped == 1 else \
+            f"{skipped:,} lines of the trace did not parse and were"
+        err_console.print(f"[yellow]warning:[/] {lines} skipped (--skip-bad-lines): the run is of the rest",
+                          highlight=False, soft_wrap=True)
     for warning in uninformative(report).values():
         err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
 
