@@ -379,3 +379,12 @@ def test_a_run_that_skipped_bad_lines_says_how_many(tmp_path):
     assert "warning: 2 lines of the trace did not parse and were skipped (--skip-bad-lines)" in result.stderr
     result = invoke("run", str(trace), "--format", "csv", "--capacity", "1MiB")
     assert result.exit_code == 2 and "bad.csv:2" in result.stderr, result.stderr
+
+
+def test_a_grid_whose_runs_erased_nothing_says_so_above_its_table():
+    # Erases 0 in every row had no column and no word: the table read as if erases were not counted.
+    result = invoke("compare", "uniform:writes=500,seed=1", "--ftl", "page,dftl", "--capacity", "4MiB")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1] == "every row: flash.erases=0", result.stdout
+    result = invoke("compare", "uniform:writes=3000,seed=1", "--ftl", "page,fast", "--capacity", "1MiB")
+    assert result.exit_code == 0 and "every row" not in result.stdout, result.stdout

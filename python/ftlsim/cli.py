@@ -556,6 +556,9 @@ def failure_lines(df, swept: list[str]) -> list[str]:
     return lines
 
 
+ZERO_SAID = ("flash.erases", "flash.page_writes")  # said above a grid's table when 0 in every row
+
+
 def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metrics: list[str] | None,
                stderr: bool = False) -> None:
     """A sweep's table at the terminal's width (on stderr with `stderr`: its CSV or plot goes to stdout); the
@@ -570,10 +573,16 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
     except _core.FtlsimError as e:
         fail(e)
     width = table_width(stderr)
-    # A swept parameter with one value in every row is said once, above the table, not in a column of its own.
+    # A swept parameter with one value in every row is said once, above the table, not in a column of its own;
+    # so are erases or page writes, among the default figures, 0 in every row, which have no column (0 erases is
+    # a finding; a merge kind a scheme does not do is not).
     from .plot import split_swept
 
     varying, one_valued = split_swept(df[df["status"] == "done"], swept)
+    if not metrics:
+        done = df[df["status"] == "done"]
+        one_valued += [f"{c}=0" for c in columns or GRID_FIGURES
+                       if c in ZERO_SAID and c in done and (done[c].fillna(0) == 0).all()]
     table, left_out = grid_table(df, varying, figures, width)
     print_table(table, width, title=label + (f"\nevery row: {', '.join(one_valued)}" if one_valued else ""),
                 stderr=stderr)
