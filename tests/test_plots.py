@@ -176,3 +176,14 @@ def test_a_sweep_of_names_draws_bars_and_a_one_valued_parameter_goes_to_the_head
     assert fig.legends[0].get_title().get_text() == "bars: ftl, placement"
     assert fig._suptitle.get_text() == "precondition full, channels=2"
     assert erases.get_ylim()[1] > 7821 * 1.05  # room for the tallest bar's figure
+
+
+def test_bars_of_a_count_that_is_0_in_every_row_stand_on_0():
+    import pandas as pd
+
+    # Matplotlib's limits for all-zero data are -0.055 to 0.055: the erase panel's ticks read "0, ..., -0, -0".
+    df = pd.DataFrame({"trace": ["t.csv"] * 2, "ftl": ["page", "fast"], "flash.erases": [0, 0],
+                       "time_us.total": [7.4e6, 7.4e6]})
+    erases = drawn(ftlsim.plot.compare(df, [], precondition="none")).axes[0]
+    assert erases.get_ylim() == (0, 1)
+    assert [t.get_text() for t in erases.get_yticklabels()] == ["0", "1"]

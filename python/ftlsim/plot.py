@@ -232,6 +232,8 @@ def _axes_style(ax, x, xvalues, ylabel: str, count: bool) -> None:
         ax.yaxis.set_major_formatter(plain)
     if x is None:
         ax.margins(y=0.1)  # room above the tallest bar for its figure
+        if count:  # a count is never below 0; all 0, the axis would run from -0.055 and label "-0"
+            ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], 1))
         # Slanted names end under their bars, so that long ones do not run into the next.
         ax.tick_params(axis="x", labelrotation=30)
         for name in ax.get_xticklabels():
