@@ -187,3 +187,19 @@ def test_bars_of_a_count_that_is_0_in_every_row_stand_on_0():
     erases = drawn(ftlsim.plot.compare(df, [], precondition="none")).axes[0]
     assert erases.get_ylim() == (0, 1)
     assert [t.get_text() for t in erases.get_yticklabels()] == ["0", "1"]
+
+
+def test_a_heading_states_the_precondition_only_where_every_row_ran_it():
+    import pandas as pd
+
+    # A sweep's -p precondition=none beside its file's stored points (full): the heading said "precondition
+    # full" over both.
+    df = pd.DataFrame({"trace": ["t.csv"] * 4, "ftl": ["page", "page", "fast", "fast"],
+                       "precondition": ["full", "none"] * 2, "flash.erases": [777, 2, 3298, 71],
+                       "time_us.total": [23.3e6, 2.5e6, 103.3e6, 7.9e6]})
+    fig = drawn(ftlsim.plot.compare(df, ["precondition"], precondition="full"))
+    assert "precondition" not in (fig._suptitle.get_text() if fig._suptitle else "")
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()][:2] == [
+        "page-mapped, precondition=full", "page-mapped, precondition=none"]
+    fig = drawn(ftlsim.plot.compare(df[df["precondition"] == "none"], [], precondition="full"))
+    assert fig._suptitle.get_text() == "precondition none"

@@ -113,7 +113,11 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
                fontsize="small",
                title=f"{'lines' if x else 'bars'}: {', '.join(others)}" + (f"\nx: {x}" if x else ""),
                title_fontsize="small")
-    precondition = precondition or (df["precondition"].iloc[0] if "precondition" in df and len(df) else None)
+    ran = list(df["precondition"].dropna().unique()) if "precondition" in df else []
+    if len(ran) > 1:
+        precondition = None  # the rows mix them (a sweep's -p precondition=... beside its file's stored points)
+    else:
+        precondition = ran[0] if ran else precondition
     subtitle = ", ".join(p for p in (f"precondition {precondition}" if precondition else "", fixed) if p)
     if title or subtitle:
         fig.suptitle("\n".join(p for p in (title, subtitle) if p))
