@@ -105,3 +105,21 @@ def test_the_latency_plot_heading_leaves_to_the_labels_what_they_name():
     assert fig.get_suptitle().splitlines()[-1] == "2 channels x 1 chip x 1 die x 1 plane, queue depth 4, time scale 1"
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == [
         "page-mapped, placement=striped", "page-mapped, placement=per-die"]
+
+
+def test_the_latency_plot_s_legends_stand_beside_the_curves_and_each_array_has_a_line():
+    from ftlsim.plot import latency_cdfs
+
+    # Inside the axes, ten curves' legend hid the curves and the y label; two arrays on one line of the heading
+    # ran off both edges of the figure.
+    df = ftlsim.sweep(WORKLOAD, ["page", "fast"], grid={"queue_depth": [4, 8]}, channels=2)
+    fig = latency_cdfs(df, ["queue_depth"])
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        legend, panel = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
+        assert legend.x0 > panel.x1, (legend, panel)
+        assert legend.x1 <= fig.bbox.x1
+    arrays = [line for line in fig.get_suptitle().splitlines() if "channels" in line]
+    assert arrays == ["2 channels x 1 chip x 1 die x 1 plane striped, queue depth 4, time scale 1",
+                      "2 channels x 1 chip x 1 die x 1 plane striped, queue depth 8, time scale 1"]

@@ -408,6 +408,7 @@ def latency_cdfs(df, swept=None, title: str = ""):
     kinds = [(kind, key) for kind, key in CDF_KEYS
              if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]
     fig, axes = plt.subplots(1, max(len(kinds), 1), figsize=(6.0 * max(len(kinds), 1), 4.4), squeeze=False)
+    longest = 0
     for ax, (kind, key) in zip(axes[0], kinds):
         rows = [(row, json.loads(row[key]) if isinstance(row[key], str) else []) for _, row in df.iterrows()]
         times = [p[0] for _, points in rows for p in points]
@@ -415,6 +416,7 @@ def latency_cdfs(df, swept=None, title: str = ""):
         high = max(times, default=low)
         log = high >= 10 * low
         drawn: list[tuple[str, list]] = []
+        labels = []
         for i, (row, points) in enumerate(rows):
             if not points:
                 continue
@@ -426,8 +428,8 @@ def latency_cdfs(df, swept=None, title: str = ""):
             same = next((earlier for earlier, earlier_points in drawn if earlier_points == points), None)
             drawn.append((label, points))
             # Each line a dash of its own over the one before: schemes with the same curve stay visible.
-            ax.step(us, share, where="post", label=label + (f" (same curve as {same})" if same else ""),
-                    linewidth=1.6, linestyle=("-", "--", ":", "-.")[i % 4])
+            labels.append(label + (f" (same curve as {same})" if same else ""))
+            ax.step(us, share, where="post", label=labels[-1], linewidth=1.6, linestyle=("-", "--", ":", "-.")[i % 4])
         if log:
             ax.set_xscale("log")
             _log_labels(ax.xaxis, human_us, between=high < 100 * low)
@@ -438,8 +440,12 @@ def latency_cdfs(df, swept=None, title: str = ""):
         ax.set_xlabel(f"{kind} response time (queue + service)")
         ax.set_ylabel(f"fraction of {kind} requests")
         ax.grid(True, which="major", alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
+        # Beside the panel, not on it: inside, ten curves' legend hid the curves and the axis's label.
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        longest = max([longest, *map(len, labels)])
     heading = [p for p in (title, _device(df), _arrays(df, placement="placement" not in swept), fixed) if p]
+    # A panel and its legend (about 0.05 in a character at 8 points) side by side, and a line a heading's line.
+    fig.set_size_inches(max(len(kinds), 1) * (6.0 + 0.3 + 0.05 * longest), 4.0 + 0.2 * "\n".join(heading).count("\n"))
     fig.suptitle("\n".join(heading), fontsize=10)
     fig.tight_layout()
     return fig
@@ -452,11 +458,11 @@ ARRAY_KEYS = {"channels", "chips_per_channel", "dies_per_chip", "planes_per_die"
 
 def _arrays(rows, placement: bool = True) -> str:
     """The multi-chip arrays the rows ran on (channels x chips x dies x planes, queue depth, time scale; and
-    placement unless not `placement`: the lines' labels name it), several joined when they differ."""
+    placement unless not `placement`: the lines' labels name it), a line each when they differ."""
     from .output import array_shape
 
     shapes = (array_shape(row, placement) for _, row in rows.iterrows())
-    return "; ".join(dict.fromkeys(s for s in shapes if s))
+    return "\n".join(dict.fromkeys(s for s in shapes if s))
 
 
 def latency_cdf_plot(df, swept, path: str, title: str = "") -> None:
