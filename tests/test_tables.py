@@ -149,3 +149,21 @@ def test_an_array_grid_says_its_one_valued_settings_once_and_shows_response_time
     cells = cell_values(result.output)
     for value in df["response_us.write.p99"]:
         assert fmt(float(value)) in cells or fmt(int(value)) in cells, (value, cells)
+
+
+def test_a_figure_named_outright_is_shown_before_a_glob_s_and_a_glob_s_zeros_give_way(monkeypatch):
+    from click.testing import CliRunner
+
+    from ftlsim.cli import main
+
+    # At 80 columns `--metrics "merges.*" --metrics flash.erases` showed merge kinds 0 in every row and left
+    # out flash.erases, the figure named.
+    monkeypatch.setenv("COLUMNS", "80")
+    result = CliRunner().invoke(main, ["compare", "uniform:writes=20000,seed=1", "--ftl", "page,fast", "--capacity",
+                                       "8MiB", "--metrics", "merges.*", "--metrics", "flash.erases"])
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if "ftl" in line)
+    assert [c.strip() for c in header.split("┃")[2:4]] == ["erases", "partial"], header  # flash.erases first
+    note = " ".join(result.stderr.split())
+    assert "0 in every row: merges.switch, merges.dead, merges.fold" in note, note
+    assert "flash.erases" not in note

@@ -579,15 +579,23 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
     from .plot import split_swept
 
     varying, one_valued = split_swept(df[df["status"] == "done"], swept)
+    done = df[df["status"] == "done"]
+    zero = [c for c in figures if c in done and (done[c].fillna(0) == 0).all()]
     if not metrics:
-        done = df[df["status"] == "done"]
-        one_valued += [f"{c}=0" for c in columns or GRID_FIGURES
-                       if c in ZERO_SAID and c in done and (done[c].fillna(0) == 0).all()]
+        one_valued += [f"{c}=0" for c in columns or GRID_FIGURES if c in ZERO_SAID and c in done and c not in figures
+                       and (done[c].fillna(0) == 0).all()]
+    else:  # a figure named outright takes its place first, then a glob's, those 0 in every row last
+        named = [c for c in figures if c in metrics]
+        figures = named + [c for c in figures if c not in named and c not in zero] + \
+            [c for c in figures if c not in named and c in zero]
     table, left_out = grid_table(df, varying, figures, width)
     print_table(table, width, title=label + (f"\nevery row: {', '.join(one_valued)}" if one_valued else ""),
                 stderr=stderr)
     if left_out:
-        err_console.print(f"[dim]left out at {width} columns: {', '.join(left_out)} (pick figures with "
+        zeros = [c for c in left_out if c in zero]
+        others = ", ".join(c for c in left_out if c not in zero) + (f"; 0 in every row: {', '.join(zeros)}"
+                                                                      if zeros else "")
+        err_console.print(f"[dim]left out at {width} columns: {others.lstrip('; ')} (pick figures with "
                           "--metrics, or widen the terminal)[/]", highlight=False)
     warn_uninformative(df)
 
