@@ -313,6 +313,21 @@ def test_the_run_header_echoes_what_ran_and_no_unset_parameter():
     assert "array: 2 channels x 1 chip x 2 dies x 1 plane per-die, queue depth 32, time scale 1\n" in result.output
 
 
+def test_the_run_header_says_a_capacity_rounded_up_and_fits_80_columns(monkeypatch):
+    # mqsim-default's scheme block is 256 MiB striped: --capacity 64MiB ran 256 MiB, and nothing said so.
+    monkeypatch.setenv("COLUMNS", "80")
+    result = invoke("run", "uniform:writes=300,seed=1", "--preset", "mqsim-default", "-p", "blocks_per_plane=2",
+                    "--capacity", "64MiB")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert "device: mqsim-default, 256.0 MiB, 8,192 B pages x 256" in lines
+    assert "capacity: 64MiB given, rounded up to whole blocks of 256.0 MiB" in lines
+    assert "array: 8 channels x 4 chips x 2 dies x 2 planes striped, queue depth 32," in lines
+    assert max(map(len, lines)) <= 80, result.stdout
+    result = invoke("run", "uniform:writes=300,seed=1", "--capacity", "1MiB")
+    assert "capacity:" not in result.stdout
+
+
 def test_the_run_header_names_overridden_timings_with_the_values_that_ran():
     result = invoke("run", "uniform:writes=300,seed=1", "--ftl", "page", "--capacity", "1MiB",
                     "-p", "page_bytes=2048", "-p", "pages_per_block=64")

@@ -62,6 +62,7 @@ def write_refs(
 ) -> dict[str, Any]:
     """Writes per logical block and a sampled timeline of the blocks written."""
 
+def parse_size(text: str) -> int: ...
 def sniff_format(trace: str, options: Optional[dict[str, Any]] = None) -> str:
     """The format a trace file is read as under `options` ("workload" for a built-in workload spec)."""
 

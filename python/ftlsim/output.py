@@ -310,10 +310,15 @@ def parse_metrics(text: str | None) -> list | None:
 def wrap_pairs(label: str, pairs, width: int | None) -> list:
     """``label k=v k=v ...`` as lines no wider than `width`, broken only between pairs; continuation lines
     are indented under the first pair."""
+    return wrap_words(label, [f"{key}={value}" for key, value in pairs], width)
+
+
+def wrap_words(label: str, words, width: int | None) -> list:
+    """``label word word ...`` as lines no wider than `width`, broken only between words (a word may hold
+    spaces); continuation lines are indented under the first word."""
     indent = " " * (len(label) + 1)
     lines = [label]
-    for key, value in pairs:
-        word = f"{key}={value}"
+    for word in words:
         if width is None or lines[-1] == label or len(lines[-1]) + 1 + len(word) <= width:
             lines[-1] += " " + word
         else:
@@ -358,13 +363,38 @@ def run_header(report, width: int | None) -> str:
         device += " timings (geometry overridden)"
     lines.append(f"device: {device}, {human_bytes(report['config.capacity_bytes'])}, "
                  f"{geometry[0]:,} B pages x {geometry[1]:,}")
+    rounded = rounded_capacity(report)
+    if rounded:
+        lines.append(f"capacity: {rounded}")
     if timings_overridden:  # every time that ran, the given ones and the preset's others
         lines += wrap_pairs("timings:", [(k, param_text(report[f"config.{k}"])) for k in preset_timing], width)
     shape = array_shape(report)
-    if shape:
-        lines.append(f"array: {shape}")
+    if shape:  # broken between its comma-separated parts where it is wider than the table
+        parts = shape.split(", ")
+        lines += wrap_words("array:", [p + "," for p in parts[:-1]] + parts[-1:], width)
     lines.append(f"trace: {report['config.trace']}")
     return "\n".join(lines)
+
+
+def rounded_capacity(report) -> str:
+    """Where the capacity given was rounded up to whole scheme blocks (on mqsim-default's array a block is 256
+    MiB, so --capacity 64MiB ran 256 MiB): what was given, for a line of its own; else nothing."""
+    import json
+
+    from . import _core
+
+    given = json.loads(report.get("config.resolved") or "{}").get("config", {}).get("capacity")
+    if given is None:
+        return ""
+    try:
+        asked = _core.parse_size(str(given))
+    except _core.FtlsimError:  # it ran, so it parsed; a report from another version may spell it otherwise
+        return ""
+    ran = report["config.capacity_bytes"]
+    if asked == ran:
+        return ""
+    block = report["config.page_bytes"] * report["config.pages_per_block"]
+    return f"{given} given, rounded up to whole blocks of {human_bytes(block)}"
 
 
 #: The array's dimensions in report keys, with the word for one of each.

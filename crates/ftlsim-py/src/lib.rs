@@ -432,6 +432,13 @@ fn write_refs<'py>(
     Ok(dict.into_any())
 }
 
+/// Bytes of a size as the engine reads `capacity` and the other sizes ("64MiB", "4096"), so that an echo can
+/// say how the size that ran differs from the one given.
+#[pyfunction]
+fn parse_size(text: &str) -> PyResult<u64> {
+    ftlsim_core::text::parse_size(text).map_err(err)
+}
+
 /// The format a trace file is read as under the trace options `options` (default: sniffing with the default
 /// options): the format they name, without reading the file, or for "auto" the one sniffed from its first
 /// lines with those options (`skip_bad_lines` too), as the run does; "workload" for a built-in workload spec.
@@ -489,5 +496,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(report_schema, m)?)?;
     m.add_function(wrap_pyfunction!(resolve_params, m)?)?;
     m.add_function(wrap_pyfunction!(sniff_format, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     Ok(())
 }
