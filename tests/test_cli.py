@@ -384,6 +384,13 @@ def test_a_report_on_standard_output_is_all_that_goes_there():
     result = invoke("info", "uniform:writes=500,seed=1", "--json", "-")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["writes"] == 500
+    result = invoke("ram", "--ftl", "tiny", "--preset", "tinyftl-16g", "--json", "-")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["total_bytes"] == 12195  # TinyFTL's Table I
+    # reproduce --csv - wrote a file named "-" (pandas' to_csv) after the table on stdout.
+    result = invoke("reproduce", "ram-tables", "--csv", "-")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("source,ftl,paper bytes,ftlsim bytes,line\nTinyFTL Table I,tiny,12195,12195,")
 
 
 def test_a_run_that_skipped_bad_lines_says_how_many(tmp_path):

@@ -800,7 +800,10 @@ def store_cmd(path, conditions, prune, csv_path):
         with atomic_path(csv_path) as tmp:
             selected.to_csv(tmp, index=False)
         err_console.print(f"[dim]{len(selected)} rows written to {csv_path}[/]")
-    console.print(store_table(selected, f"{st.path}: {len(selected)} of {len(df)} rows"))
+    from .output import is_stdout
+
+    (err_console if is_stdout(csv_path) else console).print(
+        store_table(selected, f"{st.path}: {len(selected)} of {len(df)} rows"))
     if st.torn:
         err_console.print(f"{st.torn} cut-off rows were skipped; the next sweep computes their points again",
                           highlight=False)
@@ -1083,7 +1086,8 @@ def complete_experiment(ctx, param, incomplete: str):
               "need one are skipped without it.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
               help="Write a self-contained Markdown report (every table, figure and verdict) to this directory.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write every run's report as CSV.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False),
+              help="Write NAME's table (its runs, or its paper figures beside ftlsim's) as CSV.")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Draw NAME's figure to this PNG.")
 @click.option("--jobs", type=int, default=None, help="Parallel runs (default: all cores).")
 def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_path, jobs):
@@ -1097,6 +1101,9 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
     from rich.markup import escape
 
     from . import reproduce as rp
+    from .output import is_stdout
+
+    out = err_console if is_stdout(csv_path) or is_stdout(plot_path) else console  # stdout holds the CSV or PNG
 
     if list_only:
         t = Table(title="Experiments (ftlsim reproduce NAME)", title_justify="left")
@@ -1104,7 +1111,7 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
             t.add_column(c, overflow="fold")
         for e in rp.EXPERIMENTS.values():
             t.add_row(e.name, e.paper, e.what, e.stand_in or "-")
-        console.print(t)
+        out.print(t)
         return
     if name is not None and name not in rp.EXPERIMENTS:
         fail(f"unknown experiment `{name}`; valid: {', '.join(rp.EXPERIMENTS)} (or none: all of them)")
@@ -1120,7 +1127,7 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
     names = [name] if name else list(rp.EXPERIMENTS)
     results = []
     started = time.perf_counter()
-    with progress_bar("{task.completed}/{task.total}", console, eta=False) as bar:
+    with progress_bar("{task.completed}/{task.total}", out, eta=False) as bar:
         task = bar.add_task("experiments", total=len(names))
         cache = rp.RunCache()
         for n in names:
@@ -1134,20 +1141,20 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
         r = results[0]
         exp = r.experiment
         if r.skipped:
-            console.print(f"[yellow]{rp.SKIPPED}[/] {exp.name}: {escape(r.skipped)}")
+            out.print(f"[yellow]{rp.SKIPPED}[/] {exp.name}: {escape(r.skipped)}")
         else:
             for table in dataframe_tables(r.table, f"{exp.name}: {exp.paper}", console.width):
-                console.print(table)
+                out.print(table)
         if exp.stand_in:
-            console.print(f"[bold]Stand-in:[/] {escape(exp.stand_in)}")
+            out.print(f"[bold]Stand-in:[/] {escape(exp.stand_in)}")
         if exp.plausible:
-            console.print(f"[bold]Verdict under:[/] {escape(exp.plausible)} ({escape(exp.plausible_why)})")
+            out.print(f"[bold]Verdict under:[/] {escape(exp.plausible)} ({escape(exp.plausible_why)})")
         if exp.notes:
-            console.print(f"[dim]{escape(exp.notes)}[/]")
-        console.print("[bold]Claims[/]")
+            out.print(f"[dim]{escape(exp.notes)}[/]")
+        out.print("[bold]Claims[/]")
         for _, v in r.verdicts.iterrows():
             title = v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
-            console.print(_verdict_markup(v["verdict"]) + (f" {escape(v['distance'])}" if v["distance"] else "")
+            out.print(_verdict_markup(v["verdict"]) + (f" {escape(v['distance'])}" if v["distance"] else "")
                           + f"  [bold]{escape(title)}[/]")
             paper = v["paper"] or f'"{v["statement"]}"'
             details = [("paper", f"({v['where']}, line {v['line']}) {paper}"),
@@ -1155,11 +1162,11 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
                        ("why", v["why"]), ("rule", v["rule"]), ("measured", v["cause"])]
             for label, text in details:
                 if text:
-                    console.print(f"  [dim]{label}:[/] {escape(text)}")
+                    out.print(f"  [dim]{label}:[/] {escape(text)}")
     else:
-        console.print(f"[bold]{escape(rp.headline(results))}[/] ({'quick' if quick else 'full'} size, "
+        out.print(f"[bold]{escape(rp.headline(results))}[/] ({'quick' if quick else 'full'} size, "
                       f"{time.perf_counter() - started:.0f} s)")
-        console.print(f"[dim]{escape(rp.RULE)}[/]")
+        out.print(f"[dim]{escape(rp.RULE)}[/]")
         t = Table(title="One line per claim", title_justify="left", expand=True)
         t.add_column("experiment / claim", overflow="fold", ratio=5)
         t.add_column("ours vs paper", overflow="fold", ratio=2)
@@ -1169,7 +1176,7 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
             if v["under"]:
                 text += f"\n[dim]under {escape(v['under'])}; {escape(v['spread'])}[/]"
             t.add_row(text, escape(v["distance"] or "-"), _verdict_markup(v["verdict"]))
-        console.print(t)
+        out.print(t)
         by_variant = rp.variants(results)
         by_variant = by_variant[by_variant["variant"] != ""]
         if len(by_variant):
@@ -1179,28 +1186,31 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
             for _, v in by_variant.iterrows():
                 t.add_row(f"[dim]{v['experiment']}:[/] {escape(v['claim'])}", escape(v["variant"]),
                           escape(v["distance"] or "-"), _verdict_markup(v["verdict"]))
-            console.print(t)
+            out.print(t)
         for r in results:
             if r.skipped:
-                console.print(f"[yellow]{rp.SKIPPED}[/] {r.experiment.name}: {escape(r.skipped)}")
+                out.print(f"[yellow]{rp.SKIPPED}[/] {r.experiment.name}: {escape(r.skipped)}")
             for _, v in r.verdicts[r.verdicts["verdict"] == "contradicts"].iterrows():
-                console.print(f"[red]contradicts[/] {r.experiment.name}: " + escape(
+                out.print(f"[red]contradicts[/] {r.experiment.name}: " + escape(
                     v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
                     + f"\n  ftlsim: {v['ftlsim']}\n  measured: {v['cause'] or v['why']}"))
     if csv_path:
         if results[0].skipped:
             fail(f"experiment `{name}` was skipped, no runs to write: {results[0].skipped}")
-        results[0].df.to_csv(csv_path, index=False)
-        console.print(f"[dim]{len(results[0].df)} runs written to {csv_path}[/]")
+        from .output import atomic_path
+
+        with atomic_path(csv_path) as tmp:  # as every output: atomically, or to standard output for -
+            results[0].df.to_csv(tmp, index=False)
+        err_console.print(f"[dim]{len(results[0].df)} rows written to {csv_path}[/]")
     if plot_path:
         if results[0].skipped:
             fail(f"experiment `{name}` was skipped, no figure to draw: {results[0].skipped}")
         if not results[0].figure(plot_path):
             fail(f"experiment `{name}` has no figure to draw; use --csv")
-        console.print(f"[dim]plot written to {plot_path}[/]")
+        err_console.print(f"[dim]plot written to {plot_path}[/]")
     if report_dir:
         path = rp.write_report(results, report_dir)
-        console.print(f"[dim]report written to {path}[/]")
+        out.print(f"[dim]report written to {path}[/]")
 
 
 def _verdict_markup(verdict: str) -> str:
@@ -1339,7 +1349,9 @@ def ram_cmd(ftl, preset, capacity, params, json_path):
         t.add_row(i["name"], f"{i['bytes']:,}", grouped_digits(i["layout"]))
     total = sum(i["bytes"] for i in items)
     t.add_row("[bold]total[/]", f"[bold]{total:,}[/]", "")
-    console.print(t)
+    from .output import is_stdout
+
+    (err_console if is_stdout(json_path) else console).print(t)  # the JSON on stdout is what a pipe reads
     if json_path:
         try:
             write_text(json_path, json.dumps({"total_bytes": total, "items": items}, indent=2))
