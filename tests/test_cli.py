@@ -410,3 +410,22 @@ def test_a_grid_whose_runs_erased_nothing_says_so_above_its_table():
     assert result.stdout.splitlines()[1] == "every row: flash.erases=0", result.stdout
     result = invoke("compare", "uniform:writes=3000,seed=1", "--ftl", "page,fast", "--capacity", "1MiB")
     assert result.exit_code == 0 and "every row" not in result.stdout, result.stdout
+
+
+def test_a_trace_that_cannot_be_read_is_bad_input_for_a_grid_as_for_a_run(tmp_path):
+    # compare and mount-cost started every scheme on it, then failed them all with exit 1.
+    missing = str(tmp_path / "missing.csv")
+    for command in (["run", missing], ["compare", missing, "--ftl", "page,fast"], ["mount-cost", missing]):
+        result = invoke(*command)
+        assert result.exit_code == 2, (command, result.output)
+        assert f"error: cannot read trace {missing}: No such file or directory" in result.stderr, result.stderr
+
+
+def test_a_share_of_the_device_under_a_thousandth_is_not_0_0_percent():
+    from ftlsim.report import uninformative
+
+    row = {"config.capacity_bytes": 106_679_872 * 4096, "config.page_bytes": 4096, "host.write_pages": 10_816,
+           "config.precondition": "none", "flash.erases": 0}
+    assert "10,816 pages, 0.01% of the device's 106,679,872" in uninformative(row)["unwritten"]
+    row["host.write_pages"] = 2_000_000
+    assert "2,000,000 pages, 1.9% of the device's" in uninformative(row)["unwritten"]

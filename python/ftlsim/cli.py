@@ -992,8 +992,14 @@ def info_cell(key: str, value) -> str:
 def readable_trace(trace: str):
     """:func:`ftlsim.trace.readable` on the command line: its errors (an empty TRACE, a stream that cannot be
     read) end the command as `fail` does."""
-    from .trace import readable
+    from .sim import is_workload
+    from .trace import is_stream, readable
 
+    if not is_workload(trace) and not is_stream(trace):
+        try:  # a file that cannot be read is bad input (exit 2), not a grid of runs that each failed (exit 1)
+            open(trace, "rb").close()
+        except OSError as e:
+            fail(f"cannot read trace {trace}: {e.strerror}")
     try:
         with readable(trace) as path:
             yield path

@@ -80,7 +80,9 @@ def uninformative(values) -> dict[str, str]:
     written = _whole(values.get("host.write_pages"))
     out = {}
     if precondition == "none" and pages and written < pages / 2:
-        out["unwritten"] = (f"the host wrote {written:,} pages, {written / pages:.1%} of the device's {pages:,} "
+        # A share under 0.1% in two significant figures: 10,816 pages of 106,679,872 read "0.0%".
+        share = f"{written / pages:.1%}" if written >= pages / 1000 else f"{100 * written / pages:.2g}%"
+        out["unwritten"] = (f"the host wrote {written:,} pages, {share} of the device's {pages:,} "
                             f"logical pages: most of the device is never written, so merges and garbage collection "
                             f"find few valid pages to copy and the figures are those of a mostly empty device; use "
                             f"{fix}")
