@@ -978,3 +978,21 @@ fn a_trace_rewritten_in_place_is_measured_again() {
     std::fs::write(&path, b"op,offset,length\nW,0,512\nW,65536,512\n").unwrap();
     assert_eq!(capacity(&path), 81_920, "a longer file is a new trace");
 }
+
+/// `ftlsim generate WORKLOAD -` read "the extension `.` names no format ftlsim writes".
+#[test]
+fn a_trace_output_without_an_extension_is_told_it_needs_one() {
+    for path in ["-", "/tmp/out"] {
+        let e = trace::writer_for(Path::new(path)).err().expect("no format");
+        assert!(
+            e.to_string().starts_with(&format!(
+                "trace {path}: has no extension to name the format to write (a trace is written to a file, \
+                 e.g. out.csv; not to standard output); use one of .csv (csv)"
+            )),
+            "{e}"
+        );
+    }
+    assert!(trace::writer_for(Path::new("out.txt")).is_err_and(|e| e
+        .to_string()
+        .contains("the extension `.txt` names no format ftlsim writes")));
+}

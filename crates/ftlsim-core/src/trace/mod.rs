@@ -187,8 +187,15 @@ pub fn writer_for(path: &Path) -> Result<&'static FormatWriter, TraceError> {
         .ok_or_else(|| TraceError::Option {
             spec: path.display().to_string(),
             what: format!(
-                "the extension `.{}` names no format ftlsim writes; use one of {} (each optionally .gz)",
-                clip(ext),
+                "{}; use one of {} (each optionally .gz)",
+                if ext.is_empty() {
+                    // `-` (standard output) or a FIFO without one: the format is named by the extension.
+                    "has no extension to name the format to write (a trace is written to a file, e.g. \
+                     out.csv; not to standard output)"
+                        .to_string()
+                } else {
+                    format!("the extension `.{}` names no format ftlsim writes", clip(ext))
+                },
                 WRITERS
                     .iter()
                     .flat_map(|w| w.extensions.iter().map(move |e| format!(".{e} ({})", w.name)))
