@@ -203,3 +203,16 @@ def test_a_heading_states_the_precondition_only_where_every_row_ran_it():
         "page-mapped, precondition=full", "page-mapped, precondition=none"]
     fig = drawn(ftlsim.plot.compare(df[df["precondition"] == "none"], [], precondition="full"))
     assert fig._suptitle.get_text() == "precondition none"
+
+
+def test_the_hot_block_heading_says_the_blocks_it_counts():
+    from ftlsim.plot import hottest_blocks_text
+
+    # msr_wdev_1 writes 97 blocks: the hottest 0.2% and 1% are both its one hottest block (whole blocks,
+    # rounded up); the heading said "19.9% ... the hottest 0.2% ..., 19.9% the hottest 1%".
+    info = ftlsim.trace.info(str(ROOT.parent / "shared" / "traces" / "msr_wdev_1.csv"))
+    assert info["written_blocks"] == 97
+    assert hottest_blocks_text(info) == "19.9% of page writes hit the hottest 1 of 97 written blocks (1.0%)"
+    info = {"written_blocks": 20_000, "write_share_hottest_0_2pct_blocks": 0.31, "write_share_hottest_1pct_blocks": 0.52}
+    assert hottest_blocks_text(info) == ("31.0% of page writes hit the hottest 0.2% of written blocks (40 of 20,000), "
+                                         "52.0% the hottest 1% (200)")
