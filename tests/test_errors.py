@@ -115,3 +115,27 @@ def test_a_workload_value_of_the_wrong_kind_is_named_in_words_and_an_unknown_for
     trace.write_text("W,0,4096\nX,12,ab\n")
     with pytest.raises(ftlsim.FtlsimError, match="pass format=NAME / --format NAME$"):
         ftlsim.simulate(str(trace))
+
+
+def test_a_name_not_known_crosses_as_fields_too():
+    # ftl="nosuch" and the like raised with every field None, where the README promises key, value, expected.
+    for kwargs, key, value in ((dict(ftl="nosuch"), "ftl", "nosuch"), (dict(preset="nosuch"), "preset", "nosuch"),
+                               (dict(nvram="128KiB", nvram_policy="fifo"), "nvram_policy", "fifo")):
+        with pytest.raises(ftlsim.FtlsimError) as e:
+            ftlsim.simulate("uniform:writes=10", **kwargs)
+        assert (e.value.key, e.value.value) == (key, value), kwargs
+        assert e.value.expected.startswith("one of "), e.value.expected
+    assert e.value.expected == "one of metadata, region, lru, bplru"
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=10", ftl="fsat")
+    assert (e.value.key, e.value.value, e.value.suggestion) == ("ftl", "fsat", "fast")
+
+
+def test_a_python_value_is_shown_as_given():
+    # log_blocks="8" read "log_blocks=8 must be a whole number", wrap="false" read "wrap=False must be true or
+    # false": the engine's text of the value, rebuilt, contradicted the message.
+    with pytest.raises(ftlsim.FtlsimError, match=r"^bad run configuration: log_blocks='8' must be a whole number|"
+                                                 r"log_blocks='8' must be a whole number"):
+        ftlsim.simulate("uniform:writes=10", ftl="fast", log_blocks="8")
+    with pytest.raises(ftlsim.FtlsimError, match="wrap='false' must be true or false"):
+        ftlsim.simulate("uniform:writes=10", wrap="false")

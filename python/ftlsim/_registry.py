@@ -20,10 +20,16 @@ def names(kind: str) -> list[str]:
     return [item["name"] for item in registry()[kind]]
 
 
+def nearest(name: str, valid: list[str]) -> str | None:
+    """The valid name nearest `name`, if one is near."""
+    near = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
+    return near[0] if near else None
+
+
 def did_you_mean(name: str, valid: list[str]) -> str:
     """" (did you mean `x`?)" for the nearest valid name, or ""."""
-    near = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
-    return f" (did you mean `{near[0]}`?)" if near else ""
+    near = nearest(name, valid)
+    return f" (did you mean `{near}`?)" if near else ""
 
 
 def _fold(name) -> str:
@@ -42,7 +48,12 @@ def check_name(kind: str, name: str) -> str:
         return folded[_fold(name)]
     label = {"schemes": "scheme", "presets": "preset", "formats": "trace format"}[kind]
     near = did_you_mean(str(name).lower(), valid)
-    raise _core.FtlsimError(f"unknown {label} `{name}`{near}; valid names: {', '.join(valid)}")
+    error = _core.FtlsimError(f"unknown {label} `{name}`{near}; valid names: {', '.join(valid)}")
+    # The fields the README promises of every value not allowed (the keyword, as `simulate` takes it).
+    error.key = {"schemes": "ftl", "presets": "preset", "formats": "format"}[kind]
+    error.value, error.expected = str(name), f"one of {', '.join(valid)}"
+    error.suggestion = nearest(str(name).lower(), valid)
+    raise error
 
 
 def scheme_defaults(ftl: str) -> dict:

@@ -23,14 +23,18 @@ def keyword(key: str, value: str) -> str:
     return f"{key}={value}"
 
 
-def spelled(error: _core.FtlsimError, spell: Spelling) -> str | None:
+def spelled(error: _core.FtlsimError, spell: Spelling, given: dict | None = None) -> str | None:
     """The message of `error` with every parameter spelled by `spell(key, value)`, or None when the engine gave
-    no fields (the message is then the engine's own)."""
+    no fields (the message is then the engine's own). A value the caller gave in `given` (Python keywords) is
+    shown as given: the engine's text of ``log_blocks="8"`` is 8, and "log_blocks=8 must be a whole number"
+    would contradict itself."""
     if not error.problems:
         return None
+    given = given or {}
     parts = []
     for p in error.problems:
-        text = f"{spell(p['key'], p['value'])} {p['expected']}"
+        own = f"{p['key']}={given[p['key']]!r}" if p["key"] in given else spell(p["key"], p["value"])
+        text = f"{own} {p['expected']}"
         if p["suggestion"] is not None:
             text += f"; e.g. {spell(p['key'], p['suggestion'])}"
         for a in p.get("alternatives", ()):
@@ -39,10 +43,10 @@ def spelled(error: _core.FtlsimError, spell: Spelling) -> str | None:
     return f"{error.context or ''}{'; '.join(parts)}"
 
 
-def respelled(error: _core.FtlsimError, spell: Spelling) -> _core.FtlsimError:
-    """`error` with its message spelled by `spell`, keeping its type and fields (the command line spells the
-    same fields again its own way)."""
-    text = spelled(error, spell)
+def respelled(error: _core.FtlsimError, spell: Spelling, given: dict | None = None) -> _core.FtlsimError:
+    """`error` with its message spelled by `spell` (values in `given` as given), keeping its type and fields
+    (the command line spells the same fields again its own way)."""
+    text = spelled(error, spell, given)
     if text is None:
         return error
     out = type(error)(text)

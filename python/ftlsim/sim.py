@@ -94,7 +94,8 @@ def simulate(
         try:
             values = _core.simulate(path, cfg, progress)
         except _core.FtlsimError as e:
-            raise respelled(e, keyword) from None
+            given = {k: v for k, v in dict(scheme_params, preset=preset, capacity=capacity).items() if v is not None}
+            raise respelled(e, keyword, given) from None
     if path != trace:
         # A stream was read from a copy: the report names the trace as given (a FIFO by its absolute path).
         values["config.trace"] = trace

@@ -1,7 +1,7 @@
 //! The PyO3 binding of ftlsim-core: converts types (Python dicts and lists both ways, through serde), releases
 //! the GIL around a run, forwards progress, and maps every engine error to `ftlsim.FtlsimError` in one place.
 
-use ftlsim_core::config::Invalid;
+use ftlsim_core::config::{ConfigError, Invalid};
 use ftlsim_core::error::SimError;
 use ftlsim_core::sim::{self, Progress, SimConfig};
 use ftlsim_core::text::clip;
@@ -96,6 +96,21 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     let message = e.to_string();
     let problems = e.invalid();
     let Some(first) = problems.first() else {
+        if let SimError::Config(ConfigError::Unknown { kind, name, valid }) = &e {
+            // A name not known: its keyword, the name, the names there are (the message is the engine's).
+            let key = match *kind {
+                "scheme" => "ftl",
+                "nvram policy" => "nvram_policy",
+                other => other,
+            };
+            let fields = Fields {
+                key: Some(key.to_string()),
+                value: Some(PyString::new(py, name).into_any().unbind()),
+                expected: Some(format!("one of {valid}")),
+                suggestion: None,
+            };
+            return error_with(py, message, fields);
+        }
         return err(message);
     };
     let joined = problems
