@@ -368,6 +368,9 @@ def run_header(report, width: int | None) -> str:
         lines.append(f"capacity: {rounded}")
     if timings_overridden:  # every time that ran, the given ones and the preset's others
         lines += wrap_pairs("timings:", [(k, param_text(report[f"config.{k}"])) for k in preset_timing], width)
+    if report.get("nvram.bytes"):  # a write cache in front of the scheme changes every figure: said
+        lines.append(f"nvram: {human_bytes(report['nvram.bytes'])}, policy {report['nvram.policy']}, "
+                     f"{report['nvram.slots']:,} page slots")
     shape = array_shape(report)
     if shape:  # broken between its comma-separated parts where it is wider than the table
         parts = shape.split(", ")
