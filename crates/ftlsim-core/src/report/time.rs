@@ -49,12 +49,15 @@ impl Component for Time<'_> {
             ),
             (
                 "time_us.gc",
-                "time of garbage collection including merges it runs (overlaps time_us.merges)",
+                "time of garbage collection including merges it runs (overlaps time_us.merges, and \
+                 time_us.map where it rewrites mapping pages, as DFTL's does); time_us.cause.* partition \
+                 time_us.total",
                 t.gc,
             ),
             (
                 "time_us.map",
-                "time of operations on the scheme's mapping pages",
+                "time of operations on the scheme's mapping pages, wherever they ran (overlaps time_us.gc \
+                 where a GC rewrites them)",
                 t.map,
             ),
         ] {
