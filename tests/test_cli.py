@@ -238,7 +238,7 @@ def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path
     result = invoke("run", str(trace), "--ftl", "page")
     assert result.exit_code == 0, result.output
     warning = result.stderr
-    assert "warning: the host wrote 200 pages, 0.1% of the device's" in warning
+    assert "warning: the host wrote 200 pages, 0.098% of the device's 203,808" in warning
     # Not "the scheme never runs short of space": FAST and BAST merge on such a device, their log blocks few.
     assert "the figures are those of a mostly empty device" in " ".join(warning.split())
     assert "`--precondition full`, a smaller `--capacity` or `--compact`" in warning

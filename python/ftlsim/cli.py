@@ -188,7 +188,7 @@ def progress_bar(counter: str, on, *, eta: bool = True):
 
 def bar_label(label: str) -> str:
     """A progress bar's label: `label` with each file path in it shortened to the file's name. The bar's label
-    gives way first in a narrow terminal, where "mount cost after /work/sh…" named no trace; the table that
+    gives way first in a narrow terminal, where "mount cost after /data/tr…" named no trace; the table that
     follows names it whole."""
     return " ".join(os.path.basename(word) if os.sep in word else word for word in label.split(" "))
 

@@ -33,7 +33,9 @@ def spelled(error: _core.FtlsimError, spell: Spelling, given: dict | None = None
     given = given or {}
     parts = []
     for p in error.problems:
-        own = f"{p['key']}={given[p['key']]!r}" if p["key"] in given else spell(p["key"], p["value"])
+        # (only where the engine's text is the value's own: a capacity of "1MiB" is said in bytes, 1048576)
+        as_given = p["key"] in given and str(given[p["key"]]).lower() == str(p["value"]).lower()
+        own = f"{p['key']}={given[p['key']]!r}" if as_given else spell(p["key"], p["value"])
         text = f"{own} {p['expected']}"
         if p["suggestion"] is not None:
             text += f"; e.g. {spell(p['key'], p['suggestion'])}"
