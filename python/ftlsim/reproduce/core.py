@@ -120,10 +120,16 @@ class Claim:
     cause: Callable[[pd.DataFrame], str] | None = None
     variant: str = ""  # the unknown this claim was run under (align / allocation), shown side by side
     stand_in: bool | None = None  # measured on a stand-in workload; None: whether the experiment names one
+    # Why the runs cannot test the claim, if they cannot (a quick run whose schemes never merged): the claim is
+    # then not comparable there, rather than judged on figures no scheme's mechanism made.
+    idle: Callable[[pd.DataFrame], str | None] | None = None
 
     def judge(self, df: pd.DataFrame, stand_in: bool = False) -> dict:
         ours = self.measure(df)
         verdict, why, distance = self._verdict(ours, stand_in)
+        idle = self.idle(df) if self.idle is not None and verdict != "not comparable" else None
+        if idle:
+            verdict, why, distance = "not comparable", idle, ""
         cause = ""
         if self.cause is not None and verdict != "not comparable":
             cause = self.cause(df)
