@@ -96,13 +96,11 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
     let message = e.to_string();
     let problems = e.invalid();
     let Some(first) = problems.first() else {
-        if let SimError::Config(ConfigError::Unknown { kind, name, valid }) = &e {
-            // A name not known: its keyword, the name, the names there are (the message is the engine's).
-            let key = match *kind {
-                "scheme" => "ftl",
-                "nvram policy" => "nvram_policy",
-                other => other,
-            };
+        if let SimError::Config(ConfigError::Unknown {
+            key, name, valid, ..
+        }) = &e
+        {
+            // A name not known: its key, the name, the names there are (the message is the engine's).
             let fields = Fields {
                 key: Some(key.to_string()),
                 value: Some(PyString::new(py, name).into_any().unbind()),

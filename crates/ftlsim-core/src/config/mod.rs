@@ -184,6 +184,7 @@ pub fn preset(name: &str) -> Result<&'static Preset> {
         .find(|p| p.name == name)
         .ok_or_else(|| ConfigError::Unknown {
             kind: "preset",
+            key: "preset",
             name: name.to_string(),
             valid: PRESETS
                 .iter()
@@ -690,6 +691,8 @@ pub enum ConfigError {
     #[error("unknown {kind} `{name}`; valid names: {valid}")]
     Unknown {
         kind: &'static str,
+        /// The configuration key that names it (`ftl` for a scheme), for a front end's fields.
+        key: &'static str,
         name: String,
         valid: String,
     },

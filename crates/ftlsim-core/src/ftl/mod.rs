@@ -199,6 +199,7 @@ pub fn scheme(name: &str) -> Result<&'static Scheme, ConfigError> {
         .find(|s| s.name == name)
         .ok_or_else(|| ConfigError::Unknown {
             kind: "scheme",
+            key: "ftl",
             name: name.to_string(),
             valid: SCHEMES
                 .iter()

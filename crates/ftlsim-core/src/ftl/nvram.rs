@@ -178,6 +178,7 @@ impl NvramOptions {
             .map(|(_, p)| *p)
             .ok_or_else(|| ConfigError::Unknown {
                 kind: "nvram policy",
+                key: "nvram_policy",
                 name: policy.to_string(),
                 valid: POLICIES
                     .iter()

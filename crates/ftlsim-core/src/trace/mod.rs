@@ -1095,15 +1095,17 @@ impl LineReader {
     /// and the error names those that are (a run of no request would report zeros, or blame its capacity).
     fn no_such_device(&mut self) -> Option<TraceError> {
         let wanted = self.opts.device?;
-        if self.met_device || self.other_devices.is_empty() {
+        if self.met_device {
             return None;
         }
-        self.met_device = true; // said once
-        let devices: Vec<String> = self
-            .other_devices
-            .iter()
+        // Taken, so that it is said once.
+        let devices: Vec<String> = std::mem::take(&mut self.other_devices)
+            .into_iter()
             .map(|(d, n)| format!("{d} ({n} requests)"))
             .collect();
+        if devices.is_empty() {
+            return None;
+        }
         let more = if devices.len() == OTHER_DEVICES {
             ", ..."
         } else {
