@@ -213,6 +213,7 @@ def test_the_hot_block_heading_says_the_blocks_it_counts():
     info = ftlsim.trace.info(str(ROOT.parent / "shared" / "traces" / "msr_wdev_1.csv"))
     assert info["written_blocks"] == 97
     assert hottest_blocks_text(info) == "19.9% of page writes hit the hottest 1 of 97 written blocks (1.0%)"
-    info = {"written_blocks": 20_000, "write_share_hottest_0_2pct_blocks": 0.31, "write_share_hottest_1pct_blocks": 0.52}
+    info = {"written_blocks": 20_000, "write_share_hottest_0_2pct_blocks": 0.31,
+            "write_share_hottest_1pct_blocks": 0.52}
     assert hottest_blocks_text(info) == ("31.0% of page writes hit the hottest 0.2% of written blocks (40 of 20,000), "
                                          "52.0% the hottest 1% (200)")

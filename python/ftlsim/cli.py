@@ -578,25 +578,25 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
     # a finding; a merge kind a scheme does not do is not).
     from .plot import split_swept
 
-    varying, one_valued = split_swept(df[df["status"] == "done"], swept)
     done = df[df["status"] == "done"]
-    zero = [c for c in figures if c in done and (done[c].fillna(0) == 0).all()]
+    varying, one_valued = split_swept(done, swept)
+
+    def zero(c) -> bool:
+        return c in done and (done[c].fillna(0) == 0).all()
+
     if not metrics:
-        one_valued += [f"{c}=0" for c in columns or GRID_FIGURES if c in ZERO_SAID and c in done and c not in figures
-                       and (done[c].fillna(0) == 0).all()]
+        one_valued += [f"{c}=0" for c in columns or GRID_FIGURES if c in ZERO_SAID and c not in figures and zero(c)]
     else:  # a figure named outright takes its place first, then a glob's, those 0 in every row last
         named = [c for c in figures if c in metrics]
-        figures = named + [c for c in figures if c not in named and c not in zero] + \
-            [c for c in figures if c not in named and c in zero]
+        figures = named + sorted((c for c in figures if c not in named), key=zero)  # stable: order kept
     table, left_out = grid_table(df, varying, figures, width)
     print_table(table, width, title=label + (f"\nevery row: {', '.join(one_valued)}" if one_valued else ""),
                 stderr=stderr)
     if left_out:
-        zeros = [c for c in left_out if c in zero]
-        others = ", ".join(c for c in left_out if c not in zero) + (f"; 0 in every row: {', '.join(zeros)}"
-                                                                      if zeros else "")
-        err_console.print(f"[dim]left out at {width} columns: {others.lstrip('; ')} (pick figures with "
-                          "--metrics, or widen the terminal)[/]", highlight=False)
+        zeros = [c for c in left_out if zero(c)]
+        parts = [", ".join(c for c in left_out if not zero(c)), f"0 in every row: {', '.join(zeros)}" if zeros else ""]
+        err_console.print(f"[dim]left out at {width} columns: {'; '.join(p for p in parts if p)} (pick figures "
+                          "with --metrics, or widen the terminal)[/]", highlight=False)
     warn_uninformative(df)
 
 
@@ -1149,7 +1149,7 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
         if r.skipped:
             out.print(f"[yellow]{rp.SKIPPED}[/] {exp.name}: {escape(r.skipped)}")
         else:
-            for table in dataframe_tables(r.table, f"{exp.name}: {exp.paper}", console.width):
+            for table in dataframe_tables(r.table, f"{exp.name}: {exp.paper}", out.width):
                 out.print(table)
         if exp.stand_in:
             out.print(f"[bold]Stand-in:[/] {escape(exp.stand_in)}")
@@ -1161,7 +1161,7 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
         for _, v in r.verdicts.iterrows():
             title = v["claim"] + (f" [{v['variant']}]" if v["variant"] else "")
             out.print(_verdict_markup(v["verdict"]) + (f" {escape(v['distance'])}" if v["distance"] else "")
-                          + f"  [bold]{escape(title)}[/]")
+                      + f"  [bold]{escape(title)}[/]")
             paper = v["paper"] or f'"{v["statement"]}"'
             details = [("paper", f"({v['where']}, line {v['line']}) {paper}"),
                        ("ftlsim", v["ftlsim"] + (f" ({v['unit']})" if v["unit"] and v["ftlsim"] else "")),
@@ -1171,7 +1171,7 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
                     out.print(f"  [dim]{label}:[/] {escape(text)}")
     else:
         out.print(f"[bold]{escape(rp.headline(results))}[/] ({'quick' if quick else 'full'} size, "
-                      f"{time.perf_counter() - started:.0f} s)")
+                  f"{time.perf_counter() - started:.0f} s)")
         out.print(f"[dim]{escape(rp.RULE)}[/]")
         t = Table(title="One line per claim", title_justify="left", expand=True)
         t.add_column("experiment / claim", overflow="fold", ratio=5)

@@ -67,8 +67,9 @@ def uninformative(values) -> dict[str, str]:
     """Why a run's figures do not show its scheme at work, by cause, with the options that fix it: the host
     wrote less than half the device's logical pages (distinct pages are at most that), so its blocks hold few
     valid pages (a hybrid scheme still merges, as its log blocks are few, but copies little); or no block was
-    erased, so no merge or GC ran. `values` is a report or a sweep's row. Only the fixes the run did not use are offered: ``--precondition full`` where it was not
-    filled first, ``--compact`` for a trace file read without it (it packs sparse addresses)."""
+    erased, so no merge or GC ran. `values` is a report or a sweep's row. Only the fixes the run did not use are
+    offered: ``--precondition full`` where it was not filled first, ``--compact`` for a trace file read without
+    it (it packs sparse addresses)."""
     resolved = json.loads(values.get("config.resolved") or "{}").get("config", {})
     precondition = resolved.get("precondition", values.get("config.precondition", "none"))
     fixes = ["`--precondition full`"] if precondition == "none" else []

@@ -151,7 +151,8 @@ def _fig5_claims(quick: bool) -> list[Claim]:
                 "the total processing time of the Logblock FTL by 6.2% (MP3) - 16.6% (WEB)", "Fig. 5, section VI.C",
                 227, faster, paper={"MP3 TinyFTL faster than Logblock %": 6.2,
                                     "WEB TinyFTL faster than Logblock %": 16.6}, unit="points", abs_tol=3, variant=v,
-                holds=lambda o: all(x > 0 for x in o.values()), test="TinyFTL faster on PIC and MP3", cause=cause, idle=idle)),
+                holds=lambda o: all(x > 0 for x in o.values()), test="TinyFTL faster on PIC and MP3", cause=cause,
+                idle=idle)),
             Claim("Superblock performs best", "the Superblock FTL performs best among all the FTLs evaluated",
                   "Fig. 5, section VI.C", 229, norms, variant=v,
                   holds=lambda o: all(o[f"{w} Superblock"] <= min(o[f"{w} {n}"] for n in NAMES.values()) + 1e-9
