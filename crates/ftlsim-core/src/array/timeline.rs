@@ -574,7 +574,7 @@ const MAX_JOINED_PLANES: u32 = 64;
 /// the dies' and channels' times and transfers, and what forgetting a die's transfers reads. A loop over a run
 /// of operations holds one, so the addresses stay in registers: a search for a gap or a forgetting is handed
 /// the slices it needs, never the whole.
-struct Lanes<'t, S: SpanSink> {
+struct Lanes<'t, S: SpanSink, H: Shape> {
     die: &'t mut [Die],
     met: &'t mut [u64],
     channel: &'t mut [Channel],
@@ -584,13 +584,55 @@ struct Lanes<'t, S: SpanSink> {
     generation: u64,
     last_dispatch: f64,
     channels: usize,
-    dies_per_channel: usize,
-    /// Whether the channels keep their latest transfers ([`Recent`]), and those, a channel's each.
-    keep_recent: bool,
+    shape: H,
+    /// The channels' latest transfers where they keep them ([`Shape::keep_recent`]), a channel's each.
     recent: &'t mut [Recent],
 }
 
-impl<S: SpanSink> Lanes<'_, S> {
+/// How many dies share a channel, and whether the channels keep their latest transfers ([`Recent`]): known
+/// when a run's loop is compiled for two dies a channel ([`Pairs`], the common shape), else read at run time
+/// ([`AnyShape`]), so that the loop on pairs tests neither a transfer.
+trait Shape: Copy {
+    fn dies_per_channel(self) -> usize;
+    fn keep_recent(self) -> bool;
+}
+
+/// Two dies a channel, none of its transfers kept apart.
+#[derive(Clone, Copy)]
+struct Pairs;
+
+impl Shape for Pairs {
+    #[inline(always)]
+    fn dies_per_channel(self) -> usize {
+        2
+    }
+
+    #[inline(always)]
+    fn keep_recent(self) -> bool {
+        false
+    }
+}
+
+/// Any shape, read at run time.
+#[derive(Clone, Copy)]
+struct AnyShape {
+    dies_per_channel: usize,
+    keep_recent: bool,
+}
+
+impl Shape for AnyShape {
+    #[inline(always)]
+    fn dies_per_channel(self) -> usize {
+        self.dies_per_channel
+    }
+
+    #[inline(always)]
+    fn keep_recent(self) -> bool {
+        self.keep_recent
+    }
+}
+
+impl<S: SpanSink, H: Shape> Lanes<'_, S, H> {
     /// Books `len` microseconds of die `d`'s channel `c` at the earliest free time at or after `ready` (the
     /// channel's busy time counts them); returns the start.
     #[inline(always)]
@@ -605,7 +647,7 @@ impl<S: SpanSink> Lanes<'_, S> {
         let channel = &mut self.channel[c];
         // A channel of one die is free whenever its die is: each of its transfers is the die's, after the end
         // of the die's last operation, so after every transfer booked on the channel.
-        if len <= 0.0 || self.dies_per_channel == 1 {
+        if len <= 0.0 || self.shape.dies_per_channel() == 1 {
             return ready;
         }
         let booked = *channel;
@@ -635,7 +677,7 @@ impl<S: SpanSink> Lanes<'_, S> {
     /// transfer other than the latest ends after `ready`.
     #[inline(always)]
     fn search(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, Place) {
-        if self.keep_recent && ready >= self.recent[c].settled {
+        if self.shape.keep_recent() && ready >= self.recent[c].settled {
             let (start, _, i) = self.recent[c].gap(ready, len);
             (start, Place::At(i))
         } else {
@@ -646,7 +688,7 @@ impl<S: SpanSink> Lanes<'_, S> {
     /// [`Lanes::search`], and the start of the first transfer booked after the gap (infinite if none is).
     #[inline(always)]
     fn search_to_gap_end(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, f64) {
-        if self.keep_recent && ready >= self.recent[c].settled {
+        if self.shape.keep_recent() && ready >= self.recent[c].settled {
             let (start, gap_end, _) = self.recent[c].gap(ready, len);
             (start, gap_end)
         } else {
@@ -669,7 +711,7 @@ impl<S: SpanSink> Lanes<'_, S> {
         first: f64,
         second: f64,
     ) -> (f64, f64) {
-        if first <= 0.0 || second <= 0.0 || self.dies_per_channel == 1 {
+        if first <= 0.0 || second <= 0.0 || self.shape.dies_per_channel() == 1 {
             let start = self.reserve(d, c, ready, first);
             return (start, self.reserve(d, c, start + first, second));
         }
@@ -706,12 +748,12 @@ impl<S: SpanSink> Lanes<'_, S> {
     /// channel `c` (its own all ended by `ready`), found in the other dies' rings.
     #[inline(always)]
     fn walk(&mut self, d: usize, c: usize, ready: f64, len: f64) -> f64 {
-        if self.dies_per_channel == 2 {
+        if self.shape.dies_per_channel() == 2 {
             // The one other die of the channel: its transfers are the whole walk.
             let (other, met) = self.partner(d, c);
             gap_beside(other, met, ready, len)
         } else {
-            let shape = (self.channels, self.dies_per_channel);
+            let shape = (self.channels, self.shape.dies_per_channel());
             first_gap(self.die, self.met, shape, (d, c), ready, len)
         }
     }
@@ -719,7 +761,7 @@ impl<S: SpanSink> Lanes<'_, S> {
     /// [`Lanes::walk`], and the start of the first transfer booked after the gap (infinite if none is).
     #[inline(always)]
     fn walk_to_gap_end(&mut self, d: usize, c: usize, ready: f64, len: f64) -> (f64, f64) {
-        if self.dies_per_channel == 2 {
+        if self.shape.dies_per_channel() == 2 {
             // The other die's transfer that ended the walk is the first after the gap.
             let (other, met) = self.partner(d, c);
             let (start, _, gap_end) = walk_to_gap(other, met, ready, len);
@@ -745,7 +787,7 @@ impl<S: SpanSink> Lanes<'_, S> {
     /// at their first transfers after the gap.
     #[inline(always)]
     fn next_start(&self, d: usize, c: usize) -> f64 {
-        let (channels, per) = (self.channels, self.dies_per_channel);
+        let (channels, per) = (self.channels, self.shape.dies_per_channel());
         let own = d / channels;
         let mut next = f64::INFINITY;
         for k in 0..per {
@@ -770,7 +812,7 @@ impl<S: SpanSink> Lanes<'_, S> {
             make_room(self.die, reach, d, c);
         }
         self.die[d].transfers.push(start, end);
-        if self.keep_recent {
+        if self.shape.keep_recent() {
             self.recent[c].keep(start, end, place);
         }
     }
@@ -859,7 +901,7 @@ impl<S: SpanSink> Lanes<'_, S> {
 }
 
 /// Where the spans of operations go: kept where [`Timeline::keep_spans`] asked (tests: golden timelines), or
-/// nowhere. A run's loop is compiled for each ([`Timeline::lanes`], [`Timeline::quiet_lanes`]), so that the
+/// nowhere. A run's loop is compiled for each ([`on_lanes`]), so that the
 /// one without spans tests nothing an operation.
 trait SpanSink {
     fn keep(&mut self, op: FlashOp, d: usize, c: usize, start: f64, end: f64);
@@ -1041,7 +1083,7 @@ fn earliest_transfer(die: &[Die], multi_plane: &[MultiPlane], generation: u64, d
 /// out, as the die's last operation ends then.
 #[inline(always)]
 fn copies_striped<S: SpanSink>(
-    mut lanes: Lanes<'_, S>,
+    mut lanes: Lanes<'_, S, impl Shape>,
     striping: impl Striping,
     (from, base): (&[impl SourcePage], u32),
     to: u32,
@@ -1081,7 +1123,7 @@ fn copies_striped<S: SpanSink>(
 /// The loop of [`Timeline::copy_run`] of `copies` copies all on die `d` (channel `c`), its sums in `run`.
 #[inline(always)]
 fn copies_on<S: SpanSink>(
-    mut lanes: Lanes<'_, S>,
+    mut lanes: Lanes<'_, S, impl Shape>,
     (d, c): (usize, usize),
     copies: usize,
     (read, program, ready): (Cost, Cost, f64),
@@ -1101,7 +1143,7 @@ fn copies_on<S: SpanSink>(
 /// The loop of [`Timeline::spare_read_run`] on striped dies, over the scheme's `pages`.
 #[inline(always)]
 fn spare_reads_striped<S: SpanSink>(
-    mut lanes: Lanes<'_, S>,
+    mut lanes: Lanes<'_, S, impl Shape>,
     striping: impl Striping,
     pages: std::ops::Range<u32>,
     (cost, ready): (Cost, f64),
@@ -1118,7 +1160,7 @@ fn spare_reads_striped<S: SpanSink>(
 /// The loop of [`Timeline::spare_read_run`] of `reads` spare reads all on die `d` (channel `c`).
 #[inline(always)]
 fn spare_reads_on<S: SpanSink>(
-    mut lanes: Lanes<'_, S>,
+    mut lanes: Lanes<'_, S, impl Shape>,
     (d, c): (usize, usize),
     reads: u32,
     (cost, ready): (Cost, f64),
@@ -1127,6 +1169,35 @@ fn spare_reads_on<S: SpanSink>(
     for _ in 0..reads {
         lanes.read_in_run(FlashOp::SpareRead, (d, c), cost, ready, run);
     }
+}
+
+/// Runs `$body` with `$lanes` borrowed from timeline `$t` as a run's loop is compiled for it: keeping spans
+/// or not, on channels of two dies ([`Pairs`]) or any other shape, so that the loop tests neither a transfer.
+macro_rules! on_lanes {
+    ($t:expr, $lanes:ident => $body:expr) => {{
+        let shape = $t.shape();
+        match (
+            $t.spans.is_some(),
+            shape.dies_per_channel == 2 && !shape.keep_recent,
+        ) {
+            (false, true) => {
+                let $lanes = $t.lanes_with(|_| NoSpans, Pairs);
+                $body
+            }
+            (false, false) => {
+                let $lanes = $t.lanes_with(|_| NoSpans, shape);
+                $body
+            }
+            (true, true) => {
+                let $lanes = $t.lanes_with(Option::as_mut, Pairs);
+                $body
+            }
+            (true, false) => {
+                let $lanes = $t.lanes_with(Option::as_mut, shape);
+                $body
+            }
+        }
+    }};
 }
 
 pub struct Timeline {
@@ -1556,11 +1627,8 @@ impl Timeline {
         let costs = (self.read, self.program, self.ready);
         let times = (self.frontier, self.last_read_end);
         let (from, to) = ((from, base), to);
-        (self.frontier, self.last_read_end) = if self.spans.is_some() {
-            copies_striped(self.lanes(), striping, from, to, costs, times)
-        } else {
-            copies_striped(self.quiet_lanes(), striping, from, to, costs, times)
-        };
+        (self.frontier, self.last_read_end) =
+            on_lanes!(self, lanes => copies_striped(lanes, striping, from, to, costs, times));
     }
 
     /// [`Timeline::copy_run`] of `copies` copies all on `die` (one die, or placed per die): what [`Timeline::read_on`]
@@ -1570,11 +1638,7 @@ impl Timeline {
         let (d, c) = (die as usize, self.channel_of(die));
         let costs = (self.read, self.program, self.ready);
         let mut run = RunSums::of(self, d);
-        if self.spans.is_some() {
-            copies_on(self.lanes(), (d, c), copies, costs, &mut run);
-        } else {
-            copies_on(self.quiet_lanes(), (d, c), copies, costs, &mut run);
-        }
+        on_lanes!(self, lanes => copies_on(lanes, (d, c), copies, costs, &mut run));
         run.store(self, d);
     }
 
@@ -1602,11 +1666,7 @@ impl Timeline {
         let (cost, ready) = (self.spare_read, self.ready);
         let times = (self.frontier, self.last_read_end);
         let pages = first..first + pages;
-        (self.frontier, self.last_read_end) = if self.spans.is_some() {
-            spare_reads_striped(self.lanes(), striping, pages, (cost, ready), times)
-        } else {
-            spare_reads_striped(self.quiet_lanes(), striping, pages, (cost, ready), times)
-        };
+        (self.frontier, self.last_read_end) = on_lanes!(self, lanes => spare_reads_striped(lanes, striping, pages, (cost, ready), times));
     }
 
     /// [`Timeline::spare_read_run`] of `reads` spare reads all on `die` (one die, or placed per die): what
@@ -1616,11 +1676,7 @@ impl Timeline {
         let (d, c) = (die as usize, self.channel_of(die));
         let (cost, ready) = (self.spare_read, self.ready);
         let mut run = RunSums::of(self, d);
-        if self.spans.is_some() {
-            spare_reads_on(self.lanes(), (d, c), reads, (cost, ready), &mut run);
-        } else {
-            spare_reads_on(self.quiet_lanes(), (d, c), reads, (cost, ready), &mut run);
-        }
+        on_lanes!(self, lanes => spare_reads_on(lanes, (d, c), reads, (cost, ready), &mut run));
         run.store(self, d);
     }
 
@@ -1758,22 +1814,26 @@ impl Timeline {
 
     /// The dies' and channels' state, borrowed apart for a loop ([`Lanes`]), keeping spans where asked.
     #[inline(always)]
-    fn lanes(&mut self) -> Lanes<'_, Option<&mut Vec<Span>>> {
-        self.lanes_with(Option::as_mut)
+    fn lanes(&mut self) -> Lanes<'_, Option<&mut Vec<Span>>, AnyShape> {
+        let shape = self.shape();
+        self.lanes_with(Option::as_mut, shape)
     }
 
-    /// [`Timeline::lanes`] for a run's loop when no spans are kept.
+    /// The channels' shape, read at run time.
     #[inline(always)]
-    fn quiet_lanes(&mut self) -> Lanes<'_, NoSpans> {
-        debug_assert!(self.spans.is_none());
-        self.lanes_with(|_| NoSpans)
+    fn shape(&self) -> AnyShape {
+        AnyShape {
+            dies_per_channel: self.dies_per_channel as usize,
+            keep_recent: self.dies_per_channel > 2 && self.die_pages == 0,
+        }
     }
 
     #[inline(always)]
-    fn lanes_with<'t, S: SpanSink>(
+    fn lanes_with<'t, S: SpanSink, H: Shape>(
         &'t mut self,
         spans: impl FnOnce(&'t mut Option<Vec<Span>>) -> S,
-    ) -> Lanes<'t, S> {
+        shape: H,
+    ) -> Lanes<'t, S, H> {
         Lanes {
             die: &mut self.die,
             met: &mut self.met,
@@ -1783,8 +1843,7 @@ impl Timeline {
             generation: self.generation,
             last_dispatch: self.last_dispatch,
             channels: self.spec.channels as usize,
-            dies_per_channel: self.dies_per_channel as usize,
-            keep_recent: self.dies_per_channel > 2 && self.die_pages == 0,
+            shape,
             recent: &mut self.recent,
         }
     }
