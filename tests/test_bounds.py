@@ -52,10 +52,10 @@ def test_the_bound_itself_runs():
     "key, value, expected",
     [
         # In words, not Rust's type names ("expected u32"), and spelled as the caller gives the key.
-        ("log_blocks", "many", "log_blocks='many' must be a whole number of 0 or more; e.g. log_blocks=8"),
-        ("log_blocks", -1, "log_blocks=-1 must be a whole number of 0 or more"),
-        ("log_blocks", 2**64 - 1, "log_blocks=18446744073709551615 must be a whole number of 0 or more"),
-        ("pages_per_block", "eight", "invalid parameter: pages_per_block='eight' must be a whole number of 0 or more"),
+        ("log_blocks", "many", "log_blocks='many' must be a whole number; e.g. log_blocks=8"),
+        ("log_blocks", -1, "log_blocks=-1 must not be negative"),
+        ("log_blocks", 2**64 - 1, "log_blocks=18446744073709551615 must be at most 4,294,967,295"),
+        ("pages_per_block", "eight", "invalid parameter: pages_per_block='eight' must be a whole number"),
         ("nvram_read_us", "slow", "invalid parameter: nvram_read_us='slow' must be a number"),
     ],
 )

@@ -94,17 +94,80 @@ pub fn value_kind(name: &str) -> &str {
 }
 
 /// serde's message for a value of the wrong kind ("invalid type: string \"many\", expected u32", "invalid value:
-/// integer `-1`, expected u32") in words: "must be a whole number of 0 or more" ([`value_kind`]); None for any
-/// other message.
+/// integer `-1`, expected u32") in words: "must be a number" ([`value_kind`]); for a count, what is wrong with
+/// it ("must be a whole number", "must not be negative", "must be at most 4,294,967,295"), never that 0 will do,
+/// as the scheme's own bounds may then refuse it. None for any other message.
 pub fn wrong_kind(serde: &str) -> Option<String> {
     let (given, expected) = serde.split_once(", expected ")?;
-    (given.starts_with("invalid type") || given.starts_with("invalid value"))
-        .then(|| format!("must be {}", value_kind(expected)))
+    if !(given.starts_with("invalid type") || given.starts_with("invalid value")) {
+        return None;
+    }
+    let most = match expected {
+        "u8" => u64::from(u8::MAX),
+        "u16" => u64::from(u16::MAX),
+        "u32" => u64::from(u32::MAX),
+        "u64" | "usize" => u64::MAX,
+        _ => return Some(format!("must be {}", value_kind(expected))),
+    };
+    let integer = given
+        .strip_prefix("invalid value: integer `")
+        .and_then(|rest| rest.strip_suffix('`'));
+    Some(match integer {
+        Some(n) if n.starts_with('-') => "must not be negative".to_string(),
+        Some(_) => format!("must be at most {}", thousands(most)),
+        None => "must be a whole number".to_string(),
+    })
+}
+
+/// `n` with a comma between thousands (4,294,967,295).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_the_wrong_kind_says_what_is_wrong_and_never_that_0_will_do() {
+        let said = |serde: &str| wrong_kind(serde).unwrap();
+        assert_eq!(
+            said("invalid value: integer `-3`, expected u32"),
+            "must not be negative"
+        );
+        assert_eq!(
+            said("invalid value: integer `18446744073709551615`, expected u32"),
+            "must be at most 4,294,967,295"
+        );
+        assert_eq!(
+            said("invalid value: integer `300`, expected u8"),
+            "must be at most 255"
+        );
+        assert_eq!(
+            said("invalid type: string \"many\", expected u64"),
+            "must be a whole number"
+        );
+        assert_eq!(
+            said("invalid type: floating point `1.5`, expected u32"),
+            "must be a whole number"
+        );
+        assert_eq!(
+            said("invalid type: string \"fast\", expected f64"),
+            "must be a number"
+        );
+        assert_eq!(
+            wrong_kind("unknown field `k`, expected one of `a`, `b`"),
+            None
+        );
+    }
 
     #[test]
     fn sizes_parse_in_binary_and_decimal_units() {
