@@ -42,13 +42,29 @@ def test_compare_plot_latency_draws_cdfs(tmp_path):
     assert width > 1000 and height > 400  # two panels, read and write
 
 
-def test_plot_latency_without_response_times_is_bad_input(tmp_path):
+def test_plot_latency_without_response_times_is_bad_input_before_any_run(tmp_path, monkeypatch):
+    def no_run(*args, **kwargs):
+        raise AssertionError("a run started")
+
+    monkeypatch.setattr(ftlsim.sim, "run_many", no_run)
     out = tmp_path / "cdf.png"
-    result = CliRunner().invoke(main, ["compare", "uniform:writes=300,seed=1", "--ftl", "page",
+    result = CliRunner().invoke(main, ["compare", "uniform:writes=300,seed=1", "--ftl", "page,fast",
                                        "--plot-latency", str(out)])
-    assert result.exit_code == 2
+    assert result.exit_code == 2, result.output
     assert "no response times" in result.output and "queue_depth" in result.output
     assert not out.exists()
+
+
+def test_which_runs_have_the_array_model():
+    from ftlsim._registry import array_model_on
+
+    assert not array_model_on({"ftl": "page"})
+    assert not array_model_on({"ftl": "page", "preset": "lee2007", "channels": 1})
+    assert array_model_on({"preset": "mqsim-default"})
+    assert not array_model_on({"preset": "mqsim-default", "channels": 1, "chips_per_channel": 1,
+                               "dies_per_chip": 1, "planes_per_die": 1})
+    assert array_model_on({"planes_per_die": 2})
+    assert array_model_on({"queue_depth": 1}) and array_model_on({"time_scale": 1.0})
 
 
 def test_bad_array_settings_are_bad_input():

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 from . import _core
-from ._registry import names
+from ._registry import NO_RESPONSE_TIMES, array_model_on, names
 from .errors import spelled
 from .output import check_output, fmt
 from .report import Report, uninformative
@@ -479,6 +479,9 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
             if settings.get(key):
                 (check_output if key == "csv" else check_plot_path)(settings[key], what, inputs=inputs)
         runs = [{**common, **run} for run in grid_runs(traces, schemes, grid)]
+        if settings.get("plot_latency") and not any(array_model_on(run) for run in runs):
+            # Refused before the runs, which would end with nothing to draw.
+            raise _core.FtlsimError(f"--plot-latency: {NO_RESPONSE_TIMES}")
         stored = None
         if stored_points:
             try:

@@ -479,11 +479,10 @@ def latency_cdf_plot(df, swept, path: str, title: str = "") -> None:
     """`latency_cdfs` written to `path` (the format its extension names), atomically. A comparison without
     response times (the array model off) is bad input."""
     from . import _core
+    from ._registry import NO_RESPONSE_TIMES
     from .output import save_figure
 
     if not any(key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])
                for _, key in CDF_KEYS):
-        raise _core.FtlsimError(
-            "--plot-latency: the runs have no response times; turn the multi-chip array model on with a "
-            "preset that has one (--preset mqsim-default) or -p queue_depth=32 (or channels=, time_scale=)")
+        raise _core.FtlsimError(f"--plot-latency: {NO_RESPONSE_TIMES}")
     save_figure(latency_cdfs(df, swept, title=title), path, dpi=120)
