@@ -53,6 +53,12 @@ def test_the_run_example_parses_validates_and_runs_with_every_default(tmp_path, 
     assert (ours.erases, ours.page_writes, ours.time_us) == (default.erases, default.page_writes, default.time_us)
 
 
+def test_the_examples_fit_an_80_column_editor():
+    for example in ("run", "sweep"):
+        lines = invoke("config", "--example", example).output.splitlines()
+        assert max(len(line) for line in lines) <= 79, example
+
+
 def test_the_sweep_example_parses_validates_and_runs(tmp_path, monkeypatch):
     result = invoke("config", "--example", "sweep")
     assert result.exit_code == 0, result.output

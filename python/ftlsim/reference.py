@@ -208,16 +208,21 @@ def toml_value(value) -> str:
     return json.dumps(value)
 
 
-WIDTH = 110
+# Comment lines of an example file fit an 80-column editor.
+WIDTH = 79
+
+
+def _comment(text: str) -> list[str]:
+    """`text` as comment lines of at most `WIDTH` columns."""
+    import textwrap
+
+    return textwrap.wrap(text, WIDTH, initial_indent="# ", subsequent_indent="# ")
 
 
 def _line(key: str, value, text: str | None = None) -> list[str]:
     """``# meaning`` (`text`, else the key's meaning) then ``key = value``; a key without a default is shown
     commented out."""
-    import textwrap
-
-    lines = textwrap.wrap(text or meaning(key), WIDTH, initial_indent="# ", subsequent_indent="# ")
-    return lines + ([f"{key} = {toml_value(value)}"] if value is not None else [f"# {key} ="])
+    return _comment(text or meaning(key)) + ([f"{key} = {toml_value(value)}"] if value is not None else [f"# {key} ="])
 
 
 EXAMPLE_VALUES = {"trace": "uniform:writes=150000,seed=1", "precondition": "none"}
@@ -225,9 +230,9 @@ EXAMPLE_VALUES = {"trace": "uniform:writes=150000,seed=1", "precondition": "none
 
 def example_run() -> str:
     """An annotated run file (TOML) with every key, its default and its meaning."""
-    out = ["# ftlsim run config: `ftlsim run -c run.toml`. Every key is optional and shows its default; a key",
-           "# written `# key =` has none (the preset, the scheme or the trace decides). Options given on the",
-           "# command line override the file.", ""]
+    out = _comment("ftlsim run config: `ftlsim run -c run.toml`. Every key is optional and shows its default; a "
+                   "key written `# key =` has none (the preset, the scheme or the trace decides). Options given on "
+                   "the command line override the file.") + [""]
     for key in FILE_KEYS:
         if key != "params":
             out += _line(key, EXAMPLE_VALUES.get(key, registry()["defaults"].get(key)))
@@ -235,7 +240,7 @@ def example_run() -> str:
     for key in option_keys():
         out += _line(key, option_default(key))
     out += ["", "# Outputs"] + [line for key in RUN_OUTPUTS for line in _line(key, None)]
-    out += ["", "# The scheme's own parameters, here page's (the default scheme) with their defaults."]
+    out += [""] + _comment("The scheme's own parameters, here page's (the default scheme) with their defaults.")
     out += _params_reference()
     out += ["[params]"] + [f"{k} = {toml_value(v)}" if v is not None else f"# {k} ="
                            for k, v in scheme_defaults("page").items()]
@@ -244,8 +249,8 @@ def example_run() -> str:
 
 def example_sweep() -> str:
     """An annotated sweep file (TOML) with every key, its default and its meaning."""
-    out = ["# ftlsim sweep config: `ftlsim sweep -c sweep.toml`. A grid of traces x schemes x parameters; every",
-           "# point runs once and is kept in the store. Keys written `# key =` have no default.", ""]
+    out = _comment("ftlsim sweep config: `ftlsim sweep -c sweep.toml`. A grid of traces x schemes x parameters; "
+                   "every point runs once and is kept in the store. Keys written `# key =` have no default.") + [""]
     out += _line("traces", ["uniform:writes=150000,seed=1"])
     for key in ("store", "csv", "plot", "scheduler", "jobs"):
         out += _line(key, {"store": "results.parquet"}.get(key), SWEEP_KEYS[key])
@@ -254,9 +259,10 @@ def example_sweep() -> str:
     for key in [k for k in FILE_KEYS if k not in ("trace", "ftl", "params")] + option_keys():
         default = "none" if key == "precondition" else (option_default(key) if key in option_keys() else None)
         out += _line(key, default)
-    out += ["", "# [grid]: parameter -> values, for every scheme that takes it; e.g. log_blocks = [4, 8, 16]",
-            "[grid]", "", "# [schemes]: each scheme with its own grid (one value or a list per parameter); {} runs "
-            "its defaults."]
+    out += [""] + _comment("[grid]: parameter -> values, for every scheme that takes it; e.g. log_blocks = "
+                           "[4, 8, 16]")
+    out += ["[grid]", ""] + _comment("[schemes]: each scheme with its own grid (one value or a list per "
+                                     "parameter); {} runs its defaults.")
     out += _params_reference()
     out += ["[schemes]", "page = {}", "fast = { log_blocks = [4, 8, 16] }"]
     return "\n".join(out) + "\n"
