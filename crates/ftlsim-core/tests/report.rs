@@ -371,6 +371,25 @@ fn reads_of_pages_never_written_are_counted() {
 }
 
 #[test]
+fn requests_of_no_bytes_are_counted_apart_and_do_nothing() {
+    let empty = |op| Request::new(0.0, op, 512, 0);
+    let reqs = vec![
+        page(Op::Write, 1),
+        empty(Op::Write),
+        empty(Op::Read),
+        empty(Op::Trim),
+        page(Op::Read, 1),
+    ];
+    let r = run_requests(&toy("page", json!({}), 4, 8), reqs).unwrap();
+    let kinds = ["read", "write", "trim", "empty"].map(|k| r.count(&format!("host.{k}_requests")));
+    assert_eq!((r.count("host.requests"), kinds), (5, [1, 1, 0, 3]));
+    assert_eq!(
+        (r.count("flash.page_writes"), r.count("flash.page_reads")),
+        (1, 1)
+    );
+}
+
+#[test]
 fn trace_warm_up_writes_every_request_once_then_counts_the_replay() {
     // Pages 0..4 written and read: the warm-up writes 0, 1, 2, 3 (the read request too) and 1 again.
     let reqs = vec![

@@ -142,7 +142,9 @@ pub const PRESETS: &[Preset] = &[
         name: "tinyftl-16g",
         summary: "TinyFTL paper (Lee et al.) §V.E and §VI.B, the 16 GB MLC DOM: 2 KB + 64 B pages, 128 a block, \
                   65,536 blocks of which 24 in every 1,024 (1,536) are non-data, so the host sees 64,000 blocks \
-                  (16,777,216,000 bytes); Table II timing as mlc-k9gag08, in-order programming",
+                  (16,777,216,000 bytes); Table II timing as mlc-k9gag08, in-order programming. Table IV's RAM of \
+                  the log-block schemes is for 393 log blocks: -p log_blocks=393 (tiny takes 393 here by itself; \
+                  bast, fast and the others keep their own default unless told)",
         page_bytes: 2048,
         spare_bytes: 64,
         pages_per_block: 128,

@@ -9,6 +9,8 @@ pub struct HostCounts {
     pub read_requests: u64,
     pub write_requests: u64,
     pub trim_requests: u64,
+    /// Requests of no bytes: counted in `requests`, in no kind, and nothing done.
+    pub empty_requests: u64,
     pub read_pages: u64,
     pub write_pages: u64,
     pub trim_pages: u64,
@@ -47,6 +49,12 @@ impl Component for HostCounts {
             k.put(key, unit, what, value);
         }
         k.shown(false);
+        k.put(
+            "host.empty_requests",
+            Unit::Count,
+            "host requests of no bytes, of any kind: counted in host.requests alone, and nothing done",
+            self.empty_requests,
+        );
         k.put(
             "host.read_bytes",
             Unit::Bytes,

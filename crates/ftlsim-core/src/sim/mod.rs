@@ -784,6 +784,7 @@ impl<'p> Run<'p> {
     fn serve_pages(&mut self, request: &Request) -> Result<()> {
         self.host.requests += 1;
         if request.len == 0 {
+            self.host.empty_requests += 1;
             return Ok(());
         }
         let (offset, end) = self.locate(request)?;
