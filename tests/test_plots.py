@@ -217,3 +217,18 @@ def test_the_hot_block_heading_says_the_blocks_it_counts():
             "write_share_hottest_1pct_blocks": 0.52}
     assert hottest_blocks_text(info) == ("31.0% of page writes hit the hottest 0.2% of written blocks (40 of 20,000), "
                                          "52.0% the hottest 1% (200)")
+
+
+def test_a_line_drawn_over_an_equal_one_says_so_in_the_legend():
+    # O-FAST without its lazy merge is FAST: the two lines are one, and O-FAST's is drawn over FAST's.
+    df = ftlsim.sweep(TRACE, {"fast": {"log_blocks": [4, 8]}, "ofast": {"log_blocks": [4, 8], "lazy_merge": False},
+                              "bast": {"log_blocks": [4, 8]}}, capacity="1MiB", backend="threads")
+    fast, ofast = (df[df["ftl"] == s].sort_values("log_blocks") for s in ("fast", "ofast"))
+    assert list(fast["flash.erases"]) == list(ofast["flash.erases"])
+    fig = drawn(ftlsim.plot.compare(df, ["log_blocks"]))
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert texts == ["FAST", "O-FAST (same as FAST)", "BAST"]
+    # Equal in one panel is not enough: a line is the same only where every figure drawn is.
+    df.loc[df["ftl"] == "ofast", "time_us.total"] += 1
+    texts = [t.get_text() for t in drawn(ftlsim.plot.compare(df, ["log_blocks"])).legends[0].get_texts()]
+    assert texts == ["FAST", "O-FAST", "BAST"]

@@ -86,6 +86,7 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     fig = Figure(figsize=(9.5 + 0.6 + 0.075 * longest, 0.6 + 3.9 * len(traces)), layout="constrained")
     rows_of_panels = fig.subfigures(len(traces), 1, squeeze=False)[:, 0]
     handles = {}
+    same = _same_lines(df, keys, others, x, [col for col, _, _ in y]) if x else {}
     if len(traces) == 1 and title == str(traces[0]):
         title = ""  # the panel's own title names the trace
     for trace, panel in zip(traces, rows_of_panels):
@@ -100,6 +101,8 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
             if not len(rows):
                 continue
             label = _label(dict(zip(others, key)))
+            if key in same:  # drawn over the line it equals: the legend says so
+                label += f" (same as {_label(dict(zip(others, same[key])))})"
             marker, dash = styles[i % len(styles)]
             for ax, (col, _, scale), refs in zip(axes, y, references):
                 handles[label] = _draw(ax, rows, x, col, scale, label, colors[i], marker, dash, i, refs)
@@ -122,6 +125,23 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     if title or subtitle:
         fig.suptitle("\n".join(p for p in (title, subtitle) if p))
     return fig
+
+
+def _same_lines(df, keys, others, x, columns) -> dict:
+    """Each line (a key of `others`' values) whose figures, in every trace's panels, equal those of an earlier
+    line, with that line's key: O-FAST on random writes is FAST, and its line hides FAST's."""
+    figures = {}
+    for key, (_, rows) in zip(_line_keys(df, others), df.iterrows()):
+        point = (rows.get("trace"), rows[x], *(rows[c] for c in columns))
+        figures.setdefault(key, []).append(tuple(None if isinstance(v, float) and v != v else v for v in point))
+    same = {}
+    for i, key in enumerate(keys):
+        mine = sorted(figures.get(key, []), key=repr)
+        earlier = next((k for k in keys[:i] if k not in same and sorted(figures.get(k, []), key=repr) == mine),
+                       None)
+        if mine and earlier is not None:
+            same[key] = earlier
+    return same
 
 
 def split_swept(df, swept) -> tuple[list, list]:
