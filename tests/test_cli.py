@@ -432,3 +432,21 @@ def test_a_share_of_the_device_under_a_thousandth_is_not_0_0_percent():
     assert "10,816 pages, 0.01% of the device's 106,679,872" in uninformative(row)["unwritten"]
     row["host.write_pages"] = 2_000_000
     assert "2,000,000 pages, 1.9% of the device's" in uninformative(row)["unwritten"]
+
+
+def test_warnings_and_errors_wrap_between_words_in_a_terminal_and_keep_one_line_when_piped(monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from ftlsim import cli
+
+    text = "invalid parameter: scheme `bast`: -p log_blocks=0 is below 1, the least it can be [1]; " * 3
+    for terminal, width in ((True, 60), (False, 160)):
+        out = io.StringIO()
+        monkeypatch.setattr(cli, "err_console", Console(file=out, width=width, force_terminal=terminal,
+                                                        color_system=None))
+        cli.say("[yellow]warning:[/]", text)
+        lines = out.getvalue().splitlines()
+        assert " ".join(lines).split() == ("warning: " + text).split()  # every word whole, [1] not markup
+        assert (len(lines) > 1 and max(map(len, lines)) <= 60) if terminal else len(lines) == 1

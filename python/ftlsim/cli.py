@@ -78,14 +78,20 @@ def error_text(error) -> str:
     return str(error)
 
 
+def say(label: str, text: str) -> None:
+    """A warning or an error on stderr (`label` in markup, `text` as it is): wrapped between words in a
+    terminal, where one long line would break inside them; one line when piped, a line a message for a log."""
+    from rich.markup import escape
+
+    err_console.print(f"{label} {escape(text)}", highlight=False, soft_wrap=not err_console.is_terminal)
+
+
 def fail(error, code: int | None = None) -> NoReturn:
     """Prints the error on stderr in the command line's spelling and exits: 1 for a run that failed, 2 for
     bad input."""
     if code is None:
         code = 1 if isinstance(error, _core.RunFailedError) else 2
-    from rich.markup import escape
-
-    err_console.print(f"[bold red]error:[/] {escape(error_text(error))}", highlight=False, soft_wrap=True)
+    say("[bold red]error:[/]", error_text(error))
     sys.exit(code)
 
 
@@ -222,10 +228,9 @@ def print_report(report: Report, metrics: list[str] | None, stderr: bool = False
     if skipped:  # --skip-bad-lines counted them; the table has no row for it
         lines = f"{skipped:,} line of the trace did not parse and was" if skipped == 1 else \
             f"{skipped:,} lines of the trace did not parse and were"
-        err_console.print(f"[yellow]warning:[/] {lines} skipped (--skip-bad-lines): the run is of the rest",
-                          highlight=False, soft_wrap=True)
+        say("[yellow]warning:[/]", f"{lines} skipped (--skip-bad-lines): the run is of the rest")
     for warning in uninformative(report).values():
-        err_console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+        say("[yellow]warning:[/]", warning)
 
 
 def complete_names(kind: str, comma: bool = False):
@@ -409,8 +414,8 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         trace = DEFAULT_TRACE
         err_console.print(f"[dim]no trace given: running the built-in workload {trace}[/]")
         if _stdin_holds_data():
-            err_console.print("warning: standard input holds data (piped or redirected in), which is not read: "
-                              "give - as TRACE to run the trace on it (ftlsim run -)")
+            say("[yellow]warning:[/]", "standard input holds data (piped or redirected in), which is not read: "
+                "give - as TRACE to run the trace on it (ftlsim run -)")
     if power_cuts:
         kwargs.update(power_cuts=power_cuts, power_cut_seed=power_cut_seed)
     if mount_at_end:
@@ -431,7 +436,7 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
 
     print_report(report, metrics, stderr=is_stdout(json_path) or is_stdout(csv_path))
     for warning in caught:
-        err_console.print(f"[yellow]warning:[/] {warning.message}", highlight=False, soft_wrap=True)
+        say("[yellow]warning:[/]", str(warning.message))
     try:
         if json_path:
             report.to_json(json_path)
@@ -618,8 +623,7 @@ def warn_uninformative(df) -> None:
                 found.setdefault(kind, (text, []))[1].append(str(row["ftl"]))
         for text, schemes in found.values():
             which = ", ".join(dict.fromkeys(schemes))
-            err_console.print(f"[yellow]warning:[/] {which} on {names[str(trace)]}: {text}", highlight=False,
-                              soft_wrap=True)
+            say("[yellow]warning:[/]", f"{which} on {names[str(trace)]}: {text}")
 
 
 def points_line(points: dict) -> str:

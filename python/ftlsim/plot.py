@@ -130,7 +130,7 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
 def _same_lines(df, keys, others, x, columns) -> dict:
     """Each line (a key of `others`' values) whose figures, in every trace's panels, equal those of an earlier
     line, with that line's key: O-FAST on random writes is FAST, and its line hides FAST's."""
-    figures = {}
+    figures: dict[tuple, list[tuple]] = {}
     for key, (_, rows) in zip(_line_keys(df, others), df.iterrows()):
         point = (rows.get("trace"), rows[x], *(rows[c] for c in columns))
         figures.setdefault(key, []).append(tuple(None if isinstance(v, float) and v != v else v for v in point))
