@@ -886,7 +886,8 @@ def store_table(df, title: str) -> Table:
 @click.argument("output_argument", metavar="[OUTPUT]", required=False, type=click.Path(dir_okay=False))
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="Trace file to write (or OUTPUT); its extension names the format: .csv (native, with tags and "
-                   "times), .trace or .ascii (SSDsim / MQSim), .blkparse; .gz on top compresses.")
+                   "times; one device), .trace or .ascii (SSDsim / MQSim), .blkparse (both keep each request's "
+                   "device); .gz on top compresses.")
 @click.option("--preset", default=None, shell_complete=complete_names("presets"),
               help="Device preset; its page size and capacity size the workload.")
 @click.option("--capacity", default=None, help="Logical capacity the workload spreads over, e.g. 32MiB.")

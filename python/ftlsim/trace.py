@@ -168,8 +168,9 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     """Writes `trace` (a built-in workload such as ``"fat-camera:seed=1"``, or a trace file) to `output` in the
     format its extension names: ``.csv`` (native ``op,offset,length,tag,time_us``: tags and arrival times
     kept), ``.trace`` / ``.ascii`` (SSDsim / MQSim ASCII), ``.blkparse`` (blkparse-like text); ``.gz`` on top
-    compresses. An unknown extension, an output that is the input, or a request the format cannot hold (a
-    trim in SSDsim ASCII, bytes off the 512 B grid) is an error, and no file is left half-written.
+    compresses. Each request keeps its device where the format has a device column (SSDsim ASCII, blkparse).
+    An unknown extension, an output that is the input, or a request the format cannot hold (a trim in SSDsim
+    ASCII, bytes off the 512 B grid, a second device in CSV) is an error, and no file is left half-written.
     `preset`, `capacity` and device overrides size the device a workload spreads over. Returns the number of
     requests written."""
 

@@ -8,10 +8,10 @@ use crate::trace::{self, RequestSource, TraceError, Wrapped};
 use std::path::Path;
 
 /// Writes `trace` (a path or a workload spec) to `output` in the format its extension names (`.csv` native
-/// with tags and times, `.trace` / `.ascii` SSDsim, `.blkparse`; `.gz` on top compresses), on the device of
-/// `cfg`. Returns the requests written. An empty output, or an output that is the input, is refused before
-/// anything is read. `keep_going` is asked every [`CHECK_EVERY`] requests (and during a `compact` pre-pass);
-/// false stops with [`TraceError::Cancelled`].
+/// with tags and times, `.trace` / `.ascii` SSDsim, `.blkparse`, both with each request's device; `.gz` on top
+/// compresses), on the device of `cfg`. Returns the requests written. An empty output, or an output that is the
+/// input, is refused before anything is read. `keep_going` is asked every [`CHECK_EVERY`] requests (and during
+/// a `compact` pre-pass); false stops with [`TraceError::Cancelled`].
 pub fn generate(
     trace: &str,
     output: &Path,

@@ -365,6 +365,38 @@ fn every_writer_reads_back_the_same_requests_at_the_same_times() {
 }
 
 #[test]
+fn every_writer_keeps_each_request_on_its_device_or_refuses_a_trace_on_several() {
+    // SPC requests on devices 0, 3, 2064 (blkparse's 8,16) and 70,000.
+    let spc = temp(
+        "devices.spc",
+        b"0,8,4096,w,0.5\n3,16,512,r,1\n2064,0,1024,w,1.5\n70000,8,512,w,2\n",
+    );
+    let on_devices = |path: &Path| -> Vec<(Request, Option<u64>)> {
+        let mut reader = LineReader::open(path, &opts("auto")).unwrap();
+        std::iter::from_fn(|| Some((reader.next_request()?.unwrap(), reader.device()))).collect()
+    };
+    let want = on_devices(&spc);
+    for writer in trace::WRITERS {
+        for ext in writer.extensions {
+            let path = temp(&format!("devices.{ext}"), b"");
+            std::fs::remove_file(&path).unwrap();
+            let written = trace::write(&mut LineReader::open(&spc, &opts("auto")).unwrap(), &path);
+            if writer.keeps_device {
+                assert_eq!(written.unwrap(), 4, "{ext}");
+                assert_eq!(on_devices(&path), want, "{ext}");
+            } else {
+                let err = written.unwrap_err().to_string();
+                assert!(
+                    err.contains("is on device 3, the first on device 0"),
+                    "{err}"
+                );
+                assert!(!path.exists(), "no half-written file");
+            }
+        }
+    }
+}
+
+#[test]
 fn writers_refuse_what_their_format_cannot_hold_and_leave_no_file() {
     let unknown = temp("out.msr", b"keep");
     let err = trace::write(&mut VecSource::new(sample()), &unknown).unwrap_err();

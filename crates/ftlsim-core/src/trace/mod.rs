@@ -160,9 +160,13 @@ pub struct FormatWriter {
     /// Extensions that name the format (before an optional `.gz`).
     pub extensions: &'static [&'static str],
     pub header: &'static str,
+    /// Whether a line holds the request's device, read back as the same number. A writer without one refuses
+    /// a source on more than one device ([`write`]).
+    pub keeps_device: bool,
     /// Why a request cannot be written in this format without changing it.
     pub check: fn(&Request) -> Result<(), String>,
-    pub line: fn(&mut dyn Write, &Request) -> std::io::Result<()>,
+    /// One request and its device ([`RequestSource::device`]; None: the format's default device).
+    pub line: fn(&mut dyn Write, &Request, Option<u64>) -> std::io::Result<()>,
 }
 
 /// A request's (offset, length) in 512 B sectors, or why it is not on that grid.
@@ -209,7 +213,8 @@ pub fn writer_for(path: &Path) -> Result<&'static FormatWriter, TraceError> {
 /// A regular file (new or old) is written through a temporary file renamed into place, so a failure leaves no
 /// half-written output; a symlink is written through to the file it names (the link stays); a FIFO or device
 /// is written directly. A new file gets the umask's mode, a replaced one keeps its mode. Refuses a request the
-/// format cannot hold unchanged, naming it. Returns the number of requests written.
+/// format cannot hold unchanged, naming it, and a source on more than one device when the format has no device
+/// column. Returns the number of requests written.
 pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceError> {
     let writer = writer_for(path)?;
     let io = |source| TraceError::Io {
@@ -244,8 +249,15 @@ pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceEr
         };
         out.write_all(writer.header.as_bytes()).map_err(io)?;
         let mut n = 0u64;
+        // The device of the first request, for a writer without a device column.
+        let mut first_device = None;
         while let Some(request) = source.next_request() {
             let r = request?;
+            let device = source.device();
+            let first = *first_device.get_or_insert(device);
+            if !writer.keeps_device && device != first {
+                return Err(devices_lost(writer, path, n + 1, &*source, first, device));
+            }
             (writer.check)(&r).map_err(|what| TraceError::Option {
                 spec: path.display().to_string(),
                 what: format!(
@@ -255,7 +267,7 @@ pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceEr
                     source.position().unwrap_or_else(|| "generated".into())
                 ),
             })?;
-            (writer.line)(&mut *out, &r).map_err(io)?;
+            (writer.line)(&mut *out, &r, device).map_err(io)?;
             n += 1;
         }
         out.flush().map_err(io)?;
@@ -269,6 +281,43 @@ pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceEr
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Why `writer`, which has no device column, refuses request #`n` of `source`, on another device than the first.
+/// Refused rather than written with a warning: the devices would be lost without a trace in the file, and a
+/// later run with `devices` or `device` would give other figures than the original (or fail far from here).
+#[cold]
+fn devices_lost(
+    writer: &FormatWriter,
+    path: &Path,
+    n: u64,
+    source: &dyn RequestSource,
+    first: Option<u64>,
+    device: Option<u64>,
+) -> TraceError {
+    let shown = |d: Option<u64>| d.map_or_else(|| "none".to_string(), |d| d.to_string());
+    let keeping: Vec<String> = WRITERS
+        .iter()
+        .filter(|w| w.keeps_device)
+        .flat_map(|w| {
+            w.extensions
+                .iter()
+                .map(move |e| format!(".{e} ({})", w.name))
+        })
+        .collect();
+    TraceError::Option {
+        spec: path.display().to_string(),
+        what: format!(
+            "{} has no device column, but the trace has more than one device: request #{n} ({}) is on device {}, \
+             the first on device {}; write {}, which keep each request's device, or pass devices=concat (or \
+             device=N) to write the devices as one address space",
+            writer.name,
+            source.position().unwrap_or_else(|| "generated".into()),
+            shown(device),
+            shown(first),
+            keeping.join(", ")
+        ),
+    }
 }
 
 /// The file `path` names once its symlinks are followed (the link's target, even one that does not exist yet),
@@ -297,6 +346,12 @@ pub trait RequestSource: Send {
     }
     /// (done, total) in whatever unit the source counts progress, for progress bars.
     fn progress(&self) -> (u64, u64);
+    /// The device (ASU, disk number) the last request was issued to, where the source keeps devices apart: None
+    /// for generated requests, a format without a device column, and requests a layout (`devices` other than
+    /// `fold`) has moved into one address space.
+    fn device(&self) -> Option<u64> {
+        None
+    }
     /// Where the last request came from ("path:line"), for errors about it; None for generated requests.
     fn position(&self) -> Option<String> {
         None
@@ -443,7 +498,7 @@ pub fn is_workload(spec: &str) -> bool {
 }
 
 /// Another source's requests passed through `step` (which pulls the next one from the source it is given and
-/// may change or refuse it); skipped lines, progress and positions are the inner source's.
+/// may change or refuse it); skipped lines, progress, devices and positions are the inner source's.
 pub struct Wrapped<F> {
     inner: Box<dyn RequestSource>,
     step: F,
@@ -472,6 +527,10 @@ where
 
     fn progress(&self) -> (u64, u64) {
         self.inner.progress()
+    }
+
+    fn device(&self) -> Option<u64> {
+        self.inner.device()
     }
 
     fn position(&self) -> Option<String> {
@@ -1062,11 +1121,6 @@ impl LineReader {
         self
     }
 
-    /// The device / ASU / disk number of the last request, where the format names one.
-    pub fn device(&self) -> Option<u64> {
-        self.device
-    }
-
     /// The name of the format being read (the sniffed one for `format = "auto"`).
     pub fn format_name(&self) -> &'static str {
         self.format_name
@@ -1241,6 +1295,11 @@ impl RequestSource for LineReader {
 
     fn progress(&self) -> (u64, u64) {
         (self.read_bytes.load(Ordering::Relaxed), self.total_bytes)
+    }
+
+    /// The device the format names for the last request, unless a layout moved it into one address space.
+    fn device(&self) -> Option<u64> {
+        self.device.filter(|_| self.layout.is_none())
     }
 
     fn position(&self) -> Option<String> {

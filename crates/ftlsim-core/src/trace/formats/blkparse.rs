@@ -119,14 +119,17 @@ impl crate::trace::Format for Blkparse {
     }
 }
 
-/// blkparse-like output (`.blkparse`): one `D` event a request on device 8,0, times in seconds to the
-/// nanosecond, sectors. It has no tags; a request off the 512 B grid is refused rather than changed.
+/// blkparse-like output (`.blkparse`): one `D` event a request on its device as `device / 256,device % 256`
+/// (8,0 where the source names none), times in seconds to the nanosecond, sectors. It has no tags; a request
+/// off the 512 B grid is refused rather than changed.
 pub const WRITER: FormatWriter = FormatWriter {
     name: "blkparse",
     extensions: &["blkparse"],
     header: "",
+    keeps_device: true,
     check: |r| sectors_of(r).map(|_| ()),
-    line: |out: &mut dyn Write, r: &Request| {
+    line: |out: &mut dyn Write, r: &Request, device: Option<u64>| {
+        let (major, minor) = device.map_or((8, 0), |d| (d / 256, d % 256));
         let (sector, nsect) = sectors_of(r).unwrap_or_default();
         let rwbs = match r.op {
             Op::Read => "R",
@@ -137,7 +140,7 @@ pub const WRITER: FormatWriter = FormatWriter {
         let (secs, nanos) = (nanos / 1_000_000_000, nanos % 1_000_000_000);
         writeln!(
             out,
-            "8,0 0 0 {secs}.{nanos:09} 0 D {rwbs} {sector} + {nsect} [ftlsim]"
+            "{major},{minor} 0 0 {secs}.{nanos:09} 0 D {rwbs} {sector} + {nsect} [ftlsim]"
         )
     },
 };
@@ -145,6 +148,15 @@ pub const WRITER: FormatWriter = FormatWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn written_traces_keep_each_request_on_its_device() {
+        let (source, back) =
+            super::super::written::spc_written_as("devices.blkparse", &TraceOptions::default());
+        let devices: Vec<_> = source.iter().map(|(_, d)| d.unwrap()).collect();
+        assert_eq!(devices, [0, 3, 21, 2064, 70_000, 3]);
+        assert_eq!(back.unwrap(), source);
+    }
 
     #[test]
     fn events_rwbs_and_non_event_lines() {

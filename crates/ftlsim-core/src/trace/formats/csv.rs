@@ -82,18 +82,20 @@ impl crate::trace::Format for Csv {
     }
 }
 
-/// Native CSV output: every request is representable.
+/// Native CSV output: every request is representable, but it has no device column, so a source on more than one
+/// device is refused.
 pub const WRITER: FormatWriter = FormatWriter {
     name: "csv",
     extensions: &["csv"],
     header: "op,offset,length,tag,time_us\n",
+    keeps_device: false,
     check: |_| Ok(()),
     line: write_line,
 };
 
 /// One request; the time column is left out at time 0 and the tag column when both are empty. `{}` prints the
 /// shortest decimal that reads back as the same `f64`.
-fn write_line(out: &mut dyn Write, r: &Request) -> std::io::Result<()> {
+fn write_line(out: &mut dyn Write, r: &Request, _device: Option<u64>) -> std::io::Result<()> {
     let op = match r.op {
         Op::Read => 'R',
         Op::Write => 'W',
@@ -118,6 +120,40 @@ fn write_line(out: &mut dyn Write, r: &Request) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use crate::trace::{write, LineReader, RequestSource, VecSource};
+
+    #[test]
+    fn a_trace_on_several_devices_is_refused_one_device_or_one_space_is_written() {
+        use crate::trace::formats::written::spc_written_as;
+        use crate::trace::layout::devices::Devices;
+        let (_, back) = spc_written_as("devices.csv", &TraceOptions::default());
+        let err = back.unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "csv has no device column, but the trace has more than one device: request #2"
+            ) && err.contains("is on device 3, the first on device 0")
+                && err.contains("write .trace (ssdsim), .ascii (ssdsim), .blkparse (blkparse)"),
+            "{err}"
+        );
+        let one = TraceOptions {
+            device: Some(3),
+            ..TraceOptions::default()
+        };
+        let (source, back) = spc_written_as("device-3.csv", &one);
+        assert_eq!(source.len(), 2);
+        let requests =
+            |v: Vec<(Request, Option<u64>)>| v.into_iter().map(|(r, _)| r).collect::<Vec<_>>();
+        assert_eq!(requests(back.unwrap()), requests(source));
+        let concat = TraceOptions {
+            devices: Devices::Concat,
+            ..TraceOptions::default()
+        };
+        let (source, back) = spc_written_as("concat.csv", &concat);
+        assert!(
+            source.iter().all(|(_, d)| d.is_none()),
+            "laid out: one space"
+        );
+        assert_eq!(requests(back.unwrap()), requests(source));
+    }
 
     #[test]
     fn written_traces_read_back_the_same_tags_and_times_included_plain_and_gzip() {

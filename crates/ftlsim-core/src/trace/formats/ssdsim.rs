@@ -107,12 +107,14 @@ impl crate::trace::Format for Ascii {
     }
 }
 
-/// SSDsim / MQSim ASCII output (`.trace`, `.ascii`): times in ns, device 0, sectors. It has no trims and no
-/// tags, and counts whole sectors, so a trim or a request off the 512 B grid is refused rather than changed.
+/// SSDsim / MQSim ASCII output (`.trace`, `.ascii`): times in ns, the request's device (0 where the source names
+/// none), sectors. It has no trims and no tags, and counts whole sectors, so a trim or a request off the 512 B
+/// grid is refused rather than changed.
 pub const WRITER: FormatWriter = FormatWriter {
     name: "ssdsim",
     extensions: &["trace", "ascii"],
     header: "",
+    keeps_device: true,
     check: |r| {
         if r.op == Op::Trim {
             return Err(
@@ -122,10 +124,11 @@ pub const WRITER: FormatWriter = FormatWriter {
         }
         sectors_of(r).map(|_| ())
     },
-    line: |out: &mut dyn Write, r: &Request| {
+    line: |out: &mut dyn Write, r: &Request, device: Option<u64>| {
         let (lba, size) = sectors_of(r).unwrap_or_default();
         let op = if r.op == Op::Read { 1 } else { 0 };
-        writeln!(out, "{} 0 {lba} {size} {op}", r.time_us * 1e3)
+        let dev = device.unwrap_or(0);
+        writeln!(out, "{} {dev} {lba} {size} {op}", r.time_us * 1e3)
     },
 };
 
@@ -138,6 +141,15 @@ mod tests {
             Parsed::Record { request, device } => (request, device),
             Parsed::Skip => panic!("`{line}` skipped"),
         }
+    }
+
+    #[test]
+    fn written_traces_keep_each_request_on_its_device() {
+        let (source, back) =
+            super::super::written::spc_written_as("devices.trace", &TraceOptions::default());
+        let devices: Vec<_> = source.iter().map(|(_, d)| d.unwrap()).collect();
+        assert_eq!(devices, [0, 3, 21, 2064, 70_000, 3]);
+        assert_eq!(back.unwrap(), source);
     }
 
     #[test]
