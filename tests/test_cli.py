@@ -55,6 +55,16 @@ def test_list_shows_schemes_presets_workloads_formats(monkeypatch):
     result = invoke("list")
     assert "…" not in result.output
     assert "page_table_cache_entries=128" in result.output and "victim=lru" in result.output
+    # Names, parameters and timings whole, each within one cell of one line (a preset name is copied).
+    import ftlsim
+
+    cells = {cell.strip() for line in result.output.splitlines() for cell in line.split("│")}
+    for p in ftlsim.trace.presets():
+        t = p["timing"]
+        assert {p["name"], f"{t['read_us']}/{t['program_us']}/{t['erase_us']}"} <= cells, p["name"]
+    params = {f"{k}={ftlsim.output.param_text(v)}"
+              for s in ftlsim.ftl.schemes() for k, v in (s["defaults"] or {}).items()}
+    assert params <= cells and {s["name"] for s in ftlsim.ftl.schemes()} <= cells
 
 
 def test_compare_prints_a_table_and_draws_a_plot(tmp_path):

@@ -1295,6 +1295,8 @@ def config_cmd(example):
 @click.option("--json", "as_json", is_flag=True, help="Print the registries as JSON (for scripts).")
 def list_cmd(as_json):
     """List schemes, device presets, built-in workloads and trace formats."""
+    from rich.markup import escape
+
     from .ftl import schemes
     from .output import param_text
     from .trace import formats, presets, workloads
@@ -1303,29 +1305,38 @@ def list_cmd(as_json):
         out = {"schemes": schemes(), "presets": presets(), "workloads": workloads(), "formats": formats()}
         click.echo(json.dumps(out, indent=2))
         return
-    # Every column folds a long word rather than cut it: a parameter and its default are read whole.
+    # Names, parameters and figures are read whole (a preset name is copied, a timing read): their columns
+    # take their longest entry and never break it; the summaries wrap between words in what is left.
     t = Table(title="Schemes (--ftl)", title_justify="left")
-    for c in ("name", "summary", "parameters (defaults)"):
-        t.add_column(c, overflow="fold")
-    for s in schemes():
-        t.add_row(s["name"], s["summary"], "\n".join(f"{k}={param_text(v)}" for k, v in (s["defaults"] or {}).items()))
+    rows = [(s["name"], s["summary"], [f"{k}={param_text(v)}" for k, v in (s["defaults"] or {}).items()])
+            for s in schemes()]
+    t.add_column("name", no_wrap=True)
+    t.add_column("summary", overflow="fold")
+    t.add_column("parameters (defaults)", no_wrap=True,
+                 min_width=max(len(line) for _, _, params in rows for line in params))
+    for name, summary, params in rows:
+        t.add_row(name, summary, "\n".join(params))
     console.print(t)
-    t = Table(title="Presets (--preset)", title_justify="left")
-    for c in ("name", "page", "pages/block", "read/program/erase us", "source"):
-        t.add_column(c, overflow="fold")
+    t = Table(title="Presets (--preset); their sources below", title_justify="left")
+    for c in ("name", "page", "pages/block", "read/program/erase us"):
+        t.add_column(c, no_wrap=True)
     for p in presets():
         tm = p["timing"]
         t.add_row(p["name"], f"{p['page_bytes']}+{p['spare_bytes']} B", str(p["pages_per_block"]),
-                  f"{tm['read_us']}/{tm['program_us']}/{tm['erase_us']}", p["summary"])
+                  f"{tm['read_us']}/{tm['program_us']}/{tm['erase_us']}")
     console.print(t)
+    for p in presets():
+        console.print(f"[bold]{p['name']}[/]: {escape(p['summary'])}", highlight=False)
+    console.print()
     t = Table(title="Built-in workloads (use in place of a trace: name:key=value,...)", title_justify="left")
-    for c in ("name", "summary", "parameters (default: meaning)"):
+    t.add_column("name", no_wrap=True)
+    for c in ("summary", "parameters (default: meaning)"):
         t.add_column(c, overflow="fold")
     for w in workloads():
         t.add_row(w["name"], w["summary"], "\n".join(f"{k}={d}: {m}" for k, d, m in w["params"]))
     console.print(t)
     t = Table(title="Trace formats (--format)", title_justify="left")
-    t.add_column("name", overflow="fold")
+    t.add_column("name", no_wrap=True)
     t.add_column("summary", overflow="fold")
     for f in formats():
         t.add_row(f["name"], f["summary"])
