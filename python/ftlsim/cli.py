@@ -781,7 +781,8 @@ def store_cmd(path, conditions, prune, csv_path):
     """List, filter and prune the results store PATH of a sweep (a .parquet or .csv file, or a directory).
 
     Lists one line per stored point: its trace, scheme and the options that differ between points, its
-    status, erases and modelled time; options every row shares are printed once above the table."""
+    status, erases and modelled time; options every row shares are printed once above the table, and why each
+    failed point failed below it."""
     from .store import Store, store_file
 
     try:
@@ -811,6 +812,14 @@ def store_cmd(path, conditions, prune, csv_path):
 
     (err_console if is_stdout(csv_path) else console).print(
         store_table(selected, f"{st.path}: {len(selected)} of {len(df)} rows"))
+    if len(selected) and "error" in selected:
+        # Why each failed point failed: the store keeps it, and the sweep said it only once.
+        from .store import parameter_columns
+
+        swept = [c for c in selected.columns if c in parameter_columns() and c not in ("ftl", "trace")
+                 and selected[c].nunique(dropna=False) > 1]
+        for line in failure_lines(selected, swept):
+            say("[bold red]failed:[/]", line)
     if st.torn:
         err_console.print(f"{st.torn} cut-off rows were skipped; the next sweep computes their points again",
                           highlight=False)
@@ -867,6 +876,8 @@ def store_table(df, title: str) -> Table:
     def cell(column, value) -> str:
         if value is None or value != value:
             return "-"
+        if isinstance(value, float) and value.is_integer() and column in STORE_FIGURES:
+            value = int(value)  # a count beside a failed point's gap (NaN made the column floats)
         return value[:KEY_SHOWN] if column == "key" else escape(fmt(value))
 
     rows = [[cell(c, row[c]) for c in columns] for _, row in df.iterrows()]
