@@ -381,7 +381,7 @@ def test_a_progress_bar_names_a_trace_by_its_file_name():
     assert bar_label("3 traces") == "3 traces"
 
 
-def test_a_report_on_standard_output_is_all_that_goes_there():
+def test_a_report_on_standard_output_is_all_that_goes_there(tmp_path):
     import csv
     import io
 
@@ -390,6 +390,7 @@ def test_a_report_on_standard_output_is_all_that_goes_there():
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["host.write_requests"] == 500
     assert "flash.erases" in result.stderr  # the table, on stderr
+    assert "report written to standard output" in result.stderr  # not "to -"
     result = invoke("compare", "uniform:writes=500,seed=1", "--capacity", "2MiB", "--ftl", "page,fast", "--csv", "-")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
@@ -397,6 +398,10 @@ def test_a_report_on_standard_output_is_all_that_goes_there():
     result = invoke("info", "uniform:writes=500,seed=1", "--json", "-")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["writes"] == 500
+    # What a command wrote is said on stderr: `reproduce --report DIR > verdicts.txt` kept it in the verdicts.
+    result = invoke("reproduce", "ram-tables", "--report", str(tmp_path / "report"))
+    assert result.exit_code == 0, result.output
+    assert "written" not in result.stdout and "report written to" in result.stderr
     result = invoke("ram", "--ftl", "tiny", "--preset", "tinyftl-16g", "--json", "-")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["total_bytes"] == 12195  # TinyFTL's Table I

@@ -86,6 +86,17 @@ def say(label: str, text: str) -> None:
     err_console.print(f"{label} {escape(text)}", highlight=False, soft_wrap=not err_console.is_terminal)
 
 
+def say_written(what: str, path) -> None:
+    """`what` written to `path`, on stderr (stdout holds the data or the table); standard output by its name,
+    not `-`."""
+    from rich.markup import escape
+
+    from .output import is_stdout
+
+    where = "standard output" if is_stdout(path) else str(path)
+    err_console.print(f"[dim]{escape(what)} written to {escape(where)}[/]", highlight=False)
+
+
 def fail(error, code: int | None = None) -> NoReturn:
     """Prints the error on stderr in the command line's spelling and exits: 1 for a run that failed, 2 for
     bad input."""
@@ -440,10 +451,10 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
     try:
         if json_path:
             report.to_json(json_path)
-            err_console.print(f"[dim]report written to {json_path}[/]")
+            say_written("report", json_path)
         if csv_path:
             report.to_csv(csv_path)
-            err_console.print(f"[dim]report written to {csv_path}[/]")
+            say_written("report", csv_path)
     except _core.FtlsimError as e:
         fail(e)
 
@@ -519,18 +530,18 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
 
             with atomic_path(settings["csv"]) as tmp:
                 df.to_csv(tmp, index=False)
-            err_console.print(f"[dim]{len(df)} rows written to {settings['csv']}[/]")
+            say_written(f"{len(df)} rows", settings["csv"])
         if settings.get("plot") and len(failed) < len(df):
             from .plot import compare_plot
 
             compare_plot(df[df["status"] == "done"], swept, settings["plot"], title=label,
                          precondition=common.get("precondition"))
-            err_console.print(f"[dim]plot written to {settings['plot']}[/]")
+            say_written("plot", settings["plot"])
         if settings.get("plot_latency") and len(failed) < len(df):
             from .plot import latency_cdf_plot
 
             latency_cdf_plot(df[df["status"] == "done"], swept, settings["plot_latency"], title=label)
-            err_console.print(f"[dim]response-time CDFs written to {settings['plot_latency']}[/]")
+            say_written("response-time CDFs", settings["plot_latency"])
     except _core.FtlsimError as e:
         fail(e)
     except OSError as e:
@@ -807,7 +818,7 @@ def store_cmd(path, conditions, prune, csv_path):
 
         with atomic_path(csv_path) as tmp:
             selected.to_csv(tmp, index=False)
-        err_console.print(f"[dim]{len(selected)} rows written to {csv_path}[/]")
+        say_written(f"{len(selected)} rows", csv_path)
     from .output import is_stdout
 
     (err_console if is_stdout(csv_path) else console).print(
@@ -983,7 +994,7 @@ def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, comp
             plot_info(stats, plot_path, title=trace_title(trace))
         except _core.FtlsimError as e:
             fail(e)
-        err_console.print(f"[dim]plot written to {plot_path}[/]")
+        say_written("plot", plot_path)
     if json_path:
         try:
             write_text(json_path, json.dumps(stats, indent=2))
@@ -1092,7 +1103,7 @@ def plot_refs_cmd(trace, output, fmt_name, device, skip_bad_lines, page_bytes, b
         refs_plot(refs, output, title=trace_title(trace))
     except _core.FtlsimError as e:
         fail(e)
-    err_console.print(f"[dim]plot written to {output}[/]")
+    say_written("plot", output)
 
 
 def complete_experiment(ctx, param, incomplete: str):
@@ -1226,16 +1237,16 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
 
         with atomic_path(csv_path) as tmp:  # as every output: atomically, or to standard output for -
             results[0].df.to_csv(tmp, index=False)
-        err_console.print(f"[dim]{len(results[0].df)} rows written to {csv_path}[/]")
+        say_written(f"{len(results[0].df)} rows", csv_path)
     if plot_path:
         if results[0].skipped:
             fail(f"experiment `{name}` was skipped, no figure to draw: {results[0].skipped}")
         if not results[0].figure(plot_path):
             fail(f"experiment `{name}` has no figure to draw; use --csv")
-        err_console.print(f"[dim]plot written to {plot_path}[/]")
+        say_written("plot", plot_path)
     if report_dir:
         path = rp.write_report(results, report_dir)
-        out.print(f"[dim]report written to {path}[/]")
+        say_written("report", path)
 
 
 def _verdict_markup(verdict: str) -> str:
