@@ -57,6 +57,9 @@ def test_the_examples_fit_an_80_column_editor():
     for example in ("run", "sweep"):
         lines = invoke("config", "--example", example).output.splitlines()
         assert max(len(line) for line in lines) <= 79, example
+        # No TOML a reader cannot copy: `null` is not TOML, and a `key = value` is never broken over lines.
+        assert not any("null" in line for line in lines), example
+        assert not any(line.rstrip().endswith((" =", "-")) and line.startswith("#   ") for line in lines), example
 
 
 def test_the_sweep_example_parses_validates_and_runs(tmp_path, monkeypatch):

@@ -274,8 +274,13 @@ def _params_reference() -> list[str]:
 
     out = ["# Every scheme's parameters (defaults):"]
     for s in registry()["schemes"]:
-        params = ", ".join(f"{k} = {toml_value(v)}" for k, v in (s["defaults"] or {}).items()) or "(none)"
-        out += textwrap.wrap(f"{s['name']}: {params}", WIDTH, initial_indent="#   ", subsequent_indent="#     ")
+        # A key without a default is left out of a file (TOML has no null): said as unset.
+        # Each `key = value` whole on one line (a no-break space inside it while wrapping).
+        params = ", ".join((f"{k} = {toml_value(v)}" if v is not None else f"{k} (unset)").replace(" ", "\xa0")
+                           for k, v in (s["defaults"] or {}).items()) or "(none)"
+        out += [line.replace("\xa0", " ") for line in textwrap.wrap(
+            f"{s['name']}: {params}", WIDTH, initial_indent="#   ", subsequent_indent="#     ",
+            break_on_hyphens=False)]
     out.append("# What they mean:")
     names = sorted({k for s in registry()["schemes"] for k in (s["defaults"] or {})})
     for k in names:
