@@ -284,5 +284,6 @@ def _params_reference() -> list[str]:
     out.append("# What they mean:")
     names = sorted({k for s in registry()["schemes"] for k in (s["defaults"] or {})})
     for k in names:
-        out += textwrap.wrap(f"{k}: {PARAMS.get(k, '')}", WIDTH, initial_indent="#   ", subsequent_indent="#     ")
+        out += textwrap.wrap(f"{k}: {PARAMS.get(k, '')}", WIDTH, initial_indent="#   ", subsequent_indent="#     ",
+                             break_on_hyphens=False)  # a value such as per-write is read whole
     return out
