@@ -65,11 +65,6 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     Ok(bytes as u64)
 }
 
-/// [`parse_size`] of option `key` (`capacity`, `nvram`, ...): an error names the key.
-pub fn parse_size_of(key: &str, text: &str) -> Result<u64, SizeError> {
-    parse_size(text).map_err(|SizeError(msg)| SizeError(format!("{key}: {msg}")))
-}
-
 /// A readable size: the largest binary unit that divides it, else bytes.
 pub fn format_size(bytes: u64) -> String {
     for (unit, shift) in [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)] {
@@ -205,11 +200,6 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("12 parsecs"));
-        assert_eq!(
-            parse_size_of("nvram", "2 parsecs").unwrap_err().to_string(),
-            "nvram: size `2 parsecs` does not parse; write a number with an optional unit B, KiB, MiB, GiB, \
-             TiB (powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. \"34MiB\", of at most 16 EiB - 1 byte"
-        );
         assert_eq!(format_size(34 << 20), "34MiB");
         assert_eq!(format_size(1000), "1000B");
     }

@@ -7,7 +7,7 @@ mod array;
 pub use array::{ArrayPlacement, ArraySpec};
 
 use crate::text::clip;
-pub use crate::text::{format_size, parse_size, parse_size_of, SizeError};
+pub use crate::text::{format_size, parse_size, SizeError};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -805,12 +805,48 @@ impl From<SizeError> for ConfigError {
     }
 }
 
+/// [`parse_size`] of option `key` (`capacity`, `nvram`, ...): an error is a problem of that key, with the
+/// value given, what is wrong with it, and for a bare `M` (`K`, `G`, `T`) the binary unit as the suggestion.
+pub fn parse_size_of(key: &str, text: &str) -> Result<u64, Invalid> {
+    parse_size(text).map_err(|SizeError(msg)| {
+        let quoted = format!("size `{}` ", crate::text::clip(text));
+        let expected = msg.strip_prefix(&quoted).unwrap_or(&msg).to_string();
+        let t = text.trim();
+        let rest = t.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+        let (number, unit) = (&t[..t.len() - rest.len()], rest.trim());
+        let binary = ["k", "m", "g", "t"]
+            .contains(&unit.to_ascii_lowercase().as_str())
+            .then(|| format!("{number}{}iB", unit.to_ascii_uppercase()));
+        Invalid::new(key, crate::text::clip(text), expected, binary)
+    })
+}
+
 /// The result of the configuration layer.
 pub type Result<T, E = ConfigError> = std::result::Result<T, E>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_that_does_not_parse_is_a_problem_of_its_key() {
+        let parsecs = parse_size_of("nvram", "2 parsecs").unwrap_err();
+        assert_eq!(
+            (parsecs.key.as_str(), parsecs.value.as_str()),
+            ("nvram", "2 parsecs")
+        );
+        assert_eq!(
+            parsecs.expected,
+            "does not parse; write a number with an optional unit B, KiB, MiB, GiB, TiB (powers of 1024) or kB, \
+             MB, GB, TB (powers of 1000), e.g. \"34MiB\", of at most 16 EiB - 1 byte"
+        );
+        assert_eq!(parsecs.suggestion, None);
+        let bare = parse_size_of("capacity", "64M").unwrap_err();
+        assert!(bare
+            .expected
+            .starts_with("has the unit `M`, which could mean MiB"));
+        assert_eq!(bare.suggestion.as_deref(), Some("64MiB"));
+    }
 
     #[test]
     fn device_sizes_take_units() {
