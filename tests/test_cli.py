@@ -197,6 +197,10 @@ def test_names_as_the_papers_write_them_are_accepted_and_typos_get_the_nearest(t
     assert list(pd_read(csv)["ftl"]) == ["bast", "ofast"]
     result = invoke("run", "uniform:writes=10", "--ftl", "FSAT")
     assert result.exit_code == 2 and "unknown scheme `FSAT` (did you mean `fast`?)" in result.output
+    # The one name a spelling begins, before the closest spelling: a log-block scheme, not the block baseline.
+    for begun in ("logblock", "Log-Block"):
+        result = invoke("run", "uniform:writes=10", "--ftl", begun)
+        assert f"unknown scheme `{begun}` (did you mean `logblock-zoned`?)" in result.output
     result = invoke("run", "uniform:writes=10", "--format", "MRS")
     assert result.exit_code == 2 and "unknown trace format `MRS` (did you mean `msr`?)" in result.output
 

@@ -21,7 +21,13 @@ def names(kind: str) -> list[str]:
 
 
 def nearest(name: str, valid: list[str]) -> str | None:
-    """The valid name nearest `name`, if one is near."""
+    """The valid name nearest `name`, if one is near: the one name it begins, without regard to case or
+    punctuation (`logblock`, `log-block`: `logblock-zoned`, where spelling alone finds `block`), else the
+    closest spelling."""
+    folded = _fold(name)
+    begun = [v for v in valid if folded and _fold(v).startswith(folded)]
+    if len(begun) == 1:
+        return begun[0]
     near = difflib.get_close_matches(name, valid, n=1, cutoff=0.6)
     return near[0] if near else None
 
