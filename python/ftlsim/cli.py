@@ -821,8 +821,13 @@ def store_cmd(path, conditions, prune, csv_path):
         say_written(f"{len(selected)} rows", csv_path)
     from .output import is_stdout
 
-    (err_console if is_stdout(csv_path) else console).print(
-        store_table(selected, f"{st.path}: {len(selected)} of {len(df)} rows"))
+    table, shared = store_table(selected)
+    out = err_console if is_stdout(csv_path) else console
+    # The heading lines as long as the terminal, not the table: a table's title wraps at its width.
+    out.print(f"{st.path}: {len(selected)} of {len(df)} rows", highlight=False, markup=False)
+    if shared:
+        out.print(f"every row: {shared}", highlight=False, markup=False)
+    out.print(table)
     if len(selected) and "error" in selected:
         # Why each failed point failed: the store keeps it, and the sweep said it only once.
         from .store import parameter_columns
@@ -868,9 +873,9 @@ def store_selection(df, conditions):
     return keep
 
 
-def store_table(df, title: str) -> Table:
+def store_table(df) -> tuple[Table, str]:
     """The rows of a store: trace, scheme, the options that differ between rows, status, the main figures and
-    the key's first digits; options all rows share go in the title (the trace too, where there is one)."""
+    the key's first digits; and the options all rows share (the trace too, where there is one), said above it."""
     from rich.markup import escape
 
     from .store import parameter_columns
@@ -879,8 +884,7 @@ def store_table(df, title: str) -> Table:
 
     params = [c for c in df.columns if c in parameter_columns() and c != "ftl"]
     varying, shared = split_swept(df, ["trace", *[c for c in params if c != "trace"]])
-    table = Table(title=escape(title + (f"\nevery row: {', '.join(shared)}" if shared and len(df) else "")),
-                  title_justify="left")
+    table = Table()
     columns = [*[c for c in varying if c == "trace"], "ftl", *[c for c in varying if c != "trace"], "status",
                *[c for c in STORE_FIGURES if c in df], "key"]
 
@@ -900,7 +904,7 @@ def store_table(df, title: str) -> Table:
                          overflow="fold", min_width=width)
     for row in rows:
         table.add_row(*row)
-    return table
+    return table, ", ".join(shared) if len(df) else ""
 
 
 @main.command("generate")
