@@ -139,3 +139,14 @@ def test_a_python_value_is_shown_as_given():
         ftlsim.simulate("uniform:writes=10", ftl="fast", log_blocks="8")
     with pytest.raises(ftlsim.FtlsimError, match="wrap='false' must be true or false"):
         ftlsim.simulate("uniform:writes=10", wrap="false")
+
+
+def test_a_size_that_does_not_parse_fills_the_fields_as_every_value_not_allowed():
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=100", ftl="fast", capacity="64M")
+    assert (e.value.key, e.value.value, e.value.suggestion) == ("capacity", "64M", "64MiB")
+    assert e.value.expected.startswith("has the unit `M`, which could mean MiB")
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=100", ftl="fast", nvram="2 parsecs")
+    assert (e.value.key, e.value.value, e.value.suggestion) == ("nvram", "2 parsecs", None)
+    assert [p["key"] for p in e.value.problems] == ["nvram"]
