@@ -141,3 +141,25 @@ def test_a_profile_is_echoed_and_repeated_as_it_ran():
     assert (again.erases, again["gc.copied_pages"]) == (r.erases, r["gc.copied_pages"])
     plain = ftlsim.simulate("uniform:writes=20000,seed=2", ftl="page", capacity="4MiB", precondition="full")
     assert plain["gc.copied_pages"] != r["gc.copied_pages"]
+
+
+def test_numpy_values_and_any_spelling_of_a_scheme_run_as_python_values_and_registered_names():
+    np = pytest.importorskip("numpy")
+    w = "uniform:writes=3000,seed=1"
+    plain = ftlsim.simulate(w, ftl="fast", capacity="2MiB", log_blocks=8, wrap=True)
+    numpy = ftlsim.simulate(w, ftl="fast", capacity="2MiB", log_blocks=np.int64(8), wrap=np.bool_(True))
+    assert numpy.erases == plain.erases
+    # A grid of np.arange, one numpy value, and FAST for fast: every point runs, once.
+    df = ftlsim.sweep(w, ["FAST", "fast"], {"log_blocks": np.arange(4, 9, 4)}, capacity="2MiB", backend="threads")
+    assert list(df["status"]) == ["done"] * 2 and list(df["ftl"]) == ["fast"] * 2
+    assert list(df["flash.erases"]) == [ftlsim.simulate(w, ftl="fast", capacity="2MiB", log_blocks=n).erases
+                                        for n in (4, 8)]
+    one = ftlsim.sweep(w, ["fast"], {"log_blocks": np.int64(8)}, capacity="2MiB", backend="threads")
+    assert list(one["flash.erases"]) == [plain.erases]
+    assert ftlsim.ram(ftl="FAST")["total_bytes"] == ftlsim.ram(ftl="fast")["total_bytes"]
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.ram(ftl="fsat")
+    assert e.value.suggestion == "fast"
+    for traces, schemes in ((w, []), ([], ["page"])):
+        with pytest.raises(ftlsim.FtlsimError, match="a sweep needs at least one"):
+            ftlsim.sweep(traces, schemes)

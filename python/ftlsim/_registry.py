@@ -76,6 +76,15 @@ def takes(ftl: str, key: str) -> bool:
     return key in keys["device"] or key in keys["trace"] or key in keys["run"] or key in scheme_defaults(ftl)
 
 
+def plain(value):
+    """A numpy scalar (`np.int64(8)`, `np.bool_(True)`, from `np.arange` or a DataFrame's column) as the Python
+    value it holds, which the engine's configuration takes; any other value as it is."""
+    item = getattr(value, "item", None)
+    if callable(item) and type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
+        return item()
+    return value
+
+
 def make_config(ftl: str, preset, capacity, precondition: str, format: str, options: dict) -> dict:
     """Routes keyword options to the engine's config sections: device overrides (page_bytes, erase_us, ...),
     trace options (device, writes_only, ...), run options (the engine's SimConfig keys: wrap,
@@ -89,6 +98,7 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
     if capacity is not None:
         cfg["capacity"] = str(capacity)
     for key, value in options.items():
+        value = plain(value)
         if value is None:
             continue
         if isinstance(value, float) and not math.isfinite(value):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import _core
-from ._registry import make_config, registry
+from ._registry import check_name, make_config, registry
 from .errors import keyword, respelled
 
 
@@ -24,6 +24,9 @@ def ram(ftl: str, preset: str | None = None, capacity: str | int | None = None, 
 
 def ram_layout(ftl: str, preset: str | None = None, capacity: str | int | None = None, **params) -> list[dict]:
     """Like `ram`, with how each figure is made (entries x entry size, where the layout comes from)."""
+    ftl = check_name("schemes", ftl)
+    if preset is not None:
+        preset = check_name("presets", preset)
     cfg = make_config(ftl, preset, capacity, "none", "auto", params)
     try:
         return _core.ram(cfg)

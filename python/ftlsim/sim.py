@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 from . import _core
 from .errors import Spelling, keyword, respelled, spelled
-from ._registry import check_name, did_you_mean, make_config, names, resolve_config, takes
+from ._registry import check_name, did_you_mean, make_config, names, plain, resolve_config, takes
 from .report import Report
 from .trace import check_spec, is_stream, readable
 
@@ -147,7 +147,11 @@ def _as_list(value) -> list:
 
 
 def _values(value) -> list:
-    return [value] if isinstance(value, (int, float, bool)) else _as_list(value)
+    """A grid's values of one parameter: one value, a list (numpy's too), or a comma-separated string."""
+    value = plain(value)
+    if isinstance(value, (int, float, bool)):
+        return [value]
+    return [plain(v) for v in _as_list(value)]
 
 
 def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
@@ -158,11 +162,15 @@ def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
     (``page`` has no ``log_blocks``) runs once without it. A parameter no scheme takes is an error."""
     common = grid or {}
     per_scheme = schemes if isinstance(schemes, dict) else {s: {} for s in _as_list(schemes)}
+    # A scheme as registered (`FAST` is `fast`), so that its parameters are found and its rows are one.
+    per_scheme = {check_name("schemes", s): own for s, own in per_scheme.items()}
+    traces = [traces] if isinstance(traces, str) else list(traces)  # a workload spec holds commas itself
+    if not per_scheme or not traces:
+        raise _core.FtlsimError(f"a sweep needs at least one {'scheme' if not per_scheme else 'trace'}")
     for key in common:
         if not any(takes(s, key) for s in per_scheme):
             raise _core.FtlsimError(f"no scheme of {', '.join(per_scheme)} takes parameter `{key}`")
     runs = []
-    traces = [traces] if isinstance(traces, str) else list(traces)  # a workload spec holds commas itself
     for trace, (ftl, own) in itertools.product(traces, per_scheme.items()):
         params = {k: v for k, v in common.items() if takes(ftl, k)}
         params.update(own or {})
