@@ -129,9 +129,12 @@ def test_the_latency_plot_s_legends_stand_beside_the_curves_and_each_array_has_a
     # Inside the axes, ten curves' legend hid the curves and the y label; two arrays on one line of the heading
     # ran off both edges of the figure.
     df = ftlsim.sweep(WORKLOAD, ["page", "fast"], grid={"queue_depth": [4, 8]}, channels=2)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     fig = latency_cdfs(df, ["queue_depth"])
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
     for ax in fig.axes:
         legend, panel = ax.get_legend().get_window_extent(renderer), ax.get_window_extent(renderer)
         assert legend.x0 > panel.x1, (legend, panel)
@@ -139,3 +142,19 @@ def test_the_latency_plot_s_legends_stand_beside_the_curves_and_each_array_has_a
     arrays = [line for line in fig.get_suptitle().splitlines() if "channels" in line]
     assert arrays == ["2 channels x 1 chip x 1 die x 1 plane striped, queue depth 4, time scale 1",
                       "2 channels x 1 chip x 1 die x 1 plane striped, queue depth 8, time scale 1"]
+
+
+def test_latency_cdfs_leave_pyplot_alone_name_each_trace_and_refuse_runs_without_response_times():
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import pytest
+
+    backend, open_figures = matplotlib.get_backend(), plt.get_fignums()
+    df = ftlsim.sweep([WORKLOAD, "uniform:writes=3000,seed=2"], ["page", "fast"], capacity="2MiB", queue_depth=4,
+                      channels=2, backend="threads")
+    fig = ftlsim.plot.latency_cdfs(df, [])
+    assert (matplotlib.get_backend(), plt.get_fignums()) == (backend, open_figures)  # a notebook's stay
+    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]  # the writes' panel
+    assert labels == [f"{s} on {t}" for t in (WORKLOAD, "uniform:writes=3000,seed=2") for s in ("page-mapped", "FAST")]
+    with pytest.raises(ftlsim.FtlsimError, match="no response times"):
+        ftlsim.plot.latency_cdfs(ftlsim.sweep("uniform:writes=300", ["page"], backend="threads"))

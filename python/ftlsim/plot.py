@@ -425,11 +425,12 @@ def latency_cdfs(df, swept=None, title: str = ""):
     A curve the same as an earlier one says so in its label, as it is drawn over it."""
     import json
 
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    from . import _core
+    from ._registry import NO_RESPONSE_TIMES
+    from .output import short_names
 
     # A parameter set to one value for every run names no line apart: the heading states it, and the array's
     # own settings are in its line of the heading.
@@ -437,7 +438,14 @@ def latency_cdfs(df, swept=None, title: str = ""):
     fixed = ", ".join(f for f in one_valued if f.split("=")[0] not in ARRAY_KEYS)
     kinds = [(kind, key) for kind, key in CDF_KEYS
              if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]
-    fig, axes = plt.subplots(1, max(len(kinds), 1), figsize=(6.0 * max(len(kinds), 1), 4.4), squeeze=False)
+    if not kinds:
+        raise _core.FtlsimError(NO_RESPONSE_TIMES)
+    # Runs on several traces: each line names its trace, which no heading can.
+    traces = list(dict.fromkeys(df["trace"])) if "trace" in df else []
+    trace_names = short_names(traces) if len(traces) > 1 else {}
+    # A Figure of its own, not pyplot's: the caller's backend and open figures stay as they were.
+    fig = Figure(figsize=(6.0 * len(kinds), 4.4))
+    axes = fig.subplots(1, len(kinds), squeeze=False)
     longest = 0
     for ax, (kind, key) in zip(axes[0], kinds):
         rows = [(row, json.loads(row[key]) if isinstance(row[key], str) else []) for _, row in df.iterrows()]
@@ -455,6 +463,8 @@ def latency_cdfs(df, swept=None, title: str = ""):
             us = [max(p[0], low) if log else p[0] for p in points]
             share = [p[1] for p in points]
             label = _label({"ftl": row["ftl"], **{k: row[k] for k in swept}})
+            if trace_names:
+                label += f" on {trace_names[row['trace']]}"
             same = next((earlier for earlier, earlier_points in drawn if earlier_points == points), None)
             drawn.append((label, points))
             # Each line a dash of its own over the one before: schemes with the same curve stay visible.
@@ -499,10 +509,10 @@ def latency_cdf_plot(df, swept, path: str, title: str = "") -> None:
     """`latency_cdfs` written to `path` (the format its extension names), atomically. A comparison without
     response times (the array model off) is bad input."""
     from . import _core
-    from ._registry import NO_RESPONSE_TIMES
     from .output import save_figure
 
-    if not any(key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])
-               for _, key in CDF_KEYS):
-        raise _core.FtlsimError(f"--plot-latency: {NO_RESPONSE_TIMES}")
-    save_figure(latency_cdfs(df, swept, title=title), path, dpi=120)
+    try:
+        figure = latency_cdfs(df, swept, title=title)
+    except _core.FtlsimError as e:
+        raise _core.FtlsimError(f"--plot-latency: {e}") from None
+    save_figure(figure, path, dpi=120)
