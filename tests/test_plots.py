@@ -232,3 +232,13 @@ def test_a_line_drawn_over_an_equal_one_says_so_in_the_legend():
     df.loc[df["ftl"] == "ofast", "time_us.total"] += 1
     texts = [t.get_text() for t in drawn(ftlsim.plot.compare(df, ["log_blocks"])).legends[0].get_texts()]
     assert texts == ["FAST", "O-FAST", "BAST"]
+
+
+def test_compare_without_its_swept_parameters_finds_them_and_a_name_not_in_the_rows_is_an_error():
+    df = ftlsim.sweep(TRACE, ["page", "fast"], {"log_blocks": [4, 8, 16]}, capacity="1MiB", backend="threads")
+    fig = drawn(ftlsim.plot.compare(df))  # it drew one bar a scheme: FAST's log_blocks=4 alone
+    assert "x: log_blocks" in fig.legends[0].get_title().get_text()
+    fast = [line for line in fig.axes[0].get_lines() if line.get_label() == "FAST"]
+    assert len(fast) == 1 and list(fast[0].get_xdata()) == [4, 8, 16]
+    with pytest.raises(ftlsim.FtlsimError, match="did you mean `log_blocks`"):
+        ftlsim.plot.compare(df, ["log_block"])

@@ -70,7 +70,8 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
 
     from .output import short_names
 
-    swept, one_valued = split_swept(df, [swept] if isinstance(swept, str) else swept)
+    swept = _swept_of(df, [swept] if isinstance(swept, str) else swept)
+    swept, one_valued = split_swept(df, swept)
     fixed = ", ".join(one_valued)
     x = next((s for s in swept if len(set(_numbers(df[s].unique()))) >= 2), None)
     others = ["ftl"] + [s for s in swept if s != x]
@@ -142,6 +143,26 @@ def _same_lines(df, keys, others, x, columns) -> dict:
         if mine and earlier is not None:
             same[key] = earlier
     return same
+
+
+def _swept_of(df, swept) -> list:
+    """The parameters a plot tells rows apart by: those given, each a column of `df` (a name it does not have
+    is an error, not a plot that silently draws one row of each scheme); none given, every run keyword whose
+    value differs between rows of one scheme on one trace (a sweep's grid), so that no run is left out."""
+    from . import _core
+    from ._registry import did_you_mean
+    from .store import parameter_columns
+
+    if swept is not None:
+        missing = [k for k in swept if k not in df]
+        if missing:
+            raise _core.FtlsimError(f"swept {missing[0]!r} is not a column of the rows"
+                                    f"{did_you_mean(missing[0], list(df.columns))}")
+        return list(swept)
+    keys = [k for k in ("trace", "ftl") if k in df]
+    rows = df.groupby(keys, sort=False, dropna=False) if keys else [(None, df)]
+    return [c for c in df.columns if c in parameter_columns() and c not in ("trace", "ftl")
+            and any(own[c].nunique(dropna=False) > 1 for _, own in rows)]
 
 
 def split_swept(df, swept) -> tuple[list, list]:
