@@ -242,3 +242,14 @@ def test_compare_without_its_swept_parameters_finds_them_and_a_name_not_in_the_r
     assert len(fast) == 1 and list(fast[0].get_xdata()) == [4, 8, 16]
     with pytest.raises(ftlsim.FtlsimError, match="did you mean `log_blocks`"):
         ftlsim.plot.compare(df, ["log_block"])
+
+
+def test_compare_draws_the_runs_that_finished_and_refuses_rows_with_none(tmp_path):
+    bad = tmp_path / "far.csv"
+    bad.write_text("W,0,4096\nW,999999999999,4096\n")  # past a 1 MiB device: every run on it fails
+    df = ftlsim.sweep([TRACE, str(bad)], ["page", "fast"], capacity="1MiB", backend="threads")
+    assert list(df["status"]).count("failed") == 2
+    fig = drawn(ftlsim.plot.compare(df))
+    assert list(panels(fig)) == [f"{TRACE}: lee2007, 1.0 MiB"]  # not a panel headed "nan, nan TiB"
+    with pytest.raises(ftlsim.FtlsimError, match="no run to draw"):
+        ftlsim.plot.compare(df[df["status"] == "failed"])

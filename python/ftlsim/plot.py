@@ -70,6 +70,12 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
 
     from .output import short_names
 
+    from . import _core
+
+    if "status" in df:  # a failed point has no figures to draw (the sweep's table says why it failed)
+        df = df[df["status"] == "done"]
+    if not len(df):
+        raise _core.FtlsimError("no run to draw: the rows are empty, or every run failed")
     swept = _swept_of(df, [swept] if isinstance(swept, str) else swept)
     swept, one_valued = split_swept(df, swept)
     fixed = ", ".join(one_valued)
