@@ -96,3 +96,13 @@ def test_power_cuts_from_the_command_line():
     assert "power.cuts_survived" in result.output and "mount.time_us.mean" in result.output
     r = ftlsim.simulate("hotcold:writes=3000,seed=1", ftl="block", capacity="1MiB", power_cuts=20)
     assert r["power.cuts"] == r["power.cuts_survived"] >= 18
+
+
+def test_write_amplification_is_none_where_the_host_wrote_nothing_and_any_report_prints(tmp_path):
+    reads = tmp_path / "reads.csv"
+    reads.write_text("R,0,4096\n")
+    r = ftlsim.simulate(str(reads), capacity="1MiB")
+    assert r.write_amplification is None and r["write_amplification"] is None  # 0.0 read as writing nothing
+    assert "WA -" in repr(r)
+    assert ftlsim.simulate("uniform:writes=300,seed=1").write_amplification == 1.0
+    assert repr(ftlsim.Report({})).startswith("<Report None")  # a partial report prints, not KeyError

@@ -111,9 +111,11 @@ class Report(Mapping):
         return len(self._values)
 
     def __repr__(self):
+        wa, us = self.get("write_amplification"), self.get("time_us.total")
         return (
             f"<Report {self.get('config.scheme')} on {self.get('config.trace')}: "
-            f"{self.erases} erases, WA {self.write_amplification:.3f}, {self.time_us / 1e6:.3f} s flash time>"
+            f"{self.get('flash.erases')} erases, WA {'-' if wa is None else f'{wa:.3f}'}, "
+            f"{'-' if us is None else f'{us / 1e6:.3f}'} s flash time>"
         )
 
     def to_dict(self) -> dict:
@@ -185,8 +187,10 @@ class Report(Mapping):
         return self._values["flash.page_writes"]
 
     @property
-    def write_amplification(self) -> float:
-        return self._values["write_amplification"] or 0.0
+    def write_amplification(self) -> float | None:
+        """Flash page writes over host page writes; None where the host wrote no page (0.0 would read as a
+        scheme that writes nothing)."""
+        return self._values["write_amplification"]
 
     @property
     def time_us(self) -> float:
