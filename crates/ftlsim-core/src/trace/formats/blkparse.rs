@@ -150,15 +150,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn written_traces_keep_each_request_on_its_device() {
-        let (source, back) =
-            super::super::written::spc_written_as("devices.blkparse", &TraceOptions::default());
-        let devices: Vec<_> = source.iter().map(|(_, d)| d.unwrap()).collect();
-        assert_eq!(devices, [0, 3, 21, 2064, 70_000, 3]);
-        assert_eq!(back.unwrap(), source);
-    }
-
-    #[test]
     fn events_rwbs_and_non_event_lines() {
         let mut d = Blkparse { event: "D" };
         assert_eq!(

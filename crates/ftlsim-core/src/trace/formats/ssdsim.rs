@@ -144,15 +144,6 @@ mod tests {
     }
 
     #[test]
-    fn written_traces_keep_each_request_on_its_device() {
-        let (source, back) =
-            super::super::written::spc_written_as("devices.trace", &TraceOptions::default());
-        let devices: Vec<_> = source.iter().map(|(_, d)| d.unwrap()).collect();
-        assert_eq!(devices, [0, 3, 21, 2064, 70_000, 3]);
-        assert_eq!(back.unwrap(), source);
-    }
-
-    #[test]
     fn units_per_row_and_time_unit_override() {
         let opts = TraceOptions::default();
         // README: the first Financial1 record, SPC `0,303567,3584,w,...`, is `0 0 303567 7 0`.
