@@ -150,3 +150,14 @@ def test_a_size_that_does_not_parse_fills_the_fields_as_every_value_not_allowed(
         ftlsim.simulate("uniform:writes=100", ftl="fast", nvram="2 parsecs")
     assert (e.value.key, e.value.value, e.value.suggestion) == ("nvram", "2 parsecs", None)
     assert [p["key"] for p in e.value.problems] == ["nvram"]
+
+
+def test_a_choice_a_function_and_a_sweeps_errors_policy_are_checked_with_the_fields():
+    with pytest.raises(ftlsim.FtlsimError, match="did you mean `full`") as e:
+        ftlsim.simulate("uniform:writes=10", precondition="ful")  # serde's "unknown variant", no suggestion
+    assert (e.value.key, e.value.value, e.value.suggestion) == ("precondition", "ful", "full")
+    with pytest.raises(ftlsim.FtlsimError, match="not a function") as e:
+        ftlsim.simulate("uniform:writes=10", progress=5)  # a bare TypeError from inside the run
+    assert e.value.key == "progress"
+    with pytest.raises(ftlsim.FtlsimError, match="errors='ignore' is not one of raise, keep"):
+        ftlsim.sweep("uniform:writes=10", ["page"], errors="ignore")  # taken as "keep" without a word

@@ -62,6 +62,18 @@ def check_name(kind: str, name: str) -> str:
     raise error
 
 
+def check_choice(key: str, value, choices: tuple[str, ...]) -> str:
+    """`value` if it is one of `choices`; else an error naming `key`, the value, the choices and the nearest,
+    with the fields every value not allowed carries."""
+    if value in choices:
+        return value
+    near = nearest(str(value), list(choices))
+    near_text = did_you_mean(str(value), list(choices))
+    error = _core.FtlsimError(f"{key}={value!r} is not one of {', '.join(choices)}{near_text}")
+    error.key, error.value, error.expected, error.suggestion = key, value, f"one of {', '.join(choices)}", near
+    raise error
+
+
 def scheme_defaults(ftl: str) -> dict:
     for s in registry()["schemes"]:
         if s["name"] == ftl:

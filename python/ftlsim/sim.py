@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 from . import _core
 from .errors import Spelling, keyword, respelled, spelled
-from ._registry import check_name, did_you_mean, make_config, names, plain, resolve_config, takes
+from ._registry import check_choice, check_name, did_you_mean, make_config, names, plain, resolve_config, takes
 from .report import Report
 from .trace import check_spec, is_stream, readable
 
@@ -51,6 +51,10 @@ def check_trace(trace: str) -> None:
                                 f"built-in workloads: {', '.join(names('workloads'))}")
 
 
+#: What `precondition` takes: nothing, every logical page written once, or every request of the trace once.
+PRECONDITIONS = ("none", "full", "trace")
+
+
 def prepare(trace: str, ftl: str = "page", preset: str | None = None, capacity: str | int | None = None,
             precondition: str = "none", format: str = "auto", **options) -> dict:
     """The engine config of a run (checked names, then the keyword routing of `make_config`)."""
@@ -58,6 +62,7 @@ def prepare(trace: str, ftl: str = "page", preset: str | None = None, capacity: 
     if preset is not None:
         preset = check_name("presets", preset)
     format = check_name("formats", format)
+    precondition = check_choice("precondition", precondition, PRECONDITIONS)
     check_trace(str(trace))
     from .config import check_options
 
@@ -89,6 +94,10 @@ def simulate(
     its default, the scheme's parameters, the resolved capacity) and the trace's format, size and sha256, so
     ``simulate(**ftlsim.config.run_kwargs(report))`` repeats the run exactly."""
     trace = check_spec(trace)
+    if progress is not None and not callable(progress):
+        error = _core.FtlsimError(f"progress={progress!r} is not a function; give progress(requests, done, total)")
+        error.key, error.value, error.expected = "progress", progress, "a function of (requests, done, total)"
+        raise error
     cfg = prepare(trace, ftl, preset, capacity, precondition, format, **scheme_params)
     with readable(trace) as path:
         try:
@@ -247,6 +256,7 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise _core.FtlsimError(f"jobs={jobs!r}: give a whole number of parallel runs, at least 1 (or None: "
                                 "every core)")
+    check_choice("errors", errors, ("raise", "keep"))
     kwargs = [{k: v for k, v in run.items() if k != "labels"} for run in runs]
     keys = [run_key(kw) for kw in kwargs]
     st = Store(store) if store is not None else None
