@@ -163,3 +163,9 @@ def test_numpy_values_and_any_spelling_of_a_scheme_run_as_python_values_and_regi
     for traces, schemes in ((w, []), ([], ["page"])):
         with pytest.raises(ftlsim.FtlsimError, match="a sweep needs at least one"):
             ftlsim.sweep(traces, schemes)
+
+
+def test_a_grid_given_as_text_runs_its_numbers_as_numbers():
+    df = ftlsim.sweep("uniform:writes=3000,seed=1", ["fast"], {"log_blocks": "4,8", "lazy_merge": "true"},
+                      capacity="2MiB", backend="threads")
+    assert list(df["status"]) == ["done", "done"] and list(df["log_blocks"]) == [4, 8]

@@ -42,7 +42,7 @@ from ._registry import NO_RESPONSE_TIMES, array_model_on, names
 from .errors import spelled
 from .output import check_output, fmt
 from .report import Report, uninformative
-from .sim import simulate
+from .sim import parse_value, simulate
 
 if _starting:
     signal.signal(signal.SIGINT, _previous_handler)
@@ -122,14 +122,6 @@ class Ftlsim(click.Group):
             e.show()
             sys.exit(e.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
-
-
-def parse_value(text: str):
-    """A --param value: JSON scalars (8, 0.5, true) as such, anything else as a string."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def parse_params(pairs: tuple[str, ...]) -> dict:

@@ -156,11 +156,23 @@ def _as_list(value) -> list:
 
 
 def _values(value) -> list:
-    """A grid's values of one parameter: one value, a list (numpy's too), or a comma-separated string."""
+    """A grid's values of one parameter: one value, a list (numpy's too), or a comma-separated string, whose
+    JSON scalars are read as ``-p`` reads them (``"4,8"``: 4 and 8; ``"true"``: True)."""
     value = plain(value)
     if isinstance(value, (int, float, bool)):
         return [value]
+    if isinstance(value, str):
+        return [parse_value(v) for v in _as_list(value)]
     return [plain(v) for v in _as_list(value)]
+
+
+def parse_value(text: str):
+    """A value given as text (a ``--param``, an item of a comma-separated grid): JSON scalars (8, 0.5, true) as
+    such, anything else as a string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
