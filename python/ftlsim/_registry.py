@@ -68,7 +68,7 @@ def check_choice(key: str, value, choices: tuple[str, ...]) -> str:
     if value in choices:
         return value
     near = nearest(str(value), list(choices))
-    near_text = did_you_mean(str(value), list(choices))
+    near_text = f" (did you mean `{near}`?)" if near else ""
     error = _core.FtlsimError(f"{key}={value!r} is not one of {', '.join(choices)}{near_text}")
     error.key, error.value, error.expected, error.suggestion = key, value, f"one of {', '.join(choices)}", near
     raise error

@@ -813,7 +813,7 @@ def store_cmd(path, conditions, prune, csv_path):
         say_written(f"{len(selected)} rows", csv_path)
     from .output import is_stdout
 
-    table, shared = store_table(selected)
+    table, varying, shared = store_table(selected)
     out = err_console if is_stdout(csv_path) else console
     # The heading lines as long as the terminal, not the table: a table's title wraps at its width.
     out.print(f"{st.path}: {len(selected)} of {len(df)} rows", highlight=False, markup=False)
@@ -822,11 +822,7 @@ def store_cmd(path, conditions, prune, csv_path):
     out.print(table)
     if len(selected) and "error" in selected:
         # Why each failed point failed: the store keeps it, and the sweep said it only once.
-        from .store import parameter_columns
-
-        swept = [c for c in selected.columns if c in parameter_columns() and c not in ("ftl", "trace")
-                 and selected[c].nunique(dropna=False) > 1]
-        for line in failure_lines(selected, swept):
+        for line in failure_lines(selected, [c for c in varying if c != "trace"]):
             say("[bold red]failed:[/]", line)
     if st.torn:
         err_console.print(f"{st.torn} cut-off rows were skipped; the next sweep computes their points again",
@@ -865,9 +861,10 @@ def store_selection(df, conditions):
     return keep
 
 
-def store_table(df) -> tuple[Table, str]:
+def store_table(df) -> tuple[Table, list[str], str]:
     """The rows of a store: trace, scheme, the options that differ between rows, status, the main figures and
-    the key's first digits; and the options all rows share (the trace too, where there is one), said above it."""
+    the key's first digits; the options that differ; and those all rows share (the trace too, where there is
+    one), said above it."""
     from rich.markup import escape
 
     from .store import parameter_columns
@@ -896,7 +893,7 @@ def store_table(df) -> tuple[Table, str]:
                          overflow="fold", min_width=width)
     for row in rows:
         table.add_row(*row)
-    return table, ", ".join(shared) if len(df) else ""
+    return table, varying, ", ".join(shared) if len(df) else ""
 
 
 @main.command("generate")

@@ -141,12 +141,11 @@ def _same_lines(df, keys, others, x, columns) -> dict:
     for key, (_, rows) in zip(_line_keys(df, others), df.iterrows()):
         point = (rows.get("trace"), rows[x], *(rows[c] for c in columns))
         figures.setdefault(key, []).append(tuple(None if isinstance(v, float) and v != v else v for v in point))
+    points = {key: sorted(figures.get(key, []), key=repr) for key in keys}
     same = {}
     for i, key in enumerate(keys):
-        mine = sorted(figures.get(key, []), key=repr)
-        earlier = next((k for k in keys[:i] if k not in same and sorted(figures.get(k, []), key=repr) == mine),
-                       None)
-        if mine and earlier is not None:
+        earlier = next((k for k in keys[:i] if k not in same and points[k] == points[key]), None)
+        if points[key] and earlier is not None:
             same[key] = earlier
     return same
 
