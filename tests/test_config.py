@@ -72,8 +72,12 @@ def test_report_records_the_complete_configuration(tmp_path):
 
 
 def test_saved_report_round_trips_into_an_identical_run(tmp_path):
+    # A trace file of 4,000 writes and 1,000 reads over 2 MiB: --writes-only drops the reads.
+    trace = tmp_path / "mixed.csv"
+    rows = [f"{'R' if i % 5 == 4 else 'W'},{(i * 7919) % 4096 * 512},512" for i in range(5000)]
+    trace.write_text("\n".join(rows) + "\n")
     first = tmp_path / "first.json"
-    result = invoke("run", "hotcold:writes=4000,seed=3", "--ftl", "nftl", "--capacity", "2MiB", "--writes-only",
+    result = invoke("run", str(trace), "--ftl", "nftl", "--capacity", "2MiB", "--writes-only",
                     "-p", "page_cache=8", "-p", "erase_us=1500", "--json", str(first))
     assert result.exit_code == 0, result.output
     second = tmp_path / "second.json"
@@ -83,6 +87,7 @@ def test_saved_report_round_trips_into_an_identical_run(tmp_path):
     assert same_run(a, b) == []
     assert a["flash.erases"] > 0 and a["config.erase_us"] == 1500
     assert json.loads(a["config.resolved"])["config"]["trace"]["writes_only"] is True
+    assert (a["host.read_requests"], a["host.write_requests"]) == (0, 4000)
 
 
 def test_a_changed_trace_is_refused_when_repeating_a_report(tmp_path):

@@ -115,7 +115,7 @@ pub fn wrong_kind(serde: &str) -> Option<String> {
 }
 
 /// `n` with a comma between thousands (4,294,967,295).
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, digit) in digits.chars().enumerate() {

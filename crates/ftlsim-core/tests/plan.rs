@@ -14,7 +14,15 @@ use serde_json::json;
 
 #[test]
 fn the_plan_resolves_the_spare_once_and_the_report_echoes_it() {
-    let reqs = writes(&[0, 1, 2, 3, 0]);
+    // A millisecond apart, so that measurement starts at the third.
+    let reqs: Vec<Request> = writes(&[0, 1, 2, 3, 0])
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| Request {
+            time_us: 1000.0 * i as f64,
+            ..r
+        })
+        .collect();
     // page sizes its spare by a fraction: 16 logical blocks at 0.25 are 4 extra blocks, on the chip and used.
     let cfg = SimConfig {
         over_provisioning: Some(0.25),
@@ -88,6 +96,39 @@ fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
             .contains("nvram_regions is set but there is no NVRAM"),
         "{e}"
     );
+    // A trace file's option given for a built-in workload, which it would not change.
+    for (option, trace) in [
+        (
+            "writes_only",
+            TraceOptions {
+                writes_only: true,
+                ..TraceOptions::default()
+            },
+        ),
+        (
+            "device",
+            TraceOptions {
+                device: Some(3),
+                ..TraceOptions::default()
+            },
+        ),
+    ] {
+        let cfg = SimConfig {
+            trace,
+            ..SimConfig::default()
+        };
+        let workload = "uniform:writes=10,read_share=0.5";
+        let Err(e) = RunPlan::resolve(&cfg, Input::Trace(workload), &mut |_| true) else {
+            panic!("{option} on a workload resolved");
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "trace {workload}: {option} applies to trace files, and this is a built-in workload, made rather \
+                 than read: drop the option (the workload's own parameters shape it: ftlsim list)"
+            )
+        );
+    }
 }
 
 #[test]

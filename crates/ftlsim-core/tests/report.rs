@@ -445,10 +445,46 @@ fn measurement_starts_at_a_request_number_or_a_time() {
     assert_eq!(r.count("host.requests"), 6, "requests at 2 ms and later");
     let bad = SimConfig {
         measure_from: Some(MeasureFrom::Time("2 fortnights".into())),
+        ..base.clone()
+    };
+    let e = run_requests(&bad, reqs.clone()).unwrap_err().to_string();
+    assert!(e.contains("measure_from") && e.contains("30s"), "{e}");
+    // A start the trace never reaches is an error, not the whole trace counted as if measured from it.
+    let past_end = |from| {
+        let cfg = SimConfig {
+            measure_from: Some(from),
+            ..base.clone()
+        };
+        run_requests(&cfg, reqs.clone()).unwrap_err().to_string()
+    };
+    assert_eq!(
+        past_end(MeasureFrom::Request(8)),
+        "invalid parameter: measure_from=8 is past the end of the trace (it has 8 requests): nothing would \
+         be measured; e.g. measure_from=4"
+    );
+    assert_eq!(
+        past_end(MeasureFrom::Time("7001us".into())),
+        "invalid parameter: measure_from=7001us is past the end of the trace (its last request is at 7ms): \
+         nothing would be measured; e.g. measure_from=3500us"
+    );
+    let untimed: Vec<Request> = reqs
+        .iter()
+        .map(|r| Request { time_us: 0.0, ..*r })
+        .collect();
+    let cfg = SimConfig {
+        measure_from: Some(MeasureFrom::Time("1s".into())),
+        ..base.clone()
+    };
+    assert_eq!(
+        run_requests(&cfg, untimed).unwrap_err().to_string(),
+        "invalid parameter: measure_from=1s is past the end of the trace (its requests have no times: give a \
+         number of requests): nothing would be measured; e.g. measure_from=4"
+    );
+    let last = SimConfig {
+        measure_from: Some(MeasureFrom::Request(7)),
         ..base
     };
-    let e = run_requests(&bad, reqs).unwrap_err().to_string();
-    assert!(e.contains("measure_from") && e.contains("30s"), "{e}");
+    assert_eq!(run_requests(&last, reqs).unwrap().count("host.requests"), 1);
 }
 
 #[test]

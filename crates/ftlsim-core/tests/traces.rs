@@ -419,6 +419,35 @@ fn time_unit_overrides_the_ascii_time_column() {
     assert_eq!(got[2].time_us, 2.5e6, "2.5 s");
 }
 
+#[test]
+fn an_option_the_trace_s_format_does_not_read_is_refused() {
+    // An msr trace has its own time unit (100 ns ticks) and no event column: the options would have no effect.
+    let refused = |opts: TraceOptions| match LineReader::open(&tiny_fixture("msr"), &opts) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("{opts:?} was taken"),
+    };
+    let time_unit = refused(TraceOptions {
+        time_unit: Some("ms".into()),
+        ..opts("auto")
+    });
+    assert!(
+        time_unit.contains(
+            "time_unit=ms applies to ssdsim and disksim traces only, and this trace is read as msr: drop the option"
+        ),
+        "{time_unit}"
+    );
+    let event = refused(TraceOptions {
+        blkparse_event: "Q".into(),
+        ..opts("msr")
+    });
+    assert!(
+        event.contains("blkparse_event=Q applies to most and blkparse traces only"),
+        "{event}"
+    );
+    // The default event is no option given.
+    assert!(LineReader::open(&tiny_fixture("msr"), &opts("msr")).is_ok());
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // 3. Bad input
 

@@ -467,6 +467,10 @@ impl<'p> Run<'p> {
                 }
             })?;
         }
+        if let Some(start) = self.plan.measure_from.filter(|_| !measuring && served > 0) {
+            let last_us = last_time.unwrap_or(0.0);
+            return Err(RunPlan::measure_from_past_end(start, served, last_us));
+        }
         Ok(served)
     }
 

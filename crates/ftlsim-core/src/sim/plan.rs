@@ -417,6 +417,35 @@ impl<'a> RunPlan<'a> {
         }
     }
 
+    /// The error for a `measure_from` (resolved: `start`) that the trace ended before: it served `served`
+    /// requests, the last at trace time `last_us`. Counting the whole trace instead would give figures that
+    /// say they are measured from a point that never came.
+    pub(super) fn measure_from_past_end(
+        start: MeasureStart,
+        served: u64,
+        last_us: f64,
+    ) -> SimError {
+        let (value, trace, suggestion) = match start {
+            MeasureStart::Request(n) => (
+                n.to_string(),
+                format!("it has {} requests", crate::text::thousands(served)),
+                (served > 1).then(|| (served / 2).to_string()),
+            ),
+            MeasureStart::TimeUs(t) if last_us > 0.0 => (
+                format_trace_time(t),
+                format!("its last request is at {}", format_trace_time(last_us)),
+                Some(format_trace_time((last_us / 2.0).floor())),
+            ),
+            MeasureStart::TimeUs(t) => (
+                format_trace_time(t),
+                "its requests have no times: give a number of requests".to_string(),
+                (served > 1).then(|| (served / 2).to_string()),
+            ),
+        };
+        let why = format!("is past the end of the trace ({trace}): nothing would be measured");
+        ConfigError::from(Invalid::new("measure_from", value, why, suggestion)).into()
+    }
+
     /// The report's `config`: the run as it ran.
     pub fn echo(&self) -> ConfigEcho {
         let g = &self.device.geometry;
@@ -538,6 +567,20 @@ fn resolve_device_with(
         }
         Some(Input::Trace(_)) | None => (stated.unwrap_or(DEFAULT_WORKLOAD_CAPACITY), None),
     };
+    let workload = match input {
+        Some(Input::Trace(spec)) if trace::is_workload(spec) => Some(spec),
+        _ => None,
+    };
+    if let (Some(workload), Some(option)) = (workload, cfg.trace.set_for_files_only().first()) {
+        return Err(trace::TraceError::Option {
+            spec: workload.to_string(),
+            what: format!(
+                "{option} applies to trace files, and this is a built-in workload, made rather than read: drop \
+                 the option (the workload's own parameters shape it: ftlsim list)"
+            ),
+        }
+        .into());
+    }
     let trace_file = matches!(input, Some(Input::Trace(path)) if !trace::is_workload(path));
     let geometry = if stated.is_none() && trace_file {
         spec.geometry_for_trace(capacity)?
@@ -693,4 +736,16 @@ fn highest_address(
         }
     }
     Ok(end)
+}
+
+/// A trace time in microseconds as `measure_from` takes it: in seconds, milliseconds or microseconds, the
+/// largest unit it is a whole number of.
+fn format_trace_time(us: f64) -> String {
+    if us >= 1e6 && us % 1e6 == 0.0 {
+        format!("{}s", us / 1e6)
+    } else if us >= 1e3 && us % 1e3 == 0.0 {
+        format!("{}ms", us / 1e3)
+    } else {
+        format!("{us}us")
+    }
 }

@@ -113,6 +113,29 @@ impl Default for TraceOptions {
     }
 }
 
+impl TraceOptions {
+    /// The options set here that only reading a trace file uses (compaction aside): a built-in workload is
+    /// made, not read, and none of them changes it.
+    pub fn set_for_files_only(&self) -> Vec<&'static str> {
+        let default = TraceOptions::default();
+        [
+            ("format", self.format != default.format),
+            ("device", self.device.is_some()),
+            ("devices", self.devices != default.devices),
+            ("writes_only", self.writes_only),
+            ("skip_bad_lines", self.skip_bad_lines),
+            ("time_unit", self.time_unit.is_some()),
+            (
+                "blkparse_event",
+                self.blkparse_event != default.blkparse_event,
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(option, set)| set.then_some(option))
+        .collect()
+    }
+}
+
 /// What a format makes of one line.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Parsed {
@@ -137,6 +160,40 @@ pub struct FormatInfo {
     /// True when these first non-empty lines of a file look like this format.
     pub sniff: fn(&[&str]) -> bool,
     pub make: fn(&TraceOptions) -> Result<Box<dyn Format>, String>,
+    /// The trace options of one format or a few that it reads (`time_unit`, `blkparse_event`): setting any
+    /// other of them is an error, not an option silently without effect.
+    pub options: &'static [&'static str],
+}
+
+impl FormatInfo {
+    /// The format's reader for `opts`, or what is wrong with them: an option it does not read is named
+    /// with the formats that do.
+    fn reader(&self, opts: &TraceOptions) -> Result<Box<dyn Format>, String> {
+        let set = [
+            ("time_unit", opts.time_unit.as_deref()),
+            (
+                "blkparse_event",
+                Some(opts.blkparse_event.as_str()).filter(|&e| e != "D"),
+            ),
+        ];
+        for (option, value) in set {
+            if let Some(value) = value.filter(|_| !self.options.contains(&option)) {
+                let readers: Vec<&str> = FORMATS
+                    .iter()
+                    .filter(|f| f.options.contains(&option))
+                    .map(|f| f.name)
+                    .collect();
+                return Err(format!(
+                    "{option}={value} applies to {} traces only, and this trace is read as {}: drop the option \
+                     (or name the trace's format with format=... if it is not {})",
+                    readers.join(" and "),
+                    self.name,
+                    self.name
+                ));
+            }
+        }
+        (self.make)(opts)
+    }
 }
 
 pub fn format(name: &str) -> Result<&'static FormatInfo, TraceError> {
@@ -1045,7 +1102,7 @@ impl LineReader {
         } else {
             format(&opts.format)?
         };
-        let format = (info.make)(opts).map_err(|what| TraceError::Option {
+        let format = info.reader(opts).map_err(|what| TraceError::Option {
             spec: path.display().to_string(),
             what,
         })?;
@@ -1092,7 +1149,7 @@ impl LineReader {
         opts: &TraceOptions,
     ) -> Result<LineReader, TraceError> {
         let info = format(&opts.format)?;
-        let format = (info.make)(opts).map_err(|what| TraceError::Option {
+        let format = info.reader(opts).map_err(|what| TraceError::Option {
             spec: label.display().to_string(),
             what,
         })?;

@@ -19,6 +19,7 @@ use std::io::Write;
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "blkparse",
+    options: &["blkparse_event"],
     summary: "blkparse default text: maj,min cpu seq time pid action rwbs sector + nsect [proc]; D events by default (blkparse_event)",
     sniff,
     make: |opts: &TraceOptions| {

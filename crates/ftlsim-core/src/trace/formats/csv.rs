@@ -10,6 +10,7 @@ use std::io::Write;
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "csv",
+    options: &[],
     summary:
         "ftlsim native CSV: op,offset,length[,tag[,time_us]]; op R/W/T, bytes; header optional",
     sniff,

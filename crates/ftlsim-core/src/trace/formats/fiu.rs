@@ -11,6 +11,7 @@ use crate::trace::{
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "fiu",
+    options: &[],
     summary: "FIU IODedup: ts pid proc lba size R|W major minor md5; ns, sectors",
     sniff,
     make: |_: &TraceOptions| Ok(Box::new(Fiu::default())),

@@ -13,6 +13,7 @@ use crate::trace::{field_sectors, seconds_to_us, Fields, FormatInfo, Parsed, Tra
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "most",
+    options: &["blkparse_event"],
     summary: "MOST .po: tab-separated time action rwbs sector nsectors pid command class path; D events by default (blkparse_event)",
     sniff,
     make: |opts: &TraceOptions| {

@@ -8,6 +8,7 @@ use crate::trace::{field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions};
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "msr",
+    options: &[],
     summary: "MSR Cambridge CSV: Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime; FILETIME, bytes",
     sniff,
     make: |_: &TraceOptions| Ok(Box::new(Msr::default())),

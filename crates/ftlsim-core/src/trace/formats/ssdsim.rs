@@ -16,6 +16,7 @@ use std::io::Write;
 
 pub const SSDSIM: FormatInfo = FormatInfo {
     name: "ssdsim",
+    options: &["time_unit"],
     summary: "SSDsim / MQSim ASCII: time dev lba size op; time in ns, sectors, op 1=read 0=write",
     sniff,
     make: |opts: &TraceOptions| Ok(Box::new(Ascii::new(opts, "ns", false)?)),
@@ -23,6 +24,7 @@ pub const SSDSIM: FormatInfo = FormatInfo {
 
 pub const DISKSIM: FormatInfo = FormatInfo {
     name: "disksim",
+    options: &["time_unit"],
     summary: "DiskSim ASCII: time dev lba size flags; time in ms, sectors, flags bit 0 = read (never sniffed)",
     sniff: |_| false,
     make: |opts: &TraceOptions| Ok(Box::new(Ascii::new(opts, "ms", true)?)),

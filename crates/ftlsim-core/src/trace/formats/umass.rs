@@ -10,6 +10,7 @@ use crate::trace::{
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "umass",
+    options: &[],
     summary:
         "UMass SPC: ASU,LBA,Size,Opcode,Timestamp; LBA in sectors, size in bytes, op r/w, time in s",
     sniff,

@@ -12,6 +12,7 @@ use crate::trace::{field_sectors, field_u64, Fields, FormatInfo, Origin, Parsed,
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "vscsi",
+    options: &[],
     summary:
         "CloudPhysics vSCSI CSV: version,time,op,size,lbn; us, SCSI opcode hex, bytes, sectors",
     sniff,
