@@ -453,6 +453,19 @@ def test_a_share_of_the_device_under_a_thousandth_is_not_0_0_percent():
     assert "2,000,000 pages, 1.9% of the device's" in uninformative(row)["unwritten"]
 
 
+def test_a_spare_the_scheme_does_not_use_is_said_to_change_nothing():
+    # fast's 8 log blocks and their spare take 9 of the 52 extra blocks 20% over-provisioning gives 256
+    # logical blocks; page takes them all as its over-provisioning, so there is nothing to say.
+    args = ["uniform:writes=2000", "--capacity", "4MiB", "--precondition", "full", "-p", "over_provisioning=0.2"]
+    fast = invoke("run", *args, "--ftl", "fast")
+    assert fast.exit_code == 0, fast.output
+    said = " ".join(fast.stderr.split())
+    assert ("warning: over_provisioning=0.2 puts 52 extra blocks on the chip and the scheme uses 9 of them (its "
+            "log, reserve or map blocks): the other 43 change none of its figures") in said, said
+    page = invoke("run", *args, "--ftl", "page")
+    assert page.exit_code == 0 and "extra blocks on the chip" not in page.stderr, page.stderr
+
+
 def test_warnings_and_errors_wrap_between_words_in_a_terminal_and_keep_one_line_when_piped(monkeypatch):
     import io
 

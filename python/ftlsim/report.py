@@ -69,7 +69,8 @@ def uninformative(values) -> dict[str, str]:
     valid pages (a hybrid scheme still merges, as its log blocks are few, but copies little); or no block was
     erased, so no merge or GC ran. `values` is a report or a sweep's row. Only the fixes the run did not use are
     offered: ``--precondition full`` where it was not filled first, ``--compact`` for a trace file read without
-    it (it packs sparse addresses)."""
+    it (it packs sparse addresses). Besides: a stated spare (``extra_blocks``, ``over_provisioning``) larger
+    than the scheme uses, whose rest changes nothing."""
     resolved = json.loads(values.get("config.resolved") or "{}").get("config", {})
     precondition = resolved.get("precondition", values.get("config.precondition", "none"))
     fixes = ["`--precondition full`"] if precondition == "none" else []
@@ -90,6 +91,15 @@ def uninformative(values) -> dict[str, str]:
     elif values.get("flash.erases") == 0 and written:
         out["no_erase"] = (f"no block was erased: no merge or garbage collection ran, so the figures do not "
                            f"depend on the scheme; use {fix}")
+    given = next((f"{key}={resolved[key]}" for key in ("extra_blocks", "over_provisioning")
+                  if resolved.get(key) is not None), None)
+    chip, used = _whole(values.get("device.extra_blocks")), _whole(values.get("device.scheme_extra_blocks"))
+    if given and chip > used:
+        # Keyed by the figures, so that a sweep's warning names only the runs it is true of.
+        out[f"unused_spare {chip} {used}"] = (
+            f"{given} puts {chip:,} extra blocks on the chip and the scheme uses {used:,} of them (its log, "
+            f"reserve or map blocks): the other {chip - used:,} change none of its figures; its own parameters "
+            f"(ftlsim list) size what it uses")
     return out
 
 
