@@ -106,6 +106,29 @@ def test_a_list_where_a_run_takes_one_value_names_the_sweep_that_runs_each():
         ftlsim.sweep("uniform:writes=100", ["fast"], capacity="1MiB", log_blocks=(4, 8))
 
 
+def test_values_refused_before_the_engine_carry_the_key_and_what_is_allowed(tmp_path):
+    # As the engine's errors do: a notebook reads e.key rather than parsing the message.
+    cases = [
+        (dict(erase_us=float("nan")), "erase_us", "a finite number", "erase_us=nan is not a finite number"),
+        (dict(log_blocks=10**30), "log_blocks", "a number at most 18,446,744,073,709,551,615",
+         "log_blocks=1000000000000000000000000000000 must be at most 18,446,744,073,709,551,615"),
+        (dict(log_blocks=-(10**30)), "log_blocks", "a number at least -9,223,372,036,854,775,808",
+         "log_blocks=-1000000000000000000000000000000 must be at least -9,223,372,036,854,775,808"),
+        (dict(pages_per_block=[32, 64]), "pages_per_block", "one value", "pages_per_block=[32, 64]: a run"),
+    ]
+    for options, key, expected, message in cases:
+        with pytest.raises(ftlsim.FtlsimError) as e:
+            ftlsim.simulate("uniform:writes=100", capacity="1MiB", ftl="fast", **options)
+        assert str(e.value).startswith(message), str(e.value)
+        assert (e.value.key, e.value.expected) == (key, expected)
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.generate("uniform:writes=10", str(tmp_path / "x.csv"), log_blocks=3)
+    assert str(e.value) == ("generate takes device and trace options (ftlsim list), not log_blocks: a generated "
+                            "trace does not depend on a scheme")
+    assert (e.value.key, e.value.value, e.value.expected) == ("log_blocks", 3, "a device or trace option")
+    assert not (tmp_path / "x.csv").exists()
+
+
 def test_a_workload_value_of_the_wrong_kind_is_named_in_words_and_an_unknown_format_in_both_spellings(tmp_path):
     with pytest.raises(ftlsim.FtlsimError, match="writes=`-5` is not a whole number of 0 or more"):
         ftlsim.simulate("uniform:writes=-5")

@@ -62,6 +62,14 @@ def check_name(kind: str, name: str) -> str:
     raise error
 
 
+def invalid(key: str, value, expected: str, message: str, suggestion=None) -> Exception:
+    """The error of a value not allowed, with the fields every such error carries (``key``, ``value``,
+    ``expected``, ``suggestion``), as the engine's."""
+    error = _core.FtlsimError(message)
+    error.key, error.value, error.expected, error.suggestion = key, value, expected, suggestion
+    return error
+
+
 def check_choice(key: str, value, choices: tuple[str, ...]) -> str:
     """`value` if it is one of `choices`; else an error naming `key`, the value, the choices and the nearest,
     with the fields every value not allowed carries."""
@@ -69,9 +77,8 @@ def check_choice(key: str, value, choices: tuple[str, ...]) -> str:
         return value
     near = nearest(str(value), list(choices))
     near_text = f" (did you mean `{near}`?)" if near else ""
-    error = _core.FtlsimError(f"{key}={value!r} is not one of {', '.join(choices)}{near_text}")
-    error.key, error.value, error.expected, error.suggestion = key, value, f"one of {', '.join(choices)}", near
-    raise error
+    raise invalid(key, value, f"one of {', '.join(choices)}",
+                  f"{key}={value!r} is not one of {', '.join(choices)}{near_text}", near)
 
 
 def scheme_defaults(ftl: str) -> dict:
@@ -115,12 +122,17 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
             continue
         if isinstance(value, float) and not math.isfinite(value):
             # JSON has no NaN or infinity: refuse it here, by name, rather than send `NaN` to the engine.
-            raise _core.FtlsimError(f"{key}={value} is not a finite number; give a finite number")
+            raise invalid(key, value, "a finite number", f"{key}={value} is not a finite number; give a finite number")
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
+            # Past any setting's 64 bits: the engine's reader would name no key.
+            bound = f"at most {2**64 - 1:,}" if value > 0 else f"at least {-(2**63):,}"
+            raise invalid(key, value, f"a number {bound}", f"{key}={value} must be {bound}")
         if isinstance(value, (list, tuple)) and key != "devices":
             # Every option but `devices` (the trace's device numbers) takes one value a run: several are a
             # sweep's.
-            raise _core.FtlsimError(f"{key}={value!r}: a run takes one value of {key}; to run each, sweep them: "
-                                    f"ftlsim.sweep(..., grid={{{key!r}: {list(value)!r}}})")
+            raise invalid(key, value, "one value",
+                          f"{key}={value!r}: a run takes one value of {key}; to run each, sweep them: "
+                          f"ftlsim.sweep(..., grid={{{key!r}: {list(value)!r}}})")
         if key in keys["device"]:
             cfg["device"][key] = value
         elif key in keys["trace"] and key != "format":

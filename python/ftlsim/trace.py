@@ -175,11 +175,15 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     requests written."""
 
     from . import _core
-    from ._registry import make_config
+    from ._registry import invalid, make_config
 
     cfg = make_config("page", preset, capacity, "none", format, options)
     if cfg["params"]:
-        raise ValueError(f"generate: unknown options {sorted(cfg['params'])}; it takes device and trace options")
+        # A scheme's parameter (or a misspelling): a generated trace depends on the device alone.
+        key, *_ = unknown = sorted(cfg["params"])
+        raise invalid(key, cfg["params"][key], "a device or trace option",
+                      f"generate takes device and trace options (ftlsim list), not {', '.join(unknown)}: a "
+                      f"generated trace does not depend on a scheme")
     with readable(trace) as path:
         return _core.generate(path, str(output), cfg)
 
