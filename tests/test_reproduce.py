@@ -165,6 +165,24 @@ def test_python_api_runs_one_experiment():
         ftlsim.reproduce.run("nope")
 
 
+def test_the_experiments_figures_leave_pyplot_alone(tmp_path):
+    # A notebook calling reproduce keeps its backend and open figures (pyplot with Agg forced switched them).
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from ftlsim.reproduce import figures
+
+    backend, open_figures = matplotlib.get_backend(), plt.get_fignums()
+    df = pd.DataFrame({"log_blocks": [4, 8, 4, 8], "ftl": ["fast", "fast", "bast", "bast"],
+                       "flash.erases": [10, 6, 14, 9]})
+    figures.lines(df, "log_blocks", [("flash.erases", "erases")], "ftl", str(tmp_path / "l.png"), "erases")
+    table = df.pivot(index="log_blocks", columns="ftl", values="flash.erases")
+    figures.bars(table, str(tmp_path / "b.png"), "erases", "erases")
+    assert (matplotlib.get_backend(), plt.get_fignums()) == (backend, open_figures)
+    assert (tmp_path / "l.png").stat().st_size > 1000 and (tmp_path / "b.png").stat().st_size > 1000
+
+
 def test_cli_runs_one_and_lists(tmp_path):
     runner = CliRunner()
     listing = runner.invoke(main, ["reproduce", "--list"], catch_exceptions=False)

@@ -22,13 +22,12 @@ def paper_name(scheme) -> str:
     return PAPER_NAMES.get(str(scheme), str(scheme))
 
 
-def _pyplot():
-    import matplotlib
+def _figure(width_in: float, height_in: float):
+    """A Figure of its own, not pyplot's: the caller's backend and open figures stay as they were (pyplot with
+    the Agg backend forced switched a notebook's backend for the rest of its session)."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return Figure(figsize=(width_in, height_in))
 
 
 def _plain_axis(axis) -> None:
@@ -42,7 +41,6 @@ def _finish(fig, title: str, path: str) -> None:
     fig.suptitle("\n".join(textwrap.wrap(title, int(fig.get_figwidth() * TITLE_CHARS_PER_IN))), fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
-    _pyplot().close(fig)
 
 
 def lines(df: pd.DataFrame, x: str, ys: list, series: str, path: str, title: str, logx: bool = False,
@@ -50,11 +48,10 @@ def lines(df: pd.DataFrame, x: str, ys: list, series: str, path: str, title: str
           logy: bool = False) -> None:
     """One panel per (column, label) in `ys` against `x`, a line per value of `series` (schemes by their paper
     names); `paper` maps a series value to the paper's (x, y) points, drawn hollow on the first panel."""
-    plt = _pyplot()
     import matplotlib.ticker as ticker
 
-    width = min(MAX_WIDTH_IN, 1.2 + 3.6 * len(ys))
-    fig, axes = plt.subplots(1, len(ys), figsize=(width, 3.6), squeeze=False)
+    fig = _figure(min(MAX_WIDTH_IN, 1.2 + 3.6 * len(ys)), 3.6)
+    axes = fig.subplots(1, len(ys), squeeze=False)
     styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("P", "--")]
     colors = {}
     for j, (col, label) in enumerate(ys):
@@ -93,12 +90,11 @@ def bars(table: pd.DataFrame, path: str, title: str, ylabel: str, paper: dict | 
     """Grouped (or stacked) bars, a group per row of `table` and a bar per column (schemes by their paper
     names). `paper` maps (row, column) to the paper's value, drawn as a black mark on that bar; `low` / `high`
     (same shape) draw the spread over variants as error bars; `rotate` turns the group labels (degrees)."""
-    plt = _pyplot()
     import numpy as np
 
     rows, cols = list(table.index), list(table.columns)
-    fig, ax = plt.subplots(figsize=(min(MAX_WIDTH_IN, max(4.8, 0.55 * len(rows) * max(1, len(cols)) ** 0.5 + 2.2)),
-                                    3.8))
+    fig = _figure(min(MAX_WIDTH_IN, max(4.8, 0.55 * len(rows) * max(1, len(cols)) ** 0.5 + 2.2)), 3.8)
+    ax = fig.subplots()
     xs = np.arange(len(rows))
     width = 0.8 if stacked else 0.8 / max(1, len(cols))
     bottom = np.zeros(len(rows))
