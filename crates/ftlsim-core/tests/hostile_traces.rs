@@ -365,6 +365,35 @@ fn every_writer_reads_back_the_same_requests_at_the_same_times() {
 }
 
 #[test]
+fn an_ssdsim_trace_converted_to_ssdsim_is_the_same_text() {
+    // Nanosecond times that are not whole in microseconds: each read as an f64 of microseconds and written
+    // back in whole nanoseconds (33647136083 came back as 33647136082.999996 when written as time_us x 1000).
+    let mut x: u64 = 1;
+    let text: String = (0..2000)
+        .map(|i| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            format!(
+                "{} 0 {} 8 {}\n",
+                (x >> 20) % 10_000_000_000_000,
+                8 * i,
+                i % 2
+            )
+        })
+        .chain(["33647136083 0 0 8 0\n".to_string()])
+        .collect();
+    let source = temp("ns.trace", text.as_bytes());
+    let copy = temp("ns-copy.trace", b"");
+    trace::write(
+        &mut LineReader::open(&source, &opts("ssdsim")).unwrap(),
+        &copy,
+    )
+    .unwrap();
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), text);
+}
+
+#[test]
 fn every_writer_keeps_each_request_on_its_device_or_refuses_a_trace_on_several() {
     // SPC requests on devices 0, 3, 2064 (blkparse's 8,16) and 70,000.
     let spc = temp(
