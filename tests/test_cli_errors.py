@@ -272,3 +272,20 @@ def test_run_without_a_trace_says_that_data_on_standard_input_is_not_read(tmp_pa
         p = ftlsim_cmd("run", "--capacity", "1MiB", "--json", str(tmp_path / "c.json"),
                        **({"stdin": quiet} if quiet is not None else {"input": ""}))
         assert p.returncode == 0 and "standard input" not in p.stderr, p.stderr
+
+
+def test_an_option_that_would_change_nothing_is_refused_in_each_front_end_s_spelling():
+    # A trace file's option on a built-in workload, and a start of measurement past the trace's end.
+    result = invoke("run", "uniform:writes=100", "--writes-only")
+    assert result.exit_code == 2
+    assert " ".join(result.stderr.split()).startswith(
+        "error: invalid parameter: --writes-only applies to trace files, and uniform:writes=100 is a built-in "
+        "workload, made rather than read"), result.stderr
+    with pytest.raises(ftlsim.FtlsimError, match=r"^invalid parameter: device=3 applies to trace files") as e:
+        ftlsim.simulate("uniform:writes=100", device=3)
+    assert (e.value.key, e.value.value) == ("device", "3")
+    result = invoke("run", "uniform:writes=100", "--capacity", "1MiB", "-p", "measure_from=500")
+    assert result.exit_code == 2
+    assert " ".join(result.stderr.split()) == (
+        "error: invalid parameter: -p measure_from=500 is past the end of the trace (it has 100 requests): "
+        "nothing would be measured; e.g. -p measure_from=50"), result.stderr

@@ -97,9 +97,10 @@ fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
         "{e}"
     );
     // A trace file's option given for a built-in workload, which it would not change.
-    for (option, trace) in [
+    for (option, value, trace) in [
         (
             "writes_only",
+            "true",
             TraceOptions {
                 writes_only: true,
                 ..TraceOptions::default()
@@ -107,6 +108,7 @@ fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
         ),
         (
             "device",
+            "3",
             TraceOptions {
                 device: Some(3),
                 ..TraceOptions::default()
@@ -124,8 +126,9 @@ fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
         assert_eq!(
             e.to_string(),
             format!(
-                "trace {workload}: {option} applies to trace files, and this is a built-in workload, made rather \
-                 than read: drop the option (the workload's own parameters shape it: ftlsim list)"
+                "invalid parameter: {option}={value} applies to trace files, and {workload} is a built-in \
+                 workload, made rather than read: drop the option (the workload's own parameters shape it: \
+                 ftlsim list)"
             )
         );
     }

@@ -571,15 +571,14 @@ fn resolve_device_with(
         Some(Input::Trace(spec)) if trace::is_workload(spec) => Some(spec),
         _ => None,
     };
-    if let (Some(workload), Some(option)) = (workload, cfg.trace.set_for_files_only().first()) {
-        return Err(trace::TraceError::Option {
-            spec: workload.to_string(),
-            what: format!(
-                "{option} applies to trace files, and this is a built-in workload, made rather than read: drop \
-                 the option (the workload's own parameters shape it: ftlsim list)"
-            ),
-        }
-        .into());
+    if let (Some(workload), Some((option, value))) =
+        (workload, cfg.trace.set_for_files_only().first())
+    {
+        let why = format!(
+            "applies to trace files, and {workload} is a built-in workload, made rather than read: drop the \
+             option (the workload's own parameters shape it: ftlsim list)"
+        );
+        return Err(ConfigError::from(Invalid::new(*option, value, why, None)).into());
     }
     let trace_file = matches!(input, Some(Input::Trace(path)) if !trace::is_workload(path));
     let geometry = if stated.is_none() && trace_file {

@@ -114,24 +114,32 @@ impl Default for TraceOptions {
 }
 
 impl TraceOptions {
-    /// The options set here that only reading a trace file uses (compaction aside): a built-in workload is
-    /// made, not read, and none of them changes it.
-    pub fn set_for_files_only(&self) -> Vec<&'static str> {
+    /// The options set here that only reading a trace file uses (compaction aside), each with its value as
+    /// text: a built-in workload is made, not read, and none of them changes it.
+    pub fn set_for_files_only(&self) -> Vec<(&'static str, String)> {
         let default = TraceOptions::default();
+        let text = |v: &dyn std::fmt::Display| v.to_string();
         [
-            ("format", self.format != default.format),
-            ("device", self.device.is_some()),
-            ("devices", self.devices != default.devices),
-            ("writes_only", self.writes_only),
-            ("skip_bad_lines", self.skip_bad_lines),
-            ("time_unit", self.time_unit.is_some()),
+            (
+                "format",
+                (self.format != default.format).then(|| text(&self.format)),
+            ),
+            ("device", self.device.map(|d| text(&d))),
+            (
+                "devices",
+                (self.devices != default.devices).then(|| text(&self.devices)),
+            ),
+            ("writes_only", self.writes_only.then(|| text(&true))),
+            ("skip_bad_lines", self.skip_bad_lines.then(|| text(&true))),
+            ("time_unit", self.time_unit.clone()),
             (
                 "blkparse_event",
-                self.blkparse_event != default.blkparse_event,
+                (self.blkparse_event != default.blkparse_event)
+                    .then(|| self.blkparse_event.clone()),
             ),
         ]
         .into_iter()
-        .filter_map(|(option, set)| set.then_some(option))
+        .filter_map(|(option, value)| Some((option, value?)))
         .collect()
     }
 }
