@@ -553,8 +553,13 @@ fn resolve_device_with(
     if stated == Some(0) {
         return Err(no_capacity());
     }
+    let workload = match input {
+        Some(Input::Trace(spec)) if trace::is_workload(spec) => Some(spec),
+        _ => None,
+    };
+    let trace_file = matches!(input, Some(Input::Trace(_))) && workload.is_none();
     let (capacity, placement) = match input {
-        Some(Input::Trace(path)) if !trace::is_workload(path) => {
+        Some(Input::Trace(path)) if trace_file => {
             let facts = remembered_facts(path, &cfg.trace, &spec, stated.is_none(), progress)?;
             match stated.or(facts.highest_address) {
                 Some(0) | None => return Err(no_capacity()),
@@ -567,10 +572,6 @@ fn resolve_device_with(
         }
         Some(Input::Trace(_)) | None => (stated.unwrap_or(DEFAULT_WORKLOAD_CAPACITY), None),
     };
-    let workload = match input {
-        Some(Input::Trace(spec)) if trace::is_workload(spec) => Some(spec),
-        _ => None,
-    };
     if let (Some(workload), Some((option, value))) =
         (workload, cfg.trace.set_for_files_only().first())
     {
@@ -580,7 +581,6 @@ fn resolve_device_with(
         );
         return Err(ConfigError::from(Invalid::new(*option, value, why, None)).into());
     }
-    let trace_file = matches!(input, Some(Input::Trace(path)) if !trace::is_workload(path));
     let geometry = if stated.is_none() && trace_file {
         spec.geometry_for_trace(capacity)?
     } else {

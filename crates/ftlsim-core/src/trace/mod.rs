@@ -177,28 +177,26 @@ impl FormatInfo {
     /// The format's reader for `opts`, or what is wrong with them: an option it does not read is named
     /// with the formats that do.
     fn reader(&self, opts: &TraceOptions) -> Result<Box<dyn Format>, String> {
-        let set = [
-            ("time_unit", opts.time_unit.as_deref()),
-            (
-                "blkparse_event",
-                Some(opts.blkparse_event.as_str()).filter(|&e| e != "D"),
-            ),
-        ];
-        for (option, value) in set {
-            if let Some(value) = value.filter(|_| !self.options.contains(&option)) {
-                let readers: Vec<&str> = FORMATS
-                    .iter()
-                    .filter(|f| f.options.contains(&option))
-                    .map(|f| f.name)
-                    .collect();
-                return Err(format!(
-                    "{option}={value} applies to {} traces only, and this trace is read as {}: drop the option \
-                     (or name the trace's format with format=... if it is not {})",
-                    readers.join(" and "),
-                    self.name,
-                    self.name
-                ));
-            }
+        let readers = |option: &str| -> Vec<&str> {
+            FORMATS
+                .iter()
+                .filter(|f| f.options.contains(&option))
+                .map(|f| f.name)
+                .collect()
+        };
+        // The options set that some format reads, this one not.
+        let unread = opts
+            .set_for_files_only()
+            .into_iter()
+            .find(|(option, _)| !self.options.contains(option) && !readers(option).is_empty());
+        if let Some((option, value)) = unread {
+            return Err(format!(
+                "{option}={value} applies to {} traces only, and this trace is read as {}: drop the option \
+                 (or name the trace's format with format=... if it is not {})",
+                readers(option).join(" and "),
+                self.name,
+                self.name
+            ));
         }
         (self.make)(opts)
     }
