@@ -34,7 +34,11 @@ def nearest(name: str, valid: list[str]) -> str | None:
 
 def did_you_mean(name: str, valid: list[str]) -> str:
     """" (did you mean `x`?)" for the nearest valid name, or ""."""
-    near = nearest(name, valid)
+    return _hint(nearest(name, valid))
+
+
+def _hint(near: str | None) -> str:
+    """" (did you mean `near`?)", or "" without one."""
     return f" (did you mean `{near}`?)" if near else ""
 
 
@@ -53,13 +57,11 @@ def check_name(kind: str, name: str) -> str:
     if _fold(name) in folded:
         return folded[_fold(name)]
     label = {"schemes": "scheme", "presets": "preset", "formats": "trace format"}[kind]
-    near = did_you_mean(str(name).lower(), valid)
-    error = _core.FtlsimError(f"unknown {label} `{name}`{near}; valid names: {', '.join(valid)}")
+    near = nearest(str(name).lower(), valid)
     # The fields the README promises of every value not allowed (the keyword, as `simulate` takes it).
-    error.key = {"schemes": "ftl", "presets": "preset", "formats": "format"}[kind]
-    error.value, error.expected = str(name), f"one of {', '.join(valid)}"
-    error.suggestion = nearest(str(name).lower(), valid)
-    raise error
+    raise invalid({"schemes": "ftl", "presets": "preset", "formats": "format"}[kind], str(name),
+                  f"one of {', '.join(valid)}",
+                  f"unknown {label} `{name}`{_hint(near)}; valid names: {', '.join(valid)}", near)
 
 
 def invalid(key: str, value, expected: str, message: str, suggestion=None) -> Exception:
@@ -76,9 +78,8 @@ def check_choice(key: str, value, choices: tuple[str, ...]) -> str:
     if value in choices:
         return value
     near = nearest(str(value), list(choices))
-    near_text = f" (did you mean `{near}`?)" if near else ""
     raise invalid(key, value, f"one of {', '.join(choices)}",
-                  f"{key}={value!r} is not one of {', '.join(choices)}{near_text}", near)
+                  f"{key}={value!r} is not one of {', '.join(choices)}{_hint(near)}", near)
 
 
 def scheme_defaults(ftl: str) -> dict:

@@ -15,7 +15,8 @@ from typing import Callable, Iterable
 
 from . import _core
 from .errors import Spelling, keyword, respelled, spelled
-from ._registry import check_choice, check_name, did_you_mean, make_config, names, plain, resolve_config, takes
+from ._registry import (check_choice, check_name, did_you_mean, invalid, make_config, names, plain, resolve_config,
+                        takes)
 from .report import Report
 from .trace import check_spec, is_stream, readable
 
@@ -95,9 +96,8 @@ def simulate(
     ``simulate(**ftlsim.config.run_kwargs(report))`` repeats the run exactly."""
     trace = check_spec(trace)
     if progress is not None and not callable(progress):
-        error = _core.FtlsimError(f"progress={progress!r} is not a function; give progress(requests, done, total)")
-        error.key, error.value, error.expected = "progress", progress, "a function of (requests, done, total)"
-        raise error
+        raise invalid("progress", progress, "a function of (requests, done, total)",
+                      f"progress={progress!r} is not a function; give progress(requests, done, total)")
     cfg = prepare(trace, ftl, preset, capacity, precondition, format, **scheme_params)
     with readable(trace) as path:
         try:
