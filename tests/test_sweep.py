@@ -151,6 +151,23 @@ def test_compare_with_a_parameter_only_some_schemes_take(tmp_path):
     assert list(rows["ftl"]) == ["page", "fast", "fast"]
 
 
+def test_counts_a_scheme_lacks_are_empty_cells_and_the_others_whole_numbers(tmp_path):
+    """`ram.page_map` is page's alone: pandas holds it as float beside fast's gaps, but the CSV (the command's
+    and the store's) writes the byte count whole; a figure that is a float stays one."""
+    import csv
+
+    out, store = tmp_path / "c.csv", tmp_path / "s.csv"
+    result = CliRunner().invoke(main, ["sweep", TRACE, "--ftl", "page,fast", "--capacity", "1MiB", "-p",
+                                       "log_blocks=4", "--csv", str(out), "--store", str(store), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    for path in (out, store):
+        rows = {r["ftl"]: r for r in csv.DictReader(open(path, newline=""))}
+        page = ftlsim.simulate(TRACE, ftl="page", capacity="1MiB")
+        assert rows["page"]["ram.page_map"] == str(page["ram.page_map"]), path
+        assert rows["fast"]["ram.page_map"] == "", path
+        assert rows["page"]["config.read_us"] == "15.0", path  # a time in us is a float, whole or not
+
+
 def test_report_series_and_notebook_display():
     r = ftlsim.simulate(TRACE, ftl="fast", capacity="1MiB")
     s = r.to_series()

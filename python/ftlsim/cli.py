@@ -518,10 +518,9 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         err_console.print(f"[bold red]failed:[/] {escape(line)}", highlight=False)
     try:
         if settings.get("csv"):
-            from .output import atomic_path
+            from .output import write_csv
 
-            with atomic_path(settings["csv"]) as tmp:
-                df.to_csv(tmp, index=False)
+            write_csv(df, settings["csv"])
             say_written(f"{len(df)} rows", settings["csv"])
         if settings.get("plot") and len(failed) < len(df):
             from .plot import compare_plot
@@ -806,10 +805,9 @@ def store_cmd(path, conditions, prune, csv_path):
     except _core.FtlsimError as e:
         fail(e)
     if csv_path:
-        from .output import atomic_path
+        from .output import write_csv
 
-        with atomic_path(csv_path) as tmp:
-            selected.to_csv(tmp, index=False)
+        write_csv(selected, csv_path)
         say_written(f"{len(selected)} rows", csv_path)
     from .output import is_stdout
 
@@ -1226,10 +1224,9 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
     if csv_path:
         if results[0].skipped:
             fail(f"experiment `{name}` was skipped, no runs to write: {results[0].skipped}")
-        from .output import atomic_path
+        from .output import write_csv
 
-        with atomic_path(csv_path) as tmp:  # as every output: atomically, or to standard output for -
-            results[0].df.to_csv(tmp, index=False)
+        write_csv(results[0].df, csv_path)
         say_written(f"{len(results[0].df)} rows", csv_path)
     if plot_path:
         if results[0].skipped:

@@ -115,6 +115,22 @@ def atomic_path(path):
             os.remove(tmp)
 
 
+WHOLE_UNITS = ("count", "pages", "bytes")
+
+
+def write_csv(df, path) -> None:
+    """`df` as CSV at `path` (atomically, as every output), without its index. A count, page or byte column
+    with gaps (``ram.page_map`` exists for page, not for fast) is float in pandas and would be written
+    ``65536.0``: such a column is written as whole numbers, with the gaps empty."""
+    from .report import key_unit
+
+    whole = {c: "Int64" for c in df.columns
+             if df[c].dtype.kind == "f" and key_unit(c) in WHOLE_UNITS
+             and df[c].dropna().map(float.is_integer).all()}
+    with atomic_path(path) as tmp:
+        df.astype(whole).to_csv(tmp, index=False)
+
+
 def _append(source: str, path: str) -> None:
     """Copies the file `source` to the stream `path` (``-`` is standard output), after whatever was printed
     there already."""

@@ -33,6 +33,13 @@ def key_section(key: str) -> str:
     return schema_rows()[key_rank(key)]["section"] if key_rank(key) < len(schema_rows()) else "Other"
 
 
+def key_unit(key: str) -> str | None:
+    """The unit of `key` in the report schema (``count``, ``bytes``, ``us``, ...); None for a key it does not
+    know (a sweep's parameter columns)."""
+    rank = key_rank(key)
+    return schema_rows()[rank]["unit"] if rank < len(schema_rows()) else None
+
+
 @functools.lru_cache(maxsize=4096)
 def key_rank(key: str) -> int:
     """The place of `key` in the report schema's order (sections, then figures as the engine lists them);

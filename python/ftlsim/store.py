@@ -192,18 +192,17 @@ class Store:
     def _write(self, rows: dict[str, dict]) -> None:
         import pandas as pd
 
-        from .output import atomic_path
+        from .output import atomic_path, write_csv
 
         df = integers_kept(pd.DataFrame(list(rows.values())))
+        if self.path.endswith(".csv"):  # the key last: a row cut anywhere loses part of its key, and reads as torn
+            write_csv(df[[c for c in df.columns if c != "key"] + ["key"]], self.path)
+            return
+        for c in df.columns[df.dtypes == object]:  # noqa: E721 (a pandas dtype comparison)
+            values = df[c].dropna()
+            if len(values) and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                df[c] = df[c].astype("Int64")  # whole numbers with gaps, kept whole
+            else:  # mixed values (a grid column of numbers and names)
+                df[c] = df[c].map(lambda v: v if v is None or isinstance(v, str) or v != v else str(v))
         with atomic_path(self.path) as tmp:
-            if self.path.endswith(".parquet"):
-                for c in df.columns[df.dtypes == object]:  # noqa: E721 (a pandas dtype comparison)
-                    values = df[c].dropna()
-                    if len(values) and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-                        df[c] = df[c].astype("Int64")  # whole numbers with gaps, kept whole
-                    else:  # mixed values (a grid column of numbers and names)
-                        df[c] = df[c].map(lambda v: v if v is None or isinstance(v, str) or v != v else str(v))
-                df.to_parquet(tmp, index=False)
-            else:
-                # The key last: a row cut anywhere loses part of its key, and reads as torn.
-                df[[c for c in df.columns if c != "key"] + ["key"]].to_csv(tmp, index=False)
+            df.to_parquet(tmp, index=False)
