@@ -82,6 +82,20 @@ def test_suggestions_are_in_the_users_spelling(tmp_path):
     assert "wrap=True" not in str(e.value) and "or compact=True" in str(e.value)
 
 
+def test_a_value_refused_before_the_engine_is_spelled_as_the_command_line_gives_it():
+    # Errors raised in Python carried key and value but no `problems`, so the command line showed the keyword
+    # (extra_blocks=...) where the engine's own errors say -p extra_blocks=...
+    big = str(10**23)
+    result = invoke("run", "uniform:writes=10", "-p", f"extra_blocks={big}")
+    assert result.exit_code == 2
+    assert f"error: -p extra_blocks={big} must be at most 18,446,744,073,709,551,615" in " ".join(result.output.split())
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=10", extra_blocks=10**23)
+    assert str(e.value) == f"extra_blocks={big} must be at most 18,446,744,073,709,551,615"
+    assert e.value.problems == [{"key": "extra_blocks", "value": big, "suggestion": None, "alternatives": [],
+                                 "expected": "must be at most 18,446,744,073,709,551,615"}]
+
+
 def test_a_trace_too_far_for_the_geometry_says_the_capacity_came_from_the_trace(tmp_path):
     # No capacity given: the trace's furthest byte (64 TiB) is the capacity, which no geometry of these pages
     # addresses. The message says where the figure came from, and offers no smaller capacity without wrap.

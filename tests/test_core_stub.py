@@ -73,7 +73,7 @@ def test_structured_error_fields():
     try:
         _core.simulate("uniform:writes=10", {"ftl": "page", "device": {"erase_us": float("inf")}})
     except _core.FtlsimError as e:
-        assert (e.key, e.value, e.expected) == ("device.erase_us", float("inf"), "a finite number")
+        assert (e.key, e.value, e.expected) == ("device.erase_us", float("inf"), "is not a finite number")
     else:
         raise AssertionError("erase_us=inf ran")
     # An error raised in Python has the fields, set to None.

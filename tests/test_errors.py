@@ -109,12 +109,12 @@ def test_a_list_where_a_run_takes_one_value_names_the_sweep_that_runs_each():
 def test_values_refused_before_the_engine_carry_the_key_and_what_is_allowed(tmp_path):
     # As the engine's errors do: a notebook reads e.key rather than parsing the message.
     cases = [
-        (dict(erase_us=float("nan")), "erase_us", "a finite number", "erase_us=nan is not a finite number"),
-        (dict(log_blocks=10**30), "log_blocks", "a number at most 18,446,744,073,709,551,615",
+        (dict(erase_us=float("nan")), "erase_us", "is not a finite number", "erase_us=nan is not a finite number"),
+        (dict(log_blocks=10**30), "log_blocks", "must be at most 18,446,744,073,709,551,615",
          "log_blocks=1000000000000000000000000000000 must be at most 18,446,744,073,709,551,615"),
-        (dict(log_blocks=-(10**30)), "log_blocks", "a number at least -9,223,372,036,854,775,808",
+        (dict(log_blocks=-(10**30)), "log_blocks", "must be at least -9,223,372,036,854,775,808",
          "log_blocks=-1000000000000000000000000000000 must be at least -9,223,372,036,854,775,808"),
-        (dict(pages_per_block=[32, 64]), "pages_per_block", "one value", "pages_per_block=[32, 64]: a run"),
+        (dict(pages_per_block=[32, 64]), "pages_per_block", "must be one value", "pages_per_block=[32, 64]: a run"),
     ]
     for options, key, expected, message in cases:
         with pytest.raises(ftlsim.FtlsimError) as e:
@@ -125,7 +125,7 @@ def test_values_refused_before_the_engine_carry_the_key_and_what_is_allowed(tmp_
         ftlsim.generate("uniform:writes=10", str(tmp_path / "x.csv"), log_blocks=3)
     assert str(e.value) == ("generate takes device and trace options (ftlsim list), not log_blocks: a generated "
                             "trace does not depend on a scheme")
-    assert (e.value.key, e.value.value, e.value.expected) == ("log_blocks", 3, "a device or trace option")
+    assert (e.value.key, e.value.value, e.value.expected) == ("log_blocks", 3, "must be a device or trace option")
     assert not (tmp_path / "x.csv").exists()
 
 
@@ -147,8 +147,8 @@ def test_a_name_not_known_crosses_as_fields_too():
         with pytest.raises(ftlsim.FtlsimError) as e:
             ftlsim.simulate("uniform:writes=10", **kwargs)
         assert (e.value.key, e.value.value) == (key, value), kwargs
-        assert e.value.expected.startswith("one of "), e.value.expected
-    assert e.value.expected == "one of metadata, region, lru, bplru"
+        assert e.value.expected.startswith("must be one of "), e.value.expected
+    assert e.value.expected == "must be one of metadata, region, lru, bplru"
     with pytest.raises(ftlsim.FtlsimError) as e:
         ftlsim.simulate("uniform:writes=10", ftl="fsat")
     assert (e.value.key, e.value.value, e.value.suggestion) == ("ftl", "fsat", "fast")
@@ -176,11 +176,12 @@ def test_a_size_that_does_not_parse_fills_the_fields_as_every_value_not_allowed(
 
 
 def test_a_choice_a_function_and_a_sweeps_errors_policy_are_checked_with_the_fields():
-    with pytest.raises(ftlsim.FtlsimError, match="did you mean `full`") as e:
+    with pytest.raises(ftlsim.FtlsimError, match="^precondition='ful' must be one of none, full, trace; e.g. "
+                                                 "precondition='full'$") as e:
         ftlsim.simulate("uniform:writes=10", precondition="ful")  # serde's "unknown variant", no suggestion
     assert (e.value.key, e.value.value, e.value.suggestion) == ("precondition", "ful", "full")
-    with pytest.raises(ftlsim.FtlsimError, match="not a function") as e:
+    with pytest.raises(ftlsim.FtlsimError, match=r"^progress=5 must be a function of \(requests, done, total\)$") as e:
         ftlsim.simulate("uniform:writes=10", progress=5)  # a bare TypeError from inside the run
     assert e.value.key == "progress"
-    with pytest.raises(ftlsim.FtlsimError, match="errors='ignore' is not one of raise, keep"):
+    with pytest.raises(ftlsim.FtlsimError, match="errors='ignore' must be one of raise, keep$"):
         ftlsim.sweep("uniform:writes=10", ["page"], errors="ignore")  # taken as "keep" without a word

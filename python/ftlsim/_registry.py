@@ -60,15 +60,26 @@ def check_name(kind: str, name: str) -> str:
     near = nearest(str(name).lower(), valid)
     # The fields the README promises of every value not allowed (the keyword, as `simulate` takes it).
     raise invalid({"schemes": "ftl", "presets": "preset", "formats": "format"}[kind], str(name),
-                  f"one of {', '.join(valid)}",
+                  f"must be one of {', '.join(valid)}",
                   f"unknown {label} `{name}`{_hint(near)}; valid names: {', '.join(valid)}", near)
 
 
-def invalid(key: str, value, expected: str, message: str, suggestion=None) -> Exception:
+def invalid(key: str, value, expected: str, message: str | None = None, suggestion=None) -> Exception:
     """The error of a value not allowed, with the fields every such error carries (``key``, ``value``,
-    ``expected``, ``suggestion``), as the engine's."""
-    error = _core.FtlsimError(message)
+    ``expected``, ``suggestion``), as the engine's. `expected` is a predicate, as the engine's ("must be a whole
+    number"): ``key=value expected`` is the sentence. Without `message` the error also carries the engine's
+    ``problems``, so each front end spells the key its own way (``log_blocks=8`` here, ``-p log_blocks=8`` on
+    the command line); a message of its own (a name not known, a hint only Python needs) is shown as given."""
+    from .errors import keyword, spelled
+
+    error = _core.FtlsimError(message or "")
     error.key, error.value, error.expected, error.suggestion = key, value, expected, suggestion
+    if message is None:
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        error.problems = [{"key": key, "value": text, "expected": expected, "alternatives": [],
+                           "suggestion": None if suggestion is None else str(suggestion)}]
+        error.context = ""
+        error.args = (spelled(error, keyword, {key: value}),)
     return error
 
 
@@ -78,8 +89,7 @@ def check_choice(key: str, value, choices: tuple[str, ...]) -> str:
     if value in choices:
         return value
     near = nearest(str(value), list(choices))
-    raise invalid(key, value, f"one of {', '.join(choices)}",
-                  f"{key}={value!r} is not one of {', '.join(choices)}{_hint(near)}", near)
+    raise invalid(key, value, f"must be one of {', '.join(choices)}", suggestion=near)
 
 
 def scheme_defaults(ftl: str) -> dict:
@@ -123,15 +133,15 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
             continue
         if isinstance(value, float) and not math.isfinite(value):
             # JSON has no NaN or infinity: refuse it here, by name, rather than send `NaN` to the engine.
-            raise invalid(key, value, "a finite number", f"{key}={value} is not a finite number; give a finite number")
+            raise invalid(key, value, "is not a finite number")
         if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
             # Past any setting's 64 bits: the engine's reader would name no key.
             bound = f"at most {2**64 - 1:,}" if value > 0 else f"at least {-(2**63):,}"
-            raise invalid(key, value, f"a number {bound}", f"{key}={value} must be {bound}")
+            raise invalid(key, value, f"must be {bound}")
         if isinstance(value, (list, tuple)) and key != "devices":
             # Every option but `devices` (the trace's device numbers) takes one value a run: several are a
             # sweep's.
-            raise invalid(key, value, "one value",
+            raise invalid(key, value, "must be one value",
                           f"{key}={value!r}: a run takes one value of {key}; to run each, sweep them: "
                           f"ftlsim.sweep(..., grid={{{key!r}: {list(value)!r}}})")
         if key in keys["device"]:

@@ -96,8 +96,7 @@ def simulate(
     ``simulate(**ftlsim.config.run_kwargs(report))`` repeats the run exactly."""
     trace = check_spec(trace)
     if progress is not None and not callable(progress):
-        raise invalid("progress", progress, "a function of (requests, done, total)",
-                      f"progress={progress!r} is not a function; give progress(requests, done, total)")
+        raise invalid("progress", progress, "must be a function of (requests, done, total)")
     cfg = prepare(trace, ftl, preset, capacity, precondition, format, **scheme_params)
     with readable(trace) as path:
         try:

@@ -181,7 +181,7 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     if cfg["params"]:
         # A scheme's parameter (or a misspelling): a generated trace depends on the device alone.
         key, *_ = unknown = sorted(cfg["params"])
-        raise invalid(key, cfg["params"][key], "a device or trace option",
+        raise invalid(key, cfg["params"][key], "must be a device or trace option",
                       f"generate takes device and trace options (ftlsim list), not {', '.join(unknown)}: a "
                       f"generated trace does not depend on a scheme")
     with readable(trace) as path:

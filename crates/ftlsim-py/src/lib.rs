@@ -104,7 +104,7 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
             let fields = Fields {
                 key: Some(key.to_string()),
                 value: Some(PyString::new(py, name).into_any().unbind()),
-                expected: Some(format!("one of {valid}")),
+                expected: Some(format!("must be one of {valid}")),
                 suggestion: None,
             };
             return error_with(py, message, fields);
@@ -171,7 +171,7 @@ fn check_finite(what: &str, obj: &Bound<'_, PyAny>, path: &mut String) -> PyResu
             let fields = Fields {
                 key: Some(key),
                 value: Some(obj.clone().unbind()),
-                expected: Some("a finite number".into()),
+                expected: Some("is not a finite number".into()),
                 suggestion: None,
             };
             return Err(error_with(obj.py(), message, fields));
