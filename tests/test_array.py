@@ -65,6 +65,7 @@ def test_which_runs_have_the_array_model():
                                "dies_per_chip": 1, "planes_per_die": 1})
     assert array_model_on({"planes_per_die": 2})
     assert array_model_on({"queue_depth": 1}) and array_model_on({"time_scale": 1.0})
+    assert array_model_on({"channels": 0})  # refused by the run itself, with its own error, not as "no response times"
 
 
 def test_bad_array_settings_are_bad_input():

@@ -47,6 +47,9 @@ def generate(trace: str, output: str, config: dict[str, Any]) -> int:
 def ram(config: dict[str, Any]) -> list[dict[str, Any]]:
     """The RAM a scheme's tables need: a list of {name, bytes, layout}."""
 
+def array_model_on(config: dict[str, Any]) -> bool:
+    """Whether a run of `config` has the multi-chip array model on (response times)."""
+
 def trace_info(
     trace: str,
     options: dict[str, Any],

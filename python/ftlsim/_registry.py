@@ -185,25 +185,20 @@ def config_kwargs(resolved: dict) -> dict:
     return kwargs
 
 
-ARRAY_SHAPE = ("channels", "chips_per_channel", "dies_per_chip", "planes_per_die")
-
 # What a response-time plot of runs without the array model says.
 NO_RESPONSE_TIMES = ("the runs have no response times; turn the multi-chip array model on with a preset that has "
                      "one (--preset mqsim-default) or -p queue_depth=32 (or channels=, time_scale=)")
 
 
 def array_model_on(run: dict) -> bool:
-    """Whether a run's options turn the multi-chip array model on, as the engine decides
-    (`ArraySpec::array_model_on`): queueing asked for (`queue_depth`, `time_scale`), or more than one
-    plane-unit, the preset's shape under the run's own `channels`, `chips_per_channel`, ...; a default
-    (`precondition="..."` aside) run has one chip. A name the registry does not know counts as one unit (the
-    run refuses it itself)."""
-    if run.get("queue_depth") is not None or run.get("time_scale") is not None:
+    """Whether a run (`simulate`'s keywords) has the multi-chip array model on, as the engine decides it from
+    the run's device and run options (a preset's shape, `channels=`, `queue_depth=`, ...). A run whose options
+    the engine refuses counts as on: the run reports its own error."""
+    named = ("trace", "ftl", "preset", "capacity", "precondition", "format")
+    options = {k: v for k, v in run.items() if k not in named}
+    try:
+        cfg = make_config(run.get("ftl", "page"), run.get("preset"), run.get("capacity"),
+                          run.get("precondition", "none"), run.get("format", "auto"), options)
+        return _core.array_model_on(cfg)
+    except _core.FtlsimError:
         return True
-    preset = next((p for p in registry()["presets"] if p["name"] == run.get("preset")), None)
-    shape = dict((preset or {}).get("array") or {})
-    units = 1
-    for key in ARRAY_SHAPE:
-        value = run.get(key, shape.get(key))
-        units *= int(value) if isinstance(value, (int, float)) and value >= 1 else 1
-    return units > 1

@@ -374,6 +374,13 @@ fn ram<'py>(py: Python<'py>, config: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     to_py(py, &items)
 }
 
+/// Whether a run of `config` has the multi-chip array model on (response times), from its device and run
+/// options alone.
+#[pyfunction]
+fn array_model_on(py: Python<'_>, config: &Bound<'_, PyAny>) -> PyResult<bool> {
+    sim::array_model_on(&typed("run configuration", config)?).map_err(|e| sim_err(py, e))
+}
+
 /// Statistics of a trace (format, devices, requests, mix, footprint, write concentration, distributions).
 /// `progress(done, total)` is called every 16,384 requests; Ctrl-C raises KeyboardInterrupt, and an exception
 /// raised by `progress` propagates as it is.
@@ -501,6 +508,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RunFailedError", py.get_type::<RunFailedError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ram, m)?)?;
+    m.add_function(wrap_pyfunction!(array_model_on, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(generate, m)?)?;
     m.add_function(wrap_pyfunction!(write_refs, m)?)?;

@@ -13,7 +13,7 @@ mod shadow;
 
 pub use config::{MeasureFrom, Precondition, SimConfig, DEFAULT_WORKLOAD_CAPACITY};
 pub use nvram::ram;
-pub use plan::{open, open_trace, resolve_device, Input, Resolved, RunPlan};
+pub use plan::{array_model_on, open, open_trace, resolve_device, Input, Resolved, RunPlan};
 
 use crate::addr::{Lpn, Token};
 use crate::config::{format_size, ArrayPlacement, Geometry};

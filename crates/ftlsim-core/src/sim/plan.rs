@@ -523,6 +523,14 @@ fn target(g: &Geometry) -> Target {
     }
 }
 
+/// Whether a run of `cfg` has the multi-chip array model on ([`DeviceSpec::array_model_on`]: response
+/// times, utilization, queues), read from its device and run options alone, without a trace: a front end asks
+/// before a sweep whose plot needs response times.
+pub fn array_model_on(cfg: &SimConfig) -> Result<bool> {
+    let spec = DeviceSpec::resolve(cfg.preset.as_deref(), &cfg.device)?;
+    Ok(spec.array_model_on(cfg.queue_depth, cfg.time_scale))
+}
+
 /// Resolves the device of a run: preset, overrides and capacity (scanning the trace if it must).
 pub fn resolve_device(cfg: &SimConfig, trace_spec: Option<&str>) -> Result<Resolved> {
     resolve_device_with(cfg, trace_spec.map(Input::Trace), &mut |_| true)
