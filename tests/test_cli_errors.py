@@ -64,17 +64,18 @@ def test_suggestions_are_in_the_users_spelling(tmp_path):
     # Read without a pre-pass, the trace is read on to its furthest request: the capacity suggested holds all of
     # it, not only the first request beyond (which a second run would then fail further on), here or in warm-up.
     trace.write_text("W,0,4096\nW,1048576,4096\nW,0,4096\nW,9437184,4096\nW,4096,4096\n")
-    message = (r"t.csv:2: .* ends before byte 1052672, where the request ends \(the trace's furthest request ends at "
-               r"byte 9441280\); e.g. capacity='10MiB'")
+    message = (r"t.csv:2: capacity='1MiB' \(the device's logical capacity\) ends before byte 1,052,672, where the request ends \(the trace's furthest request ends at "
+               r"byte 9,441,280\); e.g. capacity='10MiB'")
     for precondition in ("none", "trace"):
         with pytest.raises(ftlsim.FtlsimError, match=message):
             ftlsim.simulate(str(trace), capacity="1MiB", precondition=precondition)
     result = invoke("run", str(trace), "--capacity", "1MiB")
     assert "e.g. --capacity 10MiB" in " ".join(result.output.split())
+    assert "--capacity 1MiB (the device's logical capacity)" in " ".join(result.output.split())  # not 1048576 bytes
     # Compacted, the trace's end is known before it runs: the capacity suggested holds all of it, not only the
     # first request beyond (extents 5, 0 and 10 compact to 1, 0 and 2: 3 MiB).
     trace.write_text("W,5242880,4096\nW,0,4096\nW,10485760,4096\n")
-    with pytest.raises(ftlsim.FtlsimError, match=r"t.csv:1: .* ends before byte 1052672, .*e.g. capacity='3MiB'"):
+    with pytest.raises(ftlsim.FtlsimError, match=r"t.csv:1: .* ends before byte 1,052,672, .*e.g. capacity='3MiB'"):
         ftlsim.simulate(str(trace), capacity="1MiB", compact=True)
     trace.write_text("W,0,2097152\n")  # longer than the device: wrapping cannot fold it in
     with pytest.raises(ftlsim.FtlsimError) as e:

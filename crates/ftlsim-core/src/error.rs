@@ -4,6 +4,7 @@
 
 use crate::config::{ConfigError, Invalid, SizeError};
 use crate::device::FlashError;
+use crate::text::{format_size, thousands};
 use crate::trace::TraceError;
 use thiserror::Error;
 
@@ -80,11 +81,17 @@ pub struct Fixes {
 /// larger capacity (`suggest`) fixes it, and so do `wrap` or `compact` where the run did not use them already.
 fn capacity_problem(end: u64, reach: u64, capacity: u64, suggest: &str, used: Fixes) -> Invalid {
     let mut expected = format!(
-        "bytes (the device's logical capacity) ends before byte {end}, where the request ends"
+        "(the device's logical capacity) ends before byte {}, where the request ends",
+        thousands(end)
     );
     if reach > end {
-        expected += &format!(" (the trace's furthest request ends at byte {reach})");
+        expected += &format!(
+            " (the trace's furthest request ends at byte {})",
+            thousands(reach)
+        );
     }
+    // The capacity as a size one would give (16GiB), where a preset may have set it unseen.
+    let capacity = format_size(capacity);
     let mut problem = Invalid::new("capacity", capacity, expected, Some(suggest.to_string()));
     if !used.wrap {
         problem = problem.or("wrap", true, "to fold addresses into the device");

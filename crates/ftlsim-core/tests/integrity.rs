@@ -132,11 +132,9 @@ fn a_request_beyond_the_capacity_says_offset_capacity_and_fix() {
     let err = run_requests(&cfg, vec![Request::new(0.0, Op::Write, 32 * 1024, 4096)])
         .unwrap_err()
         .to_string();
+    // The request's end in bytes, the capacity as a size one would give.
     assert!(
-        err.contains("36864")
-            && err.contains("32768")
-            && err.contains("capacity=")
-            && err.contains("wrap=true"),
+        err.contains("36,864") && err.contains("capacity=32KiB") && err.contains("wrap=true"),
         "{err}"
     );
     let mut wrapping = cfg.clone();
