@@ -268,7 +268,7 @@ def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path
     # Filled first and still never erasing (the writes fit the spare blocks): only the fix not used is offered.
     result = invoke("run", "uniform:writes=10", "--capacity", "64MiB", "--precondition", "full")
     assert result.exit_code == 0, result.output
-    assert result.stderr.strip().endswith("so the figures do not depend on the scheme; use a smaller `--capacity`")
+    assert result.stderr.strip().endswith("the cleaning cost that sets schemes apart; use a smaller `--capacity`")
 
 
 def test_a_grid_with_a_failed_point_prints_its_other_rows_as_a_grid_without_one_does():

@@ -96,8 +96,9 @@ def uninformative(values) -> dict[str, str]:
                             f"find few valid pages to copy and the figures are those of a mostly empty device; use "
                             f"{fix}")
     elif values.get("flash.erases") == 0 and written:
-        out["no_erase"] = (f"no block was erased: no merge or garbage collection ran, so the figures do not "
-                           f"depend on the scheme; use {fix}")
+        # Not "the figures do not depend on the scheme": its RAM, mount and translation reads still do.
+        out["no_erase"] = (f"no block was erased: no merge or garbage collection ran, so the figures leave out "
+                           f"the cleaning cost that sets schemes apart; use {fix}")
     given = next((f"{key}={resolved[key]}" for key in ("extra_blocks", "over_provisioning")
                   if resolved.get(key) is not None), None)
     chip, used = _whole(values.get("device.extra_blocks")), _whole(values.get("device.scheme_extra_blocks"))
