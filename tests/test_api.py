@@ -64,7 +64,7 @@ def test_bad_input_gets_a_clear_error():
 def test_beyond_capacity_says_how_to_fix(tmp_path):
     trace = tmp_path / "t.csv"
     trace.write_text("W,0,4096\nW,1048576,4096\n")
-    with pytest.raises(ftlsim.FtlsimError, match="1048576.*1052672.*wrap=True"):
+    with pytest.raises(ftlsim.FtlsimError, match=r"capacity='1MiB' .*1,052,672.*wrap=True"):
         ftlsim.simulate(str(trace), capacity="1MiB")
     r = ftlsim.simulate(str(trace), capacity="1MiB", wrap=True)
     assert r["host.write_pages"] == 16
