@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from . import _core
+from .errors import keyword, spelled
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,8 +71,6 @@ def invalid(key: str, value, expected: str, message: str | None = None, suggesti
     number"): ``key=value expected`` is the sentence. Without `message` the error also carries the engine's
     ``problems``, so each front end spells the key its own way (``log_blocks=8`` here, ``-p log_blocks=8`` on
     the command line); a message of its own (a name not known, a hint only Python needs) is shown as given."""
-    from .errors import keyword, spelled
-
     error = _core.FtlsimError(message or "")
     error.key, error.value, error.expected, error.suggestion = key, value, expected, suggestion
     if message is None:
