@@ -56,16 +56,18 @@ def test_plot_latency_without_response_times_is_bad_input_before_any_run(tmp_pat
 
 
 def test_which_runs_have_the_array_model():
-    from ftlsim._registry import array_model_on
+    from ftlsim.sim import array_model_on
 
-    assert not array_model_on({"ftl": "page"})
-    assert not array_model_on({"ftl": "page", "preset": "lee2007", "channels": 1})
-    assert array_model_on({"preset": "mqsim-default"})
-    assert not array_model_on({"preset": "mqsim-default", "channels": 1, "chips_per_channel": 1,
-                               "dies_per_chip": 1, "planes_per_die": 1})
-    assert array_model_on({"planes_per_die": 2})
-    assert array_model_on({"queue_depth": 1}) and array_model_on({"time_scale": 1.0})
-    assert array_model_on({"channels": 0})  # refused by the run itself, with its own error, not as "no response times"
+    def on(**run):
+        return array_model_on({"trace": "uniform:writes=10", **run})
+
+    assert not on(ftl="page")
+    assert not on(ftl="page", preset="lee2007", channels=1)
+    assert on(preset="mqsim-default")
+    assert not on(preset="mqsim-default", channels=1, chips_per_channel=1, dies_per_chip=1, planes_per_die=1)
+    assert on(planes_per_die=2)
+    assert on(queue_depth=1) and on(time_scale=1.0)
+    assert on(channels=0)  # refused by the run itself, with its own error, not as "no response times"
 
 
 def test_bad_array_settings_are_bad_input():

@@ -187,17 +187,3 @@ def config_kwargs(resolved: dict) -> dict:
 # What a response-time plot of runs without the array model says.
 NO_RESPONSE_TIMES = ("the runs have no response times; turn the multi-chip array model on with a preset that has "
                      "one (--preset mqsim-default) or -p queue_depth=32 (or channels=, time_scale=)")
-
-
-def array_model_on(run: dict) -> bool:
-    """Whether a run (`simulate`'s keywords) has the multi-chip array model on, as the engine decides it from
-    the run's device and run options (a preset's shape, `channels=`, `queue_depth=`, ...). A run whose options
-    the engine refuses counts as on: the run reports its own error."""
-    named = ("trace", "ftl", "preset", "capacity", "precondition", "format")
-    options = {k: v for k, v in run.items() if k not in named}
-    try:
-        cfg = make_config(run.get("ftl", "page"), run.get("preset"), run.get("capacity"),
-                          run.get("precondition", "none"), run.get("format", "auto"), options)
-        return _core.array_model_on(cfg)
-    except _core.FtlsimError:
-        return True

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 from . import _core
-from ._registry import NO_RESPONSE_TIMES, array_model_on, names
+from ._registry import NO_RESPONSE_TIMES, names
 from .errors import spelled
 from .output import check_output, fmt
 from .report import Report, uninformative
@@ -474,7 +474,7 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     picks other schemes, traces or values) are not run, but join the table, CSV and plot when the store has
     them. With `say_points`, a line on stderr says how many points came from the store, were computed, failed."""
     from .config import grid_problems
-    from .sim import grid as grid_runs
+    from .sim import array_model_on, grid as grid_runs
     from .sim import run_many
 
     if isinstance(schemes, str):

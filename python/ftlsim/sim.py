@@ -72,6 +72,16 @@ def prepare(trace: str, ftl: str = "page", preset: str | None = None, capacity: 
     return cfg
 
 
+def array_model_on(run: dict) -> bool:
+    """Whether a run (`simulate`'s keywords) has the multi-chip array model on, as the engine decides it from
+    the run's device and run options (a preset's shape, `channels=`, `queue_depth=`, ...). A run whose options
+    are refused counts as on: the run reports its own error."""
+    try:
+        return _core.array_model_on(prepare(**run))
+    except _core.FtlsimError:
+        return True
+
+
 def simulate(
     trace: str,
     ftl: str = "page",
