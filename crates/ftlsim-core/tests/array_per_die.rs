@@ -12,7 +12,7 @@ use ftlsim_core::device::{Device, FlashError};
 use ftlsim_core::error::SimError;
 use ftlsim_core::ftl::SCHEMES;
 use ftlsim_core::report::Report;
-use ftlsim_core::sim::{run_requests, SimConfig};
+use ftlsim_core::sim::{ram, run_requests, SimConfig};
 
 /// Two dies on one channel, placed per die: 2 partitions of 4 blocks of 4 pages, die `d` holding the
 /// partition's pages `16 d` to `16 d + 15`.
@@ -276,6 +276,25 @@ fn every_scheme_keeps_its_data_per_die_on_a_2x2_array() {
             "{}",
             scheme.name
         );
+    }
+}
+
+#[test]
+fn the_ram_breakdown_is_the_runs_for_either_placement() {
+    // `ram` (the `ftlsim ram` command) builds the scheme as a run does: per die, an instance per die's share
+    // of the device, summed; it once built one instance for the whole device.
+    for scheme in SCHEMES {
+        for placement in [None, Some("per-die")] {
+            let cfg = config(scheme.name, 2, 2, placement);
+            let items: u64 = ram(&cfg).unwrap().iter().map(|i| i.bytes).sum();
+            let r = run_requests(&cfg, mixed(200)).unwrap();
+            assert_eq!(
+                items,
+                r.count("ram.total_bytes"),
+                "{} {placement:?}",
+                scheme.name
+            );
+        }
     }
 }
 

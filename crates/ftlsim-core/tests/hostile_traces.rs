@@ -365,6 +365,31 @@ fn every_writer_reads_back_the_same_requests_at_the_same_times() {
 }
 
 #[test]
+fn a_trace_reaching_beyond_what_a_run_can_address_converts_as_it_is() {
+    // 1.6 TB in the default device's 16 KiB blocks is more blocks than a run's geometry addresses: a run must
+    // be given a capacity, `compact` or `wrap`, but `convert` needs no device, and it refused the file, naming
+    // a --capacity nobody gave.
+    let text = "W,0,4096\nR,1748314411520,4096\n";
+    let source = temp("far.csv", text.as_bytes());
+    let copy = temp("far-copy.csv", b"");
+    let run = sim::run(&SimConfig::default(), source.to_str().unwrap(), &mut |_| {
+        true
+    });
+    assert!(run.unwrap_err().to_string().contains("more than the"));
+    let written = ftlsim_core::generate::generate(
+        source.to_str().unwrap(),
+        &copy,
+        &SimConfig::default(),
+        &mut || true,
+    );
+    assert_eq!(written.unwrap(), 2);
+    assert_eq!(
+        read(&copy, &opts("auto")).unwrap(),
+        read(&source, &opts("auto")).unwrap()
+    );
+}
+
+#[test]
 fn an_ssdsim_trace_converted_to_ssdsim_is_the_same_text() {
     // Nanosecond times that are not whole in microseconds: each read as an f64 of microseconds and written
     // back in whole nanoseconds (33647136083 came back as 33647136082.999996 when written as time_us x 1000).

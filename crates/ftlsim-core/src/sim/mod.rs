@@ -19,7 +19,6 @@ use crate::addr::{Lpn, Token};
 use crate::config::{format_size, ArrayPlacement, Geometry};
 use crate::device::{CutPoint, Device, FlashError, RequestInfo};
 use crate::error::{DurabilityBroken, Fixes, Result, SimError};
-use crate::ftl::per_die::PerDie;
 use crate::ftl::{self, Ahead, Ftl};
 use crate::nand::OpClass;
 use crate::report::{BadBlockFigures, HostCounts, PowerFigures, Report, SimFigures, Times};
@@ -257,23 +256,6 @@ fn drive_from(
     Ok(run.report(precondition_erases, flush_us, sim))
 }
 
-/// The scheme for a pass, placed on the array as the plan says: one instance, or one per die
-/// (`ftl/per_die.rs`).
-fn build_placed(plan: &RunPlan) -> Result<Box<dyn Ftl>> {
-    let spec = &plan.device.spec;
-    if spec.placement == ArrayPlacement::Striped {
-        return plan.build_scheme();
-    }
-    let instances = (0..spec.partitions())
-        .map(|_| plan.build_scheme())
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Box::new(PerDie::new(
-        instances,
-        plan.scheme.mapping,
-        plan.device.geometry.pages_per_block,
-    )))
-}
-
 /// Whether a read that returned `got` agrees with the shadow map's entry.
 fn reads_as(got: Option<Token>, expected: Token) -> bool {
     if expected & TRIMMED != 0 {
@@ -326,7 +308,7 @@ impl<'p> Run<'p> {
     /// The chip (with its bad blocks) and the scheme, fresh, for a pass.
     fn build(plan: &'p RunPlan<'p>, pass: Pass) -> Result<Run<'p>> {
         let g = plan.device.geometry;
-        let ftl = build_placed(plan)?;
+        let ftl = plan.build_scheme()?;
         let timing = plan.device.spec.timing;
         let blocks = plan.physical_blocks;
         let name = &plan.scheme.name;

@@ -9,9 +9,11 @@ use crate::ftl::{Ftl, RamItem};
 
 /// The RAM breakdown of a scheme on a device, without a trace.
 pub fn ram(cfg: &SimConfig) -> Result<Vec<RamItem>> {
-    let g = resolve_device(cfg, None)?.geometry;
-    let (_, built) = SchemePlan::resolve(cfg, &g)?;
-    Ok(with_nvram(built.ftl, nvram_options(cfg, &g)?, &g).ram())
+    let device = resolve_device(cfg, None)?;
+    let (scheme, built) = SchemePlan::resolve(cfg, &device.scheme_geometry())?;
+    let ftl = scheme.placed(&device, Some(built.ftl))?;
+    let g = device.geometry;
+    Ok(with_nvram(ftl, nvram_options(cfg, &g)?, &g).ram())
 }
 
 /// The NVRAM options of a run, parsed once: None when it has no NVRAM.

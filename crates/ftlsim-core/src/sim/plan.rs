@@ -10,9 +10,10 @@ use super::config::{
 };
 use super::{echo, nvram, Progress};
 use crate::bad_blocks::BadBlockOptions;
-use crate::config::{parse_size_of, ConfigError, DeviceSpec, Geometry, Invalid};
+use crate::config::{parse_size_of, ArrayPlacement, ConfigError, DeviceSpec, Geometry, Invalid};
 use crate::error::{Result, SimError};
 use crate::ftl::nvram::NvramOptions;
+use crate::ftl::per_die::PerDie;
 use crate::ftl::{self, Built, Ftl, SchemeParams};
 use crate::report::ConfigEcho;
 use crate::request::Request;
@@ -100,6 +101,33 @@ pub struct SchemePlan<'a> {
 }
 
 impl<'a> SchemePlan<'a> {
+    /// The scheme placed on `device` as its array says (`placement`): one instance, or one per die
+    /// (`ftl/per_die.rs`), each built for [`Resolved::scheme_geometry`]; `first`, where given, is the first.
+    pub(super) fn placed(
+        &self,
+        device: &Resolved,
+        first: Option<Box<dyn Ftl>>,
+    ) -> Result<Box<dyn Ftl>> {
+        let g = device.scheme_geometry();
+        let dies = match device.spec.placement {
+            ArrayPlacement::Striped => 1,
+            ArrayPlacement::PerDie => device.spec.partitions(),
+        };
+        let mut instances = Vec::with_capacity(dies as usize);
+        instances.extend(first);
+        while instances.len() < dies as usize {
+            instances.push((self.build)(&g)?.ftl);
+        }
+        if dies == 1 {
+            return Ok(instances.pop().expect("one instance"));
+        }
+        Ok(Box::new(PerDie::new(
+            instances,
+            self.mapping,
+            device.geometry.pages_per_block,
+        )))
+    }
+
     /// The registry's scheme `cfg.ftl` with the spare capacity the run states (`extra_blocks` or
     /// `over_provisioning`, the same for every scheme), built once for `g`:
     /// - a scheme that sizes its spare by an `over_provisioning` parameter (`page`) gets it from the run's figure;
@@ -400,12 +428,10 @@ impl<'a> RunPlan<'a> {
         })
     }
 
-    /// The scheme for a pass of the run: the one resolving built, then a new one each time.
+    /// The scheme for a pass of the run, placed on the array: the one resolving built first, then new ones.
     pub(super) fn build_scheme(&self) -> Result<Box<dyn Ftl>> {
-        match self.first_build.take() {
-            Some(built) => Ok(built.ftl),
-            None => Ok((self.scheme.build)(&self.device.scheme_geometry())?.ftl),
-        }
+        self.scheme
+            .placed(&self.device, self.first_build.take().map(|built| built.ftl))
     }
 
     /// Whether measurement starts at this request, `served` requests into the trace.
@@ -505,7 +531,23 @@ pub fn open_trace(
     trace_spec: &str,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Box<dyn RequestSource>> {
-    let device = resolve_device_with(cfg, Some(Input::Trace(trace_spec)), progress)?;
+    let input = Some(Input::Trace(trace_spec));
+    let sized = size_device(cfg, input, progress)?;
+    // A trace file read whole (no capacity stated) lands on a device of its own reach, which a run needs its
+    // geometry to address (a count of blocks under 2^31) but reading the trace does not: `convert` of a
+    // trace reaching terabytes on small pages is no error.
+    if let (SizedBy::TraceReach, Some(placement)) = (sized.by, &sized.placement) {
+        let block_bytes = sized.spec.block_bytes();
+        let reach = Target {
+            logical_bytes: sized.capacity.div_ceil(block_bytes) * block_bytes,
+            page_bytes: sized.spec.page_bytes,
+            block_bytes,
+        };
+        return Ok(trace::open_placed(
+            trace_spec, &cfg.trace, placement, &reach,
+        )?);
+    }
+    let device = sized.resolve(cfg, input, progress)?;
     Ok(trace::open_placed(
         trace_spec,
         &cfg.trace,
@@ -544,6 +586,34 @@ fn resolve_device_with(
     input: Option<Input>,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Resolved> {
+    size_device(cfg, input, progress)?.resolve(cfg, input, progress)
+}
+
+/// Where a device's capacity comes from ([`size_device`]).
+#[derive(Clone, Copy, PartialEq)]
+enum SizedBy {
+    /// Stated (`capacity`, or the preset's), or a workload's or a trace held in memory.
+    Given,
+    /// A trace file's highest address: no capacity was stated.
+    TraceReach,
+}
+
+/// A device sized but not yet laid out in blocks ([`Sized::resolve`]).
+struct Sized {
+    spec: DeviceSpec,
+    capacity: u64,
+    by: SizedBy,
+    /// Where a trace file's or memory's requests land (a workload's is surveyed once the device is known).
+    placement: Option<Placement>,
+}
+
+/// The device of a run on `input` and its capacity, as [`resolve_device_with`] says; a trace file's
+/// pre-pass (its highest address, its devices' layout) is read here.
+fn size_device(
+    cfg: &SimConfig,
+    input: Option<Input>,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Sized> {
     let spec = DeviceSpec::resolve(cfg.preset.as_deref(), &cfg.device)?;
     let stated = match (&cfg.capacity, spec.preset_capacity_bytes) {
         (Some(text), _) => Some(parse_size_of("capacity", text)?),
@@ -589,28 +659,55 @@ fn resolve_device_with(
         );
         return Err(ConfigError::from(Invalid::new(*option, value, why, None)).into());
     }
-    let geometry = if stated.is_none() && trace_file {
-        spec.geometry_for_trace(capacity)?
+    let by = if stated.is_none() && trace_file {
+        SizedBy::TraceReach
     } else {
-        spec.geometry(capacity)?
+        SizedBy::Given
     };
-    // A workload is made for the device, so its placement (compaction) is made once the device is known.
-    let placement = match (placement, input) {
-        (Some(placement), _) => placement,
-        (None, Some(Input::Trace(spec))) => Placement::survey(
-            spec,
-            &cfg.trace,
-            &target(&geometry),
-            &mut pre_pass(progress),
-        )
-        .map_err(cancelled)?,
-        (None, _) => Placement::default(),
-    };
-    Ok(Resolved {
+    Ok(Sized {
         spec,
-        geometry,
+        capacity,
+        by,
         placement,
     })
+}
+
+impl Sized {
+    /// The device in blocks, and where `input`'s requests land on it.
+    fn resolve(
+        self,
+        cfg: &SimConfig,
+        input: Option<Input>,
+        progress: &mut dyn FnMut(Progress) -> bool,
+    ) -> Result<Resolved> {
+        let Sized {
+            spec,
+            capacity,
+            by,
+            placement,
+        } = self;
+        let geometry = match by {
+            SizedBy::TraceReach => spec.geometry_for_trace(capacity)?,
+            SizedBy::Given => spec.geometry(capacity)?,
+        };
+        // A workload is made for the device, so its placement (compaction) is made once the device is known.
+        let placement = match (placement, input) {
+            (Some(placement), _) => placement,
+            (None, Some(Input::Trace(spec))) => Placement::survey(
+                spec,
+                &cfg.trace,
+                &target(&geometry),
+                &mut pre_pass(progress),
+            )
+            .map_err(cancelled)?,
+            (None, _) => Placement::default(),
+        };
+        Ok(Resolved {
+            spec,
+            geometry,
+            placement,
+        })
+    }
 }
 
 /// A run's progress callback as a pre-pass's (done, total) one.
