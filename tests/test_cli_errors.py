@@ -248,15 +248,30 @@ def test_a_grid_that_fails_every_point_for_one_reason_says_it_once(tmp_path):
     trace.write_text("W,0,4096\nW,8388608,4096\n")  # ends past 8 MiB: a 1 MiB device cannot hold it
     result = CliRunner().invoke(main, ["compare", str(trace), "--ftl", "page,fast,bast", "-p", "log_blocks=4,8",
                                        "--capacity", "1MiB"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input, as `run` of any of them says (it exited 1, a run that failed)
     failures = [line for line in result.output.splitlines() if line.startswith("failed:")]
     assert len(failures) == 1, result.output
-    assert failures[0].startswith(f"failed: page, fast (its 2 runs), bast (its 2 runs) on {trace}: FtlsimError: ")
+    # Without Python's class name (it said "... on far.csv: FtlsimError: far.csv:2: --capacity 1MiB ...").
+    said = f"failed: page, fast (its 2 runs), bast (its 2 runs) on {trace}: {trace}:2: --capacity 1MiB"
+    assert said in " ".join(result.output.split())
     assert "5 of 5 runs failed" in result.output
     # In the command line's words, as `run` says it; a sweep from Python keeps Python's.
     assert "e.g. --capacity 9MiB, or --wrap (to fold" in " ".join(result.output.split())
     df = ftlsim.sweep(str(trace), ["page"], capacity="1MiB")
     assert "e.g. capacity='9MiB', or wrap=True (to fold" in df["error"].iloc[0]
+
+
+def test_a_grid_whose_run_failed_exits_1_and_one_refused_for_its_input_exits_2():
+    # As `run` does: mount-cost exited 1 on -p log_blocks=0, which `run` refuses with exit 2.
+    workload = ["hotcold:writes=3000,seed=1", "--capacity", "4MiB"]
+    result = CliRunner().invoke(main, ["mount-cost", *workload, "--ftl", "fast", "-p", "log_blocks=0"])
+    assert result.exit_code == 2, result.output
+    assert "failed: fast on hotcold:writes=3000,seed=1: invalid parameter: scheme `fast`: -p log_blocks=0" in \
+        " ".join(result.output.split())
+    worn = ["-p", "endurance=2", "-p", "bad_block_reserve=1", "--precondition", "full"]
+    result = CliRunner().invoke(main, ["compare", *workload, "--ftl", "page,fast", *worn])
+    assert result.exit_code == 1, result.output
+    assert "the chip ran out of good blocks" in result.output and "RunFailedError" not in result.output
 
 
 def test_failure_lines_name_each_run_where_a_scheme_failed_only_some():

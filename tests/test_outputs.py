@@ -108,6 +108,29 @@ def test_dash_is_standard_output_and_makes_no_file(tmp_path, monkeypatch):
     assert done.stdout.startswith(b"\x89PNG") and not (tmp_path / "-").exists()
 
 
+def test_reproduce_draws_its_figure_on_standard_output(tmp_path):
+    # `reproduce NAME --plot -` saved `-.png` in the working directory and said "plot written to standard output".
+    done = subprocess.run([sys.executable, "-m", "ftlsim", "reproduce", "ram-tables", "--plot", "-"],
+                          capture_output=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(b"\x89PNG") and list(tmp_path.iterdir()) == []
+
+
+def test_two_outputs_on_standard_output_are_refused(tmp_path, monkeypatch):
+    # They ran together there (JSON then CSV, PNG then JSON), exit 0.
+    monkeypatch.chdir(tmp_path)
+    cases = [(["run", WORKLOAD, "--json", "-", "--csv", "/dev/stdout"], "--json and --csv both"),
+             (["info", WORKLOAD, "--json", "-", "--plot", "-"], "--json and --plot both"),
+             (["compare", WORKLOAD, "--ftl", "page,fast", "--csv", "-", "--plot", "-"], "--csv and --plot both"),
+             (["reproduce", "ram-tables", "--csv", "-", "--plot", "-"], "--csv and --plot both")]
+    for args, said in cases:
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert f"{said} write to standard output" in result.stderr, result.stderr
+        assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_output_that_fails_leaves_the_old_file_whole(tmp_path):
     kept = tmp_path / "report.json"
     kept.write_text("old")

@@ -48,6 +48,20 @@ def test_run_table_fits_and_shows_every_number_whole(tmp_path, columns):
         assert fmt(report[key]) in cells, key
 
 
+@pytest.mark.parametrize("columns", [80, None])
+def test_run_table_leaves_out_a_list_and_says_so(columns):
+    # A histogram's list in the value column squeezed the names to nothing and was cut with "…".
+    result = invoke("run", "hotcold:writes=3000,seed=1", "--ftl", "fast", "--capacity", "4MiB", "--metrics",
+                    "log_utilization.*,flash.erases", columns=columns)
+    assert result.exit_code == 0, result.output
+    assert_fits(result.output, columns)
+    names = [c for c in cell_values(result.output) if c.startswith(("flash.", "log_utilization."))]
+    assert names == ["flash.erases", "log_utilization.replacements", "log_utilization.mean"]
+    assert "[" not in "".join(table_lines(result.output))
+    said = " ".join(result.stderr.split())
+    assert "lists, left out of the table (--json or --csv hold them): log_utilization.histogram" in said
+
+
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_compare_table_fits_and_names_what_it_left_out(tmp_path, columns):
     # The README's Fig. 10 command, smaller: nine-digit times must stay whole at 80 columns.

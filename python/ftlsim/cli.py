@@ -223,10 +223,12 @@ def print_report(report: Report, metrics: list[str] | None, stderr: bool = False
     (err_console if stderr else console).print(run_header(report, width), highlight=False, markup=False,
                                                 soft_wrap=True)
     try:
-        table = report_table(report, table_sections(), metrics)
+        table, lists = report_table(report, table_sections(), metrics)
     except _core.FtlsimError as e:  # a glob that names a figure this run does not have
         fail(e)
     print_table(table, width, stderr=stderr)
+    if lists:
+        err_console.print(f"[dim]lists, left out of the table (--json or --csv hold them): {', '.join(lists)}[/]")
     skipped = report.get("sim.skipped_lines") or 0
     if skipped:  # --skip-bad-lines counted them; the table has no row for it
         lines = f"{skipped:,} line of the trace did not parse and was" if skipped == 1 else \
@@ -408,6 +410,7 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
     json_path = json_path if json_path is not None else outputs.get("json")
     csv_path = csv_path if csv_path is not None else outputs.get("csv")
     try:
+        check_one_stream(("--json", json_path), ("--csv", csv_path))
         for path, what in ((json_path, "--json"), (csv_path, "--csv")):
             if path is not None:
                 check_output(path, what, inputs=(trace,))
@@ -451,6 +454,20 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         fail(e)
 
 
+def check_one_stream(*outputs: tuple[str, str | None]) -> None:
+    """Standard output takes one output: two given as ``-`` (or ``/dev/stdout``) would run together there, and
+    neither could be read back. `outputs` are (option, path) pairs."""
+    from .output import is_stdout
+
+    on_stdout = [what for what, path in outputs if is_stdout(path)]
+    if len(on_stdout) > 1:
+        last = on_stdout[-1]
+        example = f"{last} out.{'png' if last.startswith('--plot') else last.lstrip('-')}"
+        both = "both" if len(on_stdout) == 2 else "all"
+        raise _core.FtlsimError(f"{' and '.join(on_stdout)} {both} write to standard output, where they would run "
+                                f"together; give all but one of them a file (e.g. {example})")
+
+
 def check_plot_path(path: str, what: str = "--plot", inputs=()) -> None:
     """A plot path must be writable and name a format matplotlib draws (png, pdf, svg, ...); a stream without an
     extension (``-``, ``/dev/stdout``) gets PNG."""
@@ -483,7 +500,9 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     if problems:  # a -p key no scheme takes, named with the nearest, before anything runs
         fail(f"--param: {'; '.join(problems)}")
     try:
-        for key, what in (("csv", "--csv"), ("plot", "--plot"), ("plot_latency", "--plot-latency")):
+        outputs = (("csv", "--csv"), ("plot", "--plot"), ("plot_latency", "--plot-latency"))
+        check_one_stream(*((what, settings.get(key)) for key, what in outputs))
+        for key, what in outputs:
             if settings.get(key):
                 (check_output if key == "csv" else check_plot_path)(settings[key], what, inputs=inputs)
         runs = [{**common, **run} for run in grid_runs(traces, schemes, grid)]
@@ -541,8 +560,14 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         err_console.print(f"[dim]results stored in {settings['store']}[/]")
     if say_points:
         err_console.print(points_line(df.attrs["points"]), highlight=False)
-    if len(failed):
-        fail(f"{len(failed)} of {len(df)} runs failed (listed above)", code=1)
+    if len(failed):  # a point refused for its input (a parameter out of range) is bad input, as `run` says
+        bad_input = failed["error"].str.startswith(BAD_INPUT_ERRORS).any()
+        fail(f"{len(failed)} of {len(df)} runs failed (listed above)", code=2 if bad_input else 1)
+
+
+# How a sweep point's error begins (`sim._run_point`: the exception's class, then its text) when its input was
+# refused, as against a run that started and failed (`RunFailedError: ...`).
+BAD_INPUT_ERRORS = ("FtlsimError: ", "ValueError: ")
 
 
 def failure_lines(df, swept: list[str]) -> list[str]:
@@ -562,6 +587,9 @@ def failure_lines(df, swept: list[str]) -> list[str]:
             else:
                 runs += [" ".join([str(ftl)] + [f"{k}={value_text(row[k])}" for k in swept if row[k] == row[k]])
                          for _, row in own.iterrows()]
+        # The error as `run` says it: the engine's exception classes are Python's names, not the user's.
+        for name in ("FtlsimError: ", "RunFailedError: "):
+            error = error.removeprefix(name)
         lines.append(f"{', '.join(runs)} on {trace}: {error}")
     return lines
 
@@ -957,6 +985,7 @@ def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, comp
 
     progress = LazyProgress(f"info {trace}")
     try:
+        check_one_stream(("--json", json_path), ("--plot", plot_path))
         if json_path is not None:
             check_output(json_path, "--json", inputs=(trace,))
         if plot_path is not None:
@@ -1145,6 +1174,7 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
     if name is None and (csv_path or plot_path):
         fail("--csv and --plot take one experiment: pass its NAME (or use --report DIR for all of them)")
     try:  # an output that cannot be written is refused before the experiment runs, not after
+        check_one_stream(("--csv", csv_path), ("--plot", plot_path))
         if csv_path:
             check_output(csv_path, "--csv")
         if plot_path:

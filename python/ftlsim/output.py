@@ -456,7 +456,8 @@ def param_text(value) -> str:
 
 def report_table(report, sections, metrics=None):
     """`ftlsim run`'s table: the figures of each (section, keys) of `sections` that are not zero; with
-    `metrics` (globs), every key that matches, zero or not, under its section."""
+    `metrics` (globs), every key that matches, zero or not, under its section. Returns the table and the keys
+    left out of it: those whose value is a list (a CDF, a histogram), which no cell holds uncut."""
     from rich.table import Table
 
     table = Table(show_header=False)
@@ -470,16 +471,19 @@ def report_table(report, sections, metrics=None):
         for key in sorted(picked, key=key_rank):  # a vertical table reads in the report's order
             chosen.setdefault(key_section(key), []).append(key)
         sections = list(chosen.items())
+    lists = []
     for section, keys in sections:
         rows = [(k, report.get(k)) for k in keys if k in report]
         if metrics is None:
             rows = [(k, v) for k, v in rows if v not in (0, None) or k in ("flash.erases", "host.write_requests")]
+        lists += [k for k, v in rows if isinstance(v, (list, dict))]
+        rows = [(k, v) for k, v in rows if k not in lists]
         if not rows:
             continue
         table.add_row(f"[bold]{section}[/]", "")
         for key, value in rows:
             table.add_row(f"  {key}", fmt(value))
-    return table
+    return table, lists
 
 
 def default_figures(df, candidates=GRID_FIGURES) -> list:

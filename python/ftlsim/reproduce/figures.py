@@ -8,6 +8,8 @@ import textwrap
 
 import pandas as pd
 
+from ..output import save_figure
+
 DPI = 110
 MAX_WIDTH_IN = 7.5
 TITLE_CHARS_PER_IN = 13  # characters of a 9 pt title per inch of figure, with a margin
@@ -40,7 +42,7 @@ def _plain_axis(axis) -> None:
 def _finish(fig, title: str, path: str) -> None:
     fig.suptitle("\n".join(textwrap.wrap(title, int(fig.get_figwidth() * TITLE_CHARS_PER_IN))), fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
+    save_figure(fig, path, dpi=DPI)
 
 
 def lines(df: pd.DataFrame, x: str, ys: list, series: str, path: str, title: str, logx: bool = False,
