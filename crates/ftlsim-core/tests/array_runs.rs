@@ -271,4 +271,21 @@ fn mqsim_default_stripes_128_planes_and_shrinks_with_blocks_per_plane() {
     .unwrap_err()
     .to_string();
     assert!(err.contains("blocks_per_plane=0 must be from 1"), "{err}");
+    // With a capacity too, the capacity sized the device and the echo stated blocks per plane that did not run.
+    let cfg = SimConfig {
+        preset: Some("mqsim-default".into()),
+        device: DeviceOverrides {
+            blocks_per_plane: Some(2),
+            channels: Some(2),
+            chips_per_channel: Some(1),
+            ..Default::default()
+        },
+        capacity: Some("100MiB".into()),
+        ..Default::default()
+    };
+    let err = run_requests(&cfg, vec![]).unwrap_err().to_string();
+    assert!(
+        err.contains("blocks_per_plane=2 is given with a capacity (100MiB), which sizes the device too: give one"),
+        "{err}"
+    );
 }

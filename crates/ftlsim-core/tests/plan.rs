@@ -96,6 +96,37 @@ fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
             .contains("nvram_regions is set but there is no NVRAM"),
         "{e}"
     );
+    // Options that would do nothing were accepted without a word: a policy with no NVRAM, torn pages with no
+    // power cuts; and a negative idle threshold ran.
+    let refused = [
+        (
+            SimConfig {
+                nvram_policy: "lru".into(),
+                ..toy("page", json!({}), 4, 16)
+            },
+            "nvram=none is not enough: nvram_policy=lru is set but there is no NVRAM to run it",
+        ),
+        (
+            SimConfig {
+                torn_pages: true,
+                ..toy("page", json!({}), 4, 16)
+            },
+            "torn_pages=true needs power_cuts",
+        ),
+        (
+            SimConfig {
+                idle_threshold_us: -1.0,
+                ..toy("page", json!({}), 4, 16)
+            },
+            "idle_threshold_us=-1 must not be negative",
+        ),
+    ];
+    for (cfg, said) in refused {
+        let Err(e) = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true) else {
+            panic!("{said}: resolved");
+        };
+        assert!(e.to_string().contains(said), "{e}");
+    }
     // A trace file's option given for a built-in workload, which it would not change.
     for (option, value, trace) in [
         (

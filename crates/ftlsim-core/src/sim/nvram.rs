@@ -20,6 +20,19 @@ pub fn ram(cfg: &SimConfig) -> Result<Vec<RamItem>> {
 pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<NvramOptions>> {
     match &cfg.nvram {
         None => {
+            if cfg.nvram_policy != SimConfig::default().nvram_policy {
+                // As the regions below: a policy with no NVRAM to run it would do nothing.
+                return Err(Invalid::new(
+                    "nvram",
+                    "none",
+                    format!(
+                        "is not enough: nvram_policy={} is set but there is no NVRAM to run it",
+                        cfg.nvram_policy
+                    ),
+                    Some("128KiB".into()),
+                )
+                .into());
+            }
             if cfg.nvram_regions.is_some() {
                 return Err(Invalid::new(
                     "nvram",

@@ -364,6 +364,18 @@ impl<'a> RunPlan<'a> {
         (scheme, built): (SchemePlan<'a>, Built),
     ) -> Result<RunPlan<'a>> {
         let g = device.geometry;
+        if cfg.torn_pages && cfg.power_cuts == 0 {
+            // A page is torn by a cut during its program: without cuts the option would do nothing.
+            let why = "needs power_cuts: a page is torn by a power cut during its program";
+            return Err(Invalid::new("torn_pages", true, why, Some("false".into())).into());
+        }
+        if !(cfg.idle_threshold_us >= 0.0) {
+            let why = "must not be negative: it is the idle gap (microseconds) after which background work runs";
+            let value = cfg.idle_threshold_us;
+            return Err(
+                Invalid::new("idle_threshold_us", value, why, Some("100000".into())).into(),
+            );
+        }
         if cfg.torn_pages && !built.ftl.detects_torn_pages() {
             return Err(Invalid::new(
                 "torn_pages",
@@ -630,6 +642,13 @@ fn size_device(
     };
     if stated == Some(0) {
         return Err(no_capacity());
+    }
+    if let (Some(blocks), Some(capacity)) = (cfg.device.blocks_per_plane, &cfg.capacity) {
+        // Either sizes the device; the capacity would win, and the echo would state blocks that did not run.
+        let why = format!(
+            "is given with a capacity ({capacity}), which sizes the device too: give one of them"
+        );
+        return Err(ConfigError::from(Invalid::new("blocks_per_plane", blocks, why, None)).into());
     }
     let workload = match input {
         Some(Input::Trace(spec)) if trace::is_workload(spec) => Some(spec),
