@@ -50,7 +50,7 @@ fn crash_test(
         power_cuts: cuts,
         power_cut_seed: seed,
         nvram: nvram.map(|_| "4KiB".to_string()),
-        nvram_policy: nvram.unwrap_or("lru").into(),
+        nvram_policy: nvram.map_or(SimConfig::default().nvram_policy, str::to_string),
         ..toy(scheme, params, 4, 16)
     }
 }

@@ -37,7 +37,6 @@ fn base(scheme: &str) -> SimConfig {
     SimConfig {
         ftl: scheme.into(),
         capacity: Some("4MiB".into()),
-        nvram_policy: "lru".into(),
         idle_threshold_us: 1000.0,
         ..Default::default()
     }
@@ -51,6 +50,7 @@ fn every_scheme() -> Vec<(String, SimConfig, String)> {
         for nvram in [None, Some("16KiB")] {
             let cfg = SimConfig {
                 nvram: nvram.map(str::to_string),
+                nvram_policy: if nvram.is_some() { "lru" } else { "metadata" }.into(),
                 ..base(scheme.name)
             };
             let name = format!(

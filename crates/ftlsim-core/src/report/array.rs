@@ -57,6 +57,21 @@ fn put(k: &mut Keys, a: &ArrayFigures, erases: u64) {
         "striped (a scheme block over every plane) or per-die (a scheme instance per die, by address)",
         a.placement.name(),
     );
+    // The channel as it ran (a preset's rate or an override): the array's keys above, its timing here.
+    k.put(
+        "array.channel_mb_per_s",
+        Unit::PerSecond,
+        "megabytes (10^6 bytes) a channel moves per second: channel_mts x channel_width_bytes (null: \
+         transfers take no time)",
+        s.channel_mts
+            .map_or(Value::Null, |mts| num(mts * s.channel_width_bytes as f64)),
+    );
+    k.put(
+        "array.command_us",
+        Unit::Us,
+        "the channel's command and address time of every operation (command_us)",
+        num(s.command_us),
+    );
     k.put(
         "array.block_erases",
         Unit::Count,
@@ -77,6 +92,8 @@ fn put(k: &mut Keys, a: &ArrayFigures, erases: u64) {
         num(a.span_us),
     );
     for (name, r) in [("read", &a.read), ("write", &a.write)] {
+        // Of no request, none: 0.0 would read as requests served in no time.
+        let of_any = |us: f64| if r.count == 0 { Value::Null } else { num(us) };
         let what = |s: &str| {
             format!(
                 "{s} of {name} requests, from arrival to completion (queue + service; the request's \
@@ -93,31 +110,31 @@ fn put(k: &mut Keys, a: &ArrayFigures, erases: u64) {
             format!("response_us.{name}.mean"),
             Unit::Us,
             &what("mean response time"),
-            num(r.mean),
+            of_any(r.mean),
         );
         k.shown(false).put(
             format!("response_us.{name}.p50"),
             Unit::Us,
             &what("median response time"),
-            num(r.p50),
+            of_any(r.p50),
         );
         k.shown(true).put(
             format!("response_us.{name}.p99"),
             Unit::Us,
             &what("99th percentile response time (3 significant figures)"),
-            num(r.p99),
+            of_any(r.p99),
         );
         k.shown(false).put(
             format!("response_us.{name}.p99_9"),
             Unit::Us,
             &what("99.9th percentile response time (3 significant figures)"),
-            num(r.p99_9),
+            of_any(r.p99_9),
         );
         k.shown(true).put(
             format!("response_us.{name}.max"),
             Unit::Us,
             &what("longest response time"),
-            num(r.max),
+            of_any(r.max),
         );
         let cdf: Vec<Value> = r
             .cdf

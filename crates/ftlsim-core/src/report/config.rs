@@ -6,7 +6,7 @@ use super::keys::{num, Component, Keys, Section, Unit};
 #[derive(Clone, Debug, Default)]
 pub struct ConfigEcho {
     pub scheme: String,
-    /// The scheme's parameters as given, JSON text.
+    /// The scheme's parameters as they ran, JSON text.
     pub params: String,
     pub preset: String,
     pub trace: String,
@@ -56,7 +56,8 @@ impl Component for Config<'_> {
         k.put(
             "config.params",
             Unit::Text,
-            "the scheme's parameters as given (JSON)",
+            "the scheme's parameters as they ran (JSON): those given over its defaults, a profile applied, a spare \
+             capacity derived",
             c.params.clone(),
         );
         k.put(

@@ -1,6 +1,7 @@
 //! The Latency section: the flash time charged to each read and each write request.
 
 use super::keys::{num, Component, Keys, Section, Unit};
+use serde_json::Value;
 
 /// Latency of one kind of request, in microseconds.
 #[derive(Clone, Copy, Debug, Default)]
@@ -24,6 +25,8 @@ impl Component for Latency<'_> {
     fn visit(&self, k: &mut Keys) {
         k.section(Section::Latency);
         for (name, l) in [("read", self.read), ("write", self.write)] {
+            // Of no request, none: 0.0 would read as requests served in no time.
+            let of_any = |us: f64| if l.count == 0 { Value::Null } else { num(us) };
             let what = |s: &str| {
                 format!(
                     "{s} of {name} requests (the times of each one's flash operations summed, one after \
@@ -40,26 +43,26 @@ impl Component for Latency<'_> {
                 format!("latency_us.{name}.mean"),
                 Unit::Us,
                 &what("mean latency"),
-                num(l.mean),
+                of_any(l.mean),
             );
             k.shown(false).put(
                 format!("latency_us.{name}.p50"),
                 Unit::Us,
                 &what("median latency"),
-                num(l.p50),
+                of_any(l.p50),
             );
             k.shown(true).put(
                 format!("latency_us.{name}.p99"),
                 Unit::Us,
                 &what("99th percentile latency (3 significant figures)"),
-                num(l.p99),
+                of_any(l.p99),
             );
             // The highest read latency is in the JSON, not in `ftlsim run`'s table.
             k.shown(name == "write").put(
                 format!("latency_us.{name}.max"),
                 Unit::Us,
                 &what("highest latency"),
-                num(l.max),
+                of_any(l.max),
             );
         }
     }
