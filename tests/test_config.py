@@ -114,6 +114,7 @@ def test_bad_config_files_are_clean_errors(tmp_path):
     ini.write_text("x")
     result = invoke("run", "-c", str(ini))
     assert result.exit_code == 2 and "unknown extension" in result.output
+    assert result.output.count("config file") == 1, result.output  # it said "config file x: config file x: ..."
 
 
 def test_readme_experiments_section_runs_as_written(tmp_path, monkeypatch):

@@ -189,6 +189,9 @@ def test_cli_runs_one_and_lists(tmp_path):
     assert listing.exit_code == 0
     for name in EXPERIMENTS:
         assert name in listing.output
+    # With a NAME, that experiment's line alone (the NAME was ignored: the whole list).
+    listing = runner.invoke(main, ["reproduce", "--list", "fast-fig10"], catch_exceptions=False)
+    assert listing.exit_code == 0 and "fast-fig10" in listing.output and "nftl-fig5" not in listing.output
     one = runner.invoke(main, ["reproduce", "nftl-fig5", "--quick", "--csv", str(tmp_path / "r.csv"), "--plot",
                                str(tmp_path / "f.png")], catch_exceptions=False)
     assert one.exit_code == 0, one.output

@@ -143,7 +143,8 @@ def test_a_small_figure_keeps_three_significant_digits_and_zero_stays_zero():
     assert fmt(0.0000021375) == "2.14e-06"
     assert fmt(0.000999) == "0.000999"
     assert fmt(0.0) == "0.000"
-    assert fmt(0.0015) == "0.002"
+    assert fmt(0.0015) == "0.00150"  # it read 0.002
+    assert fmt(0.001773) == "0.00177" and fmt(0.0105) == "0.0105" and fmt(0.448) == "0.448"
     assert fmt(-0.0005) == "-0.0005"
 
 

@@ -880,10 +880,13 @@ def store_selection(df, conditions):
         except ValueError:
             number = None
         numeric = pd.to_numeric(cells, errors="coerce")
-        if number is not None and numeric.notna().any():
-            keep &= numeric == number
-        else:
-            keep &= cells.astype(str) == value
+        meets = numeric == number if number is not None and numeric.notna().any() else cells.astype(str) == value
+        if len(df) and not meets.any():  # a typo listed nothing, or pruned nothing, without a word
+            held = list(dict.fromkeys(str(v) for v in cells.dropna()))
+            shown = ", ".join(held[:12]) + (f", ... ({len(held)} values)" if len(held) > 12 else "")
+            say("[yellow]note:[/]", f"--where {condition} matches no row: {column} holds {shown or 'nothing'}"
+                f"{did_you_mean(value, held)}")
+        keep &= meets
     return keep
 
 
@@ -1161,16 +1164,17 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
 
     out = err_console if is_stdout(csv_path) or is_stdout(plot_path) else console  # stdout holds the CSV or PNG
 
-    if list_only:
+    if name is not None and name not in rp.EXPERIMENTS:
+        fail(f"unknown experiment `{name}`; valid: {', '.join(rp.EXPERIMENTS)} (or none: all of them)")
+    if list_only:  # every experiment, or NAME's alone
         t = Table(title="Experiments (ftlsim reproduce NAME)", title_justify="left")
         for c in ("name", "paper", "what", "stand-in"):
             t.add_column(c, overflow="fold")
         for e in rp.EXPERIMENTS.values():
-            t.add_row(e.name, e.paper, e.what, e.stand_in or "-")
+            if name in (None, e.name):
+                t.add_row(e.name, e.paper, e.what, e.stand_in or "-")
         out.print(t)
         return
-    if name is not None and name not in rp.EXPERIMENTS:
-        fail(f"unknown experiment `{name}`; valid: {', '.join(rp.EXPERIMENTS)} (or none: all of them)")
     if name is None and (csv_path or plot_path):
         fail("--csv and --plot take one experiment: pass its NAME (or use --report DIR for all of them)")
     try:  # an output that cannot be written is refused before the experiment runs, not after

@@ -27,6 +27,8 @@ except ImportError:  # PyYAML is needed only for YAML files
 def load(path) -> dict:
     """The table of a config file, by extension: .toml, .json, .yaml / .yml."""
     path = os.fspath(path)
+    if not path.endswith((".toml", ".yaml", ".yml", ".json")):
+        raise _core.FtlsimError(f"config file {path}: unknown extension; use .toml, .json or .yaml")
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -41,10 +43,8 @@ def load(path) -> dict:
             table = tomllib.loads(data.decode())
         elif path.endswith((".yaml", ".yml")):
             table = _load_yaml(data)
-        elif path.endswith(".json"):
-            table = json.loads(data)
         else:
-            raise _core.FtlsimError(f"config file {path}: unknown extension; use .toml, .json or .yaml")
+            table = json.loads(data)
     except (ValueError, UnicodeDecodeError) as e:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
         raise _core.FtlsimError(f"config file {path}: {e}") from None
     except _YamlError as e:

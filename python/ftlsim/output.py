@@ -13,6 +13,7 @@ then written where they point.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import stat
@@ -206,6 +207,9 @@ def fmt(value) -> str:
             # Three significant digits, not 0.000: a figure is never cut to nothing (a week-long trace's
             # die utilization, a throughput in MB/s).
             return f"{value:.3g}"
+        if 0 < abs(value) < 0.1:
+            # Three significant digits too, not three decimals (0.001773 IOPS read 0.002).
+            return f"{value:.{2 - math.floor(math.log10(abs(value)))}f}"
         return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)
 
