@@ -26,6 +26,18 @@ def test_run_with_no_trace_runs_the_builtin_default(tmp_path):
     assert report["host.write_requests"] == 150000
 
 
+def test_run_header_says_the_options_that_ran_other_than_their_defaults():
+    # Precondition, power cuts, compact, a device filter and spare capacity change every figure, and the
+    # header said none of them.
+    result = invoke("run", "hotcold:writes=3000,seed=1", "--ftl", "fast", "--capacity", "4MiB", "--precondition",
+                    "full", "--power-cuts", "5", "-p", "extra_blocks=40", "--metrics", "flash.erases")
+    assert result.exit_code == 0, result.output
+    header = result.stdout.split("trace:")[0]
+    assert "run: extra_blocks=40 power_cuts=5 precondition=full power_cut_seed=1" in " ".join(header.split())
+    result = invoke("run", "hotcold:writes=3000,seed=1", "--capacity", "4MiB", "--metrics", "flash.erases")
+    assert "run:" not in result.stdout  # every option at its default
+
+
 def test_run_with_params_and_csv(tmp_path):
     out = tmp_path / "r.csv"
     result = invoke("run", "uniform:writes=1000,seed=2", "--ftl", "block", "--capacity", "1MiB",
@@ -330,8 +342,7 @@ def test_the_run_header_echoes_what_ran_and_no_unset_parameter():
 def test_the_run_header_says_a_capacity_rounded_up_and_fits_80_columns(monkeypatch):
     # mqsim-default's scheme block is 256 MiB striped: --capacity 64MiB ran 256 MiB, and nothing said so.
     monkeypatch.setenv("COLUMNS", "80")
-    result = invoke("run", "uniform:writes=300,seed=1", "--preset", "mqsim-default", "-p", "blocks_per_plane=2",
-                    "--capacity", "64MiB")
+    result = invoke("run", "uniform:writes=300,seed=1", "--preset", "mqsim-default", "--capacity", "64MiB")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert "device: mqsim-default, 256.0 MiB, 8,192 B pages x 256" in lines

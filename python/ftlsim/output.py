@@ -395,8 +395,35 @@ def run_header(report, width: int | None) -> str:
     if shape:  # broken between its comma-separated parts where it is wider than the table
         parts = shape.split(", ")
         lines += wrap_words("array:", [p + "," for p in parts[:-1]] + parts[-1:], width)
+    settings = run_settings(report)
+    if settings:  # what ran other than the defaults, that changes the figures: precondition, cuts, compact, ...
+        lines += wrap_pairs("run:", settings, width)
     lines.append(f"trace: {report['config.trace']}")
     return "\n".join(lines)
+
+
+# Options `run_settings` leaves to the other header lines (scheme, device, nvram, array, trace) or that the
+# run's figures do not depend on (the sniffed format; the cuts' seed, said with the cuts).
+SAID_ELSEWHERE = {"ftl", "params", "preset", "capacity", "device", "trace", "format", "queue_depth", "time_scale",
+                  "nvram", "nvram_policy", "nvram_regions", "nvram_read_us", "nvram_write_us", "power_cut_seed"}
+
+
+def run_settings(report) -> list[tuple[str, str]]:
+    """The run and trace options a report ran with other than their defaults, as (key, value) pairs, from its
+    ``config.resolved``: the settings that change its figures (``precondition=full``, ``power_cuts=20``,
+    ``compact=true``, ``device=2``, ``extra_blocks=300``) and that no other line of the header says."""
+    import json
+
+    from ._registry import registry
+
+    config = json.loads(report.get("config.resolved") or "{}").get("config", {})
+    defaults = registry()["defaults"]
+    options = [(k, v, defaults.get(k)) for k, v in config.items() if not isinstance(v, dict)]
+    options += [(k, v, defaults["trace"].get(k)) for k, v in (config.get("trace") or {}).items()]
+    pairs = [(k, param_text(v)) for k, v, default in options if k not in SAID_ELSEWHERE and v != default]
+    if config.get("power_cuts"):
+        pairs.append(("power_cut_seed", param_text(config.get("power_cut_seed"))))
+    return pairs
 
 
 def rounded_capacity(report) -> str:

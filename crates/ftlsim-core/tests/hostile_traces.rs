@@ -390,6 +390,20 @@ fn a_trace_reaching_beyond_what_a_run_can_address_converts_as_it_is() {
 }
 
 #[test]
+fn a_source_of_no_request_is_not_written() {
+    // `generate uniform:writes=0 z.csv` wrote the header alone, which `info z.csv` could not tell the format of.
+    let out = temp("none.csv", b"");
+    std::fs::remove_file(&out).unwrap();
+    let err = trace::write(&mut VecSource::new(vec![]), &out).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("not written: the source has no request"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+#[test]
 fn an_ssdsim_trace_converted_to_ssdsim_is_the_same_text() {
     // Nanosecond times that are not whole in microseconds: each read as an f64 of microseconds and written
     // back in whole nanoseconds (33647136083 came back as 33647136082.999996 when written as time_us x 1000).

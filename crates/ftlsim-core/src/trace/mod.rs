@@ -277,7 +277,7 @@ pub fn writer_for(path: &Path) -> Result<&'static FormatWriter, TraceError> {
 /// half-written output; a symlink is written through to the file it names (the link stays); a FIFO or device
 /// is written directly. A new file gets the umask's mode, a replaced one keeps its mode. Refuses a request the
 /// format cannot hold unchanged, naming it, and a source on more than one device when the format has no device
-/// column. Returns the number of requests written.
+/// column, and a source of no request. Returns the number of requests written.
 pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceError> {
     let writer = writer_for(path)?;
     let io = |source| TraceError::Io {
@@ -332,6 +332,16 @@ pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceEr
             })?;
             (writer.line)(&mut *out, &r, device).map_err(io)?;
             n += 1;
+        }
+        if n == 0 {
+            // A file of no request is no trace: nothing reads it back (a trace file is sniffed by its lines).
+            return Err(TraceError::Option {
+                spec: path.display().to_string(),
+                what:
+                    "not written: the source has no request to write (a workload of writes=0, or a \
+                       filter such as writes_only that kept none)"
+                        .into(),
+            });
         }
         out.flush().map_err(io)?;
         drop(out);
