@@ -369,7 +369,7 @@ impl<'a> RunPlan<'a> {
             let why = "needs power_cuts: a page is torn by a power cut during its program";
             return Err(Invalid::new("torn_pages", true, why, Some("false".into())).into());
         }
-        if !(cfg.idle_threshold_us >= 0.0) {
+        if cfg.idle_threshold_us < 0.0 || cfg.idle_threshold_us.is_nan() {
             let why = "must not be negative: it is the idle gap (microseconds) after which background work runs";
             let value = cfg.idle_threshold_us;
             return Err(
