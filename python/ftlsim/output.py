@@ -508,7 +508,7 @@ def report_table(report, sections, metrics=None):
         if metrics is None:
             rows = [(k, v) for k, v in rows if v not in (0, None) or k in ("flash.erases", "host.write_requests")]
         lists += [k for k, v in rows if isinstance(v, (list, dict))]
-        rows = [(k, v) for k, v in rows if k not in lists]
+        rows = [(k, v) for k, v in rows if not isinstance(v, (list, dict))]
         if not rows:
             continue
         table.add_row(f"[bold]{section}[/]", "")

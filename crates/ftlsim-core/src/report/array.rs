@@ -3,7 +3,7 @@
 //! ([`crate::array::Timeline`]). Present only when the array model is on (more than one plane-unit, or
 //! `queue_depth` or `time_scale` given): a run of today's single chip has none of these keys.
 
-use super::keys::{num, Component, Keys, Section, Unit};
+use super::keys::{num, num_of, Component, Keys, Section, Unit};
 use crate::array::ArrayFigures;
 use serde_json::Value;
 
@@ -92,8 +92,6 @@ fn put(k: &mut Keys, a: &ArrayFigures, erases: u64) {
         num(a.span_us),
     );
     for (name, r) in [("read", &a.read), ("write", &a.write)] {
-        // Of no request, none: 0.0 would read as requests served in no time.
-        let of_any = |us: f64| if r.count == 0 { Value::Null } else { num(us) };
         let what = |s: &str| {
             format!(
                 "{s} of {name} requests, from arrival to completion (queue + service; the request's \
@@ -110,31 +108,31 @@ fn put(k: &mut Keys, a: &ArrayFigures, erases: u64) {
             format!("response_us.{name}.mean"),
             Unit::Us,
             &what("mean response time"),
-            of_any(r.mean),
+            num_of(r.count, r.mean),
         );
         k.shown(false).put(
             format!("response_us.{name}.p50"),
             Unit::Us,
             &what("median response time"),
-            of_any(r.p50),
+            num_of(r.count, r.p50),
         );
         k.shown(true).put(
             format!("response_us.{name}.p99"),
             Unit::Us,
             &what("99th percentile response time (3 significant figures)"),
-            of_any(r.p99),
+            num_of(r.count, r.p99),
         );
         k.shown(false).put(
             format!("response_us.{name}.p99_9"),
             Unit::Us,
             &what("99.9th percentile response time (3 significant figures)"),
-            of_any(r.p99_9),
+            num_of(r.count, r.p99_9),
         );
         k.shown(true).put(
             format!("response_us.{name}.max"),
             Unit::Us,
             &what("longest response time"),
-            of_any(r.max),
+            num_of(r.count, r.max),
         );
         let cdf: Vec<Value> = r
             .cdf

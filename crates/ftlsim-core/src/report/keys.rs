@@ -112,3 +112,13 @@ pub fn num(v: f64) -> Value {
         .map(Value::Number)
         .unwrap_or(Value::Null)
 }
+
+/// A figure of `count` requests (a mean, a percentile) as JSON: null where there is none, as 0.0 would read as
+/// requests served in no time.
+pub fn num_of(count: u64, v: f64) -> Value {
+    if count == 0 {
+        Value::Null
+    } else {
+        num(v)
+    }
+}

@@ -1,7 +1,6 @@
 //! The Latency section: the flash time charged to each read and each write request.
 
-use super::keys::{num, Component, Keys, Section, Unit};
-use serde_json::Value;
+use super::keys::{num_of, Component, Keys, Section, Unit};
 
 /// Latency of one kind of request, in microseconds.
 #[derive(Clone, Copy, Debug, Default)]
@@ -25,8 +24,6 @@ impl Component for Latency<'_> {
     fn visit(&self, k: &mut Keys) {
         k.section(Section::Latency);
         for (name, l) in [("read", self.read), ("write", self.write)] {
-            // Of no request, none: 0.0 would read as requests served in no time.
-            let of_any = |us: f64| if l.count == 0 { Value::Null } else { num(us) };
             let what = |s: &str| {
                 format!(
                     "{s} of {name} requests (the times of each one's flash operations summed, one after \
@@ -43,26 +40,26 @@ impl Component for Latency<'_> {
                 format!("latency_us.{name}.mean"),
                 Unit::Us,
                 &what("mean latency"),
-                of_any(l.mean),
+                num_of(l.count, l.mean),
             );
             k.shown(false).put(
                 format!("latency_us.{name}.p50"),
                 Unit::Us,
                 &what("median latency"),
-                of_any(l.p50),
+                num_of(l.count, l.p50),
             );
             k.shown(true).put(
                 format!("latency_us.{name}.p99"),
                 Unit::Us,
                 &what("99th percentile latency (3 significant figures)"),
-                of_any(l.p99),
+                num_of(l.count, l.p99),
             );
             // The highest read latency is in the JSON, not in `ftlsim run`'s table.
             k.shown(name == "write").put(
                 format!("latency_us.{name}.max"),
                 Unit::Us,
                 &what("highest latency"),
-                of_any(l.max),
+                num_of(l.count, l.max),
             );
         }
     }

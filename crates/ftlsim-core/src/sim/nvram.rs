@@ -20,29 +20,27 @@ pub fn ram(cfg: &SimConfig) -> Result<Vec<RamItem>> {
 pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<NvramOptions>> {
     match &cfg.nvram {
         None => {
-            if cfg.nvram_policy != SimConfig::default().nvram_policy {
-                // As the regions below: a policy with no NVRAM to run it would do nothing.
-                return Err(Invalid::new(
+            // An NVRAM option with no NVRAM to use it would do nothing.
+            let unused = if cfg.nvram_policy != SimConfig::default().nvram_policy {
+                Some(format!(
+                    "nvram_policy={} is set but there is no NVRAM to run it",
+                    cfg.nvram_policy
+                ))
+            } else {
+                cfg.nvram_regions
+                    .as_ref()
+                    .map(|_| "nvram_regions is set but there is no NVRAM to keep them".to_string())
+            };
+            match unused {
+                Some(why) => Err(Invalid::new(
                     "nvram",
                     "none",
-                    format!(
-                        "is not enough: nvram_policy={} is set but there is no NVRAM to run it",
-                        cfg.nvram_policy
-                    ),
+                    format!("is not enough: {why}"),
                     Some("128KiB".into()),
                 )
-                .into());
+                .into()),
+                None => Ok(None),
             }
-            if cfg.nvram_regions.is_some() {
-                return Err(Invalid::new(
-                    "nvram",
-                    "none",
-                    "is not enough: nvram_regions is set but there is no NVRAM to keep them",
-                    Some("128KiB".into()),
-                )
-                .into());
-            }
-            Ok(None)
         }
         Some(size) => NvramOptions::parse(
             size,
