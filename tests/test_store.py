@@ -196,10 +196,10 @@ def test_store_command_lists_filters_and_prunes(tmp_path):
     result = invoke("store", str(store), "--where", "ftl=bast")  # no row: an empty table, not a traceback
     assert result.exit_code == 0 and "0 of 6 rows" in " ".join(result.output.split()), result.output
     # Said why: a typo listed (or pruned) nothing without a word.
-    assert "note: --where ftl=bast matches no row: ftl holds page, fast" in " ".join(result.output.split())
+    assert "note: --where ftl=bast matches no row: ftl holds fast, page" in " ".join(result.output.split())
     result = invoke("store", str(store), "--where", "ftl=fats", "--prune")
     assert result.exit_code == 0 and "0 rows pruned" in result.output
-    assert "ftl holds page, fast (did you mean `fast`?)" in " ".join(result.output.split())
+    assert "ftl holds fast, page (did you mean `fast`?)" in " ".join(result.output.split())
     result = invoke("store", str(store), "--where", "lgo_blocks=8")
     assert result.exit_code == 2 and "did you mean `log_blocks`" in result.output
     result = invoke("store", str(store), "--prune")

@@ -882,7 +882,7 @@ def store_selection(df, conditions):
         numeric = pd.to_numeric(cells, errors="coerce")
         meets = numeric == number if number is not None and numeric.notna().any() else cells.astype(str) == value
         if len(df) and not meets.any():  # a typo listed nothing, or pruned nothing, without a word
-            held = list(dict.fromkeys(str(v) for v in cells.dropna()))
+            held = sorted(set(str(v) for v in cells.dropna()))  # not in the order points finished
             shown = ", ".join(held[:12]) + (f", ... ({len(held)} values)" if len(held) > 12 else "")
             say("[yellow]note:[/]", f"--where {condition} matches no row: {column} holds {shown or 'nothing'}"
                 f"{did_you_mean(value, held)}")
