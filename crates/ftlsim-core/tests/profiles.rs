@@ -201,7 +201,7 @@ fn dftl_defaults_on_financial1_write_translation_pages_in_batches() {
 }
 
 #[test]
-fn a_parameter_given_off_its_default_wins_over_the_profile_and_unknown_profiles_are_refused() {
+fn a_parameter_given_wins_over_the_profile_at_any_value_and_unknown_profiles_are_refused() {
     let run_with = |params: serde_json::Value| {
         run(
             &psu_device("dftl", params),
@@ -212,8 +212,8 @@ fn a_parameter_given_off_its_default_wins_over_the_profile_and_unknown_profiles_
     };
     let r = run_with(json!({"profile": "psu-flashsim", "gc_reserve_blocks": 4}));
     assert_eq!(r.get("dftl.profile.gc_reserve_blocks"), Some(json!("4")));
-    // Given at their defaults (as a run repeated from its resolved configuration gives every parameter), the
-    // profile's values stand.
+    // Given at the scheme's defaults, they win too (a sweep of gc over both values runs both), and the echo says
+    // what ran.
     let r =
         run_with(json!({"profile": "psu-flashsim", "gc": "per-write", "lazy_copy_dirty": true}));
     assert_eq!(
@@ -221,8 +221,11 @@ fn a_parameter_given_off_its_default_wins_over_the_profile_and_unknown_profiles_
             r.get("dftl.profile.gc"),
             r.get("dftl.profile.lazy_copy_dirty")
         ),
-        (Some(json!("burst")), Some(json!("false")))
+        (Some(json!("per-write")), Some(json!("true")))
     );
+    let burst = run_with(json!({"profile": "psu-flashsim"}));
+    assert_eq!(burst.get("dftl.profile.gc"), Some(json!("burst")));
+    assert_ne!(r.get("map.page_writes"), burst.get("map.page_writes"));
     let e = run(
         &psu_device("page", json!({"profile": "mqsim"})),
         "uniform:writes=10",

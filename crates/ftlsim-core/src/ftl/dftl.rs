@@ -815,7 +815,7 @@ pub const FIGURES: &[Figure] = &[
     Figure {
         key: "dftl.profile.<parameter>",
         unit: Unit::Text,
-        description: "a parameter the profile sets, as it ran (a value given off the scheme's default wins over the profile)",
+        description: "a parameter the profile sets, as it ran (a value given wins over the profile's)",
         table: true,
     },
 ];

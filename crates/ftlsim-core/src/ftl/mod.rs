@@ -291,12 +291,12 @@ impl SchemeParams {
 /// wrong types are errors that name the key and list what the scheme takes.
 pub fn parse_as<P: Params>(scheme: &Scheme, given: &Value) -> Result<SchemeParams, ConfigError> {
     let defaults = (scheme.defaults)();
-    let merged = with_defaults(defaults.clone(), given);
-    let params = if scheme.profiles.is_empty() {
-        merged
+    let given = if scheme.profiles.is_empty() {
+        given.clone()
     } else {
-        common::profiles::resolve(scheme.name, &merged, &defaults, scheme.profiles)?.params
+        common::profiles::resolve(scheme.name, given, scheme.profiles)?
     };
+    let params = with_defaults(defaults.clone(), &given);
     Ok(parse_params::<P>(scheme.name, &params, &defaults)?.into())
 }
 

@@ -1,11 +1,9 @@
 //! Profiles: a named parameter set that makes a scheme behave as another simulator does (`profile =
 //! "psu-flashsim"`). A profile is resolved in the engine before the scheme parses its parameters, so that the
 //! command line and the Python API take it as any other parameter, and the report echoes what ran
-//! (`<scheme>.profile`). A profile sets each of its parameters unless the run gives that parameter a value
-//! other than the scheme's default: such a value wins. A value equal to the default does not, because the
-//! Python front completes every run's parameters with the defaults (`config.resolved`, which repeats a run):
-//! were it to win, a repeated run would lose its profile. To run a profile with one of its parameters at the
-//! default, give the parameters without the profile.
+//! (`<scheme>.profile`). A profile sets each of its parameters the run does not give: a value given wins, the
+//! scheme's default among them (`-p profile=psu-flashsim -p gc_reserve_blocks=1` runs with 1). A run repeated
+//! from its report (`config.resolved`, every parameter as it ran, the profile's values among them) runs alike.
 //! `docs/matching-other-simulators.md` says what each profile matches, how it was measured and what differs.
 
 use crate::config::{ConfigError, Invalid};
@@ -22,15 +20,8 @@ pub struct Profile {
     pub params: fn() -> Vec<(&'static str, Value)>,
 }
 
-/// A run's parameters once its profile is resolved.
-pub struct Resolved {
-    pub params: Value,
-    /// The profile, if one was given, with the values of its parameters that run.
-    pub applied: Option<Applied>,
-}
-
-/// A profile as it ran: its name and each of its parameters with the value that ran (one given off the
-/// scheme's default wins over the profile's).
+/// A profile as it ran: its name and each of its parameters with the value that ran (one given wins over the
+/// profile's).
 pub struct Applied {
     pub name: &'static str,
     pub settings: Vec<(&'static str, Value)>,
@@ -50,22 +41,11 @@ impl Applied {
     }
 }
 
-/// `given` with its `profile` (if any) resolved among `profiles` of `scheme`, whose default parameters are
-/// `defaults`: the profile's parameters over the given ones that are at their default (see the module doc).
-/// The `profile` key stays, so that the scheme's params record it.
-pub fn resolve(
-    scheme: &str,
-    given: &Value,
-    defaults: &Value,
-    profiles: &[Profile],
-) -> Result<Resolved, ConfigError> {
+/// `given` with its `profile` (if any) resolved among `profiles` of `scheme`: the profile's parameters where
+/// `given` has none (see the module doc). The `profile` key stays, so that the scheme's params record it.
+pub fn resolve(scheme: &str, given: &Value, profiles: &[Profile]) -> Result<Value, ConfigError> {
     let name = match given.get("profile") {
-        None | Some(Value::Null) => {
-            return Ok(Resolved {
-                params: given.clone(),
-                applied: None,
-            })
-        }
+        None | Some(Value::Null) => return Ok(given.clone()),
         Some(Value::String(name)) => name.as_str(),
         Some(other) => return Err(unknown(scheme, other, profiles)),
     };
@@ -78,24 +58,9 @@ pub fn resolve(
         _ => Map::new(),
     };
     for (key, value) in (profile.params)() {
-        let chosen = params
-            .get(key)
-            .is_some_and(|v| Some(v) != defaults.get(key));
-        if !chosen {
-            params.insert(key.to_string(), value);
-        }
+        params.entry(key).or_insert(value);
     }
-    let settings = (profile.params)()
-        .into_iter()
-        .map(|(k, _)| (k, params[k].clone()))
-        .collect();
-    Ok(Resolved {
-        params: Value::Object(params),
-        applied: Some(Applied {
-            name: profile.name,
-            settings,
-        }),
-    })
+    Ok(Value::Object(params))
 }
 
 /// The profile `name` of a scheme's typed configuration `params` as it ran: its name and the value in `params`
@@ -154,21 +119,14 @@ mod tests {
     }];
 
     #[test]
-    fn a_parameter_given_off_its_default_wins_over_the_profile_and_the_echo_shows_what_runs() {
-        let defaults = json!({"a": 0, "b": "w", "c": 0});
-        let r = resolve(
-            "s",
-            &json!({"profile": "peer", "b": "y", "c": 2}),
-            &defaults,
-            PROFILES,
-        )
-        .unwrap();
-        assert_eq!(
-            r.params,
-            json!({"profile": "peer", "a": 1, "b": "y", "c": 2})
-        );
+    fn a_parameter_given_wins_over_the_profile_at_any_value_and_the_echo_shows_what_runs() {
+        let given = json!({"profile": "peer", "b": "y", "c": 2});
+        let params = resolve("s", &given, PROFILES).unwrap();
+        assert_eq!(params, json!({"profile": "peer", "a": 1, "b": "y", "c": 2}));
         let mut echo = Extra::new();
-        r.applied.unwrap().report("s", &mut echo);
+        applied(Some("peer"), &params, PROFILES)
+            .unwrap()
+            .report("s", &mut echo);
         let echo: Vec<(String, Value)> = echo;
         assert_eq!(
             echo,
@@ -178,21 +136,19 @@ mod tests {
                 ("s.profile.b".to_string(), json!("y")),
             ]
         );
-        // The run repeated from its resolved parameters (every default filled in) keeps its profile.
-        let repeated = json!({"profile": "peer", "a": 0, "b": "y", "c": 2});
-        let again = resolve("s", &repeated, &defaults, PROFILES).unwrap();
-        assert_eq!(
-            again.params,
-            json!({"profile": "peer", "a": 1, "b": "y", "c": 2})
-        );
-        let none = resolve("s", &json!({"c": 2}), &defaults, PROFILES).unwrap();
-        assert_eq!(none.params, json!({"c": 2}));
-        assert!(none.applied.is_none());
+        // A value given at what would be the scheme's default (say a = 0) wins too.
+        let at_default = resolve("s", &json!({"profile": "peer", "a": 0}), PROFILES).unwrap();
+        assert_eq!(at_default, json!({"profile": "peer", "a": 0, "b": "x"}));
+        // The run repeated from what ran (every parameter given) runs alike.
+        assert_eq!(resolve("s", &params, PROFILES).unwrap(), params);
+        let none = resolve("s", &json!({"c": 2}), PROFILES).unwrap();
+        assert_eq!(none, json!({"c": 2}));
+        assert!(applied(None, &none, PROFILES).is_none());
     }
 
     #[test]
     fn an_unknown_profile_lists_the_known_ones() {
-        let e = resolve("s", &json!({"profile": "mqsim"}), &json!({}), PROFILES)
+        let e = resolve("s", &json!({"profile": "mqsim"}), PROFILES)
             .err()
             .unwrap()
             .to_string();
