@@ -317,6 +317,17 @@ def test_compare_and_sweep_take_repeated_ftl_param_and_metrics_options(tmp_path)
     assert list(pd_read(out)["ftl"]) == ["bast", "fast", "ofast"]
 
 
+def test_a_swept_parameter_wins_over_the_profile_at_every_value_and_the_grid_shows_what_ran(tmp_path):
+    # gc_reserve_blocks=1 is the scheme's default and the profile's 3; the row of 1 ran with 1.
+    out = tmp_path / "g.csv"
+    result = invoke("sweep", "uniform:writes=3000,seed=1", "--ftl", "page", "--capacity", "1MiB",
+                    "-p", "profile=psu-flashsim", "-p", "gc_reserve_blocks=1,2", "--csv", str(out))
+    assert result.exit_code == 0, result.output
+    table = pd_read(out).sort_values("gc_reserve_blocks")
+    assert list(table["page.profile.gc_reserve_blocks"].astype(str)) == ["1", "2"], table.T
+    assert table["flash.erases"].nunique() == 2, table["flash.erases"]
+
+
 def test_the_run_header_echoes_what_ran_and_no_unset_parameter():
     result = invoke("run", "uniform:writes=300,seed=1", "--ftl", "page", "--capacity", "1MiB")
     assert result.exit_code == 0, result.output

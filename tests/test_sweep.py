@@ -80,6 +80,8 @@ def test_a_failed_point_is_recorded_and_the_others_kept(tmp_path):
     assert list(df["status"]) == ["done", "failed"]
     assert df["flash.page_writes"].iloc[0] == 2000
     assert "missing.csv" in df["error"].iloc[1]
+    # Refused before it ran (bad input, as `run` exits 2 for), not a run that failed; no Python class name.
+    assert df["error_kind"].iloc[1] == "input" and not df["error"].iloc[1].startswith("FileNotFoundError")
     saved = pd.read_csv(store)
     assert sorted(saved["status"]) == ["done", "failed"]
     with pytest.raises(ftlsim.FtlsimError, match="1 of 2 runs failed"):

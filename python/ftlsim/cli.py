@@ -561,13 +561,8 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     if say_points:
         err_console.print(points_line(df.attrs["points"]), highlight=False)
     if len(failed):  # a point refused for its input (a parameter out of range) is bad input, as `run` says
-        bad_input = failed["error"].str.startswith(BAD_INPUT_ERRORS).any()
+        bad_input = (failed["error_kind"] == "input").any()
         fail(f"{len(failed)} of {len(df)} runs failed (listed above)", code=2 if bad_input else 1)
-
-
-# How a sweep point's error begins (`sim._run_point`: the exception's class, then its text) when its input was
-# refused, as against a run that started and failed (`RunFailedError: ...`).
-BAD_INPUT_ERRORS = ("FtlsimError: ", "ValueError: ")
 
 
 def failure_lines(df, swept: list[str]) -> list[str]:
@@ -587,9 +582,6 @@ def failure_lines(df, swept: list[str]) -> list[str]:
             else:
                 runs += [" ".join([str(ftl)] + [f"{k}={value_text(row[k])}" for k in swept if row[k] == row[k]])
                          for _, row in own.iterrows()]
-        # The error as `run` says it: the engine's exception classes are Python's names, not the user's.
-        for name in ("FtlsimError: ", "RunFailedError: "):
-            error = error.removeprefix(name)
         lines.append(f"{', '.join(runs)} on {trace}: {error}")
     return lines
 

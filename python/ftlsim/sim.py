@@ -218,10 +218,17 @@ def _run_point(kwargs: dict, spell: Spelling | None = None) -> dict:
     spelled by `spell` where given: the command line's options, say; else as Python keywords)."""
     try:
         report = simulate(**kwargs, progress=lambda *_: not _cancel.is_set())
-        return {"status": "done", "error": None, **report.flat()}
+        return {"status": "done", "error_kind": None, "error": None, **report.flat()}
     except (_core.FtlsimError, OSError, ValueError) as e:
         text = spelled(e, spell) if spell is not None and isinstance(e, _core.FtlsimError) else None
-        return {"status": "failed", "error": f"{type(e).__name__}: {text or e}"}
+        return {"status": "failed", "error_kind": error_kind(e), "error": str(text or e)}
+
+
+def error_kind(error: Exception) -> str:
+    """A failed point's ``error_kind``: ``run`` for a run that started and failed (`RunFailedError`: a lost
+    page, a broken invariant), ``input`` for one refused before it ran (a parameter out of range, a trace
+    that does not parse, a missing file)."""
+    return "run" if isinstance(error, _core.RunFailedError) else "input"
 
 
 def is_workload(trace: str) -> bool:
@@ -257,7 +264,8 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
              errors: str = "raise", stored: list[dict] | None = None, spell: Spelling | None = None):
     """Runs `simulate(**run)` for every run and returns a pandas DataFrame with one row per run, in order: the
     run's `labels` (a dict of extra columns, not passed to `simulate`), its keywords, ``key`` (the hash of
-    its resolved configuration), ``status`` (done / failed), ``error``, then the Report's flat keys.
+    its resolved configuration), ``status`` (done / failed), ``error_kind`` (input / run), ``error``, then the
+    Report's flat keys.
 
     Backends: ``"processes"`` (default: one process per core, `jobs` of them), ``"threads"`` (the engine
     releases the GIL), or Dask: a `client` (``dask.distributed.Client``) or a `scheduler` address
@@ -490,7 +498,8 @@ def sweep(
     **common,
 ):
     """Runs the grid traces x schemes x parameters and returns a pandas DataFrame with one row per run: the
-    run's grid values, ``key``, ``status``, ``error``, then the Report's flat keys. `schemes` is a list of names
+    run's grid values, ``key``, ``status``, ``error_kind`` (a failed point's: ``input`` for one refused before it
+    ran, ``run`` for a run that failed), ``error``, then the Report's flat keys. `schemes` is a list of names
     or a dict of name -> that scheme's own grid; `grid` (name -> list of values) applies to every scheme that
     takes the parameter. `common` keywords apply to every run (``preset=``, ``capacity=``, ...).
 
