@@ -4,6 +4,7 @@ made-up figures; the headline counts distinct claims; the package runs without a
 
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -259,6 +260,10 @@ def test_the_worked_examples_of_fast_section_2_4_by_hand():
     # copying S1 and S3 from the data block; S1 S3 S1 go to an RW block; S0 opens the SW block again; S2 merges it
     # again, copying S1 and S3, now the RW block's newest; S3 fills the RW block. 2 merges, 2 erases, 4 copies.
     assert counts[("S0 S2 S1 S3", "fast")] == (2, 2, 4)
+    # The traces it wrote are gone when it ends: named as generated, not by a temporary path.
+    assert sorted(set(df["trace"])) == ["generated:S0-S2-S1-S3.csv", "generated:S0-S4-S8-S12.csv",
+                                        "generated:S1-S5-S9-S13.csv"]
+    assert not df["config.resolved"].str.contains(tempfile.gettempdir()).any()
 
 
 def test_verdict_rule_on_made_up_figures():

@@ -331,6 +331,18 @@ def execute(e: Experiment, quick: bool, jobs: int | None = None, cache: RunCache
 # Helpers the experiment modules share.
 
 
+def generated_traces(df: pd.DataFrame, folder: str) -> pd.DataFrame:
+    """`df` with the traces an experiment wrote into `folder` (a temporary directory, gone when it ends) named
+    ``generated:NAME`` in the trace column and the echoed configuration: a path there would name a file nobody
+    can open. Each trace's sha256 (``config.trace_sha256``) still tells them apart."""
+    prefix = os.path.join(os.path.abspath(folder), "")
+    out = df.copy()
+    for column in ("trace", "config.trace", "config.resolved"):
+        if column in out:
+            out[column] = out[column].map(lambda v: v.replace(prefix, "generated:") if isinstance(v, str) else v)
+    return out
+
+
 def row(df: pd.DataFrame, **eq) -> pd.Series:
     """The single run matching every column = value (None matches a missing value)."""
     mask = pd.Series(True, index=df.index)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .core import FAST_PAPER, Claim, Experiment, merge_mix, row, seconds
+from .core import FAST_PAPER, Claim, Experiment, generated_traces, merge_mix, row, seconds
 
 # Fig. 10, pattern E: uniform random writes on full data blocks, 4 to 64 log blocks (lee2007 device).
 
@@ -184,7 +184,7 @@ def _sec24_frame(quick: bool) -> pd.DataFrame:
             runs += [dict(trace=str(path), format="csv", labels={"sequence": name}, ftl=f, log_blocks=n,
                           pages_per_block=4, capacity="8KiB", preset="lee2007", precondition="full")
                      for f, n in (("bast", 2), ("fast", 3))]
-        return run_many(runs, jobs=1)
+        return generated_traces(run_many(runs, jobs=1), d)
 
 
 def _sec24_table(df):
@@ -295,7 +295,7 @@ def _analytic_frame(quick: bool) -> pd.DataFrame:
         case2 = [dict(trace=str(path), format="csv", labels={"nhb": 1, "offsets": "1-31"}, ftl=ftl, log_blocks=lb,
                       capacity="16MiB", preset="lee2007", precondition="full")
                  for ftl, lb in (("bast", NLB), ("fast", NLB + 1))]
-        return run_many(_analytic_runs(quick) + case2)
+        return generated_traces(run_many(_analytic_runs(quick) + case2), d)
 
 
 def _per_round(r) -> float:
@@ -494,7 +494,7 @@ def _fig8_frame(quick: bool) -> pd.DataFrame:
             runs += [dict(trace=str(path), format="csv", labels={"sequence": i}, ftl=f, log_blocks=4,
                           pages_per_block=4, capacity="16KiB", preset="lee2007", precondition="full")
                      for f in ("bast", "fast", "ofast")]
-        return run_many(runs)
+        return generated_traces(run_many(runs), d)
 
 
 def _fig8_erases(df) -> pd.DataFrame:
