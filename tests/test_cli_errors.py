@@ -40,10 +40,15 @@ def test_python_dash_m_ftlsim_runs_the_command():
     assert set(listing) == {"schemes", "presets", "workloads", "formats"}
 
 
-def test_a_misspelt_workload_suggests_the_nearest_name():
-    result = invoke("run", "unifrom:writes=100,seed=1")
-    assert result.exit_code == 2
-    assert "no built-in workload `unifrom` (did you mean `uniform`?)" in result.output
+def test_a_misspelt_workload_suggests_the_nearest_name(tmp_path):
+    # Every command that reads a trace (info, convert and compare said "cannot read trace ...: No such file").
+    typo = "unifrom:writes=100,seed=1"
+    for args in (["run", typo], ["info", typo], ["convert", typo, str(tmp_path / "x.csv")],
+                 ["compare", typo, "--capacity", "1MiB"]):
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert "no built-in workload `unifrom` (did you mean `uniform`?)" in result.output, (args, result.output)
+    assert not (tmp_path / "x.csv").exists()
     with pytest.raises(ftlsim.FtlsimError, match="did you mean `hotcold`"):
         ftlsim.simulate("hotcod:writes=10")
 

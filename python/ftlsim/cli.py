@@ -1037,9 +1037,12 @@ def info_cell(key: str, value) -> str:
 def readable_trace(trace: str):
     """:func:`ftlsim.trace.readable` on the command line: its errors (an empty TRACE, a stream that cannot be
     read) end the command as `fail` does."""
-    from .sim import is_workload
-    from .trace import is_stream, readable
+    from .trace import check_trace, is_stream, is_workload, readable
 
+    try:
+        check_trace(trace)
+    except _core.FtlsimError as e:
+        fail(e)
     if not is_workload(trace) and not is_stream(trace):
         try:  # a file that cannot be read is bad input (exit 2), not a grid of runs that each failed (exit 1)
             open(trace, "rb").close()
@@ -1077,7 +1080,7 @@ def _stdin_holds_data() -> bool:
 def trace_title(trace: str) -> str:
     """A trace as a title names it: a file by its name (the folders are in the command line), standard input
     as <stdin>, a workload by its spec."""
-    from .sim import is_workload
+    from .trace import is_workload
 
     if trace == "-":
         return "<stdin>"

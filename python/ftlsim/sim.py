@@ -18,7 +18,7 @@ from .errors import Spelling, keyword, respelled, spelled
 from ._registry import (check_choice, check_name, did_you_mean, invalid, make_config, names, plain, resolve_config,
                         takes)
 from .report import Report
-from .trace import check_spec, is_stream, readable
+from .trace import check_spec, check_trace, is_stream, is_workload, readable
 
 
 @functools.lru_cache(maxsize=256)
@@ -37,19 +37,6 @@ def trace_sha256(trace: str) -> str:
     """sha256 of the content of the trace file `trace`."""
     st = os.stat(trace)
     return _file_sha256(os.path.abspath(trace), st.st_size, st.st_mtime_ns)
-
-
-def check_trace(trace: str) -> None:
-    """A trace that is neither a file nor a workload spec: name the nearest workload when one is close
-    (``unifrom:writes=10`` -> ``uniform``), else let the engine say the file does not exist. An empty string
-    is refused; ``-`` is standard input."""
-    if trace == "-" or os.path.exists(check_spec(trace)) or is_workload(trace):
-        return
-    name = trace.split(":", 1)[0]
-    hint = did_you_mean(name, names("workloads"))
-    if hint and name not in names("workloads"):  # a known workload's wrong options: the engine names them
-        raise _core.FtlsimError(f"no trace file `{trace}` and no built-in workload `{name}`{hint}; "
-                                f"built-in workloads: {', '.join(names('workloads'))}")
 
 
 #: What `precondition` takes: nothing, every logical page written once, or every request of the trace once.
@@ -229,17 +216,6 @@ def error_kind(error: Exception) -> str:
     page, a broken invariant), ``input`` for one refused before it ran (a parameter out of range, a trace
     that does not parse, a missing file)."""
     return "run" if isinstance(error, _core.RunFailedError) else "input"
-
-
-def is_workload(trace: str) -> bool:
-    """Whether `trace` is a built-in workload spec rather than a path (never opening a stream, which would wait
-    for a writer and take bytes that are not its to take)."""
-    if is_stream(trace):
-        return False
-    try:
-        return _core.sniff_format(trace) == "workload"
-    except _core.FtlsimError:
-        return False
 
 
 def _trace_paths(runs: list[dict]) -> set[str]:

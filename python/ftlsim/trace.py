@@ -7,7 +7,7 @@ import os
 import stat
 import sys
 
-from ._registry import registry
+from ._registry import did_you_mean, names, registry
 
 #: Chunk in which a pipe is copied to its spool file.
 _SPOOL_CHUNK = 1 << 20
@@ -40,6 +40,34 @@ def is_stream(trace: str) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def is_workload(trace: str) -> bool:
+    """Whether `trace` is a built-in workload spec rather than a path (never opening a stream, which would wait
+    for a writer and take bytes that are not its to take)."""
+    from . import _core
+
+    if is_stream(trace):
+        return False
+    try:
+        return _core.sniff_format(trace) == "workload"
+    except _core.FtlsimError:
+        return False
+
+
+def check_trace(trace: str) -> None:
+    """A trace that is neither a file nor a workload spec: name the nearest workload when one is close
+    (``unifrom:writes=10`` -> ``uniform``), else let the engine say the file does not exist. An empty string
+    is refused; ``-`` is standard input."""
+    if trace == "-" or os.path.exists(check_spec(trace)) or is_workload(trace):
+        return
+    name = trace.split(":", 1)[0]
+    hint = did_you_mean(name, names("workloads"))
+    if hint and name not in names("workloads"):  # a known workload's wrong options: the engine names them
+        from . import _core
+
+        raise _core.FtlsimError(f"no trace file `{trace}` and no built-in workload `{name}`{hint}; "
+                                f"built-in workloads: {', '.join(names('workloads'))}")
+
+
 def _stdin():
     from . import _core
 
@@ -50,7 +78,8 @@ def _stdin():
 
 @contextlib.contextmanager
 def readable(trace: str):
-    """Yields a path the engine can read as often as it needs (it reads a trace up to four times: sniffing, the
+    """Yields a path the engine can read as often as it needs (a mistyped workload named as such:
+    `check_trace`) (it reads a trace up to four times: sniffing, the
     device layout, the capacity and the run). A stream (``-``, a pipe, a FIFO) delivers its bytes once, so it is
     first copied, as it is (compressed or not), to a temporary file that is removed afterwards; its errors name
     the trace as given (``<stdin>`` for ``-``), not the copy. Waiting for the writer can be interrupted with
@@ -59,6 +88,7 @@ def readable(trace: str):
 
     trace = check_spec(trace)
     if not is_stream(trace):
+        check_trace(trace)
         yield trace
         return
     import tempfile
