@@ -15,10 +15,10 @@ from typing import Callable, Iterable
 
 from . import _core
 from .errors import Spelling, keyword, respelled, spelled
-from ._registry import (check_choice, check_name, did_you_mean, invalid, make_config, names, plain, resolve_config,
+from ._registry import (check_choice, check_name, invalid, make_config, plain, resolve_config,
                         takes)
 from .report import Report
-from .trace import check_spec, check_trace, is_stream, is_workload, readable
+from .trace import check_spec, check_trace, is_workload, readable
 
 
 @functools.lru_cache(maxsize=256)
