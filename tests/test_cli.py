@@ -365,6 +365,15 @@ def test_the_run_header_says_a_capacity_rounded_up_and_fits_80_columns(monkeypat
     # An NVRAM write cache changes every figure: two tables with and without it read alike.
     result = invoke("run", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--nvram", "128KiB")
     assert "nvram: 128.0 KiB, policy metadata, 256 page slots" in result.stdout.splitlines()
+    # One larger than the device holds a slot a logical page: what ran is said, beside what was given.
+    result = invoke("run", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--nvram", "64MiB")
+    assert "nvram: 1.0 MiB of the 64.0 MiB given, policy metadata, 2,048 page slots" in result.stdout.splitlines()
+    # A grid says the NVRAM and the run settings every row ran with once, above its table, as `run` does.
+    result = invoke("compare", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--ftl", "page,fast",
+                    "--nvram", "128KiB", "--nvram-policy", "lru", "--precondition", "full", "--compact")
+    assert result.exit_code == 0, result.output
+    assert ("every row: precondition=full, compact=true, nvram=128.0 KiB, nvram_policy=lru" in
+            " ".join(result.stdout.split())), result.stdout
 
 
 def test_the_run_header_names_overridden_timings_with_the_values_that_ran():

@@ -594,7 +594,7 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
     """A sweep's table at the terminal's width (on stderr with `stderr`: its CSV or plot goes to stdout); the
     figures that did not fit are named on stderr, then a warning for runs that say nothing about their
     scheme."""
-    from .output import GRID_FIGURES, default_figures, grid_metrics, grid_table, print_table, table_width
+    from .output import GRID_FIGURES, default_figures, grid_metrics, grid_settings, grid_table, print_table, table_width
 
     if not (df["status"] == "done").any():
         return  # every point failed: the failures are listed next
@@ -610,6 +610,7 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
 
     done = df[df["status"] == "done"]
     varying, one_valued = split_swept(done, swept)
+    one_valued += grid_settings(done, swept)
 
     def zero(c) -> bool:
         return c in done and (done[c].fillna(0) == 0).all()

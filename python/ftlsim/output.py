@@ -389,7 +389,7 @@ def run_header(report, width: int | None) -> str:
     if timings_overridden:  # every time that ran, the given ones and the preset's others
         lines += wrap_pairs("timings:", [(k, param_text(report[f"config.{k}"])) for k in preset_timing], width)
     if report.get("nvram.bytes"):  # a write cache in front of the scheme changes every figure: said
-        lines.append(f"nvram: {human_bytes(report['nvram.bytes'])}, policy {report['nvram.policy']}, "
+        lines.append(f"nvram: {nvram_size(report)}, policy {report['nvram.policy']}, "
                      f"{report['nvram.slots']:,} page slots")
     shape = array_shape(report)
     if shape:  # broken between its comma-separated parts where it is wider than the table
@@ -424,6 +424,29 @@ def run_settings(report) -> list[tuple[str, str]]:
     if config.get("power_cuts"):
         pairs.append(("power_cut_seed", param_text(config.get("power_cut_seed"))))
     return pairs
+
+
+def nvram_size(report) -> str:
+    """The NVRAM write cache's size as it ran: whole page slots, at most one a logical page of the device (a
+    64 MiB NVRAM in front of a 1 MiB device holds 1 MiB), with the size given where that is more."""
+    given = int(report["nvram.bytes"])
+    held = int(report["nvram.slots"]) * int(report["config.page_bytes"])
+    return human_bytes(given) if held >= given else f"{human_bytes(held)} of the {human_bytes(given)} given"
+
+
+def grid_settings(rows, swept: list[str]) -> list[str]:
+    """What every row of a grid ran with that `run`'s header would say and no column does: the run settings
+    other than their defaults (`run_settings`: ``precondition=full``, ``compact=true``) and the NVRAM write
+    cache (``nvram=64 KiB``, its policy), as ``k=v`` texts, for the grid's "every row" line."""
+    per_row = []
+    for _, row in rows.iterrows():
+        pairs = run_settings(row)
+        if row.get("nvram.bytes"):
+            pairs += [("nvram", nvram_size(row)), ("nvram_policy", str(row["nvram.policy"]))]
+        per_row.append(pairs)
+    if not per_row:
+        return []
+    return [f"{k}={v}" for k, v in per_row[0] if k not in swept and all((k, v) in other for other in per_row[1:])]
 
 
 def rounded_capacity(report) -> str:
