@@ -324,3 +324,17 @@ def test_an_option_that_would_change_nothing_is_refused_in_each_front_end_s_spel
     assert " ".join(result.stderr.split()) == (
         "error: invalid parameter: -p measure_from=500 is past the end of the trace (it has 100 requests): "
         "nothing would be measured; e.g. -p measure_from=50"), result.stderr
+
+
+def test_an_option_that_would_do_nothing_is_refused_in_the_command_lines_spelling():
+    workload = ["uniform:writes=300,seed=1", "--capacity", "1MiB"]
+    result = invoke("run", *workload, "--nvram-policy", "lru")
+    assert result.exit_code == 2
+    assert ("--nvram-policy lru needs an NVRAM write cache to run in, and the run has none: leave it out, or "
+            "--nvram 128KiB (to give it one of 128 KiB)") in " ".join(result.output.split()), result.output
+    result = invoke("run", *workload, "--torn-pages")
+    assert result.exit_code == 2
+    assert ("--torn-pages needs power cuts: a page is torn by a power cut during its program; e.g. without "
+            "--torn-pages, or --power-cuts 20") in " ".join(result.output.split()), result.output
+    with pytest.raises(ftlsim.FtlsimError, match=r"nvram_policy='lru' needs an NVRAM .* or nvram='128KiB'"):
+        ftlsim.simulate("uniform:writes=300,seed=1", capacity="1MiB", nvram_policy="lru")

@@ -92,8 +92,10 @@ fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
         panic!("regions without an NVRAM resolved");
     };
     assert!(
-        e.to_string()
-            .contains("nvram_regions is set but there is no NVRAM"),
+        e.to_string().contains(
+            "needs an NVRAM write cache to keep them in, and the run has none: leave it out, or \
+                       nvram=128KiB (to give it one of 128 KiB)"
+        ),
         "{e}"
     );
     // Options that would do nothing were accepted without a word: a policy with no NVRAM, torn pages with no
@@ -104,14 +106,16 @@ fn a_bad_option_is_an_error_when_the_plan_is_resolved_before_any_request() {
                 nvram_policy: "lru".into(),
                 ..toy("page", json!({}), 4, 16)
             },
-            "nvram=none is not enough: nvram_policy=lru is set but there is no NVRAM to run it",
+            "nvram_policy=lru needs an NVRAM write cache to run in, and the run has none: leave it out, or \
+             nvram=128KiB (to give it one of 128 KiB)",
         ),
         (
             SimConfig {
                 torn_pages: true,
                 ..toy("page", json!({}), 4, 16)
             },
-            "torn_pages=true needs power_cuts",
+            "torn_pages=true needs power cuts: a page is torn by a power cut during its program; e.g. \
+             torn_pages=false, or power_cuts=20 (cut the power 20 times in the run)",
         ),
         (
             SimConfig {

@@ -150,7 +150,8 @@ pub const FIGURES: &[Figure] = &[
     Figure {
         key: "page.profile.<parameter>",
         unit: Unit::Text,
-        description: "a parameter the profile sets, as it ran (a value given wins over the profile's)",
+        description:
+            "a parameter the profile sets, as it ran (a value given wins over the profile's)",
         table: true,
     },
 ];

@@ -21,24 +21,17 @@ pub(super) fn nvram_options(cfg: &SimConfig, g: &Geometry) -> Result<Option<Nvra
     match &cfg.nvram {
         None => {
             // An NVRAM option with no NVRAM to use it would do nothing.
-            let unused = if cfg.nvram_policy != SimConfig::default().nvram_policy {
-                Some(format!(
-                    "nvram_policy={} is set but there is no NVRAM to run it",
-                    cfg.nvram_policy
-                ))
-            } else {
-                cfg.nvram_regions
-                    .as_ref()
-                    .map(|_| "nvram_regions is set but there is no NVRAM to keep them".to_string())
-            };
-            match unused {
-                Some(why) => Err(Invalid::new(
-                    "nvram",
-                    "none",
-                    format!("is not enough: {why}"),
-                    Some("128KiB".into()),
-                )
-                .into()),
+            let fix = |e: Invalid| e.or("nvram", "128KiB", "to give it one of 128 KiB");
+            if cfg.nvram_policy != SimConfig::default().nvram_policy {
+                let why =
+                    "needs an NVRAM write cache to run in, and the run has none: leave it out";
+                return Err(fix(Invalid::new("nvram_policy", &cfg.nvram_policy, why, None)).into());
+            }
+            match &cfg.nvram_regions {
+                Some(regions) => {
+                    let why = "needs an NVRAM write cache to keep them in, and the run has none: leave it out";
+                    Err(fix(Invalid::new("nvram_regions", regions, why, None)).into())
+                }
                 None => Ok(None),
             }
         }

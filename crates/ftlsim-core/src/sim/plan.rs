@@ -366,8 +366,11 @@ impl<'a> RunPlan<'a> {
         let g = device.geometry;
         if cfg.torn_pages && cfg.power_cuts == 0 {
             // A page is torn by a cut during its program: without cuts the option would do nothing.
-            let why = "needs power_cuts: a page is torn by a power cut during its program";
-            return Err(Invalid::new("torn_pages", true, why, Some("false".into())).into());
+            let why = "needs power cuts: a page is torn by a power cut during its program";
+            let torn = Invalid::new("torn_pages", true, why, Some("false".into()));
+            return Err(torn
+                .or("power_cuts", 20, "cut the power 20 times in the run")
+                .into());
         }
         if cfg.idle_threshold_us < 0.0 || cfg.idle_threshold_us.is_nan() {
             let why = "must not be negative: it is the idle gap (microseconds) after which background work runs";
