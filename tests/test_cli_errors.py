@@ -338,3 +338,15 @@ def test_an_option_that_would_do_nothing_is_refused_in_the_command_lines_spellin
             "--torn-pages, or --power-cuts 20") in " ".join(result.output.split()), result.output
     with pytest.raises(ftlsim.FtlsimError, match=r"nvram_policy='lru' needs an NVRAM .* or nvram='128KiB'"):
         ftlsim.simulate("uniform:writes=300,seed=1", capacity="1MiB", nvram_policy="lru")
+
+
+def test_a_data_output_named_for_another_format_is_refused_before_the_run(tmp_path):
+    for args, said in ((["run", "--csv", str(tmp_path / "x.json")], "--csv writes CSV, but the name says JSON"),
+                       (["run", "--json", str(tmp_path / "x.csv")], "--json writes JSON, but the name says CSV"),
+                       (["compare", "--csv", str(tmp_path / "x.png")], "--csv writes CSV, but the name says PNG")):
+        result = invoke(args[0], "uniform:writes=300,seed=1", "--capacity", "1MiB", *args[1:])
+        assert result.exit_code == 2 and said in result.output, result.output
+    assert list(tmp_path.iterdir()) == []
+    # A name of no known format is taken as given.
+    result = invoke("run", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--csv", str(tmp_path / "x.txt"))
+    assert result.exit_code == 0 and (tmp_path / "x.txt").read_text().startswith("config.")

@@ -44,6 +44,7 @@ def check_output(path, what: str = "output", inputs: tuple = ()) -> str:
         raise _core.FtlsimError(f"{what} path is empty; give a file name, or - for standard output")
     if path == "-":
         return path
+    check_named_format(path, what)
     for src in inputs:
         if src and os.path.exists(src) and os.path.exists(path) and os.path.samefile(src, path):
             raise _core.FtlsimError(f"{what} {path} is the input trace {src}; writing it would destroy the "
@@ -60,6 +61,22 @@ def check_output(path, what: str = "output", inputs: tuple = ()) -> str:
     if not os.access(folder, os.W_OK) or (os.path.exists(target) and not os.access(target, os.W_OK)):
         raise _core.FtlsimError(f"{what} {path} is not writable (permission denied); give another path")
     return path
+
+
+#: The format each data output writes, and the names of files of other formats.
+DATA_OUTPUTS = {"--json": "json", "--csv": "csv"}
+OTHER_FORMATS = (".json", ".csv", ".png", ".svg", ".pdf", ".parquet")
+
+
+def check_named_format(path: str, what: str) -> None:
+    """A data output (`--json`, `--csv`) whose file name says another format (``--csv out.json``) is refused:
+    the file would hold text its name misreports. Other names (``.txt``, none) are taken as given."""
+    writes = DATA_OUTPUTS.get(what)
+    suffix = os.path.splitext(path)[1].lower()
+    if writes is None or suffix not in OTHER_FORMATS or suffix == f".{writes}":
+        return
+    raise _core.FtlsimError(f"{what} {path}: {what} writes {writes.upper()}, but the name says "
+                            f"{suffix[1:].upper()}; give a .{writes} name")
 
 
 def _probe_stream(path: str, what: str) -> None:
