@@ -4,8 +4,10 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+import ftlsim
 from ftlsim.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -267,7 +269,7 @@ def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path
     assert "warning: the host wrote 200 pages, 0.098% of the device's 203,808" in warning
     # Not "the scheme never runs short of space": FAST and BAST merge on such a device, their log blocks few.
     assert "the figures are those of a mostly empty device" in " ".join(warning.split())
-    assert "`--precondition full`, a smaller `--capacity` or `--compact`" in warning
+    assert "`--precondition full`, a smaller capacity or `--compact`" in warning
     # Filled first, the same device says something: no warning.
     result = invoke("run", "uniform:writes=3000", "--capacity", "1MiB", "--precondition", "full")
     assert result.exit_code == 0 and "warning" not in result.stderr
@@ -275,12 +277,12 @@ def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path
     result = invoke("compare", "uniform:writes=1500", "--ftl", "page,dftl,fast", "--capacity", "1MiB")
     assert result.exit_code == 0, result.output
     assert "warning: page, dftl on uniform:writes=1500: no block was erased" in result.stderr
-    assert "`--precondition full` or a smaller `--capacity`" in result.stderr  # a workload has nothing to compact
+    assert "`--precondition full` or a smaller capacity" in result.stderr  # a workload has nothing to compact
     assert "fast on" not in result.stderr
     # Filled first and still never erasing (the writes fit the spare blocks): only the fix not used is offered.
     result = invoke("run", "uniform:writes=10", "--capacity", "64MiB", "--precondition", "full")
     assert result.exit_code == 0, result.output
-    assert result.stderr.strip().endswith("the cleaning cost that sets schemes apart; use a smaller `--capacity`")
+    assert result.stderr.strip().endswith("the cleaning cost that sets schemes apart; use a smaller capacity")
 
 
 def test_a_grid_with_a_failed_point_prints_its_other_rows_as_a_grid_without_one_does():
@@ -491,10 +493,16 @@ def test_a_spare_the_scheme_does_not_use_is_said_to_change_nothing():
     fast = invoke("run", *args, "--ftl", "fast")
     assert fast.exit_code == 0, fast.output
     said = " ".join(fast.stderr.split())
-    assert ("warning: over_provisioning=0.2 puts 52 extra blocks on the chip and the scheme uses 9 of them (its "
-            "log, reserve or map blocks): the other 43 change none of its figures") in said, said
+    assert ("warning: -p over_provisioning=0.2 puts 52 extra blocks on the chip and the scheme uses 9 of them "
+            "(its log, reserve or map blocks): the other 43 change none of its figures") in said, said
     page = invoke("run", *args, "--ftl", "page")
     assert page.exit_code == 0 and "extra blocks on the chip" not in page.stderr, page.stderr
+    # Python's simulate says it too, in its keywords.
+    with pytest.warns(RuntimeWarning, match=r"^over_provisioning=0.2 puts 52 extra blocks on the chip"):
+        ftlsim.simulate("uniform:writes=2000", ftl="fast", capacity="4MiB", precondition="full",
+                        over_provisioning=0.2)
+    with pytest.warns(RuntimeWarning, match=r"14.6% of the device's 2,048 logical pages.*`precondition='full'`"):
+        ftlsim.simulate("uniform:writes=300,seed=1", capacity="1MiB")
 
 
 def test_warnings_and_errors_wrap_between_words_in_a_terminal_and_keep_one_line_when_piped(monkeypatch):

@@ -42,7 +42,7 @@ from ._registry import NO_RESPONSE_TIMES, names
 from .errors import spelled
 from .output import check_output, fmt
 from .report import Report, uninformative
-from .sim import parse_value, simulate
+from .sim import parse_value, run_warnings, simulate
 
 if _starting:
     signal.signal(signal.SIGINT, _previous_handler)
@@ -229,12 +229,7 @@ def print_report(report: Report, metrics: list[str] | None, stderr: bool = False
     print_table(table, width, stderr=stderr)
     if lists:
         err_console.print(f"[dim]lists, left out of the table (--json or --csv hold them): {', '.join(lists)}[/]")
-    skipped = report.get("sim.skipped_lines") or 0
-    if skipped:  # --skip-bad-lines counted them; the table has no row for it
-        lines = f"{skipped:,} line of the trace did not parse and was" if skipped == 1 else \
-            f"{skipped:,} lines of the trace did not parse and were"
-        say("[yellow]warning:[/]", f"{lines} skipped (--skip-bad-lines): the run is of the rest")
-    for warning in uninformative(report).values():
+    for warning in run_warnings(report, option_spelling):
         say("[yellow]warning:[/]", warning)
 
 
@@ -430,8 +425,8 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         kwargs["torn_pages"] = True
     bar = LazyProgress(kwargs.get("ftl", "page"))
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", RuntimeWarning)
+        with warnings.catch_warnings():  # said after the table, in the command line's spelling
+            warnings.simplefilter("ignore", RuntimeWarning)
             report = simulate(trace, progress=bar, **kwargs)
     except _core.FtlsimError as e:
         bar.close()
@@ -441,8 +436,6 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
     from .output import is_stdout
 
     print_report(report, metrics, stderr=is_stdout(json_path) or is_stdout(csv_path))
-    for warning in caught:
-        say("[yellow]warning:[/]", str(warning.message))
     try:
         if json_path:
             report.to_json(json_path)
@@ -642,7 +635,7 @@ def warn_uninformative(df) -> None:
     for trace, rows in done.groupby("trace", sort=False):
         found: dict[str, tuple[str, list[str]]] = {}
         for _, row in rows.iterrows():
-            for kind, text in uninformative(row.to_dict()).items():
+            for kind, text in uninformative(row.to_dict(), option_spelling).items():
                 found.setdefault(kind, (text, []))[1].append(str(row["ftl"]))
         for text, schemes in found.values():
             which = ", ".join(dict.fromkeys(schemes))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import _core
 from ._registry import registry
+from .errors import Spelling, keyword
 
 
 def report_schema():
@@ -70,20 +71,21 @@ def _whole(count) -> int:
     return int(count) if count and count == count else 0
 
 
-def uninformative(values) -> dict[str, str]:
+def uninformative(values, spell: Spelling = keyword) -> dict[str, str]:
     """Why a run's figures do not show its scheme at work, by cause, with the options that fix it: the host
     wrote less than half the device's logical pages (distinct pages are at most that), so its blocks hold few
     valid pages (a hybrid scheme still merges, as its log blocks are few, but copies little); or no block was
     erased, so no merge or GC ran. `values` is a report or a sweep's row. Only the fixes the run did not use are
-    offered: ``--precondition full`` where it was not filled first, ``--compact`` for a trace file read without
-    it (it packs sparse addresses). Besides: a stated spare (``extra_blocks``, ``over_provisioning``) larger
-    than the scheme uses, whose rest changes nothing."""
+    offered, each spelled by `spell` (the command line's ``--precondition full``, Python's
+    ``precondition='full'``): a full precondition where it was not filled first, compact addresses for a trace
+    file read without them (they pack sparse addresses). Besides: a stated spare (``extra_blocks``,
+    ``over_provisioning``) larger than the scheme uses, whose rest changes nothing."""
     resolved = json.loads(values.get("config.resolved") or "{}").get("config", {})
     precondition = resolved.get("precondition", values.get("config.precondition", "none"))
-    fixes = ["`--precondition full`"] if precondition == "none" else []
-    fixes.append("a smaller `--capacity`")
+    fixes = [f"`{spell('precondition', 'full')}`"] if precondition == "none" else []
+    fixes.append("a smaller capacity")
     if values.get("config.trace_format") not in (None, "workload") and not resolved.get("trace", {}).get("compact"):
-        fixes.append("`--compact`")
+        fixes.append(f"`{spell('compact', 'true')}`")
     fix = " or ".join([", ".join(fixes[:-1]), fixes[-1]] if len(fixes) > 1 else fixes)
     pages = _whole(values.get("config.capacity_bytes")) // max(_whole(values.get("config.page_bytes")), 1)
     written = _whole(values.get("host.write_pages"))
@@ -99,7 +101,7 @@ def uninformative(values) -> dict[str, str]:
         # Not "the figures do not depend on the scheme": its RAM, mount and translation reads still do.
         out["no_erase"] = (f"no block was erased: no merge or garbage collection ran, so the figures leave out "
                            f"the cleaning cost that sets schemes apart; use {fix}")
-    given = next((f"{key}={resolved[key]}" for key in ("extra_blocks", "over_provisioning")
+    given = next((spell(key, str(resolved[key])) for key in ("extra_blocks", "over_provisioning")
                   if resolved.get(key) is not None), None)
     chip, used = _whole(values.get("device.extra_blocks")), _whole(values.get("device.scheme_extra_blocks"))
     if given and chip > used:

@@ -17,7 +17,7 @@ from . import _core
 from .errors import Spelling, keyword, respelled, spelled
 from ._registry import (check_choice, check_name, invalid, make_config, plain, resolve_config,
                         takes)
-from .report import Report
+from .report import Report, uninformative
 from .trace import check_spec, check_trace, is_workload, readable
 
 
@@ -91,6 +91,17 @@ def simulate(
     The engine's report records the complete resolved configuration (``config.resolved``: every option with
     its default, the scheme's parameters, the resolved capacity) and the trace's format, size and sha256, so
     ``simulate(**ftlsim.config.run_kwargs(report))`` repeats the run exactly."""
+    report = _simulate(trace, ftl, preset, capacity, precondition, format, progress, **scheme_params)
+    for message in run_warnings(report):
+        warnings.warn(message, RuntimeWarning, stacklevel=2)
+    return report
+
+
+def _simulate(trace: str, ftl: str = "page", preset: str | None = None, capacity: str | int | None = None,
+              precondition: str = "none", format: str = "auto",
+              progress: Callable[[int, int, int], bool | None] | None = None, **scheme_params) -> Report:
+    """`simulate` without its warnings: a sweep's point, whose rows the sweep's caller reads (the command line
+    says a grid's warnings once per trace and cause)."""
     trace = check_spec(trace)
     if progress is not None and not callable(progress):
         raise invalid("progress", progress, "must be a function of (requests, done, total)")
@@ -107,21 +118,26 @@ def simulate(
         resolved = json.loads(values["config.resolved"])
         resolved["trace"] = os.path.abspath(trace) if os.path.exists(trace) else trace
         values["config.resolved"] = json.dumps(resolved, sort_keys=True)
-    for message in run_warnings(values):
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
     return Report(values)
 
 
-def run_warnings(values: dict) -> list[str]:
-    """What a reader of a report must be told about figures that differ from what was asked."""
+def run_warnings(report, spell: Spelling = keyword) -> list[str]:
+    """What a reader of a report must be told: figures that differ from what was asked (power cuts past the
+    run's end, lines skipped) and runs whose figures say little about the scheme (`uninformative`), their
+    fixes spelled by `spell` (Python's keywords; the command line passes its options)."""
     out = []
-    planned, cuts = values.get("power.cuts_planned", 0), values.get("power.cuts", 0)
+    planned, cuts = report.get("power.cuts_planned", 0), report.get("power.cuts", 0)
     if cuts < planned:
         out.append(
             f"{cuts:,} of {planned:,} planned power cuts landed: a cut drops the rest of its request, so the run "
             f"does fewer flash operations than the dry run that chose the cut points, and the last "
             f"{planned - cuts:,} fell past its end")
-    return out
+    skipped = report.get("sim.skipped_lines") or 0
+    if skipped:  # counted by skip_bad_lines; the figures are of the rest
+        lines = f"{skipped:,} line of the trace did not parse and was" if skipped == 1 else \
+            f"{skipped:,} lines of the trace did not parse and were"
+        out.append(f"{lines} skipped ({spell('skip_bad_lines', 'true')}): the run is of the rest")
+    return out + list(uninformative(report, spell).values())
 
 
 def run_key(run: dict) -> str:
@@ -204,7 +220,7 @@ def _run_point(kwargs: dict, spell: Spelling | None = None) -> dict:
     """One point of a sweep, on whichever worker runs it: the report's flat keys, or the error (its parameters
     spelled by `spell` where given: the command line's options, say; else as Python keywords)."""
     try:
-        report = simulate(**kwargs, progress=lambda *_: not _cancel.is_set())
+        report = _simulate(**kwargs, progress=lambda *_: not _cancel.is_set())
         return {"status": "done", "error_kind": None, "error": None, **report.flat()}
     except (_core.FtlsimError, OSError, ValueError) as e:
         text = spelled(e, spell) if spell is not None and isinstance(e, _core.FtlsimError) else None
