@@ -93,3 +93,20 @@ def test_compact_runs_a_trace_spanning_terabytes(tmp_path):
     report = json.loads(out.read_text())
     assert report["host.requests"] == 5
     assert ftlsim.simulate(str(trace), compact=True)["host.requests"] == 5
+
+
+def test_a_blkparse_device_is_named_by_major_minor_too_and_the_run_says_which_it_kept(tmp_path):
+    trace = tmp_path / "t.blkparse"
+    lines = [f"  {dev}   0  {i}  0.{i:09d}  1  D  W {8 * i} + 8 [dd]" for i, dev in enumerate(["8,16"] * 3 + ["8,32"])]
+    trace.write_text("\n".join(lines) + "\n")
+    result = invoke("info", str(trace))
+    assert result.exit_code == 0, result.output
+    assert "2064 = 8,16 (3 requests), 2080 = 8,32 (1 requests)" in result.output, result.output
+    # --device takes either spelling; the run's header says which device it kept.
+    for device in ("8,32", "2080"):
+        result = invoke("run", str(trace), "--device", device, "--capacity", "1MiB")
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.output.split())
+        assert "run: device=2080" in said and "host.write_requests │ 1 │" in said, result.output
+    result = invoke("run", str(trace), "--device", "8,256")
+    assert result.exit_code == 2 and "'8,256' is not a device number" in result.output

@@ -61,6 +61,30 @@ VALUED = {"capacity": "--capacity", "preset": "--preset", "precondition": "--pre
           "power_cuts": "--power-cuts", "power_cut_seed": "--power-cut-seed"}
 
 
+class DeviceNumber(click.ParamType):
+    """A trace's device number: a whole number, or a blkparse ``major,minor`` (``8,16``), which the traces number
+    major * 256 + minor (2064), as `ftlsim info` lists them."""
+
+    name = "N|MAJOR,MINOR"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        text = str(value).strip()
+        major, comma, minor = text.partition(",")
+        try:
+            number = int(major) * 256 + int(minor) if comma else int(text)
+            if number < 0 or (comma and not 0 <= int(minor) < 256):
+                raise ValueError
+        except ValueError:
+            self.fail(f"{value!r} is not a device number: give a whole number (2064) or a blkparse major,minor "
+                      "(8,16)", param, ctx)
+        return number
+
+
+DEVICE_HELP = "(a number, or a blkparse major,minor such as 8,16)"
+
+
 def option_spelling(key: str, value: str) -> str:
     """``key=value`` as the command line gives it: ``--wrap``, ``--capacity 64MiB``, ``-p log_blocks=8``."""
     if key in FLAGS and value in ("true", "false"):
@@ -288,7 +312,8 @@ def common_options(f):
     f = click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
                      callback=registered("formats"),
                      help="Trace format (see `ftlsim list`); default: sniff.")(f)
-    f = click.option("--device", type=int, default=None, help="Keep one device / ASU of a multi-device trace.")(f)
+    f = click.option("--device", type=DeviceNumber(), default=None,
+                     help=f"Keep one device / ASU of a multi-device trace {DEVICE_HELP}.")(f)
     f = click.option("--devices", default=None, metavar="fold|concat|N,M",
                      help="fold (default): one address space for every device of a multi-device trace; concat: a range per "
                           "device, in device order, each its highest address rounded up to a block; or devices "
@@ -950,7 +975,7 @@ main.add_command(generate_cmd, "convert")
 @click.argument("trace", shell_complete=complete_trace)
 @click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
               help="Trace format (see `ftlsim list`); default: sniff.")
-@click.option("--device", type=click.IntRange(min=0), default=None, help="Keep one device / ASU.")
+@click.option("--device", type=DeviceNumber(), default=None, help=f"Keep one device / ASU {DEVICE_HELP}.")
 @click.option("--devices", default=None, metavar="fold|concat|N,M",
               help="fold (default), concat (a range per device, shown with each device) or devices to keep, "
                    "concatenated in the order given.")
@@ -991,7 +1016,7 @@ def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, comp
     table.add_column("value", justify="right")
     for key, value in stats.items():
         if key == "devices":
-            table.add_row(key, ", ".join(device_text(d) for d in value) or "-")
+            table.add_row(key, ", ".join(device_text(d, stats["format"]) for d in value) or "-")
         elif key != "distributions":
             table.add_row(key, info_cell(key, value))
     from .output import is_stdout
@@ -1083,9 +1108,12 @@ def trace_title(trace: str) -> str:
     return trace
 
 
-def device_text(d: dict) -> str:
-    """A device of `ftlsim info`: its requests and, with --devices concat or a filter, its range in bytes."""
-    text = f"{d['device']} ({d['requests']:,} requests"
+def device_text(d: dict, fmt_name: str) -> str:
+    """A device of `ftlsim info`: its number (a blkparse device's major,minor beside it: 2064 is 8,16), its
+    requests and, with --devices concat or a filter, its range in bytes."""
+    number = d["device"]
+    named = f"{number} = {number // 256},{number % 256}" if fmt_name == "blkparse" else f"{number}"
+    text = f"{named} ({d['requests']:,} requests"
     if d.get("range_start") is not None:
         text += f", bytes {d['range_start']:,}-{d['range_start'] + d['range_bytes']:,}"
     return text + ")"
@@ -1096,7 +1124,7 @@ def device_text(d: dict) -> str:
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The image to write (PNG).")
 @click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
               help="Trace format; default: sniff.")
-@click.option("--device", type=click.IntRange(min=0), default=None, help="Keep one device / ASU.")
+@click.option("--device", type=DeviceNumber(), default=None, help=f"Keep one device / ASU {DEVICE_HELP}.")
 @click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")
 @click.option("--page-bytes", type=click.IntRange(min=1, max=2**31), default=512, show_default=True,
               help="Page size.")

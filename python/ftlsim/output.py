@@ -421,7 +421,7 @@ def run_header(report, width: int | None) -> str:
 
 # Options `run_settings` leaves to the other header lines (scheme, device, nvram, array, trace) or that the
 # run's figures do not depend on (the sniffed format; the cuts' seed, said with the cuts).
-SAID_ELSEWHERE = {"ftl", "params", "preset", "capacity", "device", "trace", "format", "queue_depth", "time_scale",
+SAID_ELSEWHERE = {"ftl", "params", "preset", "capacity", "trace", "format", "queue_depth", "time_scale",
                   "nvram", "nvram_policy", "nvram_regions", "nvram_read_us", "nvram_write_us", "power_cut_seed"}
 
 
