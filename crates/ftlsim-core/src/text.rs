@@ -14,6 +14,26 @@ pub fn clip(text: &str) -> String {
     }
 }
 
+/// Bytes of a line that is not text (a binary file), quoted so that a terminal shows them as they are: printable
+/// characters as themselves, control characters and bytes that are not UTF-8 escaped (`\x1b`, `\xd9`), clipped
+/// as [`clip`] does. Quoted raw, they printed replacement characters and the terminal took the escape codes.
+pub fn quote_bytes(bytes: &[u8]) -> String {
+    let mut out = String::new();
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    clip(&out)
+}
+
 /// A size that does not parse; the message quotes the text and lists the units accepted.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[error("{0}")]
@@ -202,6 +222,18 @@ mod tests {
             .contains("12 parsecs"));
         assert_eq!(format_size(34 << 20), "34MiB");
         assert_eq!(format_size(1000), "1000B");
+    }
+
+    #[test]
+    fn quote_bytes_escapes_what_a_terminal_would_not_show_as_it_is() {
+        assert_eq!(quote_bytes(b"W,0,512"), "W,0,512");
+        assert_eq!(quote_bytes("é,1".as_bytes()), "é,1");
+        assert_eq!(quote_bytes(b"\xd9p\x1b[2J\t"), "\\xd9p\\u{1b}[2J\\t");
+        let long = quote_bytes(&[0xff; 100]);
+        assert!(
+            long.starts_with("\\xff\\xff") && long.ends_with("... (400 bytes)"),
+            "{long}"
+        );
     }
 
     #[test]

@@ -71,9 +71,21 @@ fn non_utf8_bytes_name_the_line_and_are_skipped_on_request() {
     let message = err.to_string();
     assert!(
         message.starts_with(&format!("{}:2:", path.display()))
-            && message.contains("0xe9 at column 24"),
+            && message.contains("0xe9 at column 24")
+            && message.contains("4201 caf\\xe9 24 1 W"),
         "{message}"
     );
+    // A binary file's bytes are quoted escaped, so that a terminal neither shows replacement characters nor takes
+    // its escape codes, when it is read with a format and when its format is sniffed.
+    let binary = temp("binary.dat", b"\xd9\x1b[2J\x00\x07garbage\xff\n");
+    for format in ["csv", "auto"] {
+        let message = read(&binary, &opts(format)).unwrap_err().to_string();
+        assert!(
+            message.contains("`\\xd9\\u{1b}[2J\\u{0}\\u{7}garbage\\xff`")
+                && !message.contains(['\u{fffd}', '\u{1b}', '\0']),
+            "{format}: {message}"
+        );
+    }
     let mut reader = LineReader::open(&path, &skipping("auto")).unwrap();
     let n = std::iter::from_fn(|| reader.next_request())
         .map(Result::unwrap)

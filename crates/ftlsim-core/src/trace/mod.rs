@@ -849,7 +849,7 @@ fn peek(input: &mut impl BufRead) -> std::io::Result<&[u8]> {
 /// (`/dev/zero`) cannot grow memory.
 pub const MAX_LINE_BYTES: usize = 64 << 10;
 
-pub use crate::text::{clip, MAX_QUOTE_CHARS};
+pub use crate::text::{clip, quote_bytes, MAX_QUOTE_CHARS};
 
 /// The longest reader message, in characters: a reader's own words are far shorter, so only quoted input
 /// (backquotes inside the input itself defeat [`clip_quoted`]'s pairing: the fuzzer found it) reaches it.
@@ -994,7 +994,7 @@ pub fn head_lines(path: &Path, n: usize) -> Result<Head, TraceError> {
         let text = match read {
             LineRead::Eof => break,
             LineRead::TooLong => {
-                let shown = String::from_utf8_lossy(&buf[..MAX_QUOTE_CHARS * 4]).into_owned();
+                let shown = quote_bytes(&buf[..MAX_QUOTE_CHARS * 4]);
                 return Ok(Head {
                     lines: out,
                     broken: Some((line_no, shown, too_long())),
@@ -1003,7 +1003,7 @@ pub fn head_lines(path: &Path, n: usize) -> Result<Head, TraceError> {
             LineRead::Line => match line_text(&buf, line_no) {
                 Ok(t) => t.trim().to_string(),
                 Err(e) => {
-                    let shown = String::from_utf8_lossy(&buf).into_owned();
+                    let shown = quote_bytes(&buf);
                     return Ok(Head {
                         lines: out,
                         broken: Some((line_no, shown, e)),
@@ -1253,7 +1253,7 @@ impl LineReader {
         let text = match line_text(&self.line, self.line_no) {
             Ok(t) => t,
             Err(expected) => {
-                let shown = clip(&String::from_utf8_lossy(&self.line));
+                let shown = quote_bytes(&self.line);
                 return Err(self.parse_error(shown, expected));
             }
         };
@@ -1345,7 +1345,7 @@ impl RequestSource for LineReader {
                 LineRead::Eof => return self.no_such_device().map(Err),
                 LineRead::TooLong => {
                     self.rest_of_line = true;
-                    let shown = clip(&String::from_utf8_lossy(&self.line[..MAX_QUOTE_CHARS * 4]));
+                    let shown = quote_bytes(&self.line[..MAX_QUOTE_CHARS * 4]);
                     Err(self.parse_error(shown, too_long()))
                 }
                 LineRead::Line => self.parse_line(),
