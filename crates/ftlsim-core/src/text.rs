@@ -16,7 +16,7 @@ pub fn clip(text: &str) -> String {
 
 /// Bytes of a line that is not text (a binary file), quoted so that a terminal shows them as they are: printable
 /// characters as themselves, control characters and bytes that are not UTF-8 escaped (`\x1b`, `\xd9`), clipped
-/// as [`clip`] does. Quoted raw, they printed replacement characters and the terminal took the escape codes.
+/// as [`clip`] does (the length said is the bytes'). Quoted raw, they printed replacement characters and the terminal took the escape codes.
 pub fn quote_bytes(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.utf8_chunks() {
@@ -31,7 +31,10 @@ pub fn quote_bytes(bytes: &[u8]) -> String {
             out.push_str(&format!("\\x{b:02x}"));
         }
     }
-    clip(&out)
+    match out.char_indices().nth(MAX_QUOTE_CHARS) {
+        None => out,
+        Some((cut, _)) => format!("{}... ({} bytes)", &out[..cut], bytes.len()),
+    }
 }
 
 /// A size that does not parse; the message quotes the text and lists the units accepted.
@@ -231,7 +234,7 @@ mod tests {
         assert_eq!(quote_bytes(b"\xd9p\x1b[2J\t"), "\\xd9p\\u{1b}[2J\\t");
         let long = quote_bytes(&[0xff; 100]);
         assert!(
-            long.starts_with("\\xff\\xff") && long.ends_with("... (400 bytes)"),
+            long.starts_with("\\xff\\xff") && long.ends_with("... (100 bytes)"),
             "{long}"
         );
     }
