@@ -16,7 +16,8 @@ pub fn clip(text: &str) -> String {
 
 /// Bytes of a line that is not text (a binary file), quoted so that a terminal shows them as they are: printable
 /// characters as themselves, control characters and bytes that are not UTF-8 escaped (`\x1b`, `\xd9`), clipped
-/// as [`clip`] does (the length said is the bytes'). Quoted raw, they printed replacement characters and the terminal took the escape codes.
+/// as [`clip`] does (the length said is the bytes'). Quoted raw, they printed replacement characters and the
+/// terminal took the escape codes.
 pub fn quote_bytes(bytes: &[u8]) -> String {
     let mut out = String::new();
     for chunk in bytes.utf8_chunks() {
