@@ -129,15 +129,22 @@ def test_values_refused_before_the_engine_carry_the_key_and_what_is_allowed(tmp_
     assert not (tmp_path / "x.csv").exists()
 
 
-def test_a_workload_value_of_the_wrong_kind_is_named_in_words_and_an_unknown_format_in_both_spellings(tmp_path):
+def test_a_workload_value_of_the_wrong_kind_is_named_in_words_and_a_traces_fix_in_the_callers_spelling(tmp_path):
     with pytest.raises(ftlsim.FtlsimError, match="writes=`-5` is not a whole number of 0 or more"):
         ftlsim.simulate("uniform:writes=-5")
     with pytest.raises(ftlsim.FtlsimError, match="read_share=`most` is not a number"):
         ftlsim.simulate("uniform:writes=5,read_share=most")
+    # Python names its keywords and the command line its options (both were said, "format=NAME / --format NAME").
     trace = tmp_path / "bad.csv"
     trace.write_text("W,0,4096\nX,12,ab\n")
-    with pytest.raises(ftlsim.FtlsimError, match="pass format=NAME / --format NAME$"):
+    with pytest.raises(ftlsim.FtlsimError, match="; pass format='NAME'$"):
         ftlsim.simulate(str(trace))
+    result = CliRunner().invoke(main, ["run", str(trace)])
+    assert result.exit_code == 2 and result.output.rstrip().endswith("; pass --format NAME"), result.output
+    with pytest.raises(ftlsim.FtlsimError, match=r"bad.csv:2: .* \(pass skip_bad_lines=True to skip such lines\)$"):
+        ftlsim.simulate(str(trace), format="csv")
+    result = CliRunner().invoke(main, ["info", str(trace), "--format", "csv"])
+    assert result.exit_code == 2 and "(pass --skip-bad-lines to skip such lines)" in result.output, result.output
 
 
 def test_a_name_not_known_crosses_as_fields_too():

@@ -21,6 +21,9 @@ class FtlsimError(ValueError):
     # the message before them ("invalid parameter: device: "); empty and None for other errors.
     problems: Sequence[dict[str, Any]]
     context: Optional[str]
+    # The settings a message names as key=value (a trace error's skip_bad_lines=true, format=NAME), each a dict
+    # of key and value, for a front end to spell its own way; empty for other errors.
+    settings: Sequence[dict[str, str]]
 
 class RunFailedError(FtlsimError):
     """A run started and failed: a scheme broke a NAND rule, the integrity or durability check, or ran out of

@@ -24,12 +24,17 @@ def keyword(key: str, value: str) -> str:
 
 
 def spelled(error: _core.FtlsimError, spell: Spelling, given: dict | None = None) -> str | None:
-    """The message of `error` with every parameter spelled by `spell(key, value)`, or None when the engine gave
-    no fields (the message is then the engine's own). A value the caller gave in `given` (Python keywords) is
-    shown as given: the engine's text of ``log_blocks="8"`` is 8, and "log_blocks=8 must be a whole number"
-    would contradict itself."""
+    """The message of `error` with every parameter spelled by `spell(key, value)` (and every setting a trace
+    error names, such as ``skip_bad_lines=true``), or None when the engine gave no fields (the message is then
+    the engine's own). A value the caller gave in `given` (Python keywords) is shown as given: the engine's
+    text of ``log_blocks="8"`` is 8, and "log_blocks=8 must be a whole number" would contradict itself."""
     if not error.problems:
-        return None
+        if not error.settings:
+            return None
+        text = getattr(error, "engine_message", str(error))  # the engine's spelling, which `respelled` changed
+        for setting in error.settings:
+            text = text.replace(f"{setting['key']}={setting['value']}", spell(setting["key"], setting["value"]))
+        return text
     given = given or {}
     parts = []
     for p in error.problems:
@@ -53,4 +58,5 @@ def respelled(error: _core.FtlsimError, spell: Spelling, given: dict | None = No
         return error
     out = type(error)(text)
     out.__dict__.update(error.__dict__)
+    out.__dict__["engine_message"] = getattr(error, "engine_message", str(error))  # for spelled, again
     return out

@@ -109,6 +109,9 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
             };
             return error_with(py, message, fields);
         }
+        if let SimError::Trace(t) = &e {
+            return with_settings(py, err(message), t.settings());
+        }
         return err(message);
     };
     let joined = problems
@@ -150,6 +153,25 @@ fn sim_err(py: Python<'_>, e: SimError) -> PyErr {
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     FtlsimError::new_err(e.to_string())
+}
+
+/// A trace error as Python sees it: its message, and in `settings` the {key, value} of each setting the message
+/// names as `key=value` ([`TraceError::settings`]), for a front end to spell its own way.
+fn trace_err(py: Python<'_>, e: TraceError) -> PyErr {
+    with_settings(py, err(&e), e.settings())
+}
+
+fn with_settings(py: Python<'_>, e: PyErr, settings: &[(&str, &str)]) -> PyErr {
+    let listed: Vec<_> = settings
+        .iter()
+        .map(|(key, value)| serde_json::json!({"key": key, "value": value}))
+        .collect();
+    if let Ok(listed) = to_py(py, &listed) {
+        e.value(py)
+            .setattr("settings", listed)
+            .expect("an exception takes attributes");
+    }
+    e
 }
 
 /// A Python value as JSON data. A float that is not finite has no JSON form (serde would make it null):
@@ -422,7 +444,7 @@ fn trace_info<'py>(
     if let Some(e) = raised {
         return Err(e);
     }
-    trace_info_to_py(py, &info.map_err(err)?)
+    trace_info_to_py(py, &info.map_err(|e| trace_err(py, e))?)
 }
 
 /// Writes per logical block and a sampled timeline of the blocks written (for `plot-refs`).
@@ -446,7 +468,7 @@ fn write_refs<'py>(
                 max_points,
             )
         })
-        .map_err(err)?;
+        .map_err(|e| trace_err(py, e))?;
     let dict = to_py(py, &refs)?.downcast_into::<PyDict>()?;
     dict.set_item("info", trace_info_to_py(py, &refs.info)?)?;
     Ok(dict.into_any())
@@ -465,7 +487,11 @@ fn parse_size(text: &str) -> PyResult<u64> {
 /// Recorded in every report so that a saved run can be repeated exactly.
 #[pyfunction]
 #[pyo3(signature = (trace, options=None))]
-fn sniff_format(trace: &str, options: Option<&Bound<'_, PyAny>>) -> PyResult<&'static str> {
+fn sniff_format(
+    py: Python<'_>,
+    trace: &str,
+    options: Option<&Bound<'_, PyAny>>,
+) -> PyResult<&'static str> {
     if ftlsim_core::trace::is_workload(trace) {
         return Ok("workload");
     }
@@ -480,7 +506,7 @@ fn sniff_format(trace: &str, options: Option<&Bound<'_, PyAny>>) -> PyResult<&'s
     }
     ftlsim_core::trace::sniff(std::path::Path::new(trace), &opts)
         .map(|f| f.name)
-        .map_err(err)
+        .map_err(|e| trace_err(py, e))
 }
 
 /// The engine's catalog (`ftlsim_core::catalog`): schemes, presets, workloads and trace formats, the keys each
@@ -504,6 +530,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         error.setattr(field, py.None())?;
     }
     error.setattr("problems", PyTuple::empty(py))?;
+    error.setattr("settings", PyTuple::empty(py))?;
     m.add("FtlsimError", error)?;
     m.add("RunFailedError", py.get_type::<RunFailedError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;

@@ -39,7 +39,7 @@ pub enum TraceError {
         source: std::io::Error,
     },
 
-    #[error("{path}:{line_no}: cannot parse `{line}`: expected {expected} (pass skip_bad_lines=true / --skip-bad-lines to skip such lines)")]
+    #[error("{path}:{line_no}: cannot parse `{line}`: expected {expected} (pass skip_bad_lines=true to skip such lines)")]
     Parse {
         path: PathBuf,
         line_no: u64,
@@ -48,7 +48,7 @@ pub enum TraceError {
     },
 
     #[error(
-        "cannot tell the format of {path}: its first lines match none of {tried}{detail}; pass format=NAME / --format NAME"
+        "cannot tell the format of {path}: its first lines match none of {tried}{detail}; pass format=NAME"
     )]
     Sniff {
         path: PathBuf,
@@ -71,6 +71,18 @@ pub enum TraceError {
 
     #[error("cancelled")]
     Cancelled,
+}
+
+impl TraceError {
+    /// The settings the message names as `key=value` (`skip_bad_lines=true`), so that a front end can spell
+    /// them its own way (`--skip-bad-lines` on the command line).
+    pub fn settings(&self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            TraceError::Parse { .. } => &[("skip_bad_lines", "true")],
+            TraceError::Sniff { .. } => &[("format", "NAME")],
+            _ => &[],
+        }
+    }
 }
 
 /// How a trace is read. Absent fields take their defaults.
