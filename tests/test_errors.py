@@ -192,3 +192,16 @@ def test_a_choice_a_function_and_a_sweeps_errors_policy_are_checked_with_the_fie
     assert e.value.key == "progress"
     with pytest.raises(ftlsim.FtlsimError, match="errors='ignore' must be one of raise, keep$"):
         ftlsim.sweep("uniform:writes=10", ["page"], errors="ignore")  # taken as "keep" without a word
+
+
+def test_a_device_size_that_does_not_parse_is_a_problem_of_its_key_in_the_callers_spelling():
+    # It was "bad run configuration: device.spare_bytes: size `x` does not parse ..." with no expected field.
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=30,seed=1", capacity="1MiB", spare_bytes="x")
+    assert str(e.value).startswith("invalid parameter: spare_bytes='x' does not parse; write a number"), e.value
+    assert (e.value.key, e.value.value) == ("spare_bytes", "x")
+    with pytest.raises(ftlsim.FtlsimError, match=r"^invalid parameter: page_bytes=-1 must not be negative"):
+        ftlsim.simulate("uniform:writes=30,seed=1", capacity="1MiB", page_bytes=-1)
+    result = CliRunner().invoke(main, ["run", "uniform:writes=30", "--capacity", "1MiB", "-p", "spare_bytes=x"])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: invalid parameter: -p spare_bytes=x does not parse"), result.output

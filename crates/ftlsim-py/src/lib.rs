@@ -235,16 +235,22 @@ fn typed<T: DeserializeOwned>(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<T>
         // A value of the wrong kind for a key the front end spells (`read_us`, `time_scale`; a scheme's
         // parameters are checked by the scheme): a problem of that key, with the value given and the kind it
         // takes in words, which the front end spells its own way (`-p read_us=fast must be a number`).
-        let wrong_kind = ftlsim_core::text::wrong_kind(&problem);
-        if let (Some(must), Some(k), Some(given)) = (wrong_kind, &key, given) {
+        // A field's own check (a device size: "big does not parse; ...") reads "{value} {what is wrong}": a
+        // problem of that key too.
+        if let (Some(k), Some(given)) = (&key, given) {
             if !k.contains('[') && !k.starts_with("params.") {
                 let leaf = k.rsplit('.').next().unwrap_or(k);
                 let shown = match given {
                     Value::String(text) => clip(text),
                     other => clip(&other.to_string()),
                 };
-                let invalid = Invalid::new(leaf, shown, must, None);
-                return sim_err(obj.py(), SimError::from(invalid));
+                let own = problem
+                    .strip_prefix(&format!("{shown} "))
+                    .map(str::to_string);
+                if let Some(expected) = ftlsim_core::text::wrong_kind(&problem).or(own) {
+                    let invalid = Invalid::new(leaf, shown, expected, None);
+                    return sim_err(obj.py(), SimError::from(invalid));
+                }
             }
         }
         let message = match &key {

@@ -569,7 +569,8 @@ impl BadBlockOptions {
 }
 
 /// A device field in bytes given as a number (`2048`) or a size with a unit (`"2KiB"`): a config names a page
-/// size the way a datasheet does.
+/// size the way a datasheet does. Each error reads "{the value given} {what is wrong}", which a front end splits
+/// into its key's problem (`-p page_bytes=big does not parse; ...`).
 fn bytes_u32<'de, D: serde::Deserializer<'de>>(
     de: D,
 ) -> std::result::Result<Option<u32>, D::Error> {
@@ -586,8 +587,8 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(
         fn visit_u64<E: Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
             u32::try_from(v).map(Some).map_err(|_| {
                 E::custom(format!(
-                    "{v} bytes is more than the {} a device field holds",
-                    u32::MAX
+                    "{v} must be at most {} bytes (a device field holds 32 bits)",
+                    crate::text::thousands(u32::MAX.into())
                 ))
             })
         }
@@ -596,7 +597,7 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(
             match u64::try_from(v) {
                 Ok(v) => self.visit_u64(v),
                 Err(_) => Err(E::custom(format!(
-                    "{v} bytes is negative; give a size such as 2048 or \"2KiB\""
+                    "{v} must not be negative; give a size such as 2048 or \"2KiB\""
                 ))),
             }
         }
@@ -612,7 +613,8 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(
         }
 
         fn visit_str<E: Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
-            let bytes = parse_size(v).map_err(E::custom)?;
+            let bytes = parse_size_of("", v)
+                .map_err(|e| E::custom(format!("{} {}", e.value, e.expected)))?;
             self.visit_u64(bytes)
         }
 
@@ -858,15 +860,15 @@ mod tests {
         for (json, says) in [
             (
                 r#"{"page_bytes": "2 parsecs"}"#,
-                "page_bytes: size `2 parsecs` does not parse",
+                "page_bytes: 2 parsecs does not parse",
             ),
             (
                 r#"{"page_bytes": "8GiB"}"#,
-                "page_bytes: 8589934592 bytes is more than",
+                "page_bytes: 8589934592 must be at most 4,294,967,295 bytes",
             ),
             (
                 r#"{"spare_bytes": -1}"#,
-                "spare_bytes: -1 bytes is negative",
+                "spare_bytes: -1 must not be negative",
             ),
             (
                 r#"{"page_bytes": 512.5}"#,
@@ -947,7 +949,7 @@ mod tests {
             "invalid parameter: bad device overrides: pages_per_block: invalid type: string \"big\", expected u32"
         );
         assert!(msg(r#"{"page_bytes": "big"}"#).starts_with(
-            "invalid parameter: bad device overrides: page_bytes: size `big` does not parse"
+            "invalid parameter: bad device overrides: page_bytes: big does not parse"
         ));
         assert!(msg(r#"{"read_us": NaN}"#).contains("read_us: NaN is not a finite number"));
         assert!(
@@ -955,7 +957,7 @@ mod tests {
         );
         assert!(msg(r#"{"pages_per_block": -1}"#)
             .contains("pages_per_block: invalid value: integer `-1`, expected u32"));
-        assert!(msg(r#"{"page_bytes": -1}"#).contains("page_bytes: -1 bytes is negative"));
+        assert!(msg(r#"{"page_bytes": -1}"#).contains("page_bytes: -1 must not be negative"));
         assert!(msg(r#"{"pagebytes": 1}"#)
             .contains("unknown field `pagebytes`, expected one of `page_bytes`"));
         assert!(msg(r#"{} x"#).contains("trailing characters"));
