@@ -215,7 +215,7 @@ def test_sizes_binary_and_decimal_units_and_device_fields_with_units():
     result = CliRunner().invoke(main, ["run", "uniform:writes=100", "--capacity", "1MiB",
                                        "-p", "page_bytes=2 lightyears"])
     assert result.exit_code == 2
-    assert "page_bytes: size `2 lightyears` does not parse" in result.output and "column" not in result.output
+    assert "-p 'page_bytes=2 lightyears' does not parse" in result.output and "column" not in result.output
 
 
 def test_reproduce_csv_into_a_missing_directory_fails_before_the_experiment(tmp_path, monkeypatch):

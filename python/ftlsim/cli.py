@@ -6,6 +6,7 @@ no free blocks) exits 1, Ctrl-C exits 130."""
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import stat
 import sys
@@ -86,10 +87,13 @@ DEVICE_HELP = "(a number, or a blkparse major,minor such as 8,16)"
 
 
 def option_spelling(key: str, value: str) -> str:
-    """``key=value`` as the command line gives it: ``--wrap``, ``--capacity 64MiB``, ``-p log_blocks=8``."""
+    """``key=value`` as the command line gives it: ``--wrap``, ``--capacity 64MiB``, ``-p log_blocks=8``; a value
+    a shell would split quoted as the shell takes it (``-p 'page_bytes=2 lightyears'``)."""
     if key in FLAGS and value in ("true", "false"):
         return FLAGS[key] if value == "true" else f"without {FLAGS[key]}"
-    return f"{VALUED[key]} {value}" if key in VALUED else f"-p {key}={value}"
+    if key in VALUED:
+        return f"{VALUED[key]} {shlex.quote(value)}"
+    return f"-p {shlex.quote(f'{key}={value}')}"
 
 
 def error_text(error) -> str:
