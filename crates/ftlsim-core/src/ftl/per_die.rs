@@ -8,6 +8,11 @@
 //!   its local block `lbn div dies` (the page's offset kept): a logical block's pages stay together, as its
 //!   merges need.
 //!
+//! Each instance takes the run's scheme parameters as they are given: a size or budget among them (DFTL's
+//! `cmt_entries`, FAST's `log_blocks`) is each die's, as each die's controller would hold it, not the device's
+//! shared out (four dies with `cmt_entries=8192` cache 32,768 map entries; `ram.total_bytes` says so). A user
+//! who compares a striped run with one per die at the same RAM divides such a parameter by the dies.
+//!
 //! Each instance is built by the scheme's row for the geometry of one die: the die's blocks, of as many pages
 //! as a physical block has times the die's planes (a die's planes make one multi-plane block: they share the
 //! die's time on the timeline, so an instance per plane would gain no parallelism, and the issue asks for an
