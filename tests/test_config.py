@@ -90,6 +90,20 @@ def test_saved_report_round_trips_into_an_identical_run(tmp_path):
     assert (a["host.read_requests"], a["host.write_requests"]) == (0, 4000)
 
 
+def test_a_report_of_an_array_sized_by_its_blocks_per_plane_repeats(tmp_path):
+    # Its config.resolved recorded the capacity the blocks made, and a capacity beside blocks_per_plane is refused:
+    # `run -c` of the README's mqsim-default command exited 2.
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    result = invoke("run", "uniform:writes=3000,seed=1", "--preset", "mqsim-default", "-p", "blocks_per_plane=2",
+                    "--json", str(first))
+    assert result.exit_code == 0, result.output
+    result = invoke("run", "-c", str(first), "--json", str(second))
+    assert result.exit_code == 0, result.output
+    a, b = json.loads(first.read_text()), json.loads(second.read_text())
+    assert same_run(a, b) == [] and a["config.capacity_bytes"] == b["config.capacity_bytes"] == 512 << 20
+    assert ftlsim.simulate(**run_kwargs(a))["flash.page_writes"] == a["flash.page_writes"]
+
+
 def test_a_changed_trace_is_refused_when_repeating_a_report(tmp_path):
     trace = tmp_path / "t.csv"
     trace.write_text("W,0,4096\n")

@@ -6,8 +6,9 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 /// `cfg` with every default (its serialised form has every option), the scheme's parameters `params` as the
-/// plan parsed them (every default filled in, the profile applied), and what the run resolved where `cfg` left it open: the preset, the capacity
-/// (in bytes) and the trace format (`format`, sniffed). A trace file is named by its absolute path, so that
+/// plan parsed them (every default filled in, the profile applied), and what the run resolved where `cfg` left it
+/// open: the preset, the capacity in bytes (unless blocks per plane sized the device) and the trace format
+/// (`format`, sniffed). A trace file is named by its absolute path, so that
 /// `ftlsim run -c report.json` finds it from anywhere. JSON text `{"trace": ..., "config": ...}`.
 pub(super) fn resolved_config(
     cfg: &SimConfig,
@@ -22,7 +23,8 @@ pub(super) fn resolved_config(
     if cfg.preset.is_none() {
         config["preset"] = preset.into();
     }
-    if cfg.capacity.is_none() {
+    if cfg.capacity.is_none() && cfg.device.blocks_per_plane.is_none() {
+        // (blocks per plane size the device themselves, and refuse a capacity beside them)
         config["capacity"] = capacity_bytes.to_string().into();
     }
     if cfg.trace.format == "auto" && format != "workload" && format != "memory" {
