@@ -462,9 +462,10 @@ def test_a_grid_whose_runs_erased_nothing_says_so_above_its_table():
     # Erases 0 in every row had no column and no word: the table read as if erases were not counted.
     result = invoke("compare", "uniform:writes=500,seed=1", "--ftl", "page,dftl", "--capacity", "4MiB")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[1] == "every row: flash.erases=0", result.stdout
+    assert result.stdout.splitlines()[1] == "every row: preset=lee2007, capacity=4.0 MiB, flash.erases=0"
     result = invoke("compare", "uniform:writes=3000,seed=1", "--ftl", "page,fast", "--capacity", "1MiB")
-    assert result.exit_code == 0 and "every row" not in result.stdout, result.stdout
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1] == "every row: preset=lee2007, capacity=1.0 MiB", result.stdout
 
 
 def test_a_trace_that_cannot_be_read_is_bad_input_for_a_grid_as_for_a_run(tmp_path):

@@ -406,8 +406,11 @@ def run_header(report, width: int | None) -> str:
     if timings_overridden:  # every time that ran, the given ones and the preset's others
         lines += wrap_pairs("timings:", [(k, param_text(report[f"config.{k}"])) for k in preset_timing], width)
     if report.get("nvram.bytes"):  # a write cache in front of the scheme changes every figure: said
-        lines.append(f"nvram: {nvram_size(report)}, policy {report['nvram.policy']}, "
-                     f"{report['nvram.slots']:,} page slots")
+        config = json.loads(report.get("config.resolved") or "{}").get("config", {})
+        given = [f"{key} {config[f'nvram_{key}']}" for key in ("regions", "read_us", "write_us")
+                 if config.get(f"nvram_{key}") is not None]
+        lines.append(", ".join([f"nvram: {nvram_size(report)}", f"policy {report['nvram.policy']}",
+                                f"{report['nvram.slots']:,} page slots", *given]))
     shape = array_shape(report)
     if shape:  # broken between its comma-separated parts where it is wider than the table
         parts = shape.split(", ")
@@ -423,12 +426,18 @@ def run_header(report, width: int | None) -> str:
 # run's figures do not depend on (the sniffed format; the cuts' seed, said with the cuts).
 SAID_ELSEWHERE = {"ftl", "params", "preset", "capacity", "trace", "format", "queue_depth", "time_scale",
                   "nvram", "nvram_policy", "nvram_regions", "nvram_read_us", "nvram_write_us", "power_cut_seed"}
+# Device overrides the device, timings and array lines say: the geometry, the array times (every one that ran
+# is listed once one differs from the preset's) and the array's shape.
+DEVICE_SAID_ELSEWHERE = {"page_bytes", "pages_per_block", "read_us", "program_us", "erase_us", "spare_read_us",
+                         "spare_program_us", "channels", "chips_per_channel", "dies_per_chip", "planes_per_die",
+                         "placement"}
 
 
 def run_settings(report) -> list[tuple[str, str]]:
-    """The run and trace options a report ran with other than their defaults, as (key, value) pairs, from its
-    ``config.resolved``: the settings that change its figures (``precondition=full``, ``power_cuts=20``,
-    ``compact=true``, ``device=2``, ``extra_blocks=300``) and that no other line of the header says."""
+    """The run, trace and device options a report ran with other than their defaults, as (key, value) pairs, from
+    its ``config.resolved``: the settings that change its figures (``precondition=full``, ``power_cuts=20``,
+    ``compact=true``, ``device=2``, ``extra_blocks=300``, ``sequential_program=true``, ``endurance=1000``) and
+    that no other line of the header says."""
     import json
 
     from ._registry import registry
@@ -438,6 +447,10 @@ def run_settings(report) -> list[tuple[str, str]]:
     options = [(k, v, defaults.get(k)) for k, v in config.items() if not isinstance(v, dict)]
     options += [(k, v, defaults["trace"].get(k)) for k, v in (config.get("trace") or {}).items()]
     pairs = [(k, param_text(v)) for k, v, default in options if k not in SAID_ELSEWHERE and v != default]
+    # The device overrides given (unset ones are null) that change the figures without showing in the geometry
+    # or the times: sequential_program, spare_bytes, endurance, bad blocks, the channel's rate.
+    pairs += [(k, param_text(v)) for k, v in (config.get("device") or {}).items()
+              if v is not None and k not in DEVICE_SAID_ELSEWHERE]
     if config.get("power_cuts"):
         pairs.append(("power_cut_seed", param_text(config.get("power_cut_seed"))))
     return pairs
@@ -453,13 +466,15 @@ def nvram_size(report) -> str:
 
 def grid_settings(rows, swept: list[str]) -> list[str]:
     """What every row of a grid ran with that `run`'s header would say and no column does: the run settings
-    other than their defaults (`run_settings`: ``precondition=full``, ``compact=true``) and the NVRAM write
-    cache (``nvram=64 KiB``, its policy), as ``k=v`` texts, for the grid's "every row" line."""
+    other than their defaults (`run_settings`: ``precondition=full``, ``compact=true``), the NVRAM write
+    cache (``nvram=64 KiB``, its policy) and the device (``preset=lee2007``, ``capacity=1.0 MiB``), as ``k=v``
+    texts, for the grid's "every row" line."""
     per_row = []
     for _, row in rows.iterrows():
         pairs = run_settings(row)
         if row.get("nvram.bytes"):
             pairs += [("nvram", nvram_size(row)), ("nvram_policy", str(row["nvram.policy"]))]
+        pairs += [("preset", str(row["config.preset"])), ("capacity", human_bytes(row["config.capacity_bytes"]))]
         per_row.append(pairs)
     if not per_row:
         return []
