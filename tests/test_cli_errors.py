@@ -350,3 +350,14 @@ def test_a_data_output_named_for_another_format_is_refused_before_the_run(tmp_pa
     # A name of no known format is taken as given.
     result = invoke("run", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--csv", str(tmp_path / "x.txt"))
     assert result.exit_code == 0 and (tmp_path / "x.txt").read_text().startswith("config.")
+
+
+def test_an_option_click_refuses_is_one_error_line_with_exit_code_2():
+    # It was click's four lines: the usage, "Try ... --help", a blank line and a capitalised "Error:".
+    for args, said in ((["run", "--power-cuts", "-1"], "error: Invalid value for '--power-cuts': -1 is not in the "
+                        "range x>=0 (see ftlsim run --help)"),
+                       (["run", "--bogus"], "error: No such option '--bogus' (see ftlsim run --help)"),
+                       (["nosuch"], "error: No such command 'nosuch' (see ftlsim --help)")):
+        result = ftlsim_cmd(*args)
+        assert result.returncode == 2 and result.stdout == "", result.stderr
+        assert result.stderr.strip() == said, result.stderr

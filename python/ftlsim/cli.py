@@ -136,7 +136,8 @@ def fail(error, code: int | None = None) -> NoReturn:
 
 class Ftlsim(click.Group):
     """The command group: Ctrl-C anywhere (parsing, start-up, a run) is one line on stderr and exit code 130,
-    where click's own handling would print "Aborted!" and exit 1."""
+    where click's own handling would print "Aborted!" and exit 1; an option click refuses is one ``error:`` line
+    and exit code 2."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -146,6 +147,11 @@ class Ftlsim(click.Group):
         except (KeyboardInterrupt, click.exceptions.Abort):
             err_console.print("interrupted", highlight=False)
             sys.exit(130)
+        except click.UsageError as e:
+            # One line, as every other error: click's own is the usage, a hint and a capitalised "Error:".
+            command = e.ctx.command_path if e.ctx is not None else "ftlsim"
+            say("[bold red]error:[/]", f"{e.format_message().rstrip('.')} (see {command} --help)")
+            sys.exit(e.exit_code)
         except click.ClickException as e:
             e.show()
             sys.exit(e.exit_code)
