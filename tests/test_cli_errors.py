@@ -361,3 +361,15 @@ def test_an_option_click_refuses_is_one_error_line_with_exit_code_2():
         result = ftlsim_cmd(*args)
         assert result.returncode == 2 and result.stdout == "", result.stderr
         assert result.stderr.strip() == said, result.stderr
+
+
+def test_a_reader_that_leaves_before_the_table_does_not_cost_the_files(tmp_path):
+    # `ftlsim run ... --json r.json | head -1` exited 1 (rich's answer to a broken pipe) and wrote no r.json.
+    for command, out in ((["run"], tmp_path / "r.json"), (["compare", "--ftl", "page,fast"], tmp_path / "c.csv")):
+        option = "--json" if out.suffix == ".json" else "--csv"
+        p = subprocess.Popen([sys.executable, "-m", "ftlsim", *command, "uniform:writes=300,seed=1", "--capacity",
+                              "1MiB", option, str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdout.close()  # the reader is gone before anything is printed
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert out.exists() and "written to" in err, err

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 from . import _core
 from ._registry import NO_RESPONSE_TIMES, names
 from .errors import spelled
-from .output import check_output, fmt
+from .output import ReaderGoneConsole, check_output, fmt
 from .report import Report, uninformative
 from .sim import parse_value, run_warnings, simulate
 
@@ -50,7 +50,7 @@ if _starting:
 
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
 # Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
-console = Console(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160)
+console = ReaderGoneConsole(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160)
 err_console = Console(stderr=True, width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 160)
 
 # The engine's suggestions are written as config keys (capacity="269MiB", wrap=true); on the command line

@@ -19,6 +19,8 @@ import shutil
 import stat
 import sys
 
+from rich.console import Console
+
 from . import _core
 
 #: Paths that name one of the process's open file descriptors: written by appending, never replaced.
@@ -245,12 +247,20 @@ def table_width(stderr: bool = False) -> int | None:
     return None
 
 
+class ReaderGoneConsole(Console):
+    """A console whose reader may leave (``ftlsim run ... --json r.json | head -1``): what is left to print goes
+    nowhere and the command goes on, so that its files are still written; rich's own console exits 1 there, a
+    run's failure, with the files unwritten."""
+
+    def on_broken_pipe(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, self.file.fileno())
+
+
 def print_table(table, width: int | None = None, title: str | None = None, stderr: bool = False) -> None:
     """Prints a rich table on stdout (`stderr`: on stderr) at `width` (None: as wide as it needs), after its
     `title` line (a table's own title would be padded with spaces to the table's width)."""
-    from rich.console import Console
-
-    console = Console(width=width or 10_000, highlight=False, stderr=stderr)
+    console = ReaderGoneConsole(width=width or 10_000, highlight=False, stderr=stderr)
     if title:
         console.print(title, markup=False, soft_wrap=width is None)
     console.print(table)
