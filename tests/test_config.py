@@ -104,6 +104,19 @@ def test_a_report_of_an_array_sized_by_its_blocks_per_plane_repeats(tmp_path):
     assert ftlsim.simulate(**run_kwargs(a))["flash.page_writes"] == a["flash.page_writes"]
 
 
+def test_a_report_run_again_with_another_scheme_leaves_out_the_old_schemes_parameters(tmp_path):
+    # `run -c page.json --ftl fast` failed: "scheme fast has no parameter or option gc_frontier ...", parameters
+    # the report lists as page ran them, and page's over_provisioning would have sized fast's spare.
+    first, second, plain = tmp_path / "page.json", tmp_path / "fast.json", tmp_path / "plain.json"
+    workload = ["hotcold:writes=2000,seed=1", "--capacity", "2MiB"]
+    assert invoke("run", *workload, "--json", str(first)).exit_code == 0
+    result = invoke("run", "-c", str(first), "--ftl", "fast", "--json", str(second))
+    assert result.exit_code == 0, result.output
+    assert "left out page's parameters" in result.stderr and "gc_frontier" in result.stderr, result.stderr
+    assert invoke("run", *workload, "--ftl", "fast", "--json", str(plain)).exit_code == 0
+    assert same_run(json.loads(second.read_text()), json.loads(plain.read_text())) == []
+
+
 def test_a_changed_trace_is_refused_when_repeating_a_report(tmp_path):
     trace = tmp_path / "t.csv"
     trace.write_text("W,0,4096\n")

@@ -32,14 +32,13 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 from click.core import ParameterSource
-from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 from . import _core
-from ._registry import NO_RESPONSE_TIMES, names
+from ._registry import NO_RESPONSE_TIMES, names, scheme_defaults
 from .errors import spelled
 from .output import ReaderGoneConsole, check_output, fmt
 from .report import Report, uninformative
@@ -51,7 +50,7 @@ if _starting:
 DEFAULT_TRACE = "uniform:writes=150000,seed=1"
 # Piped output (files, CI logs) gets wide tables instead of rich's 80-column default.
 console = ReaderGoneConsole(width=None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160)
-err_console = Console(stderr=True, width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 160)
+err_console = ReaderGoneConsole(stderr=True, width=None if sys.stderr.isatty() or "COLUMNS" in os.environ else 160)
 
 # The engine's suggestions are written as config keys (capacity="269MiB", wrap=true); on the command line
 # they are these options, and any other key is `-p key=value`.
@@ -431,6 +430,18 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         except _core.FtlsimError as e:
             fail(e)
     kwargs = option_kwargs(ctx, file_kwargs)
+    if ftl is not None and file_kwargs.get("ftl", ftl) != ftl:
+        # Another scheme than the file's: the file's scheme parameters that are not the new one's are left out (a
+        # saved report lists every one of its scheme's, defaults too; page's over_provisioning would size fast's
+        # spare as a run option), and said.
+        from rich.markup import escape
+
+        dropped = [k for k in scheme_defaults(file_kwargs["ftl"]) if k in kwargs and k not in scheme_defaults(ftl)]
+        for key in dropped:
+            del kwargs[key]
+        if dropped:
+            err_console.print(f"[dim]--ftl {escape(ftl)}: left out {escape(file_kwargs['ftl'])}'s parameters from "
+                              f"{escape(config_path)}: {escape(', '.join(dropped))}[/]", highlight=False)
     kwargs.update({k: parse_value(v) for k, v in parse_params(params).items()})
     # An empty TRACE ("") is an error (simulate says so), not the default workload.
     file_trace = kwargs.pop("trace", None)
