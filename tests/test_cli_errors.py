@@ -373,3 +373,11 @@ def test_a_reader_that_leaves_before_the_table_does_not_cost_the_files(tmp_path)
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
         assert out.exists() and "written to" in err, err
+
+
+def test_a_setting_given_by_its_option_and_by_p_is_refused():
+    # --nvram 32KiB -p nvram=64KiB ran 64 KiB without a word.
+    for command in ("run", "compare"):
+        result = invoke(command, "uniform:writes=30", "--capacity", "1MiB", "--nvram", "32KiB", "-p", "nvram=64KiB")
+        assert result.exit_code == 2, result.output
+        assert "`nvram` is given twice, as --nvram and as -p nvram=...: give it once" in result.stderr, result.stderr

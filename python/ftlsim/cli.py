@@ -358,12 +358,18 @@ def metrics_of(given: tuple[str, ...]) -> list[str] | None:
 
 def option_kwargs(ctx, file_kwargs: dict | None = None) -> dict:
     """The run's keywords: a config file's, overridden by the options given on the command line (an option
-    left at its default does not override the file)."""
+    left at its default does not override the file). A setting given both by its option and by ``-p`` is
+    refused (``--nvram 32KiB -p nvram=64KiB`` ran 64 KiB without a word)."""
     p = ctx.params
     given = {name for name in p if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)}
     out = dict(file_kwargs or {})
     simple = {"preset": "preset", "capacity": "capacity", "precondition": "precondition", "fmt_name": "format",
               "device": "device", "devices": "devices", "nvram": "nvram", "nvram_policy": "nvram_policy"}
+    by_p = {pair.split("=", 1)[0].strip() for pair in p.get("params") or () if "=" in pair}
+    for name, key in [*simple.items(), *((f, f) for f in ("writes_only", "skip_bad_lines", "wrap", "compact"))]:
+        if name in given and key in by_p:
+            raise click.BadParameter(f"`{key}` is given twice, as {VALUED.get(key, FLAGS.get(key))} and as -p "
+                                     f"{key}=...: give it once", param_hint="--param")
     for name, key in simple.items():
         if name in p and (name in given or (key not in out and p[name] is not None)):
             out[key] = p[name]
