@@ -381,3 +381,13 @@ def test_a_setting_given_by_its_option_and_by_p_is_refused():
         result = invoke(command, "uniform:writes=30", "--capacity", "1MiB", "--nvram", "32KiB", "-p", "nvram=64KiB")
         assert result.exit_code == 2, result.output
         assert "`nvram` is given twice, as --nvram and as -p nvram=...: give it once" in result.stderr, result.stderr
+
+
+def test_a_grid_point_whose_parameters_do_not_parse_refuses_the_grid_before_it_runs(tmp_path):
+    # It ran the others, printed a table, stored the point as failed and listed log_blocks=a in `ftlsim store`.
+    store = tmp_path / "s.parquet"
+    result = invoke("sweep", "uniform:writes=300", "--capacity", "1MiB", "--ftl", "fast", "-p", "log_blocks=a,4",
+                    "--store", str(store))
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert "-p log_blocks=a must be a whole number" in result.stderr, result.stderr
+    assert not store.exists()

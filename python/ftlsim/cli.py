@@ -551,6 +551,7 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
             if settings.get(key):
                 (check_output if key == "csv" else check_plot_path)(settings[key], what, inputs=inputs)
         runs = [{**common, **run} for run in grid_runs(traces, schemes, grid)]
+        check_scheme_params(runs)
         if settings.get("plot_latency") and not any(array_model_on(run) for run in runs):
             # Refused before the runs, which would end with nothing to draw.
             raise _core.FtlsimError(f"--plot-latency: {NO_RESPONSE_TIMES}")
@@ -608,6 +609,19 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     if len(failed):  # a point refused for its input (a parameter out of range) is bad input, as `run` says
         bad_input = (failed["error_kind"] == "input").any()
         fail(f"{len(failed)} of {len(df)} runs failed (listed above)", code=2 if bad_input else 1)
+
+
+def check_scheme_params(runs: list[dict]) -> None:
+    """A grid point whose scheme parameters do not parse (``-p log_blocks=a,4``) refuses the grid before anything
+    runs, as `run` refuses it: one error, nothing on standard output or in a store. (A value that parses and is
+    out of range is the scheme's to refuse when it is built: that point fails, and the grid exits 2.)"""
+    for run in runs:
+        params = {k: v for k, v in run.items() if k in scheme_defaults(run["ftl"])}
+        try:
+            _core.resolve_params(run["ftl"], params)
+        except _core.FtlsimError as e:
+            if e.problems:  # (an unknown scheme or profile: its run says so)
+                raise
 
 
 def failure_lines(df, swept: list[str]) -> list[str]:
