@@ -67,6 +67,25 @@ fn the_plan_resolves_the_spare_once_and_the_report_echoes_it() {
         ),
         (26, 4)
     );
+    // A spare stated by over_provisioning below the scheme's need is said on that key, with the blocks it gave
+    // and the least fraction in thousandths that would do: 16 logical blocks at 0.1 are 2 blocks, 3 log blocks
+    // need 4, and 16 x 0.188 = 3.008 rounds up to 4.
+    let cfg = SimConfig {
+        over_provisioning: Some(0.1),
+        ..toy("fast", json!({"log_blocks": 3}), 4, 16)
+    };
+    let Err(e) = RunPlan::resolve(&cfg, Input::Memory(&reqs), &mut |_| true) else {
+        panic!("a spare below the need resolved");
+    };
+    assert!(
+        e.to_string().contains(
+            "over_provisioning=0.1 gives 2 extra blocks on 16 logical blocks, too few: scheme `fast` needs 4 \
+             extra blocks with these parameters"
+        ) && e.to_string().ends_with(
+            "; e.g. over_provisioning=0.188, or extra_blocks=4 (the blocks themselves)"
+        ),
+        "{e}"
+    );
 }
 
 #[test]

@@ -149,19 +149,7 @@ impl<'a> SchemePlan<'a> {
         let built = (scheme.build)(&params, g)?;
         let need = built.extra_blocks;
         let chip = match stated {
-            Some(stated) if need > stated => {
-                return Err(Invalid::new(
-                    "extra_blocks",
-                    stated,
-                    format!(
-                        "is too few: scheme `{}` needs {need} extra blocks with these parameters (its log, \
-                         reserve or map blocks); give that many or more, or parameters that need fewer",
-                        cfg.ftl
-                    ),
-                    Some(need.to_string()),
-                )
-                .into())
-            }
+            Some(stated) if need > stated => return Err(too_few(cfg, g, stated, need).into()),
             Some(stated) => stated,
             None => need,
         };
@@ -207,6 +195,41 @@ impl<'a> SchemePlan<'a> {
             build: Box::new(make),
         };
         Ok((plan, built))
+    }
+}
+
+/// The error of a stated spare (`stated` extra blocks) below what scheme `cfg.ftl` needs (`need`), on the key the
+/// run stated it by: `extra_blocks`, or `over_provisioning` with the blocks it gave and the fraction that would do.
+fn too_few(cfg: &SimConfig, g: &Geometry, stated: u32, need: u32) -> Invalid {
+    let why = format!(
+        "scheme `{}` needs {need} extra blocks with these parameters (its log, reserve or map blocks); give that \
+         many or more, or parameters that need fewer",
+        cfg.ftl
+    );
+    match cfg.over_provisioning {
+        Some(op) if cfg.extra_blocks.is_none() => {
+            // The least fraction in thousandths whose blocks (rounded up, as stated_extra_blocks does) are enough.
+            let logical = g.logical_blocks.max(1) as f64;
+            let enough = (1..=1000)
+                .map(|t| t as f64 / 1000.0)
+                .find(|f| (logical * f).ceil() >= need as f64)
+                .map(|f| f.to_string());
+            let gives = format!(
+                "gives {stated} extra blocks on {} logical blocks, too few: {why}",
+                g.logical_blocks
+            );
+            Invalid::new("over_provisioning", op, gives, enough).or(
+                "extra_blocks",
+                need,
+                "the blocks themselves",
+            )
+        }
+        _ => Invalid::new(
+            "extra_blocks",
+            stated,
+            format!("is too few: {why}"),
+            Some(need.to_string()),
+        ),
     }
 }
 
