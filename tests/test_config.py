@@ -117,6 +117,19 @@ def test_a_report_run_again_with_another_scheme_leaves_out_the_old_schemes_param
     assert same_run(json.loads(second.read_text()), json.loads(plain.read_text())) == []
 
 
+def test_a_report_of_a_trace_read_from_standard_input_repeats_with_the_trace_given_again(tmp_path):
+    # `run -c ws.json -` said "the report's trace - does not exist here; copy it to that path".
+    text = "op,offset,length\nW,0,4096\nW,8192,4096\n"
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    result = CliRunner().invoke(main, ["run", "-", "--capacity", "1MiB", "--json", str(first)], input=text)
+    assert result.exit_code == 0, result.output
+    result = CliRunner().invoke(main, ["run", "-c", str(first), "-", "--json", str(second)], input=text)
+    assert result.exit_code == 0, result.output
+    assert same_run(json.loads(first.read_text()), json.loads(second.read_text())) == []
+    result = invoke("run", "-c", str(first))
+    assert result.exit_code == 2 and "was read from standard input (-)" in result.stderr, result.output
+
+
 def test_a_changed_trace_is_refused_when_repeating_a_report(tmp_path):
     trace = tmp_path / "t.csv"
     trace.write_text("W,0,4096\n")

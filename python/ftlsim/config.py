@@ -16,6 +16,7 @@ import sys
 from . import _core
 from ._registry import check_name, config_kwargs, did_you_mean, names, scheme_defaults as scheme_params, takes
 from .reference import RUN_OUTPUTS, option_keys, run_keys, sweep_keys
+from .trace import is_stream
 
 
 try:
@@ -217,15 +218,21 @@ def check_options(ftl: str, options) -> None:
                                 "--example run")
 
 
-def run_kwargs(table, source=None) -> dict:
+def run_kwargs(table, source=None, trace: str | None = None) -> dict:
     """Keyword arguments of `simulate` from a run table or a saved report (a `Report` or its dict): the
     trace, the scheme, every option and the scheme's ``[params]``; output keys are left out. A value of the
-    wrong type or an unknown key is refused, naming `source` (the config file)."""
+    wrong type or an unknown key is refused, naming `source` (the config file). A report's trace must hold
+    what it held (its sha256), unless `trace` is given in its place (the command line's TRACE)."""
     if "config.resolved" in table:
         resolved = json.loads(table["config.resolved"])
-        trace = resolved["trace"]
-        kwargs = {"trace": trace, **config_kwargs(resolved["config"])}
-        check_trace_hash(trace, table.get("config.trace_sha256"))
+        kwargs = {"trace": resolved["trace"], **config_kwargs(resolved["config"])}
+        if trace is not None:
+            return {**kwargs, "trace": trace}
+        if is_stream(resolved["trace"]):
+            raise _core.FtlsimError(f"the report's trace was read from standard input ({resolved['trace']}), "
+                                    "which holds it no more: give it again as TRACE (ftlsim run -c REPORT - < "
+                                    "trace, or the trace file)")
+        check_trace_hash(resolved["trace"], table.get("config.trace_sha256"))
         return kwargs
     for key, expected in RUN_TYPES.items():
         if key in table:
