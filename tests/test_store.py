@@ -189,7 +189,7 @@ def test_store_command_lists_filters_and_prunes(tmp_path):
     # Why the points failed, which the sweep said once, is said below the table; counts stay whole numbers
     # beside the failed points' gaps.
     said = " ".join(result.output.split())
-    assert "failed: page, fast (its 2 runs) on " in said and "missing.csv" in said.split("failed:")[1]
+    assert "failed: fast (its 2 runs), page on " in said and "missing.csv" in said.split("failed:")[1]
     assert not any(f"{n}.000" in result.output for n in read(store)["flash.erases"].dropna().astype(int))
     result = invoke("store", str(store), "--where", "ftl=fast", "--where", "log_blocks=8")
     assert result.exit_code == 0 and "2 of 6 rows" in result.output

@@ -878,6 +878,8 @@ def store_cmd(path, conditions, prune, csv_path):
         st = Store(path)
         df = st.frame()
         selected = df[store_selection(df, conditions)] if len(df) else df
+        if len(selected):  # in one order whatever order the points finished in (threads, processes, workers)
+            selected = selected.sort_values([c for c in ("trace", "ftl", "key") if c in selected], kind="stable")
         if prune:
             removed = st.remove(selected["key"])
             err_console.print(f"{removed} rows pruned from {st.path}, {len(st.rows)} left", highlight=False)
