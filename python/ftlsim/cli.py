@@ -365,15 +365,16 @@ def option_kwargs(ctx, file_kwargs: dict | None = None) -> dict:
     out = dict(file_kwargs or {})
     simple = {"preset": "preset", "capacity": "capacity", "precondition": "precondition", "fmt_name": "format",
               "device": "device", "devices": "devices", "nvram": "nvram", "nvram_policy": "nvram_policy"}
+    flags = ("writes_only", "skip_bad_lines", "wrap", "compact")
     by_p = {pair.split("=", 1)[0].strip() for pair in p.get("params") or () if "=" in pair}
-    for name, key in [*simple.items(), *((f, f) for f in ("writes_only", "skip_bad_lines", "wrap", "compact"))]:
+    for name, key in [*simple.items(), *zip(flags, flags)]:
         if name in given and key in by_p:
             raise click.BadParameter(f"`{key}` is given twice, as {VALUED.get(key, FLAGS.get(key))} and as -p "
                                      f"{key}=...: give it once", param_hint="--param")
     for name, key in simple.items():
         if name in p and (name in given or (key not in out and p[name] is not None)):
             out[key] = p[name]
-    for flag in ("writes_only", "skip_bad_lines", "wrap", "compact"):
+    for flag in flags:
         if flag in given:
             out[flag] = True
     return out

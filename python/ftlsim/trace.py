@@ -78,9 +78,9 @@ def _stdin():
 
 @contextlib.contextmanager
 def readable(trace: str):
-    """Yields a path the engine can read as often as it needs (a mistyped workload named as such:
-    `check_trace`) (it reads a trace up to four times: sniffing, the
-    device layout, the capacity and the run). A stream (``-``, a pipe, a FIFO) delivers its bytes once, so it is
+    """Yields a path the engine can read as often as it needs (it reads a trace up to four times: sniffing, the
+    device layout, the capacity and the run), after `check_trace` (a mistyped workload is named as one, not as
+    a missing file). A stream (``-``, a pipe, a FIFO) delivers its bytes once, so it is
     first copied, as it is (compressed or not), to a temporary file that is removed afterwards; its errors name
     the trace as given (``<stdin>`` for ``-``), not the copy. Waiting for the writer can be interrupted with
     Ctrl-C. Anything else is yielded unchanged."""
