@@ -65,7 +65,7 @@ def test_report_records_the_complete_configuration(tmp_path):
     assert resolved["trace"] == str(trace)
     assert cfg["params"] == {"lazy_merge": False, "log_blocks": 8}  # the scheme's defaults, written out
     assert cfg["trace"]["format"] == "csv" == r["config.trace_format"]  # sniffed
-    assert cfg["capacity"] == str(r["config.capacity_bytes"]) and cfg["preset"] == "lee2007"
+    assert cfg["capacity"] is None and cfg["preset"] == "lee2007"  # the trace's reach, which a repeat sizes again
     assert cfg["trace"]["writes_only"] is False and cfg["wrap"] is False and cfg["rmw"] is True
     assert r["config.trace_bytes"] == len("W,0,4096\nW,8192,4096\nR,0,4096\n")
     assert r["config.trace_sha256"] == hashlib.sha256(trace.read_bytes()).hexdigest()
@@ -102,6 +102,23 @@ def test_a_report_of_an_array_sized_by_its_blocks_per_plane_repeats(tmp_path):
     a, b = json.loads(first.read_text()), json.loads(second.read_text())
     assert same_run(a, b) == [] and a["config.capacity_bytes"] == b["config.capacity_bytes"] == 512 << 20
     assert ftlsim.simulate(**run_kwargs(a))["flash.page_writes"] == a["flash.page_writes"]
+
+
+def test_a_report_whose_capacity_the_trace_sized_repeats_on_another_device_of_the_trace(tmp_path):
+    # `run -c r.json --device 1` was refused: "--capacity 65456KiB ... ends before byte 241,319,936", a capacity
+    # the first run took from device 0's reach and nobody gave.
+    trace, first, again, other = (tmp_path / name for name in ("two.csv", "0.json", "0b.json", "1.json"))
+    pages = [16, 256]  # disk 0 writes 4 KiB pages below 64 KiB, disk 1 below 1 MiB (in 16 KiB blocks, its reach)
+    trace.write_text("".join(f"{128166410318060999 + i * 1000},host,{i % 2},Write,"
+                             f"{(pages[i % 2] - 1 - i * 7919 % pages[i % 2]) * 4096},4096,100\n"
+                             for i in range(200)))
+    assert invoke("run", str(trace), "--device", "0", "--json", str(first)).exit_code == 0
+    result = invoke("run", "-c", str(first), "--device", "1", "--json", str(other))
+    assert result.exit_code == 0, result.output
+    assert invoke("run", "-c", str(first), "--json", str(again)).exit_code == 0
+    a, b, c = (json.loads(path.read_text()) for path in (first, again, other))
+    assert same_run(a, b) == [] and a["config.capacity_bytes"] == 16 * 4096
+    assert c["config.capacity_bytes"] == 256 * 4096 and c["host.write_requests"] == 100
 
 
 def test_a_report_run_again_with_another_scheme_leaves_out_the_old_schemes_parameters(tmp_path):

@@ -89,8 +89,9 @@ def simulate(
     `progress(requests, done, total)` is called as the run goes.
 
     The engine's report records the complete resolved configuration (``config.resolved``: every option with
-    its default, the scheme's parameters, the resolved capacity) and the trace's format, size and sha256, so
-    ``simulate(**ftlsim.config.run_kwargs(report))`` repeats the run exactly."""
+    its default, the scheme's parameters, the capacity unless the trace's reach sized it, which the repeat sizes
+    again) and the trace's format, size and sha256, so ``simulate(**ftlsim.config.run_kwargs(report))``
+    repeats the run exactly."""
     report = _simulate(trace, ftl, preset, capacity, precondition, format, progress, **scheme_params)
     for message in run_warnings(report):
         warnings.warn(message, RuntimeWarning, stacklevel=2)

@@ -263,6 +263,59 @@ fn the_report_records_the_trace_file_and_the_resolved_configuration() {
     assert_eq!(w.get("config.trace_sha256"), Some(Value::Null));
 }
 
+/// A capacity a trace file's reach sized is not recorded: the repeat sizes it again, to the same bytes on the
+/// same trace, and to what it reads under another device filter (it refused the requests past the first
+/// run's capacity, which nobody gave).
+#[test]
+fn a_capacity_sized_by_the_trace_is_sized_again_by_the_repeat() {
+    let dir = std::env::temp_dir().join(format!("ftlsim-reach-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let msr = dir.join("two.csv");
+    // Disk 0 writes its last 4 KiB below 1 MiB, disk 1 below 8 MiB.
+    let lines: String = (0..64u64)
+        .map(|i| {
+            let (disk, reach) = if i % 2 == 0 { (0, 1u64 << 20) } else { (1, 8 << 20) };
+            let offset = if i < 2 { reach - 4096 } else { (i * 7919 * 4096) % reach };
+            format!("{},host,{disk},Write,{offset},4096,100\n", 128166410318060999 + i * 1000)
+        })
+        .collect();
+    std::fs::write(&msr, lines).unwrap();
+    let trace = msr.to_string_lossy().to_string();
+    let on_disk_0 = SimConfig {
+        capacity: None,
+        ..base("page")
+    };
+    let mut options = on_disk_0.trace.clone();
+    options.device = Some(0);
+    let on_disk_0 = SimConfig {
+        trace: options,
+        ..on_disk_0
+    };
+    let first = run(&on_disk_0, &trace, &mut |_| true).unwrap();
+    assert_eq!(first.count("config.capacity_bytes"), 1 << 20);
+    let resolved: Value =
+        serde_json::from_str(first.get("config.resolved").unwrap().as_str().unwrap()).unwrap();
+    assert_eq!(resolved["config"]["capacity"], Value::Null, "the trace's reach");
+    let again: SimConfig = serde_json::from_value(resolved["config"].clone()).unwrap();
+    let repeat = run(&again, &trace, &mut |_| true).unwrap();
+    assert_eq!(repeat.get("config.resolved"), first.get("config.resolved"));
+    assert_eq!(repeat.count("config.capacity_bytes"), 1 << 20);
+    assert_eq!(repeat.count("flash.page_writes"), first.count("flash.page_writes"));
+    let mut on_disk_1 = again;
+    on_disk_1.trace.device = Some(1);
+    let other = run(&on_disk_1, &trace, &mut |_| true).unwrap();
+    assert_eq!(other.count("config.capacity_bytes"), 8 << 20);
+    assert_eq!(other.count("host.write_requests"), 32);
+    // A capacity given is recorded as given.
+    let mut given = on_disk_1;
+    given.capacity = Some("16MiB".into());
+    let given = run(&given, &trace, &mut |_| true).unwrap();
+    let resolved: Value =
+        serde_json::from_str(given.get("config.resolved").unwrap().as_str().unwrap()).unwrap();
+    assert_eq!(resolved["config"]["capacity"], json!("16MiB"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn causes_partition_time_and_operations_for_every_scheme() {
     for (name, r) in run_all(every_scheme()) {

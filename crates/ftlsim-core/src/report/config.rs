@@ -106,7 +106,8 @@ impl Component for Config<'_> {
             "config.resolved",
             Unit::Text,
             "the complete resolved configuration, JSON (every option with its default, the scheme's parameters, \
-             the capacity, the preset, the trace format read): `ftlsim run -c report.json` repeats the run",
+             the capacity unless the trace's reach sized it, the preset, the trace format read): `ftlsim run -c \
+             report.json` repeats the run",
             c.resolved.clone(),
         );
     }

@@ -7,14 +7,17 @@ use std::path::Path;
 
 /// `cfg` with every default (its serialised form has every option), the scheme's parameters `params` as the
 /// plan parsed them (every default filled in, the profile applied), and what the run resolved where `cfg` left it
-/// open: the preset, the capacity in bytes (unless blocks per plane sized the device) and the trace format
-/// (`format`, sniffed). A trace file is named by its absolute path, so that
+/// open: the preset, the capacity in bytes `capacity_bytes` (unless blocks per plane sized the device, or a
+/// trace file's reach did: `None`) and the trace format (`format`, sniffed). A capacity a trace's reach sized
+/// is left to the repeat to size again: the same trace (its sha256 is checked) gives the same, and the repeat
+/// of a report with another trace or device filter (`run -c REPORT --device 1`) sizes for what it reads, as
+/// the first run did, rather than refusing requests past a capacity nobody gave. A trace file is named by its absolute path, so that
 /// `ftlsim run -c report.json` finds it from anywhere. JSON text `{"trace": ..., "config": ...}`.
 pub(super) fn resolved_config(
     cfg: &SimConfig,
     params: &Value,
     preset: &str,
-    capacity_bytes: u64,
+    capacity_bytes: Option<u64>,
     format: &str,
     trace_spec: &str,
 ) -> String {
@@ -23,9 +26,9 @@ pub(super) fn resolved_config(
     if cfg.preset.is_none() {
         config["preset"] = preset.into();
     }
-    if cfg.capacity.is_none() && cfg.device.blocks_per_plane.is_none() {
+    if let (None, None, Some(bytes)) = (&cfg.capacity, cfg.device.blocks_per_plane, capacity_bytes) {
         // (blocks per plane size the device themselves, and refuse a capacity beside them)
-        config["capacity"] = capacity_bytes.to_string().into();
+        config["capacity"] = bytes.to_string().into();
     }
     if cfg.trace.format == "auto" && format != "workload" && format != "memory" {
         config["trace"]["format"] = format.into();

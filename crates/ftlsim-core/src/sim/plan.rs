@@ -45,6 +45,8 @@ pub struct Resolved {
     pub spec: DeviceSpec,
     pub geometry: Geometry,
     pub placement: Placement,
+    /// The capacity is a trace file's reach: none was stated (nor a preset's).
+    pub capacity_from_trace: bool,
 }
 
 impl Resolved {
@@ -435,7 +437,7 @@ impl<'a> RunPlan<'a> {
             cfg,
             &scheme.asked,
             device.spec.preset,
-            g.logical_bytes(),
+            (!device.capacity_from_trace).then(|| g.logical_bytes()),
             &trace_facts.format,
             input.name(),
         );
@@ -751,6 +753,7 @@ impl Sized {
             spec,
             geometry,
             placement,
+            capacity_from_trace: by == SizedBy::TraceReach,
         })
     }
 }
