@@ -362,6 +362,13 @@ def test_the_run_header_says_a_capacity_rounded_up_and_fits_80_columns(monkeypat
     assert "capacity: 64MiB given, rounded up to whole blocks of 256.0 MiB" in lines
     assert "array: 8 channels x 4 chips x 2 dies x 2 planes striped, queue depth 32," in lines
     assert max(map(len, lines)) <= 80, result.stdout
+    # Per die the scheme's block is the die's 2 planes' blocks: the header and array.pages_per_block say 256.
+    report = ftlsim.simulate("uniform:writes=300,seed=1", preset="mqsim-default", placement="per-die",
+                             blocks_per_plane=2)
+    assert (report["array.pages_per_block"], report["config.pages_per_block"]) == (256, 512)
+    result = invoke("run", "uniform:writes=300,seed=1", "--preset", "mqsim-default", "-p", "placement=per-die",
+                    "-p", "blocks_per_plane=2")
+    assert "device: mqsim-default, 512.0 MiB, 8,192 B pages x 256" in result.stdout.splitlines(), result.stdout
     result = invoke("run", "uniform:writes=300,seed=1", "--capacity", "1MiB")
     assert "capacity:" not in result.stdout and "nvram:" not in result.stdout
     # An NVRAM write cache changes every figure: two tables with and without it read alike.

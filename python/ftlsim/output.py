@@ -398,7 +398,8 @@ def run_header(report, width: int | None) -> str:
     preset = next((p for p in registry()["presets"] if p["name"] == report["config.preset"]), None)
     # On an array the scheme's block is a stripe of one physical block a plane (array/mod.rs): the physical
     # block is what the preset and the user set.
-    geometry = (report["config.page_bytes"], report["config.pages_per_block"] // array_units(report))
+    geometry = (report["config.page_bytes"],
+                report.get("array.pages_per_block") or report["config.pages_per_block"])
     device = report["config.preset"]
     preset_timing = (preset or {}).get("timing", {})
     timings_overridden = any(report.get(f"config.{k}") not in (None, v) for k, v in preset_timing.items())
@@ -515,17 +516,6 @@ def rounded_capacity(report) -> str:
 #: The array's dimensions in report keys, with the word for one of each.
 ARRAY_DIMENSIONS = (("array.channels", "channel"), ("array.chips_per_channel", "chip"),
                     ("array.dies_per_chip", "die"), ("array.planes_per_die", "plane"))
-
-
-def array_units(row) -> int:
-    """The physical blocks a run's scheme block spans: every plane-unit when striped, its die's planes when
-    placed per die; 1 on a single chip (no array keys)."""
-    dimensions = ARRAY_DIMENSIONS[-1:] if row.get("array.placement") == "per-die" else ARRAY_DIMENSIONS
-    units = 1
-    for key, _ in dimensions:
-        value = row.get(key)
-        units *= int(value) if value is not None and value == value else 1
-    return units
 
 
 def array_shape(row, placement: bool = True) -> str | None:

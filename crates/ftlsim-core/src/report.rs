@@ -118,6 +118,7 @@ impl Report {
             &array::Array {
                 figures: self.array.as_ref(),
                 erases: self.flash.erases,
+                scheme_pages_per_block: self.config.pages_per_block,
             },
             &wear::Wear {
                 min: self.erase_count_min,

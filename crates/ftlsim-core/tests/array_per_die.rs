@@ -376,5 +376,13 @@ fn block_erases_count_the_physical_blocks_each_placement_erases() {
             r.count("array.block_erases"),
             r.count("flash.erases") * blocks
         );
+        assert_eq!(
+            r.count("array.pages_per_block") * blocks,
+            r.count("config.pages_per_block")
+        );
     }
+    assert_eq!(
+        striped.count("array.pages_per_block"),
+        cfg.device.pages_per_block.unwrap() as u64
+    );
 }

@@ -12,6 +12,8 @@ pub(super) struct Array<'a> {
     pub figures: Option<&'a ArrayFigures>,
     /// The scheme's block erases (`flash.erases`), which the array turns into physical block erases.
     pub erases: u64,
+    /// Pages of the scheme's block (`config.pages_per_block`), which the array makes of physical blocks.
+    pub scheme_pages_per_block: u32,
 }
 
 impl Component for Array<'_> {
@@ -19,14 +21,14 @@ impl Component for Array<'_> {
     fn visit(&self, k: &mut Keys) {
         let default = ArrayFigures::default();
         match self.figures {
-            Some(a) => put(k, a, self.erases),
-            None if k.schema() => put(k, &default, 0),
+            Some(a) => put(k, a, self.erases, self.scheme_pages_per_block),
+            None if k.schema() => put(k, &default, 0, 0),
             None => {}
         }
     }
 }
 
-fn put(k: &mut Keys, a: &ArrayFigures, erases: u64) {
+fn put(k: &mut Keys, a: &ArrayFigures, erases: u64, scheme_pages_per_block: u32) {
     k.section(Section::Response);
     let s = &a.spec;
     k.shown(false);
@@ -71,6 +73,13 @@ fn put(k: &mut Keys, a: &ArrayFigures, erases: u64) {
         Unit::Us,
         "the channel's command and address time of every operation (command_us)",
         num(s.command_us),
+    );
+    k.put(
+        "array.pages_per_block",
+        Unit::Pages,
+        "pages of a physical block (the preset's or pages_per_block); config.pages_per_block is the scheme's \
+         block, a physical block on every plane of every die when striped, on every plane of its die per die",
+        scheme_pages_per_block / a.blocks_per_erase(),
     );
     k.put(
         "array.block_erases",
