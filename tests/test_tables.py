@@ -148,6 +148,20 @@ def test_a_small_figure_keeps_three_significant_digits_and_zero_stays_zero():
     assert fmt(-0.0005) == "-0.0005"
 
 
+def test_a_grid_spells_flags_as_given_and_keeps_a_ratio_s_decimals_in_every_row():
+    # A flag read `True` (Python's spelling, where -p takes true) in the cells and the "every row" line, and a
+    # write amplification of exactly 1 read `1` beside fast's `2.177`.
+    result = invoke("sweep", "uniform:writes=3000,seed=1", "--ftl", "page,fast", "--capacity", "2MiB", "-p",
+                    "gc_frontier=true,false", "-p", "rmw=false")
+    assert result.exit_code == 0, result.output
+    assert "every row: rmw=false, preset=lee2007, capacity=2.0 MiB" in result.output
+    rows = [[c.strip() for c in line.split("│")[1:-1]] for line in table_lines(result.output) if line[0] == "│"]
+    assert [row[:2] for row in rows] == [["page", "true"], ["page", "false"], ["fast", "-"]]
+    assert [row[-2] for row in rows] == ["1.000", "1.000", "2.177"]  # write_amplification
+    assert [row[3] for row in rows] == ["600,000", "600,000", "2,062,340"]  # time_us.total, whole from 1,000 on
+    assert fmt(True) == "true" and fmt(pd.Series([False]).iloc[0]) == "false"
+
+
 def test_an_array_grid_says_its_one_valued_settings_once_and_shows_response_times(tmp_path):
     out = tmp_path / "grid.csv"
     result = invoke("compare", "uniform:writes=3000,seed=1,read_share=0.3", "--ftl", "page,fast", "-p",

@@ -215,7 +215,10 @@ def grouped_digits(text: str) -> str:
 
 
 def fmt(value) -> str:
-    if isinstance(value, bool) or value is None:
+    value = value.item() if hasattr(value, "item") else value  # a numpy scalar, as pandas gives a cell
+    if isinstance(value, bool):
+        return "true" if value else "false"  # as -p and JSON spell it
+    if value is None:
         return str(value)
     if isinstance(value, int):
         return f"{value:,}"
@@ -603,14 +606,17 @@ def _fit(ident: list, figures: list, head: dict, width: int | None) -> tuple[lis
     return shown, left_out, used
 
 
-def _cell(value) -> str:
-    """A grid cell: a float column with gaps (a scheme without the parameter) holds its integers as floats; a
-    column of mixed values (a failed point's value that did not parse) holds the gaps as None: "-", as NaN."""
-    if value is None:
-        return "-"
-    if isinstance(value, float) and value == value and value.is_integer() and abs(value) < 2**53:
-        return fmt(int(value))
-    return fmt(value)
+def _cells(column: str, values) -> list:
+    """A grid column's cells. A count, page or byte figure or a parameter with gaps (a scheme without the
+    parameter) is a float column in pandas: its whole numbers are shown whole. Any other figure keeps its
+    decimals in every row (write amplification 1.000 beside 1.500, as `run` shows it). A column of mixed values
+    (a failed point's value that did not parse) holds the gaps as None: "-", as NaN."""
+    from .report import key_unit
+
+    values = [v.item() if hasattr(v, "item") else v for v in values]
+    floats = [v for v in values if isinstance(v, float) and v == v]
+    whole = key_unit(column) in (*WHOLE_UNITS, None) and all(v.is_integer() and abs(v) < 2**53 for v in floats)
+    return ["-" if v is None else fmt(int(v)) if whole and v in floats else fmt(v) for v in values]
 
 
 def header_lines(key: str, width: int) -> str:
@@ -649,7 +655,7 @@ def grid_table(df, swept: list, figures: list, width: int | None):
     cells = {}
     for col in ident + list(figures):
         values = done[col] if col in done else []
-        cells[col] = [names.get(str(v), str(v)) if col == "trace" else _cell(v) for v in values]
+        cells[col] = [names.get(str(v), str(v)) for v in values] if col == "trace" else _cells(col, values)
     need = {c: max([len(x) for x in cells[c]] + [1]) for c in cells}
     head = {c: max(need[c], header_width(c)) for c in cells}
     shown, left_out, used = _fit(ident, figures, head, width)

@@ -33,7 +33,11 @@ def _powers_of_two(values) -> bool:
 
 
 def value_text(v) -> str:
-    """A grid value as written: ``64``, not ``64.0`` (a grid column with gaps is float)."""
+    """A grid value as written: ``64``, not ``64.0`` (a grid column with gaps is float); ``true``, not
+    ``True``, as ``-p rmw=false`` and the run header spell it."""
+    v = v.item() if hasattr(v, "item") else v  # a numpy scalar, as pandas gives a cell, as Python's
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, float) and v.is_integer():
         return str(int(v))
     return str(v)
