@@ -160,6 +160,11 @@ def test_a_grid_spells_flags_as_given_and_keeps_a_ratio_s_decimals_in_every_row(
     assert [row[-2] for row in rows] == ["1.000", "1.000", "2.177"]  # write_amplification
     assert [row[3] for row in rows] == ["600,000", "600,000", "2,062,340"]  # time_us.total, whole from 1,000 on
     assert fmt(True) == "true" and fmt(pd.Series([False]).iloc[0]) == "false"
+    # At 60 columns the line breaks between settings, never inside one (`nvram=128.0` / `KiB`).
+    result = invoke("compare", "uniform:writes=3000,seed=1", "--ftl", "page,fast", "--capacity", "4MiB", "--nvram",
+                    "128KiB", "--nvram-policy", "lru", "--compact", "-p", "rmw=false", columns=60)
+    assert ("every row: rmw=false, compact=true, nvram=128.0 KiB,\n"
+            "           nvram_policy=lru, preset=lee2007,\n           capacity=4.0 MiB\n") in result.output, result.output
 
 
 def test_an_array_grid_says_its_one_valued_settings_once_and_shows_response_times(tmp_path):

@@ -654,7 +654,8 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
     """A sweep's table at the terminal's width (on stderr with `stderr`: its CSV or plot goes to stdout); the
     figures that did not fit are named on stderr, then a warning for runs that say nothing about their
     scheme."""
-    from .output import GRID_FIGURES, default_figures, grid_metrics, grid_settings, grid_table, print_table, table_width
+    from .output import (GRID_FIGURES, default_figures, every_row, grid_metrics, grid_settings, grid_table,
+                         print_table, table_width)
 
     if not (df["status"] == "done").any():
         return  # every point failed: the failures are listed next
@@ -681,8 +682,7 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
         named = [c for c in figures if c in metrics]
         figures = named + sorted((c for c in figures if c not in named), key=zero)  # stable: order kept
     table, left_out = grid_table(df, varying, figures, width)
-    print_table(table, width, title=label + (f"\nevery row: {', '.join(one_valued)}" if one_valued else ""),
-                stderr=stderr)
+    print_table(table, width, title=label + (f"\n{every_row(one_valued, width)}" if one_valued else ""), stderr=stderr)
     if left_out:
         zeros = [c for c in left_out if zero(c)]
         parts = [", ".join(c for c in left_out if not zero(c)), f"0 in every row: {', '.join(zeros)}" if zeros else ""]
@@ -892,14 +892,15 @@ def store_cmd(path, conditions, prune, csv_path):
 
         write_csv(selected, csv_path)
         say_written(f"{len(selected)} rows", csv_path)
-    from .output import is_stdout
+    from .output import every_row, is_stdout, table_width
 
     table, varying, shared = store_table(selected)
     out = err_console if is_stdout(csv_path) else console
     # The heading lines as long as the terminal, not the table: a table's title wraps at its width.
     out.print(f"{st.path}: {len(selected)} of {len(df)} rows", highlight=False, markup=False)
     if shared:
-        out.print(f"every row: {shared}", highlight=False, markup=False)
+        out.print(every_row(shared, table_width(out is err_console)), highlight=False, markup=False,
+                  soft_wrap=True)
     out.print(table)
     if len(selected) and "error" in selected:
         # Why each failed point failed: the store keeps it, and the sweep said it only once.
@@ -945,7 +946,7 @@ def store_selection(df, conditions):
     return keep
 
 
-def store_table(df) -> tuple[Table, list[str], str]:
+def store_table(df) -> tuple[Table, list[str], list[str]]:
     """The rows of a store: trace, scheme, the options that differ between rows, status, the main figures and
     the key's first digits; the options that differ; and those all rows share (the trace too, where there is
     one), said above it."""
@@ -977,7 +978,7 @@ def store_table(df) -> tuple[Table, list[str], str]:
                          overflow="fold", min_width=width)
     for row in rows:
         table.add_row(*row)
-    return table, varying, ", ".join(shared) if len(df) else ""
+    return table, varying, shared if len(df) else []
 
 
 @main.command("generate")

@@ -376,6 +376,13 @@ def wrap_words(label: str, words, width: int | None) -> list:
     return lines
 
 
+def every_row(pairs: list, width: int | None) -> str:
+    """A grid's ``every row: k=v, k=v`` line, broken between pairs only (``nvram=128.0 KiB`` stays whole) into
+    lines no wider than `width`."""
+    words = [f"{pair}," for pair in pairs[:-1]] + pairs[-1:]
+    return "\n".join(wrap_words("every row:", words, width))
+
+
 def human_bytes(n) -> str:
     """A size in binary units, one decimal: ``64.0 MiB``, ``512.0 KiB``, ``3.6 TiB``."""
     n = float(n)
