@@ -109,4 +109,12 @@ def test_a_blkparse_device_is_named_by_major_minor_too_and_the_run_says_which_it
         said = " ".join(result.output.split())
         assert "run: device=2080" in said and "host.write_requests │ 1 │" in said, result.output
     result = invoke("run", str(trace), "--device", "8,256")
-    assert result.exit_code == 2 and "'8,256' is not a device number" in result.output
+    assert result.exit_code == 2, result.output
+    assert "--device 8,256 must be a device number (2064) or a blkparse major,minor" in result.output
+    # From Python and in a config file too (the engine reads the text): device='8,32' is 2080.
+    report = ftlsim.simulate(str(trace), device="8,32", capacity="1MiB")
+    assert report["host.write_requests"] == 1 and '"device":2080' in report["config.resolved"]
+    config = tmp_path / "run.toml"
+    config.write_text(f'trace = "{trace}"\ndevice = "8,32"\ncapacity = "1MiB"\n')
+    result = invoke("run", "-c", str(config))
+    assert result.exit_code == 0 and "run: device=2080" in result.output, result.output

@@ -61,27 +61,7 @@ VALUED = {"capacity": "--capacity", "preset": "--preset", "precondition": "--pre
           "power_cuts": "--power-cuts", "power_cut_seed": "--power-cut-seed"}
 
 
-class DeviceNumber(click.ParamType):
-    """A trace's device number: a whole number, or a blkparse ``major,minor`` (``8,16``), which the traces number
-    major * 256 + minor (2064), as `ftlsim info` lists them."""
-
-    name = "N|MAJOR,MINOR"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
-        text = str(value).strip()
-        major, comma, minor = text.partition(",")
-        try:
-            number = int(major) * 256 + int(minor) if comma else int(text)
-            if number < 0 or (comma and not 0 <= int(minor) < 256):
-                raise ValueError
-        except ValueError:
-            self.fail(f"{value!r} is not a device number: give a whole number (2064) or a blkparse major,minor "
-                      "(8,16)", param, ctx)
-        return number
-
-
+# A device is given to the engine as written: it reads a number or a blkparse major,minor (trace/mod.rs).
 DEVICE_HELP = "(a number, or a blkparse major,minor such as 8,16)"
 
 
@@ -321,7 +301,7 @@ def common_options(f):
     f = click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
                      callback=registered("formats"),
                      help="Trace format (see `ftlsim list`); default: sniff.")(f)
-    f = click.option("--device", type=DeviceNumber(), default=None,
+    f = click.option("--device", metavar="N|MAJOR,MINOR", default=None,
                      help=f"Keep one device / ASU of a multi-device trace {DEVICE_HELP}.")(f)
     f = click.option("--devices", default=None, metavar="fold|concat|N,M",
                      help="fold (default): one address space for every device of a multi-device trace; concat: a range per "
@@ -1020,7 +1000,7 @@ main.add_command(generate_cmd, "convert")
 @click.argument("trace", shell_complete=complete_trace)
 @click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
               help="Trace format (see `ftlsim list`); default: sniff.")
-@click.option("--device", type=DeviceNumber(), default=None, help=f"Keep one device / ASU {DEVICE_HELP}.")
+@click.option("--device", metavar="N|MAJOR,MINOR", default=None, help=f"Keep one device / ASU {DEVICE_HELP}.")
 @click.option("--devices", default=None, metavar="fold|concat|N,M",
               help="fold (default), concat (a range per device, shown with each device) or devices to keep, "
                    "concatenated in the order given.")
@@ -1169,7 +1149,7 @@ def device_text(d: dict, fmt_name: str) -> str:
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="The image to write (PNG).")
 @click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
               help="Trace format; default: sniff.")
-@click.option("--device", type=DeviceNumber(), default=None, help=f"Keep one device / ASU {DEVICE_HELP}.")
+@click.option("--device", metavar="N|MAJOR,MINOR", default=None, help=f"Keep one device / ASU {DEVICE_HELP}.")
 @click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")
 @click.option("--page-bytes", type=click.IntRange(min=1, max=2**31), default=512, show_default=True,
               help="Page size.")

@@ -43,7 +43,8 @@ SWEEP_ALIASES = {"trace": "traces", "ftl": "schemes"}
 OPTIONS = {
     # trace options
     "format": "trace format (ftlsim list); auto: sniffed from the file",
-    "device": "keep only the requests of this device / ASU / disk number of a multi-device trace",
+    "device": "keep only the requests of this device / ASU / disk number of a multi-device trace (a number, or a "
+              "blkparse major,minor: \"8,16\" is 2064)",
     "devices": "how the devices of a multi-device trace share the address space: fold (one space), concat "
                "(a range per device) or a list of devices to keep, concatenated in that order",
     "writes_only": "drop reads and trims",

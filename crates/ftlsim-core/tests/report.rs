@@ -274,9 +274,20 @@ fn a_capacity_sized_by_the_trace_is_sized_again_by_the_repeat() {
     // Disk 0 writes its last 4 KiB below 1 MiB, disk 1 below 8 MiB.
     let lines: String = (0..64u64)
         .map(|i| {
-            let (disk, reach) = if i % 2 == 0 { (0, 1u64 << 20) } else { (1, 8 << 20) };
-            let offset = if i < 2 { reach - 4096 } else { (i * 7919 * 4096) % reach };
-            format!("{},host,{disk},Write,{offset},4096,100\n", 128166410318060999 + i * 1000)
+            let (disk, reach) = if i % 2 == 0 {
+                (0, 1u64 << 20)
+            } else {
+                (1, 8 << 20)
+            };
+            let offset = if i < 2 {
+                reach - 4096
+            } else {
+                (i * 7919 * 4096) % reach
+            };
+            format!(
+                "{},host,{disk},Write,{offset},4096,100\n",
+                128166410318060999 + i * 1000
+            )
         })
         .collect();
     std::fs::write(&msr, lines).unwrap();
@@ -295,12 +306,19 @@ fn a_capacity_sized_by_the_trace_is_sized_again_by_the_repeat() {
     assert_eq!(first.count("config.capacity_bytes"), 1 << 20);
     let resolved: Value =
         serde_json::from_str(first.get("config.resolved").unwrap().as_str().unwrap()).unwrap();
-    assert_eq!(resolved["config"]["capacity"], Value::Null, "the trace's reach");
+    assert_eq!(
+        resolved["config"]["capacity"],
+        Value::Null,
+        "the trace's reach"
+    );
     let again: SimConfig = serde_json::from_value(resolved["config"].clone()).unwrap();
     let repeat = run(&again, &trace, &mut |_| true).unwrap();
     assert_eq!(repeat.get("config.resolved"), first.get("config.resolved"));
     assert_eq!(repeat.count("config.capacity_bytes"), 1 << 20);
-    assert_eq!(repeat.count("flash.page_writes"), first.count("flash.page_writes"));
+    assert_eq!(
+        repeat.count("flash.page_writes"),
+        first.count("flash.page_writes")
+    );
     let mut on_disk_1 = again;
     on_disk_1.trace.device = Some(1);
     let other = run(&on_disk_1, &trace, &mut |_| true).unwrap();

@@ -1025,3 +1025,45 @@ fn a_trace_output_without_an_extension_is_told_it_needs_one() {
         .to_string()
         .contains("the extension `.txt` names no format ftlsim writes")));
 }
+
+/// `device` takes a number or a blkparse `major,minor` as `ftlsim info` lists it (8,16 is 2064): in a config
+/// file or from Python, as on the command line.
+#[test]
+fn a_device_is_given_by_its_number_or_its_major_and_minor() {
+    let device = |given: serde_json::Value| {
+        serde_json::from_value::<TraceOptions>(serde_json::json!({ "device": given }))
+            .map(|o| o.device)
+            .map_err(|e| e.to_string())
+    };
+    for given in [
+        serde_json::json!(2064),
+        serde_json::json!("2064"),
+        serde_json::json!("8,16"),
+        serde_json::json!(" 8, 16 "),
+    ] {
+        assert_eq!(device(given.clone()), Ok(Some(2064)), "{given}");
+    }
+    assert_eq!(device(serde_json::Value::Null), Ok(None));
+    for refused in [
+        serde_json::json!("8,256"),
+        serde_json::json!("8;16"),
+        serde_json::json!(-1),
+        serde_json::json!(1.5),
+    ] {
+        let said = device(refused.clone()).expect_err("refused");
+        assert!(
+            said.contains("expected a device number (2064) or a blkparse major,minor (\"8,16\")"),
+            "{refused}: {said}"
+        );
+    }
+    // The filter keeps the same requests either way.
+    let path = tiny_fixture("blkparse");
+    let on = |given: &str| {
+        let mut options: TraceOptions =
+            serde_json::from_value(serde_json::json!({ "device": given })).unwrap();
+        options.format = "blkparse".into();
+        read_all(&path, &options)
+    };
+    assert!(!on("8,16").is_empty());
+    assert_eq!(on("8,16"), on("2064"));
+}

@@ -26,7 +26,8 @@ pub(super) fn resolved_config(
     if cfg.preset.is_none() {
         config["preset"] = preset.into();
     }
-    if let (None, None, Some(bytes)) = (&cfg.capacity, cfg.device.blocks_per_plane, capacity_bytes) {
+    if let (None, None, Some(bytes)) = (&cfg.capacity, cfg.device.blocks_per_plane, capacity_bytes)
+    {
         // (blocks per plane size the device themselves, and refuse a capacity beside them)
         config["capacity"] = bytes.to_string().into();
     }

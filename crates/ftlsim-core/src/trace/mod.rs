@@ -91,7 +91,10 @@ impl TraceError {
 pub struct TraceOptions {
     /// A format name from [`FORMATS`], or "auto" to sniff.
     pub format: String,
-    /// Keep only the requests of this device / ASU / disk number (multi-device traces).
+    /// Keep only the requests of this device / ASU / disk number (multi-device traces): a number, or a blkparse
+    /// or FIU device's `"major,minor"` (`"8,16"` is 2064, as `ftlsim info` lists it).
+    #[serde(deserialize_with = "device_option")]
+    #[schemars(schema_with = "device_schema")]
     pub device: Option<u64>,
     /// How the devices of a multi-device trace share the address space: `fold` (one space, the default),
     /// `concat` (a range per device) or a list of devices to keep, concatenated in that order ([`devices`]).
@@ -108,6 +111,71 @@ pub struct TraceOptions {
     /// Map the 1 MiB extents the trace touches densely onto the device, in address order (a pre-pass reads the
     /// trace once more): a trace spanning terabytes runs on a device of its footprint.
     pub compact: bool,
+}
+
+/// What a config may give for `device` ([`device_option`]): a whole number, a blkparse `"major,minor"`, or none.
+fn device_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+    use schemars::schema::{InstanceType, SchemaObject};
+    SchemaObject {
+        instance_type: Some(
+            vec![
+                InstanceType::Integer,
+                InstanceType::String,
+                InstanceType::Null,
+            ]
+            .into(),
+        ),
+        ..Default::default()
+    }
+    .into()
+}
+
+/// The device number `text` names: a whole number (`2064`) or a blkparse `major,minor` (`8,16`, a minor under
+/// 256, as [`device_number`] numbers them).
+pub fn parse_device(text: &str) -> Option<u64> {
+    match text.split_once(',') {
+        Some((major, minor)) => {
+            let minor: u64 = minor.trim().parse().ok().filter(|m| *m < 256)?;
+            device_number(major.trim().parse().ok()?, minor)
+        }
+        None => text.trim().parse().ok(),
+    }
+}
+
+/// `device` from a number or from text ([`parse_device`]); none when absent or null.
+fn device_option<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    use serde::de::{Error, Unexpected, Visitor};
+
+    struct DeviceVisitor;
+    impl<'de> Visitor<'de> for DeviceVisitor {
+        type Value = Option<u64>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a device number (2064) or a blkparse major,minor (\"8,16\")")
+        }
+        fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_u64<E: Error>(self, v: u64) -> Result<Self::Value, E> {
+            Ok(Some(v))
+        }
+        fn visit_i64<E: Error>(self, v: i64) -> Result<Self::Value, E> {
+            u64::try_from(v)
+                .map(Some)
+                .map_err(|_| E::invalid_value(Unexpected::Signed(v), &self))
+        }
+        fn visit_str<E: Error>(self, v: &str) -> Result<Self::Value, E> {
+            parse_device(v)
+                .map(Some)
+                .ok_or_else(|| E::invalid_value(Unexpected::Str(v), &self))
+        }
+    }
+    d.deserialize_option(DeviceVisitor)
 }
 
 impl Default for TraceOptions {
