@@ -391,3 +391,12 @@ def test_a_grid_point_whose_parameters_do_not_parse_refuses_the_grid_before_it_r
     assert result.exit_code == 2 and result.stdout == "", result.output
     assert "-p log_blocks=a must be a whole number" in result.stderr, result.stderr
     assert not store.exists()
+
+
+def test_an_ftl_list_of_no_scheme_is_refused():
+    # compare --ftl '' ended in a TypeError traceback; mount-cost --ftl '' ran all 13 schemes.
+    for command in ("compare", "mount-cost", "sweep"):
+        for given in ("", ","):
+            result = invoke(command, "uniform:writes=30", "--capacity", "1MiB", "--ftl", given)
+            assert result.exit_code == 2 and result.stdout == "", result.output
+            assert "names no scheme: give one or more, e.g. --ftl page,dftl" in result.stderr, result.stderr

@@ -270,6 +270,9 @@ def registered(kind: str, comma: bool = False):
             if comma:  # a comma-separated list, or several (a repeated option): one list, each name once
                 given = [value] if isinstance(value, str) else list(value)
                 listed = [check_name(kind, v.strip()) for text in given for v in text.split(",") if v.strip()]
+                if given and not listed:  # --ftl '' ran every scheme (mount-cost) or ended in a traceback
+                    raise click.BadParameter(f"{shlex.quote(','.join(given))} names no {kind[:-1]}: give one or "
+                                             f"more, e.g. {param.opts[0]} {','.join(names(kind)[:2])}")
                 return ",".join(dict.fromkeys(listed)) or None
             return check_name(kind, value)
         except _core.FtlsimError as e:
