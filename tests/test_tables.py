@@ -201,3 +201,14 @@ def test_a_figure_named_outright_is_shown_before_a_glob_s_and_a_glob_s_zeros_giv
     note = " ".join(result.stderr.split())
     assert "0 in every row: merges.switch, merges.dead, merges.fold" in note, note
     assert "flash.erases" not in note
+
+
+def test_a_grid_leaves_a_response_time_cdf_out_of_its_table_as_run_does(tmp_path):
+    # Piped, `--metrics 'response_us.write.*'` printed a column of 3 KB of [[774.144, 0.0], ...] a row.
+    out = tmp_path / "grid.csv"
+    result = invoke("compare", "uniform:writes=300,seed=1", "--ftl", "page,dftl", "--capacity", "1MiB", "-p",
+                    "queue_depth=4", "--metrics", "response_us.write.*", "--csv", str(out))
+    assert result.exit_code == 0, result.output
+    assert "[[" not in result.stdout and "response_us.write.p99" in result.stdout, result.stdout
+    assert "lists, left out of the table (--csv holds them): response_us.write.cdf" in result.stderr
+    assert pd.read_csv(out)["response_us.write.cdf"].str.startswith("[[").all()

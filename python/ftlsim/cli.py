@@ -646,6 +646,10 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
         figures = grid_metrics(df, metrics) if metrics else default_figures(df, columns or GRID_FIGURES)
     except _core.FtlsimError as e:
         fail(e)
+    from .report import key_unit
+
+    lists = [c for c in figures if key_unit(c) == "histogram"]  # a CDF of 3 KB a row, piped: as `run` leaves it
+    figures = [c for c in figures if c not in lists]
     width = table_width(stderr)
     # A swept parameter with one value in every row is said once, above the table, not in a column of its own;
     # so are erases or page writes, among the default figures, 0 in every row, which have no column (0 erases is
@@ -671,6 +675,9 @@ def print_grid(df, label: str, swept: list[str], columns: list[str] | None, metr
         parts = [", ".join(c for c in left_out if not zero(c)), f"0 in every row: {', '.join(zeros)}" if zeros else ""]
         err_console.print(f"[dim]left out at {width} columns: {'; '.join(p for p in parts if p)} (pick figures "
                           "with --metrics, or widen the terminal)[/]", highlight=False)
+    if lists:
+        err_console.print(f"[dim]lists, left out of the table (--csv holds them): {', '.join(lists)}[/]",
+                          highlight=False)
     warn_uninformative(df)
 
 
