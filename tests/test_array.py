@@ -161,3 +161,15 @@ def test_latency_cdfs_leave_pyplot_alone_name_each_trace_and_refuse_runs_without
     assert labels == [f"{s} on {t}" for t in (WORKLOAD, "uniform:writes=3000,seed=2") for s in ("page-mapped", "FAST")]
     with pytest.raises(ftlsim.FtlsimError, match="no response times"):
         ftlsim.plot.latency_cdfs(ftlsim.sweep("uniform:writes=300", ["page"], backend="threads"))
+
+
+def test_the_plots_headings_say_the_settings_every_run_ran_with():
+    # The table's "every row" line said precondition=full and the NVRAM; the latency plot said neither, the
+    # comparison plot no NVRAM, though it doubled the elapsed time.
+    from ftlsim.plot import compare, latency_cdfs
+
+    df = ftlsim.sweep("uniform:writes=2000,seed=1", ["page", "fast"], channels=2, queue_depth=4, capacity="1MiB",
+                      precondition="full", nvram="16KiB", nvram_policy="lru")
+    latency = latency_cdfs(df).get_suptitle().splitlines()
+    assert latency[-1] == "precondition=full, nvram=16.0 KiB, nvram_policy=lru", latency
+    assert compare(df, precondition="full").get_suptitle() == "precondition full, nvram=16.0 KiB, nvram_policy=lru"

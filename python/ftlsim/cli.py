@@ -1175,7 +1175,7 @@ def plot_refs_cmd(trace, output, fmt_name, device, skip_bad_lines, page_bytes, b
         check_plot_path(output, "--output", inputs=(trace,))
         refs = write_refs(trace, format=fmt_name, block_bytes=block_bytes, page_bytes=page_bytes, device=device,
                           skip_bad_lines=skip_bad_lines or None)
-        refs_plot(refs, output, title=trace_title(trace))
+        refs_plot(refs, output, title=trace_title(trace) + (f", device {device}" if device is not None else ""))
     except _core.FtlsimError as e:
         fail(e)
     say_written("plot", output)

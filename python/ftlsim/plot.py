@@ -60,6 +60,17 @@ def _device(rows) -> str:
     return f"{presets}, {capacities}"
 
 
+def _settings(df, swept: list, said: tuple) -> list:
+    """What every row ran with that the grid's "every row" line says (the run settings other than their
+    defaults, ``device=1``, ``writes_only=true``, the NVRAM; `grid_settings`) and the heading does not say
+    otherwise (`said`: the device's line names the preset and capacity), as ``k=v`` texts."""
+    from .output import grid_settings
+
+    if not {"config.resolved", "config.preset", "config.capacity_bytes"} <= set(df.columns):
+        return []  # rows made elsewhere, without the report's configuration
+    return [s for s in grid_settings(df, list(swept)) if s.split("=", 1)[0] not in said]
+
+
 def compare(df, swept=None, title: str = "", precondition: str | None = None,
             y=(("flash.erases", "erase count", 1.0), ("time_us.total", "elapsed flash time (s)", 1e-6))):
     """A matplotlib Figure of a sweep's rows (a DataFrame from `ftlsim.sweep`): the FAST paper's Fig. 10 shape,
@@ -81,8 +92,9 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     if not len(df):
         raise _core.FtlsimError("no run to draw: the rows are empty, or every run failed")
     swept = _swept_of(df, [swept] if isinstance(swept, str) else swept)
+    settings = _settings(df, swept, said=("preset", "capacity", "precondition"))
     swept, one_valued = split_swept(df, swept)
-    fixed = ", ".join(one_valued)
+    fixed = ", ".join(one_valued + settings)
     x = next((s for s in swept if len(set(_numbers(df[s].unique()))) >= 2), None)
     others = ["ftl"] + [s for s in swept if s != x]
     traces = list(dict.fromkeys(df["trace"])) if "trace" in df else [None]
@@ -464,8 +476,9 @@ def latency_cdfs(df, swept=None, title: str = ""):
 
     # A parameter set to one value for every run names no line apart: the heading states it, and the array's
     # own settings are in its line of the heading.
+    settings = _settings(df, swept or [], said=("preset", "capacity"))
     swept, one_valued = split_swept(df, swept)
-    fixed = ", ".join(f for f in one_valued if f.split("=")[0] not in ARRAY_KEYS)
+    fixed = ", ".join([f for f in one_valued if f.split("=")[0] not in ARRAY_KEYS] + settings)
     kinds = [(kind, key) for kind, key in CDF_KEYS
              if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]
     if not kinds:
