@@ -283,3 +283,14 @@ def test_reproduce_csv_into_a_missing_directory_fails_before_the_experiment(tmp_
     result = CliRunner().invoke(main, ["reproduce", "fast-fig10", "--quick", "--csv", str(tmp_path / "no" / "x.csv")])
     assert result.exit_code == 2 and "does not exist" in result.output
     assert ran == []
+
+
+def test_a_config_files_params_are_checked_against_the_scheme_the_command_line_names(tmp_path):
+    # `run -c p.toml --ftl fast` refused the file's log_blocks, naming page (the file names no scheme), though
+    # the command line overrides the file and fast takes it.
+    config = tmp_path / "p.toml"
+    config.write_text('trace = "hotcold:writes=3000,seed=1"\ncapacity = "2MiB"\n[params]\nlog_blocks = 4\n')
+    result = invoke("run", "-c", str(config), "--ftl", "fast")
+    assert result.exit_code == 0 and "scheme: fast lazy_merge=false log_blocks=4" in result.output, result.output
+    result = invoke("run", "-c", str(config))
+    assert result.exit_code == 2 and "unknown key `params.log_blocks`" in result.output

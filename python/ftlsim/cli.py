@@ -416,7 +416,7 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         table = load_config(config_path)
         outputs = {k: table[k] for k in ("json", "csv") if k in table and "config.resolved" not in table}
         try:
-            file_kwargs = run_kwargs(table, config_path, trace=trace)
+            file_kwargs = run_kwargs(table, config_path, trace=trace, ftl=ftl)
         except _core.FtlsimError as e:
             fail(e)
     kwargs = option_kwargs(ctx, file_kwargs)

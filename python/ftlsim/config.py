@@ -218,11 +218,13 @@ def check_options(ftl: str, options) -> None:
                                 "--example run")
 
 
-def run_kwargs(table, source=None, trace: str | None = None) -> dict:
+def run_kwargs(table, source=None, trace: str | None = None, ftl: str | None = None) -> dict:
     """Keyword arguments of `simulate` from a run table or a saved report (a `Report` or its dict): the
     trace, the scheme, every option and the scheme's ``[params]``; output keys are left out. A value of the
-    wrong type or an unknown key is refused, naming `source` (the config file). A report's trace must hold
-    what it held (its sha256), unless `trace` is given in its place (the command line's TRACE)."""
+    wrong type or an unknown key is refused, naming `source` (the config file); a table's parameters are
+    checked against the scheme `ftl` where one is given in the table's place (the command line's --ftl). A
+    report's trace must hold what it held (its sha256), unless `trace` is given in its place (the command
+    line's TRACE)."""
     if "config.resolved" in table:
         resolved = json.loads(table["config.resolved"])
         kwargs = {"trace": resolved["trace"], **config_kwargs(resolved["config"])}
@@ -238,7 +240,7 @@ def run_kwargs(table, source=None, trace: str | None = None) -> dict:
         if key in table:
             check_value(key, table[key], expected, source)
     table = dict(table)
-    check_run_table(table, f"config file {source}" if source else "run config")
+    check_run_table({**table, "ftl": ftl} if ftl else table, f"config file {source}" if source else "run config")
     params = table.pop("params", {}) or {}
     kwargs = {k: v for k, v in table.items() if k not in RUN_OUTPUTS}
     clash = set(params) & set(kwargs)
