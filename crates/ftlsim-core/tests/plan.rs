@@ -320,3 +320,57 @@ fn a_scheme_parameter_out_of_range_is_a_structured_error_with_key_value_expected
         p.expected
     );
 }
+
+/// A device whose requests are all reads, under `writes_only`, keeps none: the run says so of the trace and
+/// its filters (it said "capacity 0 must be more than 0 bytes", a capacity nobody gave, or that the device was
+/// not in the trace).
+#[test]
+fn filters_that_keep_no_request_are_said_of_the_trace() {
+    let lines: String = (0..8u64)
+        .map(|i| {
+            let (disk, op) = if i % 2 == 0 {
+                (0, "Write")
+            } else {
+                (1, "Read")
+            };
+            format!(
+                "{},host,{disk},{op},{},4096,100\n",
+                128166410318060999 + i,
+                i * 4096
+            )
+        })
+        .collect();
+    let path = temp("reads-on-1.msr", lines.as_bytes());
+    let trace = path.to_string_lossy().to_string();
+    let mut cfg = SimConfig::default();
+    cfg.trace.writes_only = true;
+    cfg.trace.device = Some(1);
+    let said = sim::run(&cfg, &trace, &mut |_| true)
+        .expect_err("no request left")
+        .to_string();
+    assert!(
+        said.contains(
+            "no request is left once writes_only drops its reads and trims and device=1 keeps that device \
+             alone, so nothing sizes the device"
+        ),
+        "{said}"
+    );
+    cfg.trace.device = None;
+    cfg.trace.devices = "1".parse().unwrap();
+    let said = sim::run(&cfg, &trace, &mut |_| true)
+        .expect_err("no request left")
+        .to_string();
+    assert!(
+        said.contains("device 1 is not in the trace, whose devices are 0")
+            && said.contains("(with writes_only, a device of reads alone has no request left)"),
+        "{said}"
+    );
+    // Without writes_only device 1 runs.
+    cfg.trace.writes_only = false;
+    assert_eq!(
+        sim::run(&cfg, &trace, &mut |_| true)
+            .unwrap()
+            .count("host.read_requests"),
+        4
+    );
+}

@@ -647,6 +647,31 @@ struct Sized {
     placement: Option<Placement>,
 }
 
+/// A trace file whose filters (`writes_only`, `device`) keep no request, so that nothing sizes the device: said
+/// of the trace and its filters, not as a capacity of 0 that nobody gave.
+fn nothing_kept(path: &str, opts: &trace::TraceOptions) -> SimError {
+    let mut how = Vec::new();
+    if opts.writes_only {
+        how.push("writes_only drops its reads and trims".to_string());
+    }
+    if let Some(device) = opts.device {
+        how.push(format!("device={device} keeps that device alone"));
+    }
+    let how = if how.is_empty() {
+        String::new()
+    } else {
+        format!(" once {}", how.join(" and "))
+    };
+    trace::TraceError::Option {
+        spec: path.to_string(),
+        what: format!(
+            "no request is left{how}, so nothing sizes the device; keep a device with writes (`ftlsim info \
+             --writes-only` lists each device's)"
+        ),
+    }
+    .into()
+}
+
 /// The device of a run on `input` and its capacity, as [`resolve_device_with`] says; a trace file's
 /// pre-pass (its highest address, its devices' layout) is read here.
 fn size_device(
@@ -687,7 +712,7 @@ fn size_device(
         Some(Input::Trace(path)) if trace_file => {
             let facts = remembered_facts(path, &cfg.trace, &spec, stated.is_none(), progress)?;
             match stated.or(facts.highest_address) {
-                Some(0) | None => return Err(no_capacity()),
+                Some(0) | None => return Err(nothing_kept(path, &cfg.trace)),
                 Some(capacity) => (capacity, Some(facts.placement)),
             }
         }

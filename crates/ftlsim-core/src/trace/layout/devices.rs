@@ -320,7 +320,14 @@ pub fn survey(
             opts.devices
         )));
     }
-    let layout = Layout::new(&opts.devices, &mut seen, block_bytes).map_err(bad)?;
+    let layout = Layout::new(&opts.devices, &mut seen, block_bytes).map_err(|what| {
+        match opts.writes_only {
+            true => bad(format!(
+                "{what} (with writes_only, a device of reads alone has no request left)"
+            )),
+            false => bad(what),
+        }
+    })?;
     Ok((seen, layout))
 }
 
