@@ -186,7 +186,9 @@ def test_bars_of_a_count_that_is_0_in_every_row_stand_on_0():
                        "time_us.total": [7.4e6, 7.4e6]})
     erases = drawn(ftlsim.plot.compare(df, [], precondition="none")).axes[0]
     assert erases.get_ylim() == (0, 1)
-    assert [t.get_text() for t in erases.get_yticklabels()] == ["0", "1"]
+    low, high = erases.get_ylim()
+    shown = [t.get_text() for v, t in zip(erases.get_yticks(), erases.get_yticklabels()) if low <= v <= high]
+    assert shown == ["0", "1"] and low < 0 < high  # the lines at 0 drawn whole, above the axis
 
 
 def test_a_heading_states_the_precondition_only_where_every_row_ran_it():
@@ -253,3 +255,15 @@ def test_compare_draws_the_runs_that_finished_and_refuses_rows_with_none(tmp_pat
     assert list(panels(fig)) == [f"{TRACE}: lee2007, 1.0 MiB"]  # not a panel headed "nan, nan TiB"
     with pytest.raises(ftlsim.FtlsimError, match="no run to draw"):
         ftlsim.plot.compare(df[df["status"] == "failed"])
+
+
+def test_lines_of_counts_all_zero_label_0_and_1_not_minus_0():
+    # The erase-count axis of runs that never erased read 0, 0, 0, 0, -0, -0, -0.
+    from ftlsim.plot import compare
+
+    df = ftlsim.sweep(TRACE, ["page", "dftl"], {"cmt_entries": [64, 256]}, capacity="4MiB", backend="threads")
+    fig = drawn(compare(df, ["cmt_entries"]))
+    erases = next(iter(panels(fig).values()))[0]
+    low, high = erases.get_ylim()
+    shown = [t.get_text() for v, t in zip(erases.get_yticks(), erases.get_yticklabels()) if low <= v <= high]
+    assert shown == ["0", "1"] and low < 0 < high  # the lines at 0 drawn whole, above the axis

@@ -306,6 +306,8 @@ def _axes_style(ax, x, xvalues, ylabel: str, count: bool) -> None:
             name.set_horizontalalignment("right")
             name.set_rotation_mode("anchor")
         return
+    if count and ax.get_ylim()[1] < 1:  # lines of counts all 0: the axis ran from -0.055 and labelled 0 and -0
+        ax.set_ylim(-0.05, 1)  # the lines at 0 whole, above the axis, with ticks 0 and 1
     ax.set_xlabel(x.replace("_", " "))
     values = sorted(_numbers(xvalues.unique()))
     if _powers_of_two(values):
