@@ -529,3 +529,21 @@ def test_warnings_and_errors_wrap_between_words_in_a_terminal_and_keep_one_line_
         lines = out.getvalue().splitlines()
         assert " ".join(lines).split() == ("warning: " + text).split()  # every word whole, [1] not markup
         assert (len(lines) > 1 and max(map(len, lines)) <= 60) if terminal else len(lines) == 1
+
+
+def test_the_run_header_says_a_spare_raised_above_what_over_provisioning_gives(monkeypatch):
+    # The header echoed over_provisioning=0.07 while page ran with 3 extra blocks on 4 logical ones (75%), the
+    # least its GC needs; the same value given outright is refused.
+    monkeypatch.setenv("COLUMNS", "80")
+    result = invoke("run", "uniform:writes=200,seed=1", "--ftl", "page", "--capacity", "64KiB")
+    assert result.exit_code == 0, result.output
+    assert ("spare: 3 extra blocks, 75% of the 4 logical: the least page runs with\n"
+            "       (over_provisioning=0.07 gives 1)\n") in result.stdout, result.stdout
+    result = invoke("run", "uniform:writes=200,seed=1", "--ftl", "page", "--capacity", "4MiB")
+    assert "spare:" not in result.stdout  # 0.07 of 256 blocks gives 18, more than GC needs
+    # Per die each die's instance rounds its own share: 2 logical blocks and 3 extra on each of 64 dies.
+    result = invoke("run", "uniform:writes=200,seed=1", "--preset", "mqsim-default", "-p", "blocks_per_plane=2",
+                    "-p", "placement=per-die")
+    said = " ".join(result.stdout.split())
+    assert "spare: 192 extra blocks, 150% of the 128 logical: the least page runs with (over_provisioning=0.07 " \
+           "gives 64)" in said, result.stdout

@@ -424,6 +424,9 @@ def run_header(report, width: int | None) -> str:
     rounded = rounded_capacity(report)
     if rounded:
         lines.append(f"capacity: {rounded}")
+    raised = raised_spare(report, params)
+    if raised:
+        lines += wrap_words("spare:", raised.split(" "), width)
     if timings_overridden:  # every time that ran, the given ones and the preset's others
         lines += wrap_pairs("timings:", [(k, param_text(report[f"config.{k}"])) for k in preset_timing], width)
     if report.get("nvram.bytes"):  # a write cache in front of the scheme changes every figure: said
@@ -500,6 +503,27 @@ def grid_settings(rows, swept: list[str]) -> list[str]:
     if not per_row:
         return []
     return [f"{k}={v}" for k, v in per_row[0] if k not in swept and all((k, v) in other for other in per_row[1:])]
+
+
+def raised_spare(report, params: dict) -> str:
+    """Where the scheme ran with more spare blocks than its ``over_provisioning`` gives, the least it runs with
+    (page on a device of 4 blocks: 0.07 gives 1, GC needs 3): what ran and what the fraction gave, for a line of
+    its own; else nothing. Per die, each instance rounds its own share up."""
+    import math
+
+    op = params.get("over_provisioning")
+    logical, extra = report.get("config.logical_blocks"), report.get("device.extra_blocks")
+    if not isinstance(op, (int, float)) or not logical or extra is None:
+        return ""
+    parts = 1
+    if report.get("array.placement") == "per-die":
+        for key, _ in ARRAY_DIMENSIONS[:-1]:  # the dies: channels x chips x dies
+            parts *= int(report[key])
+    gives = math.ceil(logical // parts * op) * parts
+    if extra <= gives:
+        return ""
+    return (f"{extra:,} extra blocks, {extra / logical:.0%} of the {logical:,} logical: the least "
+            f"{report['config.scheme']} runs with (over_provisioning={param_text(op)} gives {gives:,})")
 
 
 def rounded_capacity(report) -> str:

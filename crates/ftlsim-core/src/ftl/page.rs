@@ -97,7 +97,8 @@ fn crash_variants() -> Vec<Value> {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PageParams {
-    /// Physical space beyond the logical capacity, as a fraction of it (0 to 1).
+    /// Physical space beyond the logical capacity, as a fraction of it (0 to 1), rounded up to whole blocks and
+    /// never below the blocks GC needs (`gc_reserve_blocks` + 1 + the frontiers), which a small device takes.
     pub over_provisioning: f64,
     /// Free blocks kept in reserve: garbage collection runs while this many or fewer blocks are free.
     pub gc_reserve_blocks: u32,
