@@ -207,4 +207,14 @@ fn bad_nvram_options_are_named() {
     let mut cfg = with_nvram(roomy_page(8, 4), 1024, "lru");
     cfg.nvram_policy = "region".into();
     assert!(run(&cfg).contains("nvram_regions"));
+    // A range wholly past the device (32 pages of 512 B: 16 KiB) kept nothing without a word; one that runs
+    // past its end keeps the pages on it.
+    cfg.nvram_regions = Some("0-1KiB,16KiB-20KiB".into());
+    let e = run(&cfg);
+    assert!(
+        e.contains("has `16KiB-20KiB`, which starts at or past the device's end (byte 16384"),
+        "{e}"
+    );
+    cfg.nvram_regions = Some("8KiB-64KiB".into());
+    assert!(run_requests(&cfg, vec![tagged(Op::Write, 20, 1, Tag::None)]).is_ok());
 }

@@ -221,6 +221,20 @@ impl NvramOptions {
                     if a >= b {
                         return Err(bad());
                     }
+                    let device_end = g.logical_pages() as u64 * page;
+                    if a >= device_end {
+                        // It would keep nothing, without a word: the run's figures would be the NVRAM's at rest.
+                        return Err(ConfigError::from(Invalid::new(
+                            "nvram_regions",
+                            text,
+                            format!(
+                                "has `{range}`, which starts at or past the device's end (byte {device_end}, \
+                                 its logical capacity) and would keep nothing; name ranges on the device"
+                            ),
+                            Some(format!("0-{}", device_end.min(64 << 10))),
+                        ))
+                        .into());
+                    }
                     let end = b.div_ceil(page).min(g.logical_pages() as u64);
                     parsed.push(((a / page).min(end) as u32, end as u32));
                 }
