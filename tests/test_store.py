@@ -179,6 +179,17 @@ def test_integers_of_a_grid_stay_integers(tmp_path):
         assert sorted(row["cmt_entries"] for row in csv.DictReader(f)) == ["", "128", "64"]
 
 
+def test_flags_of_a_parquet_store_beside_a_failed_point_stay_flags(tmp_path):
+    # Reused, the store gave config.rmw 'True' (text) where the first sweep gave True: a failed point's gap made
+    # the column mixed, and mixed columns were written as text.
+    grid = {"fast": {"log_blocks": [1, 8]}}  # log_blocks=1 fails
+    runs = [ftlsim.sweep("uniform:writes=2000,seed=1", grid, capacity="1MiB", backend="threads",
+                         store=tmp_path / "s.parquet") for _ in range(2)]
+    for df in runs:
+        done = df[df["status"] == "done"]
+        assert done["config.rmw"].tolist() == [True] and len(df[df["config.rmw"] == True]) == 1  # noqa: E712
+
+
 def test_store_command_lists_filters_and_prunes(tmp_path):
     store = tmp_path / "results.parquet"
     ftlsim.sweep(["uniform:writes=2000,seed=1", str(tmp_path / "missing.csv")],

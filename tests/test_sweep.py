@@ -194,3 +194,29 @@ def test_progress_knows_its_total_before_the_first_run_ends():
     ftlsim.sweep(TRACE, {"page": {}, "fast": {"log_blocks": [2, 4]}}, capacity="1MiB", backend="threads", jobs=1,
                  on_done=lambda d, t: seen.append((d, t)))
     assert seen == [(0, 3), (1, 3), (2, 3), (3, 3)]
+
+
+def test_numpy_and_pandas_values_run_as_the_numbers_they_hold(tmp_path):
+    # np.float64(8.0) was refused as "log_blocks=8.0 must be a whole number"; np.array([0, 1]) as an
+    # "unsupported type ndarray" naming no key; a trace given as a Path was "not iterable".
+    import pathlib
+
+    import numpy as np
+
+    one = ftlsim.simulate("uniform:writes=2000,seed=1", ftl="fast", log_blocks=np.float64(8.0), capacity="1MiB")
+    assert one["config.params"] == '{"lazy_merge":false,"log_blocks":8}'
+    df = ftlsim.sweep("uniform:writes=2000,seed=1", ["fast"], {"log_blocks": np.array([4.0, 8.0])},
+                      capacity="1MiB", backend="threads")
+    assert df["status"].tolist() == ["done", "done"] and df["log_blocks"].tolist() == [4, 8]
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,4096\nW,8192,4096\n")
+    assert ftlsim.sweep(pathlib.Path(trace), ["page"], backend="threads")["status"].tolist() == ["done"]
+    assert ftlsim._registry.plain((np.int64(0), np.int64(1))) == [0, 1]
+
+
+def test_a_sweep_refuses_an_empty_grid_and_a_scheme_or_trace_among_its_options():
+    # An empty list of values ended in KeyError: 'status'; ftl="fast" beside schemes=["page"] was dropped.
+    with pytest.raises(ftlsim.FtlsimError, match="grid parameter `log_blocks` of fast has no values"):
+        ftlsim.sweep("uniform:writes=30", ["fast"], {"log_blocks": []}, capacity="1MiB")
+    with pytest.raises(ftlsim.FtlsimError, match=r"sweep takes no ftl=: give schemes"):
+        ftlsim.sweep("uniform:writes=30", ["page"], capacity="1MiB", ftl="fast")

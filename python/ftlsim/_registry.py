@@ -106,11 +106,16 @@ def takes(ftl: str, key: str) -> bool:
 
 
 def plain(value):
-    """A numpy scalar (`np.int64(8)`, `np.bool_(True)`, from `np.arange` or a DataFrame's column) as the Python
-    value it holds, which the engine's configuration takes; any other value as it is."""
-    item = getattr(value, "item", None)
-    if callable(item) and type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0:
-        return item()
+    """A value as the engine's configuration takes it: a numpy scalar or array (`np.int64(8)`, `np.bool_(True)`,
+    `np.array([0, 1])`, from `np.arange` or a DataFrame's column) as the Python values it holds, a list or tuple
+    of them as a list of those, and a whole float (8.0: a pandas column of whole numbers with a gap is float)
+    as the whole number; any other value as it is."""
+    if type(value).__module__ == "numpy" and callable(getattr(value, "tolist", None)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)
     return value
 
 

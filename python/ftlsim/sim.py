@@ -198,7 +198,8 @@ def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
     per_scheme = schemes if isinstance(schemes, dict) else {s: {} for s in _as_list(schemes)}
     # A scheme as registered (`FAST` is `fast`), so that its parameters are found and its rows are one.
     per_scheme = {check_name("schemes", s): own for s, own in per_scheme.items()}
-    traces = [traces] if isinstance(traces, str) else list(traces)  # a workload spec holds commas itself
+    # A workload spec holds commas itself; a path is one trace, as simulate takes it.
+    traces = [str(traces)] if isinstance(traces, (str, os.PathLike)) else [str(t) for t in traces]
     if not per_scheme or not traces:
         raise _core.FtlsimError(f"a sweep needs at least one {'scheme' if not per_scheme else 'trace'}")
     for key in common:
@@ -209,6 +210,10 @@ def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
         params = {k: v for k, v in common.items() if takes(ftl, k)}
         params.update(own or {})
         keys = list(params)
+        empty = next((k for k in keys if not _values(params[k])), None)
+        if empty is not None:  # it made no run, and ended in a KeyError
+            raise _core.FtlsimError(f"grid parameter `{empty}` of {ftl} has no values: give one or more "
+                                    f"({empty}=[4, 8]), or leave it out")
         for combo in itertools.product(*(_values(params[k]) for k in keys)):
             runs.append({"trace": trace, "ftl": ftl, **dict(zip(keys, combo))})
     return runs
@@ -501,6 +506,9 @@ def sweep(
     directory), re-running the sweep computes only the points not yet done; a failed point is recorded with
     its error (``errors="raise"`` raises instead). Several sweeps may share a store at once.
     ``df.attrs["points"]`` says how many points came from the store, were computed and failed."""
+    for key, argument in (("ftl", "schemes"), ("trace", "traces")):
+        if key in common:  # each run's own: {**common, **run} dropped it without a word
+            raise _core.FtlsimError(f"sweep takes no {key}=: give {argument} (sweep(traces, schemes, ...))")
     runs = [{**common, **run} for run in _grid(traces, schemes, grid)]
     return run_many(runs, jobs=jobs, on_done=on_done, store=store, backend=backend, client=client,
                     scheduler=scheduler, errors=errors)

@@ -202,6 +202,8 @@ class Store:
             values = df[c].dropna()
             if len(values) and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
                 df[c] = df[c].astype("Int64")  # whole numbers with gaps, kept whole
+            elif len(values) and all(isinstance(v, bool) for v in values):
+                df[c] = df[c].astype("boolean")  # flags with gaps (a failed point's), kept flags: not "True"
             else:  # mixed values (a grid column of numbers and names)
                 df[c] = df[c].map(lambda v: v if v is None or isinstance(v, str) or v != v else str(v))
         with atomic_path(self.path) as tmp:
