@@ -350,8 +350,8 @@ fn filters_that_keep_no_request_are_said_of_the_trace() {
         .to_string();
     assert!(
         said.contains(
-            "no request is left once writes_only drops its reads and trims and device=1 keeps that device \
-             alone, so nothing sizes the device"
+            "has no write on device 1, and writes_only drops its reads and trims: no request is left to run; \
+             keep a device with writes (`ftlsim info --writes-only` lists each device's), or drop writes_only"
         ),
         "{said}"
     );
@@ -365,8 +365,32 @@ fn filters_that_keep_no_request_are_said_of_the_trace() {
             && said.contains("(with writes_only, a device of reads alone has no request left)"),
         "{said}"
     );
-    // Without writes_only device 1 runs.
+    let reads = temp("reads.csv", b"R,0,4096\nR,8192,4096\n");
+    let mut cfg = SimConfig::default();
+    cfg.trace.writes_only = true;
+    let said = sim::run(&cfg, &reads.to_string_lossy(), &mut |_| true)
+        .expect_err("no request left")
+        .to_string();
+    assert!(
+        said.ends_with(
+            "holds only reads and trims, which writes_only drops: no request is left to run; drop \
+             writes_only"
+        ),
+        "{said}"
+    );
+    let empty = temp("empty.csv", b"op,offset,length\n");
     cfg.trace.writes_only = false;
+    cfg.trace.format = "csv".into();
+    let said = sim::run(&cfg, &empty.to_string_lossy(), &mut |_| true)
+        .expect_err("no request")
+        .to_string();
+    assert!(
+        said.ends_with("holds no request, so there is nothing to run"),
+        "{said}"
+    );
+    // Without writes_only device 1 runs.
+    let mut cfg = SimConfig::default();
+    cfg.trace.devices = "1".parse().unwrap();
     assert_eq!(
         sim::run(&cfg, &trace, &mut |_| true)
             .unwrap()

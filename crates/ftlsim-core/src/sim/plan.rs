@@ -647,27 +647,27 @@ struct Sized {
     placement: Option<Placement>,
 }
 
-/// A trace file whose filters (`writes_only`, `device`) keep no request, so that nothing sizes the device: said
-/// of the trace and its filters, not as a capacity of 0 that nobody gave.
+/// A trace file that holds no request, or whose filters (`writes_only`, `device`) keep none, so that nothing
+/// sizes the device and nothing would run: said of the trace and its filters, not as a capacity of 0 that
+/// nobody gave.
 fn nothing_kept(path: &str, opts: &trace::TraceOptions) -> SimError {
-    let mut how = Vec::new();
-    if opts.writes_only {
-        how.push("writes_only drops its reads and trims".to_string());
-    }
-    if let Some(device) = opts.device {
-        how.push(format!("device={device} keeps that device alone"));
-    }
-    let how = if how.is_empty() {
-        String::new()
-    } else {
-        format!(" once {}", how.join(" and "))
+    let what = match (opts.writes_only, opts.device) {
+        (false, None) => "holds no request, so there is nothing to run".to_string(),
+        (true, None) => "holds only reads and trims, which writes_only drops: no request is left to run; \
+                         drop writes_only"
+            .to_string(),
+        (true, Some(device)) => format!(
+            "has no write on device {device}, and writes_only drops its reads and trims: no request is left \
+             to run; keep a device with writes (`ftlsim info --writes-only` lists each device's), or drop \
+             writes_only"
+        ),
+        (false, Some(device)) => {
+            format!("has no request on device {device}: nothing is left to run; drop the device filter")
+        }
     };
     trace::TraceError::Option {
         spec: path.to_string(),
-        what: format!(
-            "no request is left{how}, so nothing sizes the device; keep a device with writes (`ftlsim info \
-             --writes-only` lists each device's)"
-        ),
+        what,
     }
     .into()
 }
