@@ -31,7 +31,7 @@ pub enum SimError {
         request: u64,
     },
 
-    #[error("{at}: {}", capacity_problem(*end, *reach, *capacity, suggest, *used))]
+    #[error("{at}: {}", capacity_problem(*end, *reach, *capacity, suggest, *used, *blocks_per_plane))]
     BeyondCapacity {
         /// Where the request came from: "path:line" for a trace file, else "request #N".
         at: String,
@@ -42,6 +42,8 @@ pub enum SimError {
         suggest: String,
         /// The fixes besides a larger capacity that the run already used: `wrap`, `compact`.
         used: Fixes,
+        /// The blocks per plane the run gave: they sized the device, so more of them is the fix, not a capacity.
+        blocks_per_plane: Option<u32>,
     },
 
     #[error("run cancelled")]
@@ -79,20 +81,45 @@ pub struct Fixes {
 
 /// A request that ends at byte `end`, beyond the `capacity`, of a trace whose requests reach byte `reach`: a
 /// larger capacity (`suggest`) fixes it, and so do `wrap` or `compact` where the run did not use them already.
-fn capacity_problem(end: u64, reach: u64, capacity: u64, suggest: &str, used: Fixes) -> Invalid {
-    let mut expected = format!(
-        "(the device's logical capacity) ends before byte {}, where the request ends",
+fn capacity_problem(
+    end: u64,
+    reach: u64,
+    capacity: u64,
+    suggest: &str,
+    used: Fixes,
+    blocks_per_plane: Option<u32>,
+) -> Invalid {
+    let mut ends = format!(
+        "ends before byte {}, where the request ends",
         thousands(end)
     );
     if reach > end {
-        expected += &format!(
+        ends += &format!(
             " (the trace's furthest request ends at byte {})",
             thousands(reach)
         );
     }
     // The capacity as a size one would give (16GiB), where a preset may have set it unseen.
-    let capacity = format_size(capacity);
-    let mut problem = Invalid::new("capacity", capacity, expected, Some(suggest.to_string()));
+    let size = format_size(capacity);
+    let mut problem = match blocks_per_plane {
+        // A capacity beside them is refused: the blocks that hold the trace are the fix.
+        Some(blocks) if blocks > 0 && capacity > 0 => {
+            let enough = reach.div_ceil(capacity.div_ceil(blocks as u64));
+            let expected = format!("gives the device a logical capacity of {size}, which {ends}");
+            Invalid::new(
+                "blocks_per_plane",
+                blocks,
+                expected,
+                Some(enough.to_string()),
+            )
+        }
+        _ => Invalid::new(
+            "capacity",
+            size,
+            format!("(the device's logical capacity) {ends}"),
+            Some(suggest.to_string()),
+        ),
+    };
     if !used.wrap {
         problem = problem.or("wrap", true, "to fold addresses into the device");
     }
@@ -136,8 +163,16 @@ impl SimError {
                 capacity,
                 suggest,
                 used,
+                blocks_per_plane,
                 ..
-            } => vec![capacity_problem(*end, *reach, *capacity, suggest, *used)],
+            } => vec![capacity_problem(
+                *end,
+                *reach,
+                *capacity,
+                suggest,
+                *used,
+                *blocks_per_plane,
+            )],
             _ => Vec::new(),
         }
     }
@@ -152,6 +187,7 @@ impl SimError {
                     capacity,
                     suggest,
                     used,
+                    blocks_per_plane,
                     ..
                 },
                 Some(at),
@@ -162,6 +198,7 @@ impl SimError {
                 capacity,
                 suggest,
                 used,
+                blocks_per_plane,
             },
             (e, _) => e,
         }

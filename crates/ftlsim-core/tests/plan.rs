@@ -398,3 +398,29 @@ fn filters_that_keep_no_request_are_said_of_the_trace() {
         4
     );
 }
+
+/// Past a device that blocks per plane sized, the fix is more of them: a capacity beside them is refused, so
+/// the error suggested one that would not run.
+#[test]
+fn a_request_past_a_device_sized_by_blocks_per_plane_asks_for_more_blocks() {
+    let mut cfg = SimConfig {
+        preset: Some("mqsim-default".into()),
+        ..Default::default()
+    };
+    cfg.device.blocks_per_plane = Some(2);
+    // 2 blocks on each of 128 planes, 256 pages of 8 KiB: 512 MiB; a request ending at 1.5 GiB needs 6.
+    let past = vec![Request::new(0.0, Op::Write, (3 << 29) - 8192, 8192)];
+    let e = run_requests(&cfg, past).expect_err("past the device");
+    let problem = &e.invalid()[0];
+    assert_eq!(
+        (problem.key.as_str(), problem.suggestion.as_deref()),
+        ("blocks_per_plane", Some("6"))
+    );
+    assert!(
+        e.to_string().contains(
+            "blocks_per_plane=2 gives the device a logical capacity of 512MiB, which ends before byte \
+             1,610,612,736, where the request ends"
+        ),
+        "{e}"
+    );
+}

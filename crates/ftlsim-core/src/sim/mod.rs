@@ -665,6 +665,7 @@ impl<'p> Run<'p> {
                     wrap: self.plan.wrap,
                     compact: self.plan.trace_options.compact,
                 },
+                blocks_per_plane: self.plan.device.blocks_per_plane_given,
             }
         })
     }
@@ -688,6 +689,7 @@ impl<'p> Run<'p> {
             mut reach,
             capacity,
             used,
+            blocks_per_plane,
             ..
         } = e
         else {
@@ -715,6 +717,7 @@ impl<'p> Run<'p> {
             capacity,
             suggest: capacity_for(reach),
             used,
+            blocks_per_plane,
         }
     }
 

@@ -47,6 +47,8 @@ pub struct Resolved {
     pub placement: Placement,
     /// The capacity is a trace file's reach: none was stated (nor a preset's).
     pub capacity_from_trace: bool,
+    /// The blocks per plane the run gave, which sized the device (a capacity beside them is refused).
+    pub blocks_per_plane_given: Option<u32>,
 }
 
 impl Resolved {
@@ -779,6 +781,7 @@ impl Sized {
             geometry,
             placement,
             capacity_from_trace: by == SizedBy::TraceReach,
+            blocks_per_plane_given: cfg.device.blocks_per_plane,
         })
     }
 }
