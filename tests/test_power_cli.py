@@ -46,3 +46,12 @@ def test_bad_block_options_reach_the_engine_and_a_worn_out_chip_says_so():
                                   "-p", "bad_block_reserve=1", "--precondition", "full"])
     assert r.exit_code == 1
     assert "the chip ran out of good blocks" in r.output
+
+
+def test_more_cuts_than_flash_operations_are_said_as_planned():
+    # The header said power_cuts=100000 and the report planned 2,000, one at each flash operation, unsaid.
+    result = CliRunner().invoke(main, ["run", "uniform:writes=2000,seed=1", "--capacity", "2MiB", "--power-cuts",
+                                       "100000"])
+    assert result.exit_code == 0, result.output
+    assert ("warning: --power-cuts 100000 asks for more cuts than the run has flash operations: 2,000 planned, "
+            "one at each") in " ".join(result.stderr.split())

@@ -292,3 +292,9 @@ def test_a_trace_typed_at_a_terminal_is_read_once():
     rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in out.decode().splitlines()
             if line.count("│") == 3}
     assert (rows["requests"], rows["writes"], rows["reads"]) == ("3", "2", "1")
+
+
+def test_generate_into_a_missing_directory_names_the_output():
+    # It said "cannot read trace /x/nodir/out.csv": the output, not a trace to read.
+    with pytest.raises(ftlsim.FtlsimError, match="output .*/nodir/out.csv: directory .*/nodir does not exist"):
+        ftlsim.generate("uniform:writes=10", "/nonexistent-ftlsim/nodir/out.csv")

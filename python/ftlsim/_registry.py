@@ -190,5 +190,6 @@ def config_kwargs(resolved: dict) -> dict:
 
 
 # What a response-time plot of runs without the array model says.
+# (Said alike to Python and the command line: a preset is --preset and preset=, the others -p K=V and K=V.)
 NO_RESPONSE_TIMES = ("the runs have no response times; turn the multi-chip array model on with a preset that has "
-                     "one (--preset mqsim-default) or -p queue_depth=32 (or channels=, time_scale=)")
+                     "one (mqsim-default), or queue_depth=32 (or channels=, time_scale=)")

@@ -128,6 +128,10 @@ def run_warnings(report, spell: Spelling = keyword) -> list[str]:
     fixes spelled by `spell` (Python's keywords; the command line passes its options)."""
     out = []
     planned, cuts = report.get("power.cuts_planned", 0), report.get("power.cuts", 0)
+    asked = json.loads(report.get("config.resolved") or "{}").get("config", {}).get("power_cuts") or 0
+    if asked > planned:  # the header echoed the cuts asked
+        out.append(f"{spell('power_cuts', str(asked))} asks for more cuts than the run has flash operations: "
+                   f"{planned:,} planned, one at each")
     if cuts < planned:
         out.append(
             f"{cuts:,} of {planned:,} planned power cuts landed: a cut drops the rest of its request, so the run "

@@ -214,6 +214,10 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
         raise invalid(key, cfg["params"][key], "must be a device or trace option",
                       f"generate takes device and trace options (ftlsim list), not {', '.join(unknown)}: a "
                       f"generated trace does not depend on a scheme")
+    from .output import check_output
+
+    # A missing directory was "cannot read trace OUT": said of the output, before the input is read.
+    check_output(output, "output", inputs=(str(trace),))
     with readable(trace) as path:
         return _core.generate(path, str(output), cfg)
 
