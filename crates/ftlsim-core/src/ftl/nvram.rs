@@ -232,8 +232,7 @@ impl NvramOptions {
                                  its logical capacity) and would keep nothing; name ranges on the device"
                             ),
                             Some(format!("0-{}", device_end.min(64 << 10))),
-                        ))
-                        .into());
+                        )));
                     }
                     let end = b.div_ceil(page).min(g.logical_pages() as u64);
                     parsed.push(((a / page).min(end) as u32, end as u32));
