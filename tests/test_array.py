@@ -173,3 +173,15 @@ def test_the_plots_headings_say_the_settings_every_run_ran_with():
     latency = latency_cdfs(df).get_suptitle().splitlines()
     assert latency[-1] == "precondition=full, nvram=16.0 KiB, nvram_policy=lru", latency
     assert compare(df, precondition="full").get_suptitle() == "precondition full, nvram=16.0 KiB, nvram_policy=lru"
+
+
+def test_placement_per_die_on_one_die_is_warned_of():
+    # It ran as striped without a word, so a grid's per-die and striped rows read alike.
+    result = CliRunner().invoke(main, ["run", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--ftl", "fast",
+                                       "-p", "placement=per-die"])
+    assert result.exit_code == 0, result.output
+    assert ("-p placement=per-die on one die runs one scheme instance, as striped does: give the device dies "
+            "(-p channels=2, or a preset of an array)") in " ".join(result.stderr.split())
+    result = CliRunner().invoke(main, ["run", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--ftl", "fast",
+                                       "-p", "placement=per-die", "-p", "channels=2"])
+    assert "placement=per-die on one die" not in result.stderr

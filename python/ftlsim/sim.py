@@ -128,7 +128,8 @@ def run_warnings(report, spell: Spelling = keyword) -> list[str]:
     fixes spelled by `spell` (Python's keywords; the command line passes its options)."""
     out = []
     planned, cuts = report.get("power.cuts_planned", 0), report.get("power.cuts", 0)
-    asked = json.loads(report.get("config.resolved") or "{}").get("config", {}).get("power_cuts") or 0
+    config = json.loads(report.get("config.resolved") or "{}").get("config", {})
+    asked = config.get("power_cuts") or 0
     if asked > planned:  # the header echoed the cuts asked
         out.append(f"{spell('power_cuts', str(asked))} asks for more cuts than the run has flash operations: "
                    f"{planned:,} planned, one at each")
@@ -137,6 +138,12 @@ def run_warnings(report, spell: Spelling = keyword) -> list[str]:
             f"{cuts:,} of {planned:,} planned power cuts landed: a cut drops the rest of its request, so the run "
             f"does fewer flash operations than the dry run that chose the cut points, and the last "
             f"{planned - cuts:,} fell past its end")
+    dies = 1
+    for key in ("array.channels", "array.chips_per_channel", "array.dies_per_chip"):
+        dies *= int(report.get(key) or 1)
+    if (config.get("device") or {}).get("placement") == "per-die" and dies == 1:  # two grid rows read alike
+        out.append(f"{spell('placement', 'per-die')} on one die runs one scheme instance, as striped does: give "
+                   f"the device dies ({spell('channels', '2')}, or a preset of an array)")
     skipped = report.get("sim.skipped_lines") or 0
     if skipped:  # counted by skip_bad_lines; the figures are of the rest
         lines = f"{skipped:,} line of the trace did not parse and was" if skipped == 1 else \
