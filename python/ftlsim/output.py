@@ -515,10 +515,7 @@ def raised_spare(report, params: dict) -> str:
     logical, extra = report.get("config.logical_blocks"), report.get("device.extra_blocks")
     if not isinstance(op, (int, float)) or not logical or extra is None:
         return ""
-    parts = 1
-    if report.get("array.placement") == "per-die":
-        for key, _ in ARRAY_DIMENSIONS[:-1]:  # the dies: channels x chips x dies
-            parts *= int(report[key])
+    parts = array_dies(report) if report.get("array.placement") == "per-die" else 1
     gives = math.ceil(logical // parts * op) * parts
     if extra <= gives:
         return ""
@@ -550,6 +547,14 @@ def rounded_capacity(report) -> str:
 #: The array's dimensions in report keys, with the word for one of each.
 ARRAY_DIMENSIONS = (("array.channels", "channel"), ("array.chips_per_channel", "chip"),
                     ("array.dies_per_chip", "die"), ("array.planes_per_die", "plane"))
+
+
+def array_dies(report) -> int:
+    """The dies a run's array has (channels x chips x dies); 1 on a single chip, which has no array keys."""
+    dies = 1
+    for key, _ in ARRAY_DIMENSIONS[:-1]:
+        dies *= int(report.get(key) or 1)
+    return dies
 
 
 def array_shape(row, placement: bool = True) -> str | None:

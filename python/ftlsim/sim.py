@@ -138,10 +138,9 @@ def run_warnings(report, spell: Spelling = keyword) -> list[str]:
             f"{cuts:,} of {planned:,} planned power cuts landed: a cut drops the rest of its request, so the run "
             f"does fewer flash operations than the dry run that chose the cut points, and the last "
             f"{planned - cuts:,} fell past its end")
-    dies = 1
-    for key in ("array.channels", "array.chips_per_channel", "array.dies_per_chip"):
-        dies *= int(report.get(key) or 1)
-    if (config.get("device") or {}).get("placement") == "per-die" and dies == 1:  # two grid rows read alike
+    from .output import array_dies
+
+    if (config.get("device") or {}).get("placement") == "per-die" and array_dies(report) == 1:  # rows alike
         out.append(f"{spell('placement', 'per-die')} on one die runs one scheme instance, as striped does: give "
                    f"the device dies ({spell('channels', '2')}, or a preset of an array)")
     skipped = report.get("sim.skipped_lines") or 0
