@@ -55,3 +55,7 @@ def test_more_cuts_than_flash_operations_are_said_as_planned():
     assert result.exit_code == 0, result.output
     assert ("warning: --power-cuts 100000 asks for more cuts than the run has flash operations: 2,000 planned, "
             "one at each") in " ".join(result.stderr.split())
+    # Every flash operation is cut, each on a host program: every page is dropped, none counted as written
+    # (host.write_pages counted the page each cut landed on, and write amplification read 0).
+    r = ftlsim.simulate("uniform:writes=2000,seed=1", capacity="2MiB", power_cuts=100000)
+    assert (r["host.write_pages"], r["power.write_pages_dropped"], r["flash.page_writes"]) == (0, 2000, 0)

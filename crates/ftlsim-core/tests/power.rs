@@ -331,6 +331,35 @@ fn cuts_land_inside_garbage_collection_and_are_survived() {
 }
 
 #[test]
+fn a_cut_writes_pages_are_dropped_not_counted_as_written() {
+    // 50 writes of 4 pages each to distinct logical pages of an empty device: no garbage collection, so every
+    // flash operation is a host program and every cut lands on one. The page it lands on and the rest of its
+    // request are dropped: neither in host.write_pages nor programmed, so write amplification stays 1.
+    let reqs: Vec<Request> = (0..50u64)
+        .map(|i| Request::new(0.0, Op::Write, i * 4 * 512, 4 * 512))
+        .collect();
+    let cfg = SimConfig {
+        power_cuts: 20,
+        power_cut_seed: 3,
+        ..toy("page", json!({}), 4, 50)
+    };
+    let r = run_requests(&cfg, reqs).unwrap();
+    let (cuts, written, dropped) = (
+        r.count("power.cuts"),
+        r.count("host.write_pages"),
+        r.count("power.write_pages_dropped"),
+    );
+    assert_eq!(cuts, 20);
+    assert_eq!(written + dropped, 200);
+    assert!(
+        (cuts..=4 * cuts).contains(&dropped),
+        "{dropped} pages dropped by {cuts} cuts"
+    );
+    assert_eq!(r.count("flash.page_writes"), written);
+    assert_eq!(r.get("write_amplification").unwrap().as_f64(), Some(1.0));
+}
+
+#[test]
 fn mount_cost_is_the_spare_reads_of_the_scan() {
     // 8 logical blocks of 4 pages; page keeps 3 extra blocks (its GC reserve + 2): 11 blocks. Six writes fill
     // block 0 and half of block 1. The scan reads 4 spares of block 0 (full), 2 + 1 erased of block 1, and

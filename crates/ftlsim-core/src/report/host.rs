@@ -31,7 +31,12 @@ impl Component for HostCounts {
             ("host.write_requests", Unit::Count, "host write requests", self.write_requests),
             ("host.trim_requests", Unit::Count, "host trim requests", self.trim_requests),
             ("host.read_pages", Unit::Pages, "pages read by the host", self.read_pages),
-            ("host.write_pages", Unit::Pages, "pages written by the host", self.write_pages),
+            (
+                "host.write_pages",
+                Unit::Pages,
+                "pages written by the host (not the pages a power cut dropped: power.write_pages_dropped)",
+                self.write_pages,
+            ),
             ("host.trim_pages", Unit::Pages, "whole pages trimmed", self.trim_pages),
             (
                 "host.rmw_page_reads",

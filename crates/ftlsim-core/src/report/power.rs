@@ -17,6 +17,9 @@ pub struct PowerFigures {
     /// Torn pages a merge or garbage collection was programming (a copy, or a host write folded in).
     pub torn_in_merge_or_gc: u64,
     pub pages_checked: u64,
+    /// Pages of the host writes a cut interrupted that were never acknowledged: the page it landed on and the
+    /// rest of its request (`host.write_pages` counts written pages only).
+    pub write_pages_dropped: u64,
     pub mounts: u64,
     pub mount_spare_reads: u64,
     pub mount_page_reads: u64,
@@ -60,6 +63,13 @@ impl Component for Power<'_> {
             Unit::Count,
             "cuts after which the mount and the durability check succeeded",
             p.cuts_survived,
+        );
+        k.put(
+            "power.write_pages_dropped",
+            Unit::Pages,
+            "pages of host writes a cut interrupted, never acknowledged: the page it landed on and the rest of its \
+             request (not in host.write_pages, so not in write_amplification)",
+            p.write_pages_dropped,
         );
         k.shown(false);
         for (key, unit, what, value) in [

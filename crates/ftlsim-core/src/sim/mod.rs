@@ -764,9 +764,17 @@ impl<'p> Run<'p> {
         Ok(())
     }
 
-    /// Serves one request: done, or cut by the power.
+    /// Serves one request: done, or cut by the power. A cut write's pages not yet written are dropped (the host
+    /// never had them acknowledged): counted in `power.write_pages_dropped`, not in `host.write_pages`.
     fn serve(&mut self, request: &Request) -> Result<Step> {
-        step(self.serve_pages(request))
+        let written_before = self.host.write_pages;
+        let outcome = step(self.serve_pages(request))?;
+        if let (Step::PowerCut(_), Op::Write) = (&outcome, request.op) {
+            let (offset, end) = self.locate(request)?;
+            let pages = self.page_bytes.page_of(end - 1) - self.page_bytes.page_of(offset) + 1;
+            self.power.write_pages_dropped += pages - (self.host.write_pages - written_before);
+        }
+        Ok(outcome)
     }
 
     /// [`Run::serve`]'s work: checks the range, then reads, writes or trims its pages, timing the request.
@@ -797,8 +805,8 @@ impl<'p> Run<'p> {
                 self.host.read_requests += 1;
                 self.host.read_bytes += request.len;
                 for lpn in first..=last {
-                    self.host.read_pages += 1;
                     self.read_page(Lpn(lpn as u32))?;
+                    self.host.read_pages += 1;
                 }
             }
             Op::Write => {
@@ -838,8 +846,8 @@ impl<'p> Run<'p> {
                 self.read_page(Lpn(lpn as u32))?;
                 self.dev.enter_phase(Cause::Host);
             }
-            self.host.write_pages += 1;
             self.write_page(Lpn(lpn as u32))?;
+            self.host.write_pages += 1;
         }
         Ok(())
     }
@@ -850,8 +858,8 @@ impl<'p> Run<'p> {
         let first_whole = offset.div_ceil(self.page_bytes.bytes);
         let end_whole = self.page_bytes.page_of(end);
         for lpn in first_whole..end_whole {
-            self.host.trim_pages += 1;
             self.ftl.trim(Lpn(lpn as u32), &mut self.dev)?;
+            self.host.trim_pages += 1;
             let s = self.shadow.get(lpn as usize);
             if s != 0 {
                 self.shadow.set(lpn as usize, s | TRIMMED);
