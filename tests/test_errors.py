@@ -2,6 +2,8 @@
 suggestion), which the Python API spells as keyword arguments and the command line as its options; a config
 value of the wrong type is named by its key, never by a parser's line and column."""
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -159,6 +161,21 @@ def test_a_name_not_known_crosses_as_fields_too():
     with pytest.raises(ftlsim.FtlsimError) as e:
         ftlsim.simulate("uniform:writes=10", ftl="fsat")
     assert (e.value.key, e.value.value, e.value.suggestion) == ("ftl", "fsat", "fast")
+
+
+def test_a_choice_is_taken_in_any_case_and_a_misspelt_one_is_named():
+    # nvram_policy="LRU" was refused ("unknown nvram policy `LRU`") where ftl="FAST" runs fast; "lur" named no
+    # policy near it.
+    r = ftlsim.simulate("uniform:writes=200,seed=1", capacity="1MiB", nvram="16KiB", nvram_policy="LRU",
+                        precondition="Full")
+    assert (r["nvram.policy"], r["config.precondition"]) == ("lru", "full")
+    assert json.loads(r["config.resolved"])["config"]["nvram_policy"] == "lru"
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=10", nvram="16KiB", nvram_policy="lur")
+    assert (e.value.key, e.value.value, e.value.suggestion) == ("nvram_policy", "lur", "lru")
+    result = CliRunner().invoke(main, ["run", "uniform:writes=200,seed=1", "--capacity", "1MiB", "--nvram", "16KiB",
+                                       "--nvram-policy", "BPLRU", "--precondition", "FULL"])
+    assert result.exit_code == 0 and "policy bplru" in result.output, result.output
 
 
 def test_a_python_value_is_shown_as_given():

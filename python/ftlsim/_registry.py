@@ -83,10 +83,13 @@ def invalid(key: str, value, expected: str, message: str | None = None, suggesti
 
 
 def check_choice(key: str, value, choices: tuple[str, ...]) -> str:
-    """`value` if it is one of `choices`; else an error naming `key`, the value, the choices and the nearest,
-    with the fields every value not allowed carries."""
+    """The choice `value` names, without regard to case or punctuation (``LRU`` is ``lru``); else an error naming
+    `key`, the value, the choices and the nearest, with the fields every value not allowed carries."""
     if value in choices:
         return value
+    folded = {_fold(c): c for c in choices}
+    if isinstance(value, str) and _fold(value) in folded:
+        return folded[_fold(value)]
     near = nearest(str(value), list(choices))
     raise invalid(key, value, f"must be one of {', '.join(choices)}", suggestion=near)
 
@@ -119,6 +122,10 @@ def plain(value):
     return value
 
 
+#: What `nvram_policy` takes (the engine's POLICIES, `ftl/nvram.rs`).
+NVRAM_POLICIES = ("metadata", "region", "lru", "bplru")
+
+
 def make_config(ftl: str, preset, capacity, precondition: str, format: str, options: dict) -> dict:
     """Routes keyword options to the engine's config sections: device overrides (page_bytes, erase_us, ...),
     trace options (device, writes_only, ...), run options (the engine's SimConfig keys: wrap,
@@ -142,6 +149,8 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
             # Past any setting's 64 bits: the engine's reader would name no key.
             bound = f"at most {2**64 - 1:,}" if value > 0 else f"at least {-(2**63):,}"
             raise invalid(key, value, f"must be {bound}")
+        if key == "nvram_policy" and isinstance(value, str):
+            value = check_choice(key, value, NVRAM_POLICIES)
         if isinstance(value, (list, tuple)) and key != "devices":
             # Every option but `devices` (the trace's device numbers) takes one value a run: several are a
             # sweep's.

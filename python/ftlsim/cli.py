@@ -38,11 +38,11 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 from . import _core
-from ._registry import NO_RESPONSE_TIMES, names, scheme_defaults
+from ._registry import NO_RESPONSE_TIMES, NVRAM_POLICIES, names, scheme_defaults
 from .errors import spelled
 from .output import ReaderGoneConsole, check_output, fmt
 from .report import Report, uninformative
-from .sim import parse_value, run_warnings, simulate
+from .sim import PRECONDITIONS, parse_value, run_warnings, simulate
 
 if _starting:
     signal.signal(signal.SIGINT, _previous_handler)
@@ -298,7 +298,7 @@ def common_options(f):
     f = click.option("--preset", default=None, shell_complete=complete_names("presets"), callback=registered("presets"),
                      help="Device preset (see `ftlsim list`); default lee2007.")(f)
     f = click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the trace's extent.")(f)
-    f = click.option("--precondition", type=click.Choice(["none", "full", "trace"]), default="none",
+    f = click.option("--precondition", type=click.Choice(PRECONDITIONS, case_sensitive=False), default="none",
                      help="full: write every logical page once first, then reset the counters; trace: write "
                           "every request of the trace once first (PSU FlashSim's warm-up).")(f)
     f = click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
@@ -317,7 +317,7 @@ def common_options(f):
                      help="Map the 1 MiB extents the trace touches densely onto the device (sparse, huge traces).")(f)
     f = click.option("--nvram", default=None, metavar="SIZE",
                      help="An NVRAM write cache of SIZE (e.g. 128KiB) in front of the scheme.")(f)
-    f = click.option("--nvram-policy", default=None, type=click.Choice(["metadata", "region", "lru", "bplru"]),
+    f = click.option("--nvram-policy", default=None, type=click.Choice(NVRAM_POLICIES, case_sensitive=False),
                      help="What the NVRAM absorbs (default metadata: writes tagged metadata); region needs "
                           "-p nvram_regions=0-64KiB.")(f)
     return f
