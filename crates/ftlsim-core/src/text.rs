@@ -82,6 +82,12 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
         return whole.checked_mul(mult).ok_or_else(|| bad("is too large"));
     }
     let value: f64 = num.parse().map_err(|_| bad("does not parse"))?;
+    if mult == 1 && value.fract() != 0.0 {
+        // `capacity=4.5` is a unit left out, not 5 bytes.
+        return Err(bad(
+            "is a fraction of a byte (a number without a unit is bytes)",
+        ));
+    }
     let bytes = (value * mult as f64).round();
     if bytes >= u64::MAX as f64 {
         return Err(bad("is too large"));
@@ -194,6 +200,11 @@ mod tests {
         assert_eq!(parse_size("18446744073709551615").unwrap(), u64::MAX);
         assert_eq!(parse_size("16777215TiB").unwrap(), 16_777_215 << 40);
         assert_eq!(parse_size("1.5KiB").unwrap(), 1536);
+        assert_eq!(parse_size("2.0").unwrap(), 2);
+        for fraction in ["4.5", "4.5B", "0.5 b"] {
+            let err = parse_size(fraction).unwrap_err().to_string();
+            assert!(err.contains("is a fraction of a byte"), "{fraction}: {err}");
+        }
         for too_large in [
             "16777216TiB",
             "18446744073709551616",
