@@ -424,3 +424,27 @@ fn a_request_past_a_device_sized_by_blocks_per_plane_asks_for_more_blocks() {
         "{e}"
     );
 }
+
+#[test]
+fn measure_from_reads_a_request_number_or_a_time_and_names_what_it_takes() {
+    let read =
+        |v: serde_json::Value| serde_json::from_value::<MeasureFrom>(v).map_err(|e| e.to_string());
+    assert_eq!(read(json!(10)), Ok(MeasureFrom::Request(10)));
+    assert_eq!(read(json!(10.0)), Ok(MeasureFrom::Request(10)));
+    assert_eq!(read(json!("30s")), Ok(MeasureFrom::Time("30s".into())));
+    // serde's untagged enum said "data did not match any variant of untagged enum MeasureFrom".
+    for (given, shown) in [
+        (json!(-1), "-1"),
+        (json!(1.5), "1.5"),
+        (json!(true), "true"),
+    ] {
+        let e = read(given).unwrap_err();
+        assert_eq!(
+            e,
+            format!("{shown} is not a request number (e.g. 10000) or a time with a unit (30s, 1500ms, 200us)")
+        );
+    }
+    assert!(read(json!([1]))
+        .unwrap_err()
+        .contains("expected a request number"));
+}

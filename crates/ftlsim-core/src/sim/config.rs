@@ -24,13 +24,66 @@ pub enum Precondition {
 }
 
 /// Where measurement starts: counters are zeroed when the run reaches it (a warm-up window inside the trace).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Read by hand rather than as serde's untagged enum, whose error for `-1` or `true` named no form it takes.
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum MeasureFrom {
     /// The number of requests served before measuring (0: from the start).
     Request(u64),
     /// A trace time with a unit, e.g. "30s", "1500ms", "200us".
     Time(String),
+}
+
+/// What `measure_from` takes, said after the value given.
+const MEASURE_FROM_TAKES: &str =
+    "is not a request number (e.g. 10000) or a time with a unit (30s, 1500ms, 200us)";
+
+impl<'de> Deserialize<'de> for MeasureFrom {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> std::result::Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = MeasureFrom;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a request number (e.g. 10000) or a time with a unit (30s, 1500ms, 200us)",
+                )
+            }
+
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<MeasureFrom, E> {
+                Ok(MeasureFrom::Request(v))
+            }
+
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<MeasureFrom, E> {
+                u64::try_from(v)
+                    .map(MeasureFrom::Request)
+                    .map_err(|_| E::custom(format!("{v} {MEASURE_FROM_TAKES}")))
+            }
+
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> std::result::Result<MeasureFrom, E> {
+                if v >= 0.0 && v.fract() == 0.0 && v < u64::MAX as f64 {
+                    Ok(MeasureFrom::Request(v as u64))
+                } else {
+                    Err(E::custom(format!("{v} {MEASURE_FROM_TAKES}")))
+                }
+            }
+
+            fn visit_bool<E: serde::de::Error>(
+                self,
+                v: bool,
+            ) -> std::result::Result<MeasureFrom, E> {
+                Err(E::custom(format!("{v} {MEASURE_FROM_TAKES}")))
+            }
+
+            fn visit_str<E: serde::de::Error>(
+                self,
+                v: &str,
+            ) -> std::result::Result<MeasureFrom, E> {
+                Ok(MeasureFrom::Time(v.to_string()))
+            }
+        }
+        de.deserialize_any(Visitor)
+    }
 }
 
 /// Everything a run needs besides the trace. Absent fields take their defaults.
@@ -142,12 +195,7 @@ impl MeasureFrom {
             .iter()
             .find_map(|(unit, scale)| t.strip_suffix(unit).map(|n| (n, *scale)))
             .ok_or_else(|| {
-                Invalid::new(
-                    "measure_from",
-                    text,
-                    "is not a request number (e.g. 10000) or a time with a unit (30s, 1500ms, 200us)",
-                    Some("30s".into()),
-                )
+                Invalid::new("measure_from", text, MEASURE_FROM_TAKES, Some("30s".into()))
             })?;
         match number.trim().parse::<f64>() {
             Ok(v) if v.is_finite() && v >= 0.0 => Ok(Some(v * scale)),
