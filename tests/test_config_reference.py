@@ -103,8 +103,21 @@ def test_python_sweep_and_simulate_raise_on_typos_before_running():
         ftlsim.sweep("uniform:writes=100000000", {"page": {}, "fast": {"log_block": [4, 8]}})
     with pytest.raises(_core.FtlsimError, match=r"no parameter or option `capcity` \(did you mean `capacity`"):
         ftlsim.sweep("uniform:writes=100000000", ["page", "fast"], capcity="8MiB")
-    with pytest.raises(_core.FtlsimError, match=r"no parameter or option `capcity` \(did you mean `capacity`"):
+    with pytest.raises(_core.FtlsimError, match=r"no parameter or option `capcity` \(did you mean `capacity`") as e:
         ftlsim.simulate("uniform:writes=100000000", capcity="8MiB")
+    # The key as fields too, as a value not allowed carries them (every field was None).
+    assert (e.value.key, e.value.value, e.value.suggestion) == ("capcity", "8MiB", "capacity")
+    assert e.value.expected == "is not a parameter of page or a run option"
+
+
+def test_measure_from_of_the_wrong_form_says_what_it_takes():
+    # measure_from=-1 read "data did not match any variant of untagged enum MeasureFrom".
+    for given, shown in ((-1, "-1"), (1.5, "1.5"), (True, "True")):
+        with pytest.raises(_core.FtlsimError) as e:
+            ftlsim.simulate("uniform:writes=100", measure_from=given)
+        assert str(e.value) == (f"invalid parameter: measure_from={shown} is not a request number (e.g. 10000) or a "
+                                f"time with a unit (30s, 1500ms, 200us)"), str(e.value)
+        assert e.value.key == "measure_from"
 
 
 def test_a_grid_parameter_some_schemes_take_is_still_fine():

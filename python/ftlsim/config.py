@@ -14,7 +14,7 @@ import os
 import sys
 
 from . import _core
-from ._registry import check_name, config_kwargs, did_you_mean, names, scheme_defaults as scheme_params, takes
+from ._registry import check_name, config_kwargs, did_you_mean, names, nearest, scheme_defaults as scheme_params, takes
 from .reference import RUN_OUTPUTS, option_keys, run_keys, sweep_keys
 from .trace import is_stream
 
@@ -213,9 +213,13 @@ def check_options(ftl: str, options) -> None:
     bad = [k for k in options if not takes(ftl, k)]
     if bad:
         valid = list(scheme_params(ftl)) + [k for k in run_keys() if k not in RUN_OUTPUTS]
-        raise _core.FtlsimError("; ".join(f"scheme `{ftl}` has no parameter or option `{k}`{did_you_mean(k, valid)}"
-                                          for k in bad) + _takes_text(ftl) + "; every option: ftlsim config "
-                                "--example run")
+        error = _core.FtlsimError("; ".join(f"scheme `{ftl}` has no parameter or option `{k}`{did_you_mean(k, valid)}"
+                                            for k in bad) + _takes_text(ftl) + "; every option: ftlsim config "
+                                  "--example run")
+        # The first unknown key as fields, as a value not allowed carries them.
+        error.key, error.value, error.suggestion = bad[0], options[bad[0]], nearest(bad[0], valid)
+        error.expected = f"is not a parameter of {ftl} or a run option"
+        raise error
 
 
 def run_kwargs(table, source=None, trace: str | None = None, ftl: str | None = None) -> dict:
