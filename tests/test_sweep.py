@@ -220,3 +220,17 @@ def test_a_sweep_refuses_an_empty_grid_and_a_scheme_or_trace_among_its_options()
         ftlsim.sweep("uniform:writes=30", ["fast"], {"log_blocks": []}, capacity="1MiB")
     with pytest.raises(ftlsim.FtlsimError, match=r"sweep takes no ftl=: give schemes"):
         ftlsim.sweep("uniform:writes=30", ["page"], capacity="1MiB", ftl="fast")
+
+
+def test_a_sweep_argument_of_a_type_it_cannot_take_says_what_it_takes():
+    # Each raised "'int' object is not iterable" from inside the grid.
+    for args, what in (((5, ["page"]), r"traces must be a trace \(a path or a workload spec\) or a list of them; "
+                                       r"got int 5"),
+                       (("uniform:writes=30", 5), r"schemes must be a name, a list of names or a dict"),
+                       (("uniform:writes=30", {"fast": 4}), r"'fast' maps to int 4"),
+                       (("uniform:writes=30", ["page"], 5), r"grid must be a dict of parameter -> values")):
+        with pytest.raises(TypeError, match=what):
+            ftlsim.sweep(*args, capacity="1MiB")
+    # Any iterable of names is still a list of them.
+    rows = ftlsim.sweep(iter(["uniform:writes=30"]), (s for s in ["page", "fast"]), capacity="1MiB", jobs=1)
+    assert sorted(rows["ftl"]) == ["fast", "page"]

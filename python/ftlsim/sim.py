@@ -204,6 +204,11 @@ def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
     `schemes` is a list (or comma-separated string) of names, or a dict of name -> that scheme's own grid;
     `grid` (name -> list of values) applies to every scheme that takes the parameter: a scheme that does not
     (``page`` has no ``log_blocks``) runs once without it. A parameter no scheme takes is an error."""
+    def listed(value):  # a generator or a pandas Series as a list, once
+        return value if isinstance(value, (str, os.PathLike, dict)) or not isinstance(value, Iterable) else list(value)
+
+    traces, schemes = listed(traces), listed(schemes)
+    _check_types(traces, schemes, grid)
     common = grid or {}
     per_scheme = schemes if isinstance(schemes, dict) else {s: {} for s in _as_list(schemes)}
     # A scheme as registered (`FAST` is `fast`), so that its parameters are found and its rows are one.
@@ -227,6 +232,33 @@ def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
         for combo in itertools.product(*(_values(params[k]) for k in keys)):
             runs.append({"trace": trace, "ftl": ftl, **dict(zip(keys, combo))})
     return runs
+
+
+def _check_types(traces, schemes, grid) -> None:
+    """A sweep's arguments of a type it cannot take refused with what it takes (they raised "'int' object is
+    not iterable" from inside the grid)."""
+    def names(value) -> bool:
+        return isinstance(value, (str, os.PathLike)) or (
+            isinstance(value, (list, tuple)) and all(isinstance(v, (str, os.PathLike)) for v in value))
+
+    def got(value) -> str:
+        return f"got {type(value).__name__} {value!r}"
+
+    if not names(traces):
+        raise TypeError(f"sweep's traces must be a trace (a path or a workload spec) or a list of them; "
+                        f"{got(traces)}")
+    if isinstance(schemes, dict):
+        own = next(((s, g) for s, g in schemes.items() if not isinstance(g, (dict, type(None)))), None)
+        if own is not None:
+            raise TypeError(f"sweep's schemes as a dict map each scheme's name to its own grid, a dict "
+                            f"({{'fast': {{'log_blocks': [4, 8]}}}}); {own[0]!r} maps to {type(own[1]).__name__} "
+                            f"{own[1]!r}")
+    elif not names(schemes):
+        raise TypeError(f"sweep's schemes must be a name, a list of names or a dict of name -> its own grid; "
+                        f"{got(schemes)}")
+    if grid is not None and not isinstance(grid, dict):
+        raise TypeError(f"sweep's grid must be a dict of parameter -> values ({{'log_blocks': [4, 8]}}); "
+                        f"{got(grid)}")
 
 
 _cancel = threading.Event()  # set on Ctrl-C: runs on this process's threads stop within ~50 ms
