@@ -4,6 +4,7 @@ repeats its run exactly."""
 import hashlib
 import json
 
+import pandas as pd
 from click.testing import CliRunner
 
 import ftlsim
@@ -294,3 +295,29 @@ def test_a_config_files_params_are_checked_against_the_scheme_the_command_line_n
     assert result.exit_code == 0 and "scheme: fast lazy_merge=false log_blocks=4" in result.output, result.output
     result = invoke("run", "-c", str(config))
     assert result.exit_code == 2 and "unknown key `params.log_blocks`" in result.output
+
+
+def test_a_config_files_relative_trace_is_found_beside_it(tmp_path, monkeypatch):
+    # `run -c sub/run.toml` with trace = "t.csv" beside it read "cannot read trace t.csv", saying nowhere that
+    # it looked in the current directory only.
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "t.csv").write_text("".join(f"W,{i * 4096},4096\n" for i in range(200)))
+    (sub / "run.toml").write_text('trace = "t.csv"\ncapacity = "1MiB"\n')
+    (sub / "sweep.toml").write_text('traces = ["t.csv", "uniform:writes=100"]\nschemes = ["page"]\n'
+                                    'capacity = "1MiB"\n')
+    (sub / "gone.toml").write_text('trace = "gone.csv"\n')
+    monkeypatch.chdir(tmp_path)
+    result = invoke("run", "-c", "sub/run.toml")
+    assert result.exit_code == 0 and "trace: sub/t.csv" in result.output, result.output
+    result = invoke("sweep", "-c", "sub/sweep.toml", "--csv", "rows.csv")
+    assert result.exit_code == 0, result.output
+    assert list(pd.read_csv(tmp_path / "rows.csv")["host.write_pages"]) == [1600, 100]
+    result = CliRunner().invoke(main, ["run", "-c", "sub/gone.toml"])
+    assert result.exit_code == 2
+    assert (f"config file sub/gone.toml: trace gone.csv is neither in the current directory ({tmp_path}) nor "
+            f"beside the config file (sub/gone.csv)") in " ".join(result.output.split())
+    # A trace of that name in the current directory is the one read, as before.
+    (tmp_path / "t.csv").write_text("W,0,4096\n")
+    result = invoke("run", "-c", "sub/run.toml")
+    assert result.exit_code == 0 and "trace: t.csv" in result.output, result.output

@@ -16,7 +16,7 @@ import sys
 from . import _core
 from ._registry import check_name, config_kwargs, did_you_mean, names, nearest, scheme_defaults as scheme_params, takes
 from .reference import RUN_OUTPUTS, option_keys, run_keys, sweep_keys
-from .trace import is_stream
+from .trace import is_stream, is_workload
 
 
 try:
@@ -245,12 +245,27 @@ def run_kwargs(table, source=None, trace: str | None = None, ftl: str | None = N
             check_value(key, table[key], expected, source)
     table = dict(table)
     check_run_table({**table, "ftl": ftl} if ftl else table, f"config file {source}" if source else "run config")
+    if "trace" in table and trace is None:
+        table["trace"] = found(table["trace"], source)
     params = table.pop("params", {}) or {}
     kwargs = {k: v for k, v in table.items() if k not in RUN_OUTPUTS}
     clash = set(params) & set(kwargs)
     if clash:
         raise _core.FtlsimError(f"config key {sorted(clash)[0]} is given both at top level and in [params]")
     return {**kwargs, **params}
+
+
+def found(trace: str, source) -> str:
+    """A config file's trace: a relative path is read from the current directory, else from the config file's
+    own directory (a config beside its trace runs from anywhere); a path in neither is an error that names
+    both places."""
+    if source is None or os.path.isabs(trace) or is_stream(trace) or os.path.exists(trace) or is_workload(trace):
+        return trace
+    beside = os.path.join(os.path.dirname(os.fspath(source)), trace)
+    if os.path.exists(beside):
+        return beside
+    raise _core.FtlsimError(f"config file {source}: trace {trace} is neither in the current directory "
+                            f"({os.getcwd()}) nor beside the config file ({beside})")
 
 
 def check_trace_hash(trace: str, sha256: str | None) -> None:
@@ -286,7 +301,7 @@ def sweep_parts(table: dict, source=None) -> tuple[list, object, dict, dict, dic
     traces = table.pop("traces", None) or table.pop("trace", None)
     if traces is None:
         raise _core.FtlsimError("sweep config needs `traces` (a list of trace files or workloads)")
-    traces = [traces] if isinstance(traces, str) else list(traces)
+    traces = [found(t, source) for t in ([traces] if isinstance(traces, str) else traces)]
     schemes = table.pop("schemes", None) or table.pop("ftl", None)
     if schemes is None:
         raise _core.FtlsimError("sweep config needs `schemes` (a list of names, or a table of name -> grid)")
