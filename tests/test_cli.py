@@ -259,6 +259,23 @@ def test_generate_and_convert_take_the_file_to_write_as_their_second_argument_or
     assert not (tmp_path / "a.csv").exists() and not (tmp_path / "b.csv").exists()
 
 
+def test_generate_and_convert_write_to_standard_output_in_the_format_to_names(tmp_path):
+    # OUTPUT - was "has no extension to name the format to write ... not to standard output".
+    result = invoke("generate", "uniform:writes=100,seed=1", "-")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "op,offset,length,tag,time_us" and len(result.stdout.splitlines()) == 101
+    assert "100 requests written to standard output" in result.stderr
+    out = tmp_path / "w.trace"
+    assert invoke("convert", "uniform:writes=100,seed=1", str(out)).exit_code == 0
+    result = CliRunner().invoke(main, ["convert", "-", "-", "--to", "ssdsim"], input=invoke(
+        "generate", "uniform:writes=100,seed=1", "-").stdout)
+    assert result.exit_code == 0 and result.stdout == out.read_text(), result.output
+    result = invoke("generate", "uniform:writes=100,seed=1", str(tmp_path / "x.csv"), "--to", "blkparse")
+    assert result.exit_code == 2 and "--to names the format of standard output" in result.output
+    with pytest.raises(ftlsim.FtlsimError, match="is for output '-'"):
+        ftlsim.generate("uniform:writes=10", str(tmp_path / "y.csv"), output_format="csv")
+
+
 def test_a_run_that_cannot_tell_schemes_apart_says_so_and_how_to_fix_it(tmp_path):
     # 200 one-page writes spread over 100 MiB: the device of the trace's extent is almost all unwritten.
     trace = tmp_path / "sparse.csv"

@@ -43,6 +43,7 @@ from .errors import spelled
 from .output import ReaderGoneConsole, check_output, fmt
 from .report import Report, uninformative
 from .sim import PRECONDITIONS, parse_value, run_warnings, simulate
+from .trace import STDOUT_FORMATS
 
 if _starting:
     signal.signal(signal.SIGINT, _previous_handler)
@@ -982,10 +983,13 @@ def store_table(df) -> tuple[Table, list[str], list[str]]:
               help="Device preset; its page size and capacity size the workload.")
 @click.option("--capacity", default=None, help="Logical capacity the workload spreads over, e.g. 32MiB.")
 @click.option("--param", "-p", "params", multiple=True, metavar="K=V", help="A device override or trace option.")
-def generate_cmd(workload, output_argument, output, preset, capacity, params):
+@click.option("--to", "output_format", type=click.Choice(list(STDOUT_FORMATS), case_sensitive=False), default=None,
+              help="The format of OUTPUT - (standard output): csv (default), ssdsim or blkparse.")
+def generate_cmd(workload, output_argument, output, preset, capacity, params, output_format):
     """Write WORKLOAD (a built-in workload, or any trace) to OUTPUT (the second argument, or -o) in the format
-    its extension names, arrival times kept (`ftlsim convert` is the same command). The engine writes a
-    temporary file and renames it."""
+    its extension names, arrival times kept (`ftlsim convert` is the same command); OUTPUT - is standard
+    output, in the format --to names. The engine writes a temporary file and renames it."""
+    from .output import is_stdout
     from .trace import generate
 
     if output is None and output_argument is None:
@@ -996,11 +1000,16 @@ def generate_cmd(workload, output_argument, output, preset, capacity, params):
     output = output if output is not None else output_argument
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
     try:
-        check_output(output, "--output", inputs=(workload,))
-        n = generate(workload, output, preset=preset, capacity=capacity, **kwargs)
+        if output_format is not None and not is_stdout(output):
+            raise click.UsageError(f"--to names the format of standard output (OUTPUT -); {output}'s extension "
+                                   f"names its own")
+        if not is_stdout(output):
+            check_output(output, "--output", inputs=(workload,))
+        n = generate(workload, output, preset=preset, capacity=capacity, output_format=output_format, **kwargs)
     except (_core.FtlsimError, ValueError) as e:
         fail(e)
-    err_console.print(f"{n:,} requests written to {output}", highlight=False)  # stdout stays for data
+    where = "standard output" if is_stdout(output) else output
+    err_console.print(f"{n:,} requests written to {where}", highlight=False)  # stdout stays for data
 
 
 main.add_command(generate_cmd, "convert")

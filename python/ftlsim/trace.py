@@ -193,8 +193,12 @@ def plot_info(stats: dict, path: str | None = None, title: str = ""):
     return fig
 
 
+#: The formats `generate` writes to standard output, by the extension of the file it writes first.
+STDOUT_FORMATS = {"csv": ".csv", "ssdsim": ".trace", "blkparse": ".blkparse"}
+
+
 def generate(trace: str, output: str, preset: str | None = None, capacity: str | int | None = None,
-             format: str = "auto", **options) -> int:
+             format: str = "auto", output_format: str | None = None, **options) -> int:
     """Writes `trace` (a built-in workload such as ``"fat-camera:seed=1"``, or a trace file) to `output` in the
     format its extension names: ``.csv`` (native ``op,offset,length,tag,time_us``: tags and arrival times
     kept), ``.trace`` / ``.ascii`` (SSDsim / MQSim ASCII), ``.blkparse`` (blkparse-like text); ``.gz`` on top
@@ -202,10 +206,19 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     An unknown extension, an output that is the input, or a request the format cannot hold (a trim in SSDsim
     ASCII, bytes off the 512 B grid, a second device in CSV) is an error, and no file is left half-written.
     `preset`, `capacity` and device overrides size the device a workload spreads over. Returns the number of
-    requests written."""
+    requests written. `output` ``-`` is standard output, in `output_format` (``csv``, the default, ``ssdsim`` or
+    ``blkparse``), which a file's extension names instead."""
 
     from . import _core
-    from ._registry import invalid, make_config
+    from ._registry import check_choice, invalid, make_config
+    from .output import is_stdout
+
+    if output_format is not None:
+        output_format = check_choice("output_format", output_format, tuple(STDOUT_FORMATS))
+        if not is_stdout(output):
+            raise invalid("output_format", output_format, "names the format of standard output only",
+                          f"output_format={output_format!r} is for output '-' (standard output); the file "
+                          f"{output}'s extension names its format")
 
     cfg = make_config("page", preset, capacity, "none", format, options)
     if cfg["params"]:
@@ -217,6 +230,19 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     from .output import check_output
 
     # A missing directory was "cannot read trace OUT": said of the output, before the input is read.
+    if is_stdout(output):
+        import shutil
+        import tempfile
+
+        # The engine writes a file (renamed into place when whole); standard output gets its bytes after.
+        with tempfile.TemporaryDirectory() as scratch, readable(trace) as path:
+            written = os.path.join(scratch, "trace" + STDOUT_FORMATS[output_format or "csv"])
+            n = _core.generate(path, written, cfg)
+            with open(written, "rb") as f:
+                sys.stdout.flush()
+                shutil.copyfileobj(f, sys.stdout.buffer)
+                sys.stdout.buffer.flush()
+            return n
     check_output(output, "output", inputs=(str(trace),))
     with readable(trace) as path:
         return _core.generate(path, str(output), cfg)
