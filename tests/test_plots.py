@@ -178,6 +178,27 @@ def test_a_sweep_of_names_draws_bars_and_a_one_valued_parameter_goes_to_the_head
     assert erases.get_ylim()[1] > 7821 * 1.05  # room for the tallest bar's figure
 
 
+def test_thirteen_bars_have_thirteen_colours_and_figures_that_do_not_overlap():
+    import pandas as pd
+
+    # Every scheme: the eleventh to thirteenth bars were the first three's colours again, and figures of
+    # neighbouring bars of like height ran into each other ("37,86037,860").
+    schemes = [s["name"] for s in ftlsim.schemes()]
+    erased = [3812, 4927, 20000, 37860, 37860, 9782, 9719, 39744, 34244, 4722, 885, 10544, 1527]
+    df = pd.DataFrame({"trace": ["t.csv"] * 13, "ftl": schemes, "flash.erases": erased,
+                       "time_us.total": [e * 1e4 for e in erased]})
+    fig = drawn(ftlsim.plot.compare(df, []))
+    erases = fig.axes[0]
+    colours = [tuple(bar.get_facecolor()) for bar in erases.patches]
+    assert len(colours) == 13 and len(set(colours)) == 13
+    figures = erases.texts
+    assert [t.get_text() for t in figures] == [f"{e:,}" for e in erased]
+    boxes = [t.get_window_extent() for t in figures]
+    assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:]))
+    top = erases.transData.inverted().transform((0, max(b.y1 for b in boxes)))[1]
+    assert top <= erases.get_ylim()[1]  # the tallest bar's figure inside the panel
+
+
 def test_bars_of_a_count_that_is_0_in_every_row_stand_on_0():
     import pandas as pd
 

@@ -103,7 +103,9 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     # often coincide (O-FAST on random writes is FAST): distinct markers, dashes and sizes keep each visible.
     keys = list(dict.fromkeys(_line_keys(df, others)))
     styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("P", "--"), ("X", ":"), ("*", "-.")]
-    colors = [f"C{i % 10}" for i in range(len(keys))]
+    colors = [_color(i) for i in range(len(keys))]
+    # Many bars a panel: their figures stand upright above them, where side by side they ran into each other.
+    upright = x is None and len(keys) > 6
     # The panels keep their width whatever the legend's: the figure widens by the legend's longest label.
     longest = max([len(_label(dict(zip(others, key)))) + (len(x) + 6 if x else 0) for key in keys] + [10])
     fig = Figure(figsize=(9.5 + 0.6 + 0.075 * longest, 0.6 + 3.9 * len(traces)), layout="constrained")
@@ -128,10 +130,10 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
                 label += f" (same as {_label(dict(zip(others, same[key])))})"
             marker, dash = styles[i % len(styles)]
             for ax, (col, _, scale), refs in zip(axes, y, references):
-                handles[label] = _draw(ax, rows, x, col, scale, label, colors[i], marker, dash, i, refs)
+                handles[label] = _draw(ax, rows, x, col, scale, label, colors[i], marker, dash, i, refs, upright)
         for ax, (col, ylabel, scale), refs in zip(axes, y, references):
             count = scale == 1.0 and _integers(df[col])
-            _axes_style(ax, x, df[x] if x else None, ylabel, count=count)
+            _axes_style(ax, x, df[x] if x else None, ylabel, count=count, headroom=0.22 if upright else 0.1)
             if x is not None:
                 _log_if_spread(ax, _numbers(rows_t[col] * scale), count)
             _label_references(ax, refs)
@@ -203,9 +205,20 @@ def _line_keys(df, columns) -> list:
             for row in df[columns].itertuples(index=False, name=None)]
 
 
-def _draw(ax, rows, x, col, scale, label, color, marker, dash, i, references: list):
+def _color(i: int) -> str:
+    """The `i`-th line's or bar's colour: matplotlib's ten (tab10), then their lighter twins (tab20's), so
+    that 13 schemes are 13 colours (the eleventh was the first's blue again)."""
+    from matplotlib import colormaps
+    from matplotlib.colors import to_hex
+
+    j = i % 20
+    return to_hex(colormaps["tab20"].colors[2 * (j % 10) + j // 10])
+
+
+def _draw(ax, rows, x, col, scale, label, color, marker, dash, i, references: list, upright: bool = False):
     """One scheme's figures on `ax`: a line against `x`; a horizontal reference line when the scheme has no
-    value of `x` (added to `references` to be labelled once all are drawn); a bar when nothing is swept."""
+    value of `x` (added to `references` to be labelled once all are drawn); a bar when nothing is swept, its
+    figure above it (`upright`: turned to stand, for many narrow bars)."""
     values = rows[col] * scale
     if x is None:
         # Each bar carries its figure, as the table prints it (no bar is read off the axis).
@@ -214,7 +227,7 @@ def _draw(ax, rows, x, col, scale, label, color, marker, dash, i, references: li
         value = float(values.iloc[0])
         bars = ax.bar(label, value, color=color, label=label)
         ax.bar_label(bars, labels=[fmt(int(value) if scale == 1.0 and value.is_integer() else value)],
-                     fontsize="x-small", padding=2)
+                     fontsize="x-small", padding=2, rotation=90 if upright else 0)
         return bars
     has_x = rows[x].map(lambda v: v == v and v is not None)
     if not has_x.any():
@@ -282,9 +295,10 @@ def _label_references(ax, references: list) -> None:
                 color=color if len(labels) == 1 else "0.2", va="top" if below else "bottom", ha="left")
 
 
-def _axes_style(ax, x, xvalues, ylabel: str, count: bool) -> None:
+def _axes_style(ax, x, xvalues, ylabel: str, count: bool, headroom: float = 0.1) -> None:
     """Axis labels and ticks: counts with integer ticks and thousands separators, other figures plain (no
-    offset, no scientific notation); x log2 when its values are powers of two, integer ticks for integers."""
+    offset, no scientific notation); x log2 when its values are powers of two, integer ticks for integers.
+    Bars get `headroom` (a share of the axis) above the tallest for its figure."""
     from matplotlib.ticker import MaxNLocator, NullLocator, ScalarFormatter, StrMethodFormatter
 
     ax.set_ylabel(ylabel)
@@ -297,7 +311,7 @@ def _axes_style(ax, x, xvalues, ylabel: str, count: bool) -> None:
         plain.set_scientific(False)
         ax.yaxis.set_major_formatter(plain)
     if x is None:
-        ax.margins(y=0.1)  # room above the tallest bar for its figure
+        ax.margins(y=headroom)  # room above the tallest bar for its figure
         if count:  # a count is never below 0; all 0, the axis would run from -0.055 and label "-0"
             ax.set_ylim(bottom=0, top=max(ax.get_ylim()[1], 1))
         # Slanted names end under their bars, so that long ones do not run into the next.
