@@ -199,6 +199,27 @@ def test_thirteen_bars_have_thirteen_colours_and_figures_that_do_not_overlap():
     assert top <= erases.get_ylim()[1]  # the tallest bar's figure inside the panel
 
 
+def test_a_legend_of_long_labels_goes_under_the_panels_and_leaves_them_their_width():
+    import pandas as pd
+
+    # Two swept settings and a "(same as ...)": at the right, the legend took 40% of the figure, squeezed
+    # both panels and covered the heading's end; the reference labels ran from one panel into the next.
+    rows = [("page", v, None, 0, 0.6e6) for v in ("greedy", "cost-benefit")]
+    rows += [(s, None, lb, e, e * 4e3) for s, base in (("fast", 500), ("bast", 1600)) for lb, e in
+             ((4, base), (8, base * 0.8))]
+    df = pd.DataFrame(rows, columns=["ftl", "victim", "log_blocks", "flash.erases", "time_us.total"])
+    df["trace"], df["nvram_policy"] = "t.csv", "metadata"
+    fig = drawn(ftlsim.plot.compare(df, ["victim", "log_blocks", "nvram_policy"], precondition="none"))
+    legend = fig.legends[0].get_window_extent()
+    width = fig.get_window_extent().width
+    for ax in fig.axes:
+        panel = ax.get_window_extent()
+        assert panel.width > 0.35 * width and panel.y0 > legend.y1
+    assert not fig._suptitle.get_window_extent().overlaps(legend)
+    assert "page-mapped, victim=cost-benefit" in [t.get_text().strip() for t in fig.axes[0].texts][0]
+    assert "same as" not in " ".join(t.get_text() for t in fig.axes[0].texts)
+
+
 def test_bars_of_a_count_that_is_0_in_every_row_stand_on_0():
     import pandas as pd
 

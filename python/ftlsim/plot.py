@@ -106,9 +106,15 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     colors = [_color(i) for i in range(len(keys))]
     # Many bars a panel: their figures stand upright above them, where side by side they ran into each other.
     upright = x is None and len(keys) > 6
-    # The panels keep their width whatever the legend's: the figure widens by the legend's longest label.
+    # The panels keep their width whatever the legend's: the figure widens by the legend's longest label. A
+    # legend of long labels (several swept settings, "(same as ...)") goes under the panels instead, in as
+    # many columns as fit: at the right it squeezed the panels and ran over the heading.
     longest = max([len(_label(dict(zip(others, key)))) + (len(x) + 6 if x else 0) for key in keys] + [10])
-    fig = Figure(figsize=(9.5 + 0.6 + 0.075 * longest, 0.6 + 3.9 * len(traces)), layout="constrained")
+    below = longest > LEGEND_RIGHT_CHARS
+    columns = max(1, min(len(keys), int(10.1 // (0.075 * longest + 0.8)))) if below else 1
+    legend_rows = -(-len(keys) // columns) + 2 if below else 0
+    fig = Figure(figsize=(9.5 + 0.6 + (0 if below else 0.075 * longest), 0.6 + 3.9 * len(traces) + 0.2 * legend_rows),
+                 layout="constrained")
     rows_of_panels = fig.subfigures(len(traces), 1, squeeze=False)[:, 0]
     handles = {}
     same = _same_lines(df, keys, others, x, [col for col, _, _ in y]) if x else {}
@@ -137,8 +143,8 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
             if x is not None:
                 _log_if_spread(ax, _numbers(rows_t[col] * scale), count)
             _label_references(ax, refs)
-    fig.legend(list(handles.values()), [h.get_label() for h in handles.values()], loc="outside right upper",
-               fontsize="small",
+    fig.legend(list(handles.values()), [h.get_label() for h in handles.values()],
+               loc="outside lower center" if below else "outside right upper", ncols=columns, fontsize="small",
                title=f"{'lines' if x else 'bars'}: {', '.join(others)}" + (f"\nx: {x}" if x else ""),
                title_fontsize="small")
     ran = list(df["precondition"].dropna().unique()) if "precondition" in df else []
@@ -215,6 +221,10 @@ def _color(i: int) -> str:
     return to_hex(colormaps["tab20"].colors[2 * (j % 10) + j // 10])
 
 
+#: The longest legend label (characters) kept at the right of the panels; a longer one puts the legend under them.
+LEGEND_RIGHT_CHARS = 40
+
+
 def _draw(ax, rows, x, col, scale, label, color, marker, dash, i, references: list, upright: bool = False):
     """One scheme's figures on `ax`: a line against `x`; a horizontal reference line when the scheme has no
     value of `x` (added to `references` to be labelled once all are drawn); a bar when nothing is swept, its
@@ -234,7 +244,7 @@ def _draw(ax, rows, x, col, scale, label, color, marker, dash, i, references: li
         line = None
         for v in values:
             line = ax.axhline(v, color=color, linestyle=dash, linewidth=1.6, label=f"{label} (no {x})")
-            references.append((v, label, color))
+            references.append((v, label.split(" (same as ")[0], color))  # coinciding: labelled together
         return line
     rows = rows[has_x.to_numpy()].sort_values(x)
     line, = ax.plot(rows[x], rows[col] * scale, marker=marker, linestyle=dash, color=color, label=label,
