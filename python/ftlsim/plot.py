@@ -218,7 +218,7 @@ def _color(i: int) -> str:
     from matplotlib.colors import to_hex
 
     j = i % 20
-    return to_hex(colormaps["tab20"].colors[2 * (j % 10) + j // 10])
+    return to_hex(colormaps["tab20"]((2 * (j % 10) + j // 10) / 20 + 0.025))  # the middle of colour k of 20
 
 
 #: The longest legend label (characters) kept at the right of the panels; a longer one puts the legend under them.
