@@ -22,6 +22,7 @@ import sys
 from rich.console import Console
 
 from . import _core
+from .report import ARRAY_DIMENSIONS, array_dies
 
 #: Paths that name one of the process's open file descriptors: written by appending, never replaced.
 _FD_PATHS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
@@ -542,19 +543,6 @@ def rounded_capacity(report) -> str:
         return ""
     block = report["config.page_bytes"] * report["config.pages_per_block"]
     return f"{given} given, rounded up to whole blocks of {human_bytes(block)}"
-
-
-#: The array's dimensions in report keys, with the word for one of each.
-ARRAY_DIMENSIONS = (("array.channels", "channel"), ("array.chips_per_channel", "chip"),
-                    ("array.dies_per_chip", "die"), ("array.planes_per_die", "plane"))
-
-
-def array_dies(report) -> int:
-    """The dies a run's array has (channels x chips x dies); 1 on a single chip, which has no array keys."""
-    dies = 1
-    for key, _ in ARRAY_DIMENSIONS[:-1]:
-        dies *= int(report.get(key) or 1)
-    return dies
 
 
 def array_shape(row, placement: bool = True) -> str | None:

@@ -13,6 +13,18 @@ from . import _core
 from ._registry import registry
 from .errors import Spelling, keyword
 
+#: The array's dimensions in report keys, with the word for one of each.
+ARRAY_DIMENSIONS = (("array.channels", "channel"), ("array.chips_per_channel", "chip"),
+                    ("array.dies_per_chip", "die"), ("array.planes_per_die", "plane"))
+
+
+def array_dies(report) -> int:
+    """The dies a run's array has (channels x chips x dies); 1 on a single chip, which has no array keys."""
+    dies = 1
+    for key, _ in ARRAY_DIMENSIONS[:-1]:
+        dies *= int(report.get(key) or 1)
+    return dies
+
 
 def report_schema():
     """Every key a report can have, from the engine, as a pandas DataFrame with one row per key and the
