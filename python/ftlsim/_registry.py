@@ -108,6 +108,12 @@ def takes(ftl: str, key: str) -> bool:
     return key in keys["device"] or key in keys["trace"] or key in keys["run"] or key in scheme_defaults(ftl)
 
 
+def scalar(value):
+    """A numpy scalar (as pandas gives a cell: `np.int64(8)`, `np.bool_(True)`) as the Python value it holds;
+    any other value as it is."""
+    return value.item() if type(value).__module__ == "numpy" and hasattr(value, "item") else value
+
+
 def plain(value):
     """A value as the engine's configuration takes it: a numpy scalar or array (`np.int64(8)`, `np.bool_(True)`,
     `np.array([0, 1])`, from `np.arange` or a DataFrame's column) as the Python values it holds, a list or tuple

@@ -22,6 +22,7 @@ import sys
 from rich.console import Console
 
 from . import _core
+from ._registry import scalar
 from .report import ARRAY_DIMENSIONS, array_dies
 
 #: Paths that name one of the process's open file descriptors: written by appending, never replaced.
@@ -216,7 +217,7 @@ def grouped_digits(text: str) -> str:
 
 
 def fmt(value) -> str:
-    value = value.item() if hasattr(value, "item") else value  # a numpy scalar, as pandas gives a cell
+    value = scalar(value)  # a numpy scalar, as pandas gives a cell
     if isinstance(value, bool):
         return "true" if value else "false"  # as -p and JSON spell it
     if value is None:
@@ -637,7 +638,7 @@ def _cells(column: str, values) -> list:
     (a failed point's value that did not parse) holds the gaps as None: "-", as NaN."""
     from .report import key_unit
 
-    values = [v.item() if hasattr(v, "item") else v for v in values]
+    values = [scalar(v) for v in values]
     floats = [v for v in values if isinstance(v, float) and v == v]
     whole = key_unit(column) in (*WHOLE_UNITS, None) and all(v.is_integer() and abs(v) < 2**53 for v in floats)
     return ["-" if v is None else fmt(int(v)) if whole and v in floats else fmt(v) for v in values]

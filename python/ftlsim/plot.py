@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ._registry import scalar
 
 # Scheme names as the papers write them (FAST paper §2, NFTL paper, DFTL, TinyFTL, MAST papers); a scheme not
 # listed is shown by its registry name.
@@ -35,7 +36,7 @@ def _powers_of_two(values) -> bool:
 def value_text(v) -> str:
     """A grid value as written: ``64``, not ``64.0`` (a grid column with gaps is float); ``true``, not
     ``True``, as ``-p rmw=false`` and the run header spell it."""
-    v = v.item() if hasattr(v, "item") else v  # a numpy scalar, as pandas gives a cell, as Python's
+    v = scalar(v)  # a numpy scalar, as pandas gives a cell, as Python's
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float) and v.is_integer():
