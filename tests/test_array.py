@@ -185,3 +185,9 @@ def test_placement_per_die_on_one_die_is_warned_of():
     result = CliRunner().invoke(main, ["run", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--ftl", "fast",
                                        "-p", "placement=per-die", "-p", "channels=2"])
     assert "placement=per-die on one die" not in result.stderr
+    # A grid's table too, once for the schemes it is true of.
+    result = CliRunner().invoke(main, ["compare", "uniform:writes=300,seed=1", "--capacity", "1MiB", "--ftl",
+                                       "page,fast", "-p", "placement=striped,per-die"])
+    assert result.exit_code == 0, result.output
+    assert ("warning: page, fast on uniform:writes=300,seed=1: -p placement=per-die on one die runs one scheme "
+            "instance") in " ".join(result.stderr.split())

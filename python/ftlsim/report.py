@@ -91,7 +91,8 @@ def uninformative(values, spell: Spelling = keyword) -> dict[str, str]:
     offered, each spelled by `spell` (the command line's ``--precondition full``, Python's
     ``precondition='full'``): a full precondition where it was not filled first, compact addresses for a trace
     file read without them (they pack sparse addresses). Besides: a stated spare (``extra_blocks``,
-    ``over_provisioning``) larger than the scheme uses, whose rest changes nothing."""
+    ``over_provisioning``) larger than the scheme uses, whose rest changes nothing; and ``placement`` per-die on
+    one die, which runs as striped (a grid's rows of the two read alike)."""
     resolved = json.loads(values.get("config.resolved") or "{}").get("config", {})
     precondition = resolved.get("precondition", values.get("config.precondition", "none"))
     fixes = [f"`{spell('precondition', 'full')}`"] if precondition == "none" else []
@@ -113,6 +114,10 @@ def uninformative(values, spell: Spelling = keyword) -> dict[str, str]:
         # Not "the figures do not depend on the scheme": its RAM, mount and translation reads still do.
         out["no_erase"] = (f"no block was erased: no merge or garbage collection ran, so the figures leave out "
                            f"the cleaning cost that sets schemes apart; use {fix}")
+    if (resolved.get("device") or {}).get("placement") == "per-die" and array_dies(values) == 1:  # rows alike
+        out["per_die_on_one_die"] = (f"{spell('placement', 'per-die')} on one die runs one scheme instance, as "
+                                     f"striped does: give the device dies ({spell('channels', '2')}, or a preset of "
+                                     f"an array)")
     given = next((spell(key, str(resolved[key])) for key in ("extra_blocks", "over_provisioning")
                   if resolved.get(key) is not None), None)
     chip, used = _whole(values.get("device.extra_blocks")), _whole(values.get("device.scheme_extra_blocks"))

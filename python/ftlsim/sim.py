@@ -17,7 +17,7 @@ from . import _core
 from .errors import Spelling, keyword, respelled, spelled
 from ._registry import (check_choice, check_name, invalid, make_config, plain, resolve_config,
                         takes)
-from .report import Report, array_dies, uninformative
+from .report import Report, uninformative
 from .trace import check_spec, check_trace, is_workload, readable
 
 
@@ -138,9 +138,6 @@ def run_warnings(report, spell: Spelling = keyword) -> list[str]:
             f"{cuts:,} of {planned:,} planned power cuts landed: a cut drops the rest of its request, so the run "
             f"does fewer flash operations than the dry run that chose the cut points, and the last "
             f"{planned - cuts:,} fell past its end")
-    if (config.get("device") or {}).get("placement") == "per-die" and array_dies(report) == 1:  # rows alike
-        out.append(f"{spell('placement', 'per-die')} on one die runs one scheme instance, as striped does: give "
-                   f"the device dies ({spell('channels', '2')}, or a preset of an array)")
     skipped = report.get("sim.skipped_lines") or 0
     if skipped:  # counted by skip_bad_lines; the figures are of the rest
         lines = f"{skipped:,} line of the trace did not parse and was" if skipped == 1 else \
