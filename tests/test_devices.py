@@ -60,6 +60,14 @@ def test_info_gives_each_device_its_range(three):
     assert "5 (1 requests, bytes 98,304-114,688)" in result.output
 
 
+def test_the_report_names_the_device_kept_and_whether_reads_were_dropped(three):
+    # Only config.resolved held them: a sweep's rows of device 2 and device 5 differed in no flat key.
+    r = ftlsim.simulate(str(three), device=2, writes_only=True)
+    assert (r["config.device"], r["config.writes_only"], r["config.devices"]) == (2, True, "fold")
+    r = ftlsim.simulate(str(three))
+    assert (r["config.device"], r["config.writes_only"]) == (None, False)
+
+
 def test_run_compare_and_config_files_take_devices(three, tmp_path):
     out = tmp_path / "r.json"
     result = invoke("run", three, "--devices", "5,2", "--json", out)

@@ -1,6 +1,7 @@
 //! The Config section: the version and the run's configuration as it ran (the device's blocks included).
 
 use super::keys::{num, Component, Keys, Section, Unit};
+use serde_json::Value;
 
 /// The run's configuration as the report echoes it.
 #[derive(Clone, Debug, Default)]
@@ -12,6 +13,10 @@ pub struct ConfigEcho {
     pub trace: String,
     /// How the trace's devices share the address space: fold, concat, or the devices kept.
     pub devices: String,
+    /// The one device / ASU kept (`device`), if any.
+    pub device: Option<u64>,
+    /// Reads and trims dropped (`writes_only`).
+    pub writes_only: bool,
     /// A built-in workload's seed.
     pub seed: Option<u64>,
     pub precondition: String,
@@ -77,6 +82,19 @@ impl Component for Config<'_> {
             Unit::Text,
             "how the trace's devices share the address space: fold, concat, or the devices kept (concatenated)",
             c.devices.clone(),
+        );
+        k.put(
+            "config.device",
+            Unit::Count,
+            "the one device / ASU of the trace kept (device; a blkparse major,minor as major x 256 + minor), null \
+             for every device",
+            c.device.map_or(Value::Null, Value::from),
+        );
+        k.put(
+            "config.writes_only",
+            Unit::Flag,
+            "the trace's reads and trims dropped (writes_only)",
+            c.writes_only,
         );
         if c.seed.is_some() || k.schema() {
             k.put(

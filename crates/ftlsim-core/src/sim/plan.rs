@@ -525,6 +525,8 @@ impl<'a> RunPlan<'a> {
             preset: self.device.spec.preset.to_string(),
             trace: name.to_string(),
             devices: self.trace_options.devices.to_string(),
+            device: self.trace_options.device,
+            writes_only: self.trace_options.writes_only,
             seed: trace::workloads::workload::parse_spec(name)
                 .ok()
                 .flatten()
