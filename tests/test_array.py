@@ -4,6 +4,7 @@
 
 import matplotlib.image
 from click.testing import CliRunner
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import ftlsim
 from ftlsim.cli import main
@@ -157,7 +158,11 @@ def test_latency_cdfs_leave_pyplot_alone_name_each_trace_and_refuse_runs_without
                       channels=2, backend="threads")
     fig = ftlsim.plot.latency_cdfs(df, [])
     assert (matplotlib.get_backend(), plt.get_fignums()) == (backend, open_figures)  # a notebook's stay
-    labels = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]  # the writes' panel
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]  # long labels: one legend under the panels
+    # which leaves each panel most of its half (a legend beside each made them a fifth of the figure).
+    FigureCanvasAgg(fig).draw()
+    assert all(ax.get_window_extent().width > 0.35 * fig.get_window_extent().width for ax in fig.axes)
+    assert all(ax.get_window_extent().y0 > fig.legends[0].get_window_extent().y1 for ax in fig.axes)
     assert labels == [f"{s} on {t}" for t in (WORKLOAD, "uniform:writes=3000,seed=2") for s in ("page-mapped", "FAST")]
     with pytest.raises(ftlsim.FtlsimError, match="no response times"):
         ftlsim.plot.latency_cdfs(ftlsim.sweep("uniform:writes=300", ["page"], backend="threads"))
@@ -172,7 +177,10 @@ def test_the_plots_headings_say_the_settings_every_run_ran_with():
                       precondition="full", nvram="16KiB", nvram_policy="lru")
     latency = latency_cdfs(df).get_suptitle().splitlines()
     assert latency[-1] == "precondition=full, nvram=16.0 KiB, nvram_policy=lru", latency
-    assert compare(df, precondition="full").get_suptitle() == "precondition full, nvram=16.0 KiB, nvram_policy=lru"
+    # The array's settings too, which the comparison plot has no line of its own for (a sweep file's channels=2
+    # were in neither its heading nor the table's "every row" line); the latency plot's array line says them.
+    assert compare(df, precondition="full").get_suptitle() == ("precondition full, channels=2, queue_depth=4, "
+                                                               "nvram=16.0 KiB, nvram_policy=lru")
 
 
 def test_placement_per_die_on_one_die_is_warned_of():
@@ -191,3 +199,14 @@ def test_placement_per_die_on_one_die_is_warned_of():
     assert result.exit_code == 0, result.output
     assert ("warning: page, fast on uniform:writes=300,seed=1: -p placement=per-die on one die runs one scheme "
             "instance") in " ".join(result.stderr.split())
+
+
+def test_a_sweep_files_array_settings_are_in_the_every_row_line(tmp_path):
+    # channels, dies_per_chip, queue_depth, time_scale and placement from the file ran and were said nowhere.
+    config = tmp_path / "sweep.toml"
+    config.write_text('traces = ["uniform:writes=300,seed=1"]\ncapacity = "1MiB"\nchannels = 2\ndies_per_chip = 2\n'
+                      'queue_depth = 4\ntime_scale = 0.5\nplacement = "per-die"\n[schemes]\npage = {}\nfast = {}\n')
+    result = CliRunner().invoke(main, ["sweep", "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    assert ("every row: channels=2, dies_per_chip=2, placement=per-die, queue_depth=4, time_scale=0.5, "
+            "preset=lee2007") in " ".join(result.stdout.split()), result.stdout

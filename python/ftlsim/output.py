@@ -459,6 +459,11 @@ DEVICE_SAID_ELSEWHERE = {"page_bytes", "pages_per_block", "read_us", "program_us
                          "placement"}
 
 
+#: The array's settings a grid's "every row" line says where given (a preset's own shape is the preset's).
+ARRAY_SETTINGS = ("channels", "chips_per_channel", "dies_per_chip", "planes_per_die", "placement", "queue_depth",
+                  "time_scale")
+
+
 def run_settings(report) -> list[tuple[str, str]]:
     """The run, trace and device options a report ran with other than their defaults, as (key, value) pairs, from
     its ``config.resolved``: the settings that change its figures (``precondition=full``, ``power_cuts=20``,
@@ -492,12 +497,19 @@ def nvram_size(report) -> str:
 
 def grid_settings(rows, swept: list[str]) -> list[str]:
     """What every row of a grid ran with that `run`'s header would say and no column does: the run settings
-    other than their defaults (`run_settings`: ``precondition=full``, ``compact=true``), the NVRAM write
-    cache (``nvram=64 KiB``, its policy) and the device (``preset=lee2007``, ``capacity=1.0 MiB``), as ``k=v``
-    texts, for the grid's "every row" line."""
+    other than their defaults (`run_settings`: ``precondition=full``, ``compact=true``), the array's settings
+    given (``channels=2``, ``placement=per-die``), the NVRAM write cache (``nvram=64 KiB``, its policy) and the
+    device (``preset=lee2007``, ``capacity=1.0 MiB``), as ``k=v`` texts, for the grid's "every row" line."""
+    import json
+
     per_row = []
     for _, row in rows.iterrows():
         pairs = run_settings(row)
+        # The array's settings given, which `run` says in its array line and a grid had nowhere (a sweep file's
+        # channels=2, placement="per-die").
+        config = json.loads(row.get("config.resolved") or "{}").get("config", {})
+        given = {**(config.get("device") or {}), **config}
+        pairs += [(k, param_text(given[k])) for k in ARRAY_SETTINGS if given.get(k) is not None]
         if row.get("nvram.bytes"):
             pairs += [("nvram", nvram_size(row)), ("nvram_policy", str(row["nvram.policy"]))]
         pairs += [("preset", str(row["config.preset"])), ("capacity", human_bytes(row["config.capacity_bytes"]))]
@@ -631,8 +643,8 @@ def _fit(ident: list, figures: list, head: dict, width: int | None) -> tuple[lis
     return shown, left_out, used
 
 
-def _cells(column: str, values) -> list:
-    """A grid column's cells. A count, page or byte figure or a parameter with gaps (a scheme without the
+def column_cells(column: str, values) -> list:
+    """A grid's (or an experiment table's) column's cells. A count, page or byte figure or a parameter with gaps (a scheme without the
     parameter) is a float column in pandas: its whole numbers are shown whole. Any other figure keeps its
     decimals in every row (write amplification 1.000 beside 1.500, as `run` shows it). A column of mixed values
     (a failed point's value that did not parse) holds the gaps as None: "-", as NaN."""
@@ -680,7 +692,7 @@ def grid_table(df, swept: list, figures: list, width: int | None):
     cells = {}
     for col in ident + list(figures):
         values = done[col] if col in done else []
-        cells[col] = [names.get(str(v), str(v)) for v in values] if col == "trace" else _cells(col, values)
+        cells[col] = [names.get(str(v), str(v)) for v in values] if col == "trace" else column_cells(col, values)
     need = {c: max([len(x) for x in cells[c]] + [1]) for c in cells}
     head = {c: max(need[c], header_width(c)) for c in cells}
     shown, left_out, used = _fit(ident, figures, head, width)

@@ -503,7 +503,7 @@ def latency_cdfs(df, swept=None, title: str = ""):
 
     # A parameter set to one value for every run names no line apart: the heading states it, and the array's
     # own settings are in its line of the heading.
-    settings = _settings(df, swept or [], said=("preset", "capacity"))
+    settings = _settings(df, swept or [], said=("preset", "capacity", *ARRAY_KEYS))
     swept, one_valued = split_swept(df, swept)
     fixed = ", ".join([f for f in one_valued if f.split("=")[0] not in ARRAY_KEYS] + settings)
     kinds = [(kind, key) for kind, key in CDF_KEYS
@@ -517,6 +517,10 @@ def latency_cdfs(df, swept=None, title: str = ""):
     fig = Figure(figsize=(6.0 * len(kinds), 4.4))
     axes = fig.subplots(1, len(kinds), squeeze=False)
     longest = 0
+    # Each run's curve, the same colour and dash in every panel, and what it coincides with in each (for one
+    # legend under the panels, where the labels are long).
+    curves: dict = {}
+    coincide: dict[str, list[str]] = {}
     for ax, (kind, key) in zip(axes[0], kinds):
         rows = [(row, json.loads(row[key]) if isinstance(row[key], str) else []) for _, row in df.iterrows()]
         times = [p[0] for _, points in rows for p in points]
@@ -539,7 +543,9 @@ def latency_cdfs(df, swept=None, title: str = ""):
             drawn.append((label, points))
             # Each line a dash of its own over the one before: schemes with the same curve stay visible.
             labels.append(label + (f" (same curve as {same})" if same else ""))
-            ax.step(us, share, where="post", label=labels[-1], linewidth=1.6, linestyle=("-", "--", ":", "-.")[i % 4])
+            curves[label], = ax.step(us, share, where="post", label=labels[-1], linewidth=1.6, color=_color(i),
+                                     linestyle=("-", "--", ":", "-.")[i % 4])
+            coincide.setdefault(label, []).extend([f"{kind}s as {same}"] if same else [])
         if log:
             ax.set_xscale("log")
             _log_labels(ax.xaxis, human_us, between=high < 100 * low)
@@ -550,14 +556,28 @@ def latency_cdfs(df, swept=None, title: str = ""):
         ax.set_xlabel(f"{kind} response time (queue + service)")
         ax.set_ylabel(f"fraction of {kind} requests")
         ax.grid(True, which="major", alpha=0.3)
-        # Beside the panel, not on it: inside, ten curves' legend hid the curves and the axis's label.
-        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
         longest = max([longest, *map(len, labels)])
     heading = [p for p in (title, _device(df), _arrays(df, placement="placement" not in swept), fixed) if p]
-    # A panel and its legend (about 0.05 in a character at 8 points) side by side, and a line a heading's line.
-    fig.set_size_inches(max(len(kinds), 1) * (6.0 + 0.3 + 0.05 * longest), 4.0 + 0.2 * "\n".join(heading).count("\n"))
+    lines = 0.2 * "\n".join(heading).count("\n")  # a heading's line, in inches
+    if longest <= LEGEND_RIGHT_CHARS:
+        # Beside each panel, not on it: inside, ten curves' legend hid the curves and the axis's label. A panel
+        # and its legend (about 0.05 in a character at 8 points) side by side.
+        for ax in axes[0]:
+            ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+        fig.set_size_inches(max(len(kinds), 1) * (6.3 + 0.05 * longest), 4.0 + lines)
+        fig.suptitle("\n".join(heading), fontsize=10)
+        fig.tight_layout()
+        return fig
+    # Long labels (several swept settings, "same curve as ..."): one legend under the panels, in as many columns
+    # as fit, a run a line with the curves it coincides with; a legend beside each panel made the figure 2,800
+    # pixels wide for panels of a fifth of it.
+    texts = [label + (f" (same {'; '.join(coincide[label])})" if coincide[label] else "") for label in curves]
+    width = max(len(kinds), 1) * 6.3
+    columns = max(1, min(len(texts), int(width // (0.055 * max(map(len, texts)) + 0.6))))
+    fig.set_size_inches(width, 4.0 + lines + 0.18 * -(-len(texts) // columns) + 0.3)
+    fig.set_layout_engine("constrained")
+    fig.legend(list(curves.values()), texts, loc="outside lower center", ncols=columns, fontsize=8)
     fig.suptitle("\n".join(heading), fontsize=10)
-    fig.tight_layout()
     return fig
 
 
