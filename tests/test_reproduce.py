@@ -23,10 +23,12 @@ TINY_MSR = ROOT / "crates" / "ftlsim-core" / "tests" / "fixtures" / "tiny.msr"
 
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
-    """A traces directory holding the one public trace the quick experiments need. The engine's tiny MSR
-    fixture stands in for msr_wdev_1.csv: these tests check that the file is found and run, not its figures."""
+    """A traces directory holding the public traces the quick experiments need. The engine's tiny MSR and
+    vSCSI fixtures stand in for msr_wdev_1.csv and the CloudPhysics sample: these tests check that the files are
+    found and run, not their figures."""
     d = tmp_path_factory.mktemp("traces")
     shutil.copy(TINY_MSR, d / "msr_wdev_1.csv")
+    shutil.copy(TINY_MSR.with_suffix(".vscsi"), d / "cloudphysics_vscsi_sample.csv")
     return d
 
 
@@ -205,8 +207,8 @@ def test_cli_runs_one_and_lists(tmp_path):
 def test_an_experiment_whose_trace_is_missing_is_skipped_and_says_how_to_point_at_it(traces, monkeypatch, tmp_path):
     monkeypatch.delenv("FTLSIM_TRACES", raising=False)
     r = ftlsim.reproduce.run("tinyftl-zoned", quick=True)
-    assert r.skipped.startswith("needs the public trace msr_wdev_1.csv, and no traces directory was given: pass "
-                                "--traces DIR")
+    assert r.skipped.startswith("needs the public traces msr_wdev_1.csv, cloudphysics_vscsi_sample.csv, and no "
+                                "traces directory was given: pass --traces DIR")
     assert set(r.verdicts["verdict"]) == {SKIPPED} and len(r.verdicts) == 2
     assert r.figure(tmp_path / "none.png") is False
     empty = tmp_path / "empty"
@@ -222,7 +224,7 @@ def test_an_experiment_whose_trace_is_missing_is_skipped_and_says_how_to_point_a
     out = runner.invoke(main, ["reproduce", "tinyftl-zoned", "--quick"], catch_exceptions=False)
     assert out.exit_code == 0 and SKIPPED not in out.output, out.output
     out = runner.invoke(main, ["reproduce", "tinyftl-zoned", "--quick", "--traces", str(empty)])
-    assert out.exit_code == 0 and "skipped tinyftl-zoned: needs the public trace msr_wdev_1.csv" in out.output
+    assert out.exit_code == 0 and "skipped tinyftl-zoned: needs the public traces msr_wdev_1.csv" in out.output
     bad = runner.invoke(main, ["reproduce", "tinyftl-zoned", "--quick", "--traces", str(tmp_path / "no")])
     assert bad.exit_code == 2 and "--traces" in bad.output
     monkeypatch.setenv("FTLSIM_TRACES", str(tmp_path / "no"))
@@ -312,7 +314,7 @@ def test_every_experiments_table_fits_80_columns_with_no_cell_or_header_cut_or_s
         if r.skipped:
             continue
         console = Console(width=80, record=True, file=open("/dev/null", "w"))
-        tables = dataframe_tables(r.table, f"{r.experiment.name}: {r.experiment.paper}", 80)
+        tables = dataframe_tables(r.table, 80)
         for table in tables:
             console.print(table)
         text = console.export_text()
@@ -325,8 +327,10 @@ def test_every_experiments_table_fits_80_columns_with_no_cell_or_header_cut_or_s
         # Every figure whole: each number of the table's frame appears as the table prints it.
         for row in r.table.itertuples(index=False):
             for value in row:
-                if isinstance(value, (int, float)) and value == value:
-                    assert ftlsim.output.fmt(value) in text, (r.experiment.name, value)
+                if isinstance(value, (int, float)) and value == value:  # a whole count shown whole (6, not 6.000)
+                    shown = {ftlsim.output.fmt(value)} | ({ftlsim.output.fmt(int(value))} if value == int(value)
+                                                          else set())
+                    assert any(s in text for s in shown), (r.experiment.name, value)
 
 
 def test_a_claim_the_runs_cannot_exercise_is_not_comparable_rather_than_contradicted():

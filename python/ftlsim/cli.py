@@ -1265,7 +1265,9 @@ def reproduce(name, quick, list_only, traces_dir, report_dir, csv_path, plot_pat
         if r.skipped:
             out.print(f"[yellow]{rp.SKIPPED}[/] {exp.name}: {escape(r.skipped)}")
         else:
-            for table in dataframe_tables(r.table, f"{exp.name}: {exp.paper}", out.width):
+            # The title a line of its own: a table's wraps at the table's width (36 columns piped).
+            out.print(f"{exp.name}: {exp.paper}", style="italic", markup=False, highlight=False, soft_wrap=True)
+            for table in dataframe_tables(r.table, out.width):
                 out.print(table)
         if exp.stand_in:
             out.print(f"[bold]Stand-in:[/] {escape(exp.stand_in)}")
@@ -1340,7 +1342,7 @@ def _verdict_markup(verdict: str) -> str:
     return f"[{color.get(verdict, 'white')}]{verdict}[/]"
 
 
-def dataframe_tables(df, title: str, width: int | None) -> list[Table]:
+def dataframe_tables(df, width: int | None) -> list[Table]:
     """A pandas DataFrame (flat or with a two-level column index, as pivot makes) as rich tables of at most
     `width` columns (None: one table): a two-level header takes a line a level (``flash.erases`` over
     ``fast``), each broken after ``.``, ``_`` and spaces to its column's figures' width; a column of figures
@@ -1354,7 +1356,16 @@ def dataframe_tables(df, title: str, width: int | None) -> list[Table]:
     keys = df.index.nlevels if named else 0
     df = df.reset_index() if named else df
     columns = ["\n".join(str(p) for p in c if str(p)) if isinstance(c, tuple) else str(c) for c in df.columns]
-    rows = [[fmt(v) for v in row] for row in df.itertuples(index=False)]
+    from .output import WHOLE_UNITS, column_cells
+    from .report import key_unit
+
+    def column_text(key: str, values) -> list:
+        # A count in a float column (a pivot's gaps) whole, 6 rather than 6.000; a ratio keeps its decimals in
+        # every row (1.000 beside 1.028).
+        return column_cells(key, values) if key_unit(key) in WHOLE_UNITS else [fmt(v) for v in values]
+
+    by_column = [column_text(str(c[0]) if isinstance(c, tuple) else str(c), values) for c, values in df.items()]
+    rows = [list(row) for row in zip(*by_column)] if by_column else [[] for _ in range(len(df))]
     figures, cells, heads = [], [], []
     for i, (col, (_, values)) in enumerate(zip(columns, df.items())):
         figures.append(all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in values))
@@ -1377,7 +1388,7 @@ def dataframe_tables(df, title: str, width: int | None) -> list[Table]:
         groups[-1].append(i)
     tables = []
     for n, group in enumerate(groups or [[]]):
-        table = Table(title=title if n == 0 else None, title_justify="left")
+        table = Table()
         for i in [*range(keys), *group]:
             table.add_column(heads[i], justify="right" if figures[i] else "left", overflow="fold",
                              min_width=cells[i] if figures[i] else None, no_wrap=figures[i])

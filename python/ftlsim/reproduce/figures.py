@@ -4,6 +4,7 @@ as the papers write them, and the paper's figures drawn only where a claim compa
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pandas as pd
@@ -40,6 +41,9 @@ def _plain_axis(axis) -> None:
 
 
 def _finish(fig, title: str, path: str) -> None:
+    # A label and its number ("Fig. 4", "section 3.5", "Table 5") stay on one line: a no-break space, which
+    # textwrap does not break at and the figure draws as a space.
+    title = re.sub(r"\b(Figs?\.|Table|Tables|section|sections|sec\.) (?=\d)", "\\1\u00a0", title)
     fig.suptitle("\n".join(textwrap.wrap(title, int(fig.get_figwidth() * TITLE_CHARS_PER_IN))), fontsize=9)
     fig.tight_layout()
     save_figure(fig, path, dpi=DPI)
@@ -125,5 +129,6 @@ def bars(table: pd.DataFrame, path: str, title: str, ylabel: str, paper: dict | 
     else:
         _plain_axis(ax.yaxis)
     ax.grid(alpha=0.3, axis="y")
-    ax.legend(fontsize=7)
+    # Beside the bars: inside, it covered the top of a stacked bar (fast-fig8-9's O-FAST vs FAST).
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     _finish(fig, title, path)

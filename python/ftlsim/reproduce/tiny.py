@@ -281,9 +281,9 @@ CACHES = Experiment(
 
 
 def _zoned_workloads(quick: bool) -> dict:
-    out: dict[str, PublicTrace | str] = {"MSR wdev_1": PublicTrace("msr_wdev_1.csv")}
-    if not quick:
-        out["CloudPhysics"] = PublicTrace("cloudphysics_vscsi_sample.csv")
+    # Both real traces in a quick run too: the stand-in names both, and the claims are judged on what ran.
+    out: dict[str, PublicTrace | str] = {"MSR wdev_1": PublicTrace("msr_wdev_1.csv"),
+                                         "CloudPhysics": PublicTrace("cloudphysics_vscsi_sample.csv")}
     out["uniform 4 KB"] = "uniform:writes=2000,pages=2,seed=1" if quick else "uniform:writes=100000,pages=2,seed=1"
     return out
 
