@@ -213,6 +213,10 @@ def test_store_command_lists_filters_and_prunes(tmp_path):
     assert "ftl holds fast, page (did you mean `fast`?)" in " ".join(result.output.split())
     result = invoke("store", str(store), "--where", "lgo_blocks=8")
     assert result.exit_code == 2 and "did you mean `log_blocks`" in result.output
+    result = invoke("store", str(store), "--where", "nosuch=8")  # no column near: the ones to choose by
+    assert result.exit_code == 2, result.output
+    assert ("the store has no column `nosuch`; its points' columns: " in result.output
+            and "ftl, " in result.output and "log_blocks" in result.output and "version" not in result.output)
     result = invoke("store", str(store), "--prune")
     assert result.exit_code == 2 and "give --where" in result.output
     result = invoke("store", str(store), "--where", "status=failed", "--prune")

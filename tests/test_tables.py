@@ -126,6 +126,11 @@ def test_a_metrics_glob_that_matches_nothing_is_refused_before_running():
     assert "`merge.*` matches no figure" in result.output and "did you mean `merges.*`" in result.output
     result = invoke("run", "uniform:writes=10000000", "--metrics", "flash.erase")
     assert result.exit_code == 2 and "did you mean `flash.erases`" in result.output
+    # A response-time key on one chip: said why there is none, and how to have them.
+    result = invoke("run", "uniform:writes=300", "--metrics", "throughput.iops")
+    assert result.exit_code == 2
+    assert "`throughput.iops` matches no figure: the runs have no response times; turn the multi-chip array" in \
+        " ".join(result.output.split())
 
 
 def test_short_names_add_parent_folders_only_to_tell_traces_apart():

@@ -916,8 +916,15 @@ def store_selection(df, conditions):
         if not sep or not column:
             raise _core.FtlsimError(f"--where `{condition}` is not COLUMN=VALUE (e.g. --where ftl=fast)")
         if column not in df.columns:
+            # The columns a point is chosen by (its trace, scheme, status, key and settings) besides the report's
+            # keys (flash.erases, ...), which are too many to list.
+            from .report import key_unit
+
+            settings = ", ".join(c for c in df.columns
+                                 if key_unit(c) is None and "." not in c and c not in ("error", "error_kind"))
             raise _core.FtlsimError(f"--where {column}: the store has no column `{column}`"
-                                    f"{did_you_mean(column, list(df.columns))}")
+                                    f"{did_you_mean(column, list(df.columns))}; its points' columns: {settings}, and "
+                                    f"every report key (flash.erases, ...)")
         cells = df[column]
         if column == "key":
             keep &= cells.astype(str).str.startswith(value)

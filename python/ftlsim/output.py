@@ -330,11 +330,20 @@ def select_metrics(patterns, available) -> list:
             candidates = sorted({k.split(".")[0] + ".*" for k in available}) if glob else available
             near = difflib.get_close_matches(pattern, candidates, n=1, cutoff=0.5)
             hint = f" (did you mean `{near[0]}`?)" if near else ""
+            if pattern.split(".")[0] in ARRAY_SECTIONS and not any(k.split(".")[0] in ARRAY_SECTIONS
+                                                                   for k in available):
+                from ._registry import NO_RESPONSE_TIMES
+
+                raise _core.FtlsimError(f"--metrics `{pattern}` matches no figure: {NO_RESPONSE_TIMES}")
             raise _core.FtlsimError(f"--metrics `{pattern}` matches no figure{hint}; give a key or a glob such "
                                     "as `merges.*` (`ftlsim.report_schema()` lists every key)")
         hits.sort(key=lambda k: (k.count("."), key_rank(k)))
         chosen += [k for k in hits if k not in chosen]
     return chosen
+
+
+#: The report's sections only the multi-chip array model fills (response times under queueing).
+ARRAY_SECTIONS = {"response_us", "throughput", "utilization", "queue", "array"}
 
 
 def parse_metrics(text: str | None) -> list | None:
