@@ -5,6 +5,7 @@ work from anywhere; ``info`` in human units and its figures (and plot-refs') rea
 import json
 import lzma
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -298,3 +299,15 @@ def test_generate_into_a_missing_directory_names_the_output():
     # It said "cannot read trace /x/nodir/out.csv": the output, not a trace to read.
     with pytest.raises(ftlsim.FtlsimError, match="output .*/nodir/out.csv: directory .*/nodir does not exist"):
         ftlsim.generate("uniform:writes=10", "/nonexistent-ftlsim/nodir/out.csv")
+
+
+def test_info_plot_counts_start_at_1_and_a_few_bins_each_have_a_tick():
+    # The hadoop trace writes most pages once and 8 twice: the popularity axis had ticks at 0 and 1 only, and a
+    # single re-reference ran the count axis down to 10^-1.
+    fig = _drawn(plot_info(info(str(TRACES / "blkparse_hadoop_java_sdb_50k.txt"))))
+    size, gap, reuse, popularity = fig.axes
+    assert [t.get_text() for t in popularity.get_xticklabels()] == ["0", "1", "2", "4"]
+    for ax in fig.axes:
+        assert ax.get_ylim()[0] == 0.7
+        shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
+        assert shown and all(re.fullmatch(r"[0-9.]+k?M?", t) for t in shown), shown

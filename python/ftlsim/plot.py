@@ -389,7 +389,7 @@ _TIME_TICKS_US = (1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 60e6, 600e6, 3600e6, 3600
 def log_ticks(ax, high: float, kind: str, most: int = 7) -> None:
     """Major ticks of a log (or symlog from 0) x axis up to `high`, labelled in human units and thinned to at most
     `most` so the labels never collide: powers of two for bytes (1 KiB, 1 MiB, ... always among them), decades
-    for counts, decades then minutes, hours and days for times; 0 too on a symlog axis (in place of 1 on a wide
+    for counts (powers of two up to 64), decades then minutes, hours and days for times; 0 too on a symlog axis (in place of 1 on a wide
     axis, where the two would touch). Minor ticks are dropped."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
@@ -400,6 +400,8 @@ def log_ticks(ax, high: float, kind: str, most: int = 7) -> None:
         steps = (1, 2, 5, 10, 20, 30)  # dividing 10, so 2^10k (1 KiB, 1 MiB, ...) stay
     elif kind == "us":
         values, label, steps = [v for v in _TIME_TICKS_US if v <= high], human_us, (1, 2, 3, 4, 5)
+    elif high <= 64:  # a few log2 bins (writes per page: 1, 2, 4): a tick under each, where decades gave 1 only
+        values, label, steps = [2.0 ** k for k in range(int(math.log2(high)) + 1)], human_count, (1, 2)
     else:
         values, label, steps = [10.0 ** k for k in range(int(math.log10(high)) + 1)], human_count, (1, 2, 3, 4, 5)
     step = next((s for s in steps if math.ceil(len(values) / s) <= most), steps[-1])

@@ -158,7 +158,9 @@ def plot_info(stats: dict, path: str | None = None, title: str = ""):
     k/M); saves to `path` when given (atomically). Returns the matplotlib figure."""
     from matplotlib.figure import Figure
 
-    from .plot import log_ticks
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    from .plot import human_count, log_ticks
 
     panels = [
         ("request_bytes", "request size", "requests", "bytes"),
@@ -178,7 +180,11 @@ def plot_info(stats: dict, path: str | None = None, title: str = ""):
         ax.set_xscale("symlog", base=2, linthresh=1)
         log_ticks(ax, 2 ** max(len(counts) - 1, 0), kind)
         if any(counts):
+            # Counts from 1, in words (1, 10, 1k): a single count of 1 ran the axis down to 10^-1.
             ax.set_yscale("log")
+            ax.set_ylim(0.7, max(counts) * 1.6)
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: human_count(v) if v >= 1 else ""))
+            ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
