@@ -832,3 +832,70 @@ fn last_writes_in_place_where_its_sequential_merge_dropped_a_torn_page() {
     mount(ftl, &mut dev);
     assert_eq!(reads(ftl, &mut dev), expected);
 }
+
+/// 3,000 single-page writes spread over 256 logical pages of 512 B by a fixed LCG.
+fn scattered_writes() -> Vec<Request> {
+    let mut x = 12_345u64;
+    (0..3000)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            Request::new(0.0, Op::Write, (x >> 33) % 256 * 512, 512)
+        })
+        .collect()
+}
+
+#[test]
+fn the_check_after_a_cut_and_the_mounts_are_not_counted_as_the_workloads_map_traffic() {
+    // DFTL with a small CMT: the check reads every logical page through the scheme after each mount, and its
+    // translation-page reads were counted as map.page_reads and misses of the CMT (map traffic ~30 times the
+    // workload's under 33 cuts).
+    let dftl = |cuts| {
+        let cfg = SimConfig {
+            power_cuts: cuts,
+            ..toy("dftl", json!({"cmt_entries": 8}), 4, 64)
+        };
+        run_requests(&cfg, scattered_writes()).unwrap()
+    };
+    let (calm, cut) = (dftl(0), dftl(10));
+    assert_eq!(cut.count("power.cuts_survived"), 10);
+    let (before, after) = (calm.count("map.page_reads"), cut.count("map.page_reads"));
+    assert!(
+        after < before + before / 4,
+        "map.page_reads {before} without cuts, {after} with 10"
+    );
+    assert!(cut.count("flash.page_reads.check") >= 10 * 256 / 2);
+    let misses = |r: &ftlsim_core::report::Report| r.count("cache.cmt.misses");
+    assert!(misses(&cut) < misses(&calm) + misses(&calm) / 4);
+    // Each mount's I/O is its own: mount.* equals the mount cause's share, and the write amplification leaves
+    // a mount's programs out.
+    for scheme in ["dftl", "logblock-zoned", "tiny"] {
+        let run = |at_end| {
+            let cfg = SimConfig {
+                mount_at_end: at_end,
+                ..toy(scheme, json!({}), 4, 64)
+            };
+            run_requests(&cfg, scattered_writes()).unwrap()
+        };
+        let (plain, mounted) = (run(false), run(true));
+        for key in ["mount.spare_reads", "mount.page_reads"] {
+            let op = key.trim_start_matches("mount.");
+            assert_eq!(
+                mounted.count(key),
+                mounted.count(&format!("flash.{op}.mount")),
+                "{scheme} {key}"
+            );
+        }
+        assert_eq!(
+            plain.get("write_amplification"),
+            mounted.get("write_amplification"),
+            "{scheme}"
+        );
+        assert_eq!(
+            plain.count("map.page_writes"),
+            mounted.count("map.page_writes"),
+            "{scheme}"
+        );
+    }
+}

@@ -147,7 +147,7 @@ use crate::figure::{Figure, Unit};
 use crate::nand::OpClass;
 use crate::request::Op;
 use crate::sparse::SparseVec;
-use crate::stats::{CacheKind, FlashCounts};
+use crate::stats::{CacheKind, Cause, FlashCounts};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::ops::Range;
@@ -1210,6 +1210,9 @@ impl DftlFtl {
 
     /// Adds the translation-page I/O the chip counted since `since` to `why`.
     fn tally(&mut self, why: MapIo, since: FlashCounts, dev: &Device) {
+        if dev.phase() == Some(Cause::Check) {
+            return; // the crash test's reads of every page, not the workload's (`Device::workload_map_counts`)
+        }
         let done = dev.map_counts().minus(&since);
         let io = &mut self.map_io[why as usize];
         io.reads += done.page_reads;
