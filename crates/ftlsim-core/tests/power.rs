@@ -899,3 +899,28 @@ fn the_check_after_a_cut_and_the_mounts_are_not_counted_as_the_workloads_map_tra
         );
     }
 }
+
+#[test]
+fn an_nvram_counts_the_writes_a_cut_dropped_as_the_host_does() {
+    // nvram.writes_absorbed counted a write whose eviction a cut stopped: 3,000 absorbed beside 2,971 host
+    // pages written and 29 dropped.
+    let writes: Vec<Request> = scattered_writes()
+        .into_iter()
+        .map(|r| Request::new(0.0, Op::Write, r.offset % (64 * 512), 512))
+        .collect();
+    for policy in ["lru", "bplru"] {
+        let r = run_requests(
+            &crash_test("page", json!({}), Some(policy), 30, 5),
+            writes.clone(),
+        )
+        .unwrap();
+        let dropped = r.count("power.write_pages_dropped");
+        assert!(dropped > 0, "{policy}");
+        assert_eq!(
+            r.count("nvram.writes_absorbed"),
+            r.count("host.write_pages"),
+            "{policy}"
+        );
+        assert_eq!(r.count("host.write_pages") + dropped, 3000, "{policy}");
+    }
+}

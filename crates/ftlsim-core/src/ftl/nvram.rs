@@ -482,12 +482,14 @@ impl Ftl for Nvram {
         self.inner.read(lpn, dev)
     }
 
+    /// A host write; counted (`host_writes`, `absorbed`, `to_flash`) once it is done, as `host.write_pages` counts
+    /// it: one a power cut stops (in an eviction it caused) is the run's `power.write_pages_dropped`.
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
-        self.host_writes += 1;
         let slot = self.slot_of.get(lpn.index()).get();
         if !self.admits(lpn) {
-            self.to_flash += 1;
             self.inner.write(lpn, token, dev)?;
+            self.host_writes += 1;
+            self.to_flash += 1;
             if let Some(slot) = slot {
                 // Not in BPLRU (it admits all): the stale cached copy must not shadow the flash one. Dropped only
                 // once the flash holds the new data: a power cut during that write leaves the cached copy, the
@@ -497,10 +499,10 @@ impl Ftl for Nvram {
             }
             return Ok(());
         }
-        self.absorbed += 1;
         self.charge(self.opts.write_us, dev);
         dev.record_cache(CacheKind::Nvram, slot.is_some());
         if let Some(slot) = slot {
+            (self.host_writes, self.absorbed) = (self.host_writes + 1, self.absorbed + 1);
             self.slot_token[slot as usize] = token;
             let entry = if self.opts.policy == Policy::Bplru {
                 self.node_of
@@ -513,7 +515,9 @@ impl Ftl for Nvram {
             self.lru.move_to_front(entry);
             return Ok(());
         }
-        self.insert(lpn, token, dev)
+        self.insert(lpn, token, dev)?;
+        (self.host_writes, self.absorbed) = (self.host_writes + 1, self.absorbed + 1);
+        Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn, dev: &mut Device) -> Result<()> {
