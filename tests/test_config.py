@@ -321,3 +321,11 @@ def test_a_config_files_relative_trace_is_found_beside_it(tmp_path, monkeypatch)
     (tmp_path / "t.csv").write_text("W,0,4096\n")
     result = invoke("run", "-c", "sub/run.toml")
     assert result.exit_code == 0 and "trace: t.csv" in result.output, result.output
+
+
+def test_a_sweep_file_given_to_run_is_named_as_a_sweeps(tmp_path):
+    # Each of its keys was "unknown" (traces: did you mean trace?; store: did you mean trace?).
+    (tmp_path / "sweep.toml").write_text('traces = ["uniform:writes=100"]\nstore = "s.csv"\n[schemes]\npage = {}\n')
+    result = CliRunner().invoke(main, ["run", "-c", str(tmp_path / "sweep.toml")])
+    assert result.exit_code == 2
+    assert "is a sweep's (it has `traces`, `schemes`): run it with ftlsim sweep -c" in " ".join(result.output.split())

@@ -5,6 +5,8 @@ partition the total time."""
 import hashlib
 import re
 
+import pytest
+
 import ftlsim
 from ftlsim._registry import registry
 
@@ -106,3 +108,16 @@ def test_write_amplification_is_none_where_the_host_wrote_nothing_and_any_report
     assert "WA -" in repr(r)
     assert ftlsim.simulate("uniform:writes=300,seed=1").write_amplification == 1.0
     assert repr(ftlsim.Report({})).startswith("<Report None")  # a partial report prints, not KeyError
+
+
+def test_a_report_reads_back_from_the_file_to_json_wrote(tmp_path):
+    # to_json(path) wrote a file that from_json(path) could not read: "JSONDecodeError: Expecting value".
+    r = ftlsim.simulate("uniform:writes=300,seed=1", capacity="1MiB")
+    r.to_json(tmp_path / "r.json")
+    for given in (tmp_path / "r.json", str(tmp_path / "r.json"), (tmp_path / "r.json").read_text()):
+        assert ftlsim.Report.from_json(given)["flash.page_writes"] == r["flash.page_writes"]
+    with pytest.raises(ftlsim.FtlsimError, match="takes a report's JSON text or the path of a JSON report"):
+        ftlsim.Report.from_json(str(tmp_path / "missing.json"))
+    (tmp_path / "list.json").write_text("[1, 2]")
+    with pytest.raises(ftlsim.FtlsimError, match="a report is a JSON object of keys, not a list"):
+        ftlsim.Report.from_json(tmp_path / "list.json")

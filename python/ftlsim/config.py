@@ -147,6 +147,10 @@ def _refuse(source: str, problems: list, kind: str) -> None:
 def check_run_table(table: dict, source: str = "run config") -> None:
     """Refuses, naming `source`, every key of a run table that is neither a run key (`ftlsim config --example
     run`) nor a parameter of its scheme, each with the nearest valid key."""
+    sweeping = [k for k in ("traces", "schemes", "grid") if k in table]
+    if sweeping:  # each of its keys was "unknown", with a nearest run key for each
+        raise _core.FtlsimError(f"{source} is a sweep's (it has {', '.join(f'`{k}`' for k in sweeping)}): run it "
+                                f"with ftlsim sweep -c, or give a run's `trace` and `ftl`")
     name = table.get("ftl", "page")
     ftl = _scheme(name)
     params = scheme_params(ftl) if ftl else {}

@@ -135,8 +135,23 @@ class Report(Mapping):
         self._values = dict(values)
 
     @classmethod
-    def from_json(cls, text: str) -> "Report":
-        return cls(json.loads(text))
+    def from_json(cls, text) -> "Report":
+        """A report from its JSON: the text (`to_json()` without a path), or the path of a file `to_json(path)`
+        or ``--json`` wrote."""
+        if isinstance(text, Path) or (isinstance(text, str) and not text.lstrip().startswith("{")):
+            try:
+                text = Path(text).read_text()
+            except OSError as e:
+                raise _core.FtlsimError(f"Report.from_json takes a report's JSON text or the path of a JSON "
+                                        f"report; {str(text)[:80]!r} is neither ({e.strerror})") from None
+        try:
+            values = json.loads(text)
+        except ValueError as e:
+            raise _core.FtlsimError(f"Report.from_json: not a report's JSON ({e})") from None
+        if not isinstance(values, dict):
+            raise _core.FtlsimError(f"Report.from_json: a report is a JSON object of keys, not a "
+                                    f"{type(values).__name__}")
+        return cls(values)
 
     def __getitem__(self, key):
         return self._values[key]
