@@ -329,3 +329,15 @@ def test_a_sweep_file_given_to_run_is_named_as_a_sweeps(tmp_path):
     result = CliRunner().invoke(main, ["run", "-c", str(tmp_path / "sweep.toml")])
     assert result.exit_code == 2
     assert "is a sweep's (it has `traces`, `schemes`): run it with ftlsim sweep -c" in " ".join(result.output.split())
+
+
+def test_the_example_run_file_runs_with_another_scheme_from_the_command_line(tmp_path):
+    # `ftlsim config --example run` names page and lists its parameters: `run -c it --ftl fast` refused four of
+    # them as unknown keys, though the command line overrides the file.
+    example = invoke("config", "--example", "run").output
+    config = tmp_path / "run.toml"
+    config.write_text(example.replace('trace = "uniform:writes=150000,seed=1"', 'trace = "uniform:writes=3000,seed=1"'))
+    result = invoke("run", "-c", str(config), "--ftl", "fast", "--capacity", "2MiB")
+    assert result.exit_code == 0, result.output
+    assert "scheme: fast" in result.output
+    assert "--ftl fast: left out page's parameters from" in " ".join(result.stderr.split())

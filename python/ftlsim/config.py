@@ -230,7 +230,7 @@ def run_kwargs(table, source=None, trace: str | None = None, ftl: str | None = N
     """Keyword arguments of `simulate` from a run table or a saved report (a `Report` or its dict): the
     trace, the scheme, every option and the scheme's ``[params]``; output keys are left out. A value of the
     wrong type or an unknown key is refused, naming `source` (the config file); a table's parameters are
-    checked against the scheme `ftl` where one is given in the table's place (the command line's --ftl). A
+    checked against its scheme, or against `ftl` (the command line's --ftl) where the table names none. A
     report's trace must hold what it held (its sha256), unless `trace` is given in its place (the command
     line's TRACE)."""
     if "config.resolved" in table:
@@ -248,7 +248,10 @@ def run_kwargs(table, source=None, trace: str | None = None, ftl: str | None = N
         if key in table:
             check_value(key, table[key], expected, source)
     table = dict(table)
-    check_run_table({**table, "ftl": ftl} if ftl else table, f"config file {source}" if source else "run config")
+    # The file's parameters are its scheme's, checked against it (the run leaves out those --ftl's does not take);
+    # a file naming no scheme has them checked against --ftl's.
+    check_run_table({**table, "ftl": ftl} if ftl and "ftl" not in table else table,
+                    f"config file {source}" if source else "run config")
     if "trace" in table and trace is None:
         table["trace"] = found(table["trace"], source)
     params = table.pop("params", {}) or {}
