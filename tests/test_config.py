@@ -341,3 +341,20 @@ def test_the_example_run_file_runs_with_another_scheme_from_the_command_line(tmp
     assert result.exit_code == 0, result.output
     assert "scheme: fast" in result.output
     assert "--ftl fast: left out page's parameters from" in " ".join(result.stderr.split())
+
+
+def test_a_value_the_engine_refuses_is_spelled_as_the_config_file_gave_it(tmp_path):
+    # `wrap = "false"` read "without --wrap must be true or false", `log_blocks = "4"` "-p log_blocks=4 must be a
+    # whole number": neither named the file, and the second contradicted itself.
+    for text, says in (('wrap = "false"\n', 'wrap = "false" (config file {}) must be true or false'),
+                       ('ftl = "fast"\n[params]\nlog_blocks = "4"\n',
+                        'log_blocks = "4" (config file {}) must be a whole number; e.g. log_blocks = 8'),
+                       ('power_cuts = "ten"\n', 'power_cuts = "ten" (config file {}) must be a whole number')):
+        config = tmp_path / "c.toml"
+        config.write_text('trace = "uniform:writes=100"\n' + text)
+        result = CliRunner().invoke(main, ["run", "-c", str(config)])
+        assert result.exit_code == 2
+        assert says.format(config) in " ".join(result.output.split()), result.output
+    # A value the command line gave is the command line's, as before.
+    result = CliRunner().invoke(main, ["run", "-c", str(config), "-p", "power_cuts=x"])
+    assert result.exit_code == 2 and "--power-cuts x must be a whole number" in " ".join(result.output.split())

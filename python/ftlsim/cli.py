@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 from . import _core
 from ._registry import NO_RESPONSE_TIMES, NVRAM_POLICIES, names, scheme_defaults
-from .errors import spelled
+from .errors import Spelling, spelled
 from .output import ReaderGoneConsole, check_output, fmt
 from .report import Report, uninformative
 from .sim import PRECONDITIONS, parse_value, run_warnings, simulate
@@ -76,11 +76,27 @@ def option_spelling(key: str, value: str) -> str:
     return f"-p {shlex.quote(f'{key}={value}')}"
 
 
-def error_text(error) -> str:
-    """An error's message in the command line's spelling, from the engine's fields where it gave them (every
-    parameter error); any other message is the engine's own."""
+def file_spelling(path, from_file: dict) -> Spelling:
+    """The command line's spelling, but a setting a config file gave (`from_file`: key -> the value as the file
+    holds it) as the file writes it, naming the file: ``wrap = "false" (config file w.toml)``, where the option's
+    spelling read "without --wrap must be true or false". Another value of that key (a suggestion) is written
+    as the file would take it: ``log_blocks = 8``."""
+    def spell(key: str, value: str) -> str:
+        if key not in from_file:
+            return option_spelling(key, value)
+        given = from_file[key]
+        if str(given).lower() == value.lower():
+            return f"{key} = {json.dumps(given)} (config file {path})"
+        return f"{key} = {value}"
+
+    return spell
+
+
+def error_text(error, spell: Spelling | None = None) -> str:
+    """An error's message in the command line's spelling (or `spell`'s), from the engine's fields where it gave
+    them (every parameter error); any other message is the engine's own."""
     if isinstance(error, _core.FtlsimError):
-        text = spelled(error, option_spelling)
+        text = spelled(error, spell or option_spelling)
         if text is not None:
             return text
     return str(error)
@@ -105,12 +121,12 @@ def say_written(what: str, path) -> None:
     err_console.print(f"[dim]{escape(what)} written to {escape(where)}[/]", highlight=False)
 
 
-def fail(error, code: int | None = None) -> NoReturn:
-    """Prints the error on stderr in the command line's spelling and exits: 1 for a run that failed, 2 for
-    bad input."""
+def fail(error, code: int | None = None, spell: Spelling | None = None) -> NoReturn:
+    """Prints the error on stderr in the command line's spelling (or `spell`'s) and exits: 1 for a run that
+    failed, 2 for bad input."""
     if code is None:
         code = 1 if isinstance(error, _core.RunFailedError) else 2
-    say("[bold red]error:[/]", error_text(error))
+    say("[bold red]error:[/]", error_text(error, spell))
     sys.exit(code)
 
 
@@ -467,7 +483,9 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
             report = simulate(trace, progress=bar, **kwargs)
     except _core.FtlsimError as e:
         bar.close()
-        fail(e)
+        # A setting the file gave, and the command line did not override, spelled as the file writes it.
+        from_file = {k: v for k, v in file_kwargs.items() if k in kwargs and kwargs[k] is v}
+        fail(e, spell=file_spelling(config_path, from_file) if from_file else None)
     finally:
         bar.close()
     from .output import is_stdout
