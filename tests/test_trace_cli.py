@@ -118,3 +118,11 @@ def test_a_blkparse_device_is_named_by_major_minor_too_and_the_run_says_which_it
     config.write_text(f'trace = "{trace}"\ndevice = "8,32"\ncapacity = "1MiB"\n')
     result = invoke("run", "-c", str(config))
     assert result.exit_code == 0 and "run: device=2080" in result.output, result.output
+
+
+def test_info_names_an_fiu_device_by_major_minor_and_its_json_ends_its_line(tmp_path):
+    # An FIU device was a bare 1536, a blkparse one "2064 = 8,16"; --json wrote no final newline.
+    result = invoke("info", str(TRACES / "fiu_mail_cheetah_2_head9998.blkparse"), "--json", str(tmp_path / "i.json"))
+    assert result.exit_code == 0, result.output
+    assert "1536 = 6,0 (9,998 requests)" in result.output
+    assert (tmp_path / "i.json").read_text().endswith("}\n")

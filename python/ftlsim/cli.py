@@ -1100,7 +1100,7 @@ def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, comp
         say_written("plot", plot_path)
     if json_path:
         try:
-            write_text(json_path, json.dumps(stats, indent=2))
+            write_text(json_path, json.dumps(stats, indent=2) + "\n")
         except _core.FtlsimError as e:
             fail(e)
 
@@ -1178,10 +1178,10 @@ def trace_title(trace: str) -> str:
 
 
 def device_text(d: dict, fmt_name: str) -> str:
-    """A device of `ftlsim info`: its number (a blkparse device's major,minor beside it: 2064 is 8,16), its
+    """A device of `ftlsim info`: its number (a blkparse or FIU device's major,minor beside it: 2064 is 8,16), its
     requests and, with --devices concat or a filter, its range in bytes."""
     number = d["device"]
-    named = f"{number} = {number // 256},{number % 256}" if fmt_name == "blkparse" else f"{number}"
+    named = f"{number} = {number // 256},{number % 256}" if fmt_name in ("blkparse", "fiu") else f"{number}"
     text = f"{named} ({d['requests']:,} requests"
     if d.get("range_start") is not None:
         text += f", bytes {d['range_start']:,}-{d['range_start'] + d['range_bytes']:,}"
@@ -1522,7 +1522,7 @@ def ram_cmd(ftl, preset, capacity, params, json_path):
     (err_console if is_stdout(json_path) else console).print(t)  # the JSON on stdout is what a pipe reads
     if json_path:
         try:
-            write_text(json_path, json.dumps({"total_bytes": total, "items": items}, indent=2))
+            write_text(json_path, json.dumps({"total_bytes": total, "items": items}, indent=2) + "\n")
         except _core.FtlsimError as e:
             fail(e)
 
