@@ -23,7 +23,7 @@ from rich.console import Console
 
 from . import _core
 from ._registry import scalar
-from .report import ARRAY_DIMENSIONS, array_dies
+from .report import ARRAY_DIMENSIONS, ARRAY_SETTINGS, array_dies
 
 #: Paths that name one of the process's open file descriptors: written by appending, never replaced.
 _FD_PATHS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
@@ -466,11 +466,6 @@ SAID_ELSEWHERE = {"ftl", "params", "preset", "capacity", "trace", "format", "que
 DEVICE_SAID_ELSEWHERE = {"page_bytes", "pages_per_block", "read_us", "program_us", "erase_us", "spare_read_us",
                          "spare_program_us", "channels", "chips_per_channel", "dies_per_chip", "planes_per_die",
                          "placement"}
-
-
-#: The array's settings a grid's "every row" line says where given (a preset's own shape is the preset's).
-ARRAY_SETTINGS = ("channels", "chips_per_channel", "dies_per_chip", "planes_per_die", "placement", "queue_depth",
-                  "time_scale")
 
 
 def run_settings(report) -> list[tuple[str, str]]:

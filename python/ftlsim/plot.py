@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ._registry import scalar
+from .report import ARRAY_SETTINGS
 
 # Scheme names as the papers write them (FAST paper §2, NFTL paper, DFTL, TinyFTL, MAST papers); a scheme not
 # listed is shown by its registry name.
@@ -505,9 +506,9 @@ def latency_cdfs(df, swept=None, title: str = ""):
 
     # A parameter set to one value for every run names no line apart: the heading states it, and the array's
     # own settings are in its line of the heading.
-    settings = _settings(df, swept or [], said=("preset", "capacity", *ARRAY_KEYS))
+    settings = _settings(df, swept or [], said=("preset", "capacity", *ARRAY_SETTINGS))
     swept, one_valued = split_swept(df, swept)
-    fixed = ", ".join([f for f in one_valued if f.split("=")[0] not in ARRAY_KEYS] + settings)
+    fixed = ", ".join([f for f in one_valued if f.split("=")[0] not in ARRAY_SETTINGS] + settings)
     kinds = [(kind, key) for kind, key in CDF_KEYS
              if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]
     if not kinds:
@@ -583,9 +584,6 @@ def latency_cdfs(df, swept=None, title: str = ""):
     return fig
 
 
-#: The settings an array's line of a heading states ([`_arrays`]).
-ARRAY_KEYS = {"channels", "chips_per_channel", "dies_per_chip", "planes_per_die", "queue_depth", "time_scale",
-              "placement"}
 
 
 def _arrays(rows, placement: bool = True) -> str:

@@ -17,6 +17,11 @@ from .errors import Spelling, keyword
 ARRAY_DIMENSIONS = (("array.channels", "channel"), ("array.chips_per_channel", "chip"),
                     ("array.dies_per_chip", "die"), ("array.planes_per_die", "plane"))
 
+#: The array's settings (a grid's "every row" line and a plot's array line say them where given; a preset's own
+#: shape is the preset's).
+ARRAY_SETTINGS = ("channels", "chips_per_channel", "dies_per_chip", "planes_per_die", "placement", "queue_depth",
+                  "time_scale")
+
 
 def array_dies(report) -> int:
     """The dies a run's array has (channels x chips x dies); 1 on a single chip, which has no array keys."""
