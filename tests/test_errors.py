@@ -222,3 +222,15 @@ def test_a_device_size_that_does_not_parse_is_a_problem_of_its_key_in_the_caller
     result = CliRunner().invoke(main, ["run", "uniform:writes=30", "--capacity", "1MiB", "-p", "spare_bytes=x"])
     assert result.exit_code == 2
     assert result.output.startswith("error: invalid parameter: -p spare_bytes=x does not parse"), result.output
+
+
+def test_a_spare_area_smaller_than_what_each_page_carries_in_it_is_refused():
+    # spare_bytes=0 ran every scheme, mount and the crash test on spare areas that could not hold a logical page.
+    result = CliRunner().invoke(main, ["run", "uniform:writes=30", "--capacity", "1MiB", "-p", "spare_bytes=0"])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: invalid parameter: device: -p spare_bytes=0 is less than the 13 bytes"), \
+        result.output
+    with pytest.raises(ftlsim.FtlsimError) as e:
+        ftlsim.simulate("uniform:writes=30,seed=1", capacity="1MiB", spare_bytes=12)
+    assert (e.value.key, e.value.suggestion) == ("spare_bytes", "16")
+    assert ftlsim.simulate("uniform:writes=30,seed=1", capacity="1MiB", spare_bytes=13)["config.spare_bytes"] == 13

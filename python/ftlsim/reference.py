@@ -78,7 +78,7 @@ OPTIONS = {
                   "once); giving it turns the model on; none: 1",
     # device overrides (none: the preset's)
     "page_bytes": "data bytes of a page; none: the preset's",
-    "spare_bytes": "spare (OOB) bytes of a page; none: the preset's",
+    "spare_bytes": "spare (OOB) bytes of a page, at least 13; none: the preset's",
     "pages_per_block": "pages of an erase block; none: the preset's",
     "sequential_program": "MLC rule: the pages of a block are programmed in increasing order; none: the preset's",
     "read_us": "page read latency; none: the preset's",

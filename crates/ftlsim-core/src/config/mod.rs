@@ -199,6 +199,11 @@ pub fn preset(name: &str) -> Result<&'static Preset> {
 /// The largest page: 1 MiB, 512 times the papers' largest (2 KiB); a block of 4,096 of them is 4 GiB.
 pub const MAX_PAGE_BYTES: u32 = 1 << 20;
 
+/// The bytes of a page's spare area the chip writes with every page ([`crate::nand::Spare`]): its logical page
+/// (4), program sequence number (4), scheme word (4) and flag bits (1). Mount, the crash test and the schemes
+/// that look a page up by its spare area read them back, so a smaller spare area could not hold what they read.
+pub const MIN_SPARE_BYTES: u32 = 13;
+
 /// The most pages a striped block (pages per physical block x plane-units) may have.
 pub const MAX_STRIPED_PAGES: u32 = 1 << 20;
 
@@ -323,6 +328,16 @@ impl DeviceSpec {
                 spec.page_bytes,
                 format!("must be a power of two from 512 to {MAX_PAGE_BYTES} (1 MiB)"),
                 Some("2048".into()),
+            ));
+        } else if spec.spare_bytes < MIN_SPARE_BYTES {
+            problems.push(Invalid::new(
+                "spare_bytes",
+                spec.spare_bytes,
+                format!(
+                    "is less than the {MIN_SPARE_BYTES} bytes written in every page's spare area (logical page 4, \
+                     sequence number 4, scheme word 4, flag bits 1), which mount and the schemes read back"
+                ),
+                Some("16".into()),
             ));
         } else if spec.spare_bytes > spec.page_bytes {
             problems.push(Invalid::new(
@@ -908,6 +923,26 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("lee2007"));
+    }
+
+    #[test]
+    fn a_spare_area_too_small_for_what_the_chip_writes_in_it_is_refused() {
+        let spare = |bytes| DeviceOverrides {
+            spare_bytes: Some(bytes),
+            ..Default::default()
+        };
+        for bytes in [0, 12] {
+            let e = DeviceSpec::resolve(None, &spare(bytes)).unwrap_err();
+            assert_eq!(e.invalid()[0].key, "spare_bytes");
+            assert!(e
+                .to_string()
+                .contains(&format!("spare_bytes={bytes} is less than the 13 bytes")));
+            assert_eq!(e.invalid()[0].suggestion.as_deref(), Some("16"));
+        }
+        assert_eq!(
+            DeviceSpec::resolve(None, &spare(13)).unwrap().spare_bytes,
+            13
+        );
     }
 
     #[test]
