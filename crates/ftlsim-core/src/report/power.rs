@@ -136,13 +136,13 @@ impl Component for Mount<'_> {
         k.put(
             "mount.time_us.mean",
             Unit::Us,
-            "modeled time of a mount (boot), mean",
+            "modeled time of a mount (boot), mean: its flash operations one after another (on an array too)",
             num(p.mount_time_us_sum / p.mounts as f64),
         );
         k.put(
             "mount.time_us.max",
             Unit::Us,
-            "modeled time of a mount (boot), longest",
+            "modeled time of a mount (boot), longest: its flash operations one after another (on an array too)",
             num(p.mount_time_us_max),
         );
     }
