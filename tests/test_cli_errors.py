@@ -357,7 +357,10 @@ def test_an_option_click_refuses_is_one_error_line_with_exit_code_2():
     for args, said in ((["run", "--power-cuts", "-1"], "error: Invalid value for '--power-cuts': -1 is not in the "
                         "range x>=0 (see ftlsim run --help)"),
                        (["run", "--bogus"], "error: No such option '--bogus' (see ftlsim run --help)"),
-                       (["nosuch"], "error: No such command 'nosuch' (see ftlsim --help)")):
+                       (["nosuch"], "error: No such command 'nosuch' (see ftlsim --help)"),
+                       # click gives this one no context: it pointed to ftlsim --help
+                       (["info", "x.csv", "--json"], "error: Option '--json' requires an argument (see ftlsim info "
+                        "--help)")):
         result = ftlsim_cmd(*args)
         assert result.returncode == 2 and result.stdout == "", result.stderr
         assert result.stderr.strip() == said, result.stderr

@@ -145,13 +145,20 @@ class Ftlsim(click.Group):
             sys.exit(130)
         except click.UsageError as e:
             # One line, as every other error: click's own is the usage, a hint and a capitalised "Error:".
-            command = e.ctx.command_path if e.ctx is not None else "ftlsim"
+            command = e.ctx.command_path if e.ctx is not None else self.named_in(args)
             say("[bold red]error:[/]", f"{e.format_message().rstrip('.')} (see {command} --help)")
             sys.exit(e.exit_code)
         except click.ClickException as e:
             e.show()
             sys.exit(e.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
+
+    def named_in(self, args) -> str:
+        """The command the arguments name, for an error click gives without its context (an option's missing
+        value): ``ftlsim info``, or ``ftlsim`` before any command."""
+        words = sys.argv[1:] if args is None else args
+        name = next((word for word in words if word in self.commands), None)
+        return "ftlsim" if name is None else f"ftlsim {name}"
 
 
 def parse_params(pairs: tuple[str, ...]) -> dict:
