@@ -241,13 +241,27 @@ def test_info_plot_has_human_units_and_labels_that_do_not_collide(tmp_path):
     fig = _drawn(plot_info(info(RSRCH), title="msr_rsrch_1.csv"))
     size, gap, reuse, popularity = fig.axes
     ticks = {ax: [t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes}
-    assert "1 KiB" in ticks[size] and "32 KiB" in ticks[size]
+    assert ticks[size] == ["1 KiB", "4 KiB", "16 KiB", "64 KiB"]
     assert {"100 µs", "1 s", "1 min", "1 h"} <= set(ticks[gap])
     assert "1k" in ticks[reuse] and "10" in ticks[popularity]
     for ax in fig.axes:
         assert not _labels_collide(ax, "x"), ticks[ax]
         assert ax.xaxis.get_offset_text().get_text() == ""
     assert fig._suptitle.get_text().startswith("msr_rsrch_1.csv (msr, 13,780 requests)")
+
+
+def test_info_plot_axes_start_at_the_first_bin_that_holds_values():
+    # The request-size axis ran from 0 through an empty third with a tick at 32 B, where no request is under
+    # 512 B; a reuse-distance axis of one bin (128 to 256) had no tick at all.
+    fig = _drawn(plot_info(info(str(TRACES / "blkparse_hadoop_java_sdb_50k.txt"))))
+    size, gap, reuse, popularity = fig.axes
+    ticks = {ax: [t.get_text() for t in ax.get_xticklabels() if t.get_text()] for ax in fig.axes}
+    assert ticks[size] == ["4 KiB", "16 KiB", "64 KiB", "256 KiB", "1 MiB"], ticks[size]
+    assert size.get_xlim()[0] > 2048 and ticks[gap][0] == "10 µs"
+    assert ticks[reuse] == ["128", "256"]
+    assert ticks[popularity][0] == "0"  # a bin from 0 (pages written once are in [1, 2)) keeps the axis from 0
+    size = _drawn(plot_info(info(RSRCH))).axes[0]
+    assert 256 < size.get_xlim()[0] < 512 and "0" not in [t.get_text() for t in size.get_xticklabels()]
 
 
 def test_plot_refs_has_no_offset_calls_a_request_number_no_time_and_is_titled_by_the_file(tmp_path):

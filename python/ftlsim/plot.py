@@ -387,11 +387,11 @@ def human_count(value: float) -> str:
 _TIME_TICKS_US = (1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 60e6, 600e6, 3600e6, 36000e6, 86400e6, 864000e6)
 
 
-def log_ticks(ax, high: float, kind: str, most: int = 7) -> None:
-    """Major ticks of a log (or symlog from 0) x axis up to `high`, labelled in human units and thinned to at most
-    `most` so the labels never collide: powers of two for bytes (1 KiB, 1 MiB, ... always among them), decades
-    for counts (powers of two up to 64), decades then minutes, hours and days for times; 0 too on a symlog axis (in place of 1 on a wide
-    axis, where the two would touch). Minor ticks are dropped."""
+def log_ticks(ax, high: float, kind: str, most: int = 7, low: float = 0) -> None:
+    """Major ticks of a log (or symlog from 0) x axis from `low` up to `high`, labelled in human units and thinned
+    to at most `most` so the labels never collide: powers of two for bytes (1 KiB, 1 MiB, ... always among them),
+    decades for counts (powers of two up to 64), decades then minutes, hours and days for times; 0 too on a symlog
+    axis from 0 (in place of 1 on a wide axis, where the two would touch). Minor ticks are dropped."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 
     high = max(high, 1)
@@ -405,9 +405,13 @@ def log_ticks(ax, high: float, kind: str, most: int = 7) -> None:
         values, label, steps = [2.0 ** k for k in range(int(math.log2(high)) + 1)], human_count, (1, 2)
     else:
         values, label, steps = [10.0 ** k for k in range(int(math.log10(high)) + 1)], human_count, (1, 2, 3, 4, 5)
-    step = next((s for s in steps if math.ceil(len(values) / s) <= most), steps[-1])
-    ticks = [v for i, v in enumerate(values) if i % step == 0]
-    if ax.get_xscale() == "symlog":
+    if low and sum(v >= low for v in values) < 2:  # a narrow axis between two decades: its powers of two
+        values, steps = [2.0 ** k for k in range(int(math.log2(low)), int(math.log2(high)) + 1)], (1, 2)
+    shown = sum(v >= low for v in values)
+    step = next((s for s in steps if math.ceil(shown / s) <= most), steps[-1])
+    # Thinned from the first value of the kind's, not the first shown, so 1 KiB, 1 MiB, ... stay.
+    ticks = [v for i, v in enumerate(values) if i % step == 0 and v >= low]
+    if ax.get_xscale() == "symlog" and low == 0:
         ticks = [0.0] + [v for v in ticks if v > 1 or len(values) < 6]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: "0" if v == 0 else label(v)))

@@ -178,7 +178,13 @@ def plot_info(stats: dict, path: str | None = None, title: str = ""):
         widths = [1] + [2 ** (k - 1) for k in range(1, len(counts))]
         ax.bar(lows, counts, width=widths, align="edge", edgecolor="black", linewidth=0.4)
         ax.set_xscale("symlog", base=2, linthresh=1)
-        log_ticks(ax, 2 ** max(len(counts) - 1, 0), kind)
+        # The axis from 0 where the first bin holds values, else from the first bin that does: no request is
+        # under a sector, and an axis from 0 left an empty third with ticks at 0 and 32 B.
+        first = next((k for k, n in enumerate(counts) if n), 0)
+        low = lows[first] if first > 1 else 0
+        log_ticks(ax, 2 ** max(len(counts) - 1, 0), kind, low=low)
+        if low:
+            ax.set_xlim(low / 2 ** 0.5, (lows[-1] + widths[-1]) * 2 ** 0.5)
         if any(counts):
             # Counts from 1, in words (1, 10, 1k): a single count of 1 ran the axis down to 10^-1.
             ax.set_yscale("log")
