@@ -91,9 +91,17 @@ impl Default for RequestInfo {
 /// A snapshot taken when a merge or a garbage collection starts; closing it records what it cost.
 #[must_use = "close the mark with end_merge or end_gc"]
 pub struct Mark {
-    counts: FlashCounts,
     copies: u64,
-    /// Data-class operations so far, and those already given to an inner merge or GC, for the cause partition.
+    open: OpenMark,
+}
+
+/// A merge or garbage collection open now: its cause, and the counts when it began (all operations; data-class
+/// operations and those already given to an inner merge or GC, for the cause partition). A power cut inside it
+/// gives it what it did so far ([`Device::cut`]).
+#[derive(Clone, Copy, Debug)]
+struct OpenMark {
+    cause: Cause,
+    counts: FlashCounts,
     data: FlashCounts,
     inner: FlashCounts,
 }
@@ -106,13 +114,13 @@ pub struct WorkMark {
 }
 
 /// Where a power cut is due: the flash operation it lands before, counted from when it was armed.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct PowerSwitch {
     ops: u64,
     /// The operation the cut lands before, `u64::MAX` when none is armed (one compare per operation).
     cut_before: u64,
-    /// Merges and GC runs open now (a cut inside one leaves it half done).
-    open_marks: u32,
+    /// Merges and GC runs open now, the innermost last (a cut inside one leaves it half done).
+    open: Vec<OpenMark>,
     /// A cut that lands on a page program leaves the page torn ([`Nand::tear`]).
     tear: bool,
 }
@@ -216,7 +224,7 @@ impl Device {
             power: PowerSwitch {
                 ops: 0,
                 cut_before: u64::MAX,
-                open_marks: 0,
+                open: Vec::with_capacity(8),
                 tear: false,
             },
             copies: 0,
@@ -642,6 +650,12 @@ impl Device {
         Ok(())
     }
 
+    /// Counts a page the scheme moved by its own read and program (MAST's moves to CA, which append the page to
+    /// a log block) as a copy of the merge or GC open now.
+    pub fn count_moved_page(&mut self) {
+        self.copies += 1;
+    }
+
     /// Copies a page: one page read and one program, the data and logical page carried over. Schemes move
     /// pages with this, so that merges and GC can report how many they copied.
     /// Returns the logical page copied, or None if the source was erased (nothing is programmed then).
@@ -754,11 +768,16 @@ impl Device {
         self.chip.counts(OpClass::Map)
     }
 
+    /// The flash operations since the power cut was last armed ([`Device::arm_power_cut`]).
+    pub fn ops_since_armed(&self) -> u64 {
+        self.power.ops
+    }
+
     /// Cuts the power before the `op`-th flash operation from now (1: the next one); None disarms.
     pub fn arm_power_cut(&mut self, op: Option<u64>) {
         self.power.ops = 0;
         self.power.cut_before = op.unwrap_or(u64::MAX);
-        self.power.open_marks = 0;
+        self.power.open.clear();
     }
 
     /// Counts a flash operation; the one a power cut lands before fails with [`FlashError::PowerCut`].
@@ -786,6 +805,13 @@ impl Device {
     #[inline(never)]
     fn cut(&mut self, class: OpClass, program: Option<Ppn>) -> FlashError {
         self.power.cut_before = u64::MAX;
+        let open_marks = self.power.open.len() as u32;
+        // What the merges and GC runs the cut interrupts did is theirs, as if each closed now (innermost first):
+        // their cause's in the partition, their time in `time_us.merges` or `time_us.gc`. They are not counted as
+        // merges or GC runs (`merges.*`, `gc.runs`), which they did not finish.
+        while let Some(open) = self.power.open.pop() {
+            self.claim(open);
+        }
         let torn = self.power.tear && program.is_some();
         if let Some(ppn) = program.filter(|_| torn) {
             let on_chip = self.on_chip(ppn);
@@ -795,7 +821,7 @@ impl Device {
             op: self.power.ops,
             class,
             phase: self.causes.phase.unwrap_or(Cause::Host),
-            open_marks: self.power.open_marks,
+            open_marks,
             torn,
         })
     }
@@ -806,41 +832,65 @@ impl Device {
         self.power.tear = tear;
     }
 
-    /// Opens a merge or a garbage collection: close it with [`Device::end_merge`] or [`Device::end_gc`].
-    pub fn begin(&mut self) -> Mark {
-        self.power.open_marks += 1;
-        Mark {
+    /// Opens a merge: close it with [`Device::end_merge`].
+    pub fn begin_merge(&mut self) -> Mark {
+        self.begin(Cause::Merge)
+    }
+
+    /// Opens a garbage collection: close it with [`Device::end_gc`].
+    pub fn begin_gc(&mut self) -> Mark {
+        self.begin(Cause::Gc)
+    }
+
+    fn begin(&mut self, cause: Cause) -> Mark {
+        let open = OpenMark {
+            cause,
             counts: self.chip.total_counts(),
-            copies: self.copies,
             data: self.chip.counts(OpClass::Data),
             inner: self.causes.claimed,
+        };
+        self.power.open.push(open);
+        Mark {
+            copies: self.copies,
+            open,
         }
     }
 
     /// Records a merge of `kind` begun at `mark`: its erases and copied pages are what the chip counted since.
     pub fn end_merge(&mut self, mark: Mark, kind: MergeKind) {
-        let d = self.chip.total_counts().minus(&mark.counts);
+        debug_assert_eq!(mark.open.cause, Cause::Merge);
+        let d = self.chip.total_counts().minus(&mark.open.counts);
         let m = &mut self.stats.merges[kind as usize];
         m.count += 1;
         m.erases += d.erases;
         m.copied_pages += self.copies - mark.copies;
-        self.stats.merge_ops = self.stats.merge_ops.plus(&d);
-        self.claim(&mark, Cause::Merge);
+        self.close(mark.open);
     }
 
     /// Records one garbage-collection run begun at `mark`.
     pub fn end_gc(&mut self, mark: Mark) {
-        let d = self.chip.total_counts().minus(&mark.counts);
+        debug_assert_eq!(mark.open.cause, Cause::Gc);
         self.stats.gc_runs += 1;
         self.stats.gc_copied_pages += self.copies - mark.copies;
-        self.stats.gc_ops = self.stats.gc_ops.plus(&d);
-        self.claim(&mark, Cause::Gc);
+        self.close(mark.open);
     }
 
-    /// Gives the data-class operations of a closing mark, less those of marks closed inside it, to `cause`
-    /// (in the host and rmw phases; idle and flush keep everything done in them).
-    fn claim(&mut self, mark: &Mark, cause: Cause) {
-        self.power.open_marks = self.power.open_marks.saturating_sub(1);
+    /// Closes the innermost open merge or GC.
+    fn close(&mut self, open: OpenMark) {
+        let innermost = self.power.open.pop();
+        debug_assert!(innermost.is_some_and(|m| m.counts == open.counts && m.cause == open.cause));
+        self.claim(open);
+    }
+
+    /// Gives a closing mark's operations to its cause: all of them to `time_us.merges` or `time_us.gc`; its
+    /// data-class operations, less those of marks closed inside it, to the cause partition (in the host and rmw
+    /// phases; idle and flush keep everything done in them).
+    fn claim(&mut self, open: OpenMark) {
+        let d = self.chip.total_counts().minus(&open.counts);
+        match open.cause {
+            Cause::Merge => self.stats.merge_ops = self.stats.merge_ops.plus(&d),
+            _ => self.stats.gc_ops = self.stats.gc_ops.plus(&d),
+        }
         let ledger = &mut self.causes;
         if !matches!(
             ledger.phase,
@@ -848,9 +898,9 @@ impl Device {
         ) {
             return;
         }
-        let all = self.chip.counts(OpClass::Data).minus(&mark.data);
-        let own = all.minus(&ledger.claimed.minus(&mark.inner));
-        ledger.by_cause[cause as usize] = ledger.by_cause[cause as usize].plus(&own);
+        let all = self.chip.counts(OpClass::Data).minus(&open.data);
+        let own = all.minus(&ledger.claimed.minus(&open.inner));
+        ledger.by_cause[open.cause as usize] = ledger.by_cause[open.cause as usize].plus(&own);
         ledger.claimed = ledger.claimed.plus(&own);
     }
 

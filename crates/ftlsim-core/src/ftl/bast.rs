@@ -484,7 +484,7 @@ impl BastFtl {
         let written = self.log.written(slot);
         dev.record_log_utilization(written);
         let in_place = self.log.in_place_order(slot, lbn);
-        let mark = dev.begin();
+        let mark = dev.begin_merge();
         let kind = if in_place && written == self.ppb {
             let log = self.log.close(slot);
             merge::switch(dev, &mut self.pool, &mut self.data, lbn, log, self.ppb)?;

@@ -113,7 +113,7 @@ impl Ftl for BlockFtl {
             return self.data.program_in_place(lpn, token, &mut self.free, dev);
         }
         let (lbn, offset) = (lpn.lbn(self.ppb), lpn.offset(self.ppb));
-        let mark = dev.begin();
+        let mark = dev.begin_gc();
         let new = self
             .free
             .take()

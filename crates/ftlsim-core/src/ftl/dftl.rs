@@ -1320,7 +1320,7 @@ impl DftlFtl {
     fn ensure_free(&mut self, dev: &mut Device) -> Result<()> {
         while self.store.free_blocks() <= self.reserve {
             let (victim, kind) = self.pick_victim(dev)?;
-            let mark = dev.begin();
+            let mark = dev.begin_gc();
             if kind == TRANSLATION {
                 self.collect_translation_block(victim, dev)?;
             } else {

@@ -43,9 +43,9 @@
 //!   older copy goes stale); HA's LRU (§2.2) is its blocks' append order;
 //! - LA and HA are reclaimed a block at a time, oldest first: the live pages of the oldest block are exactly
 //!   the least recently updated live pages of the area (page-level LRU where an update is a write);
-//! - the page moves LA -> CA and HA -> CA are not merges (no data block is involved): their copies are in
-//!   `mast.moved_pages.*`, their erases in `flash.erases`; an LA/HA block with no live page left is a dead
-//!   merge; when CA cannot give a block without reclaiming the block being emptied, the rest of that block
+//! - the page moves LA -> CA and HA -> CA are not merges (no data block is involved): emptying a block so is
+//!   a garbage collection (`gc.runs`, `gc.copied_pages`, the `gc` cause of `flash.*`), its copies also in
+//!   `mast.moved_pages.*`; an LA/HA block with no live page left is a dead merge; when CA cannot give a block without reclaiming the block being emptied, the rest of that block
 //!   is full-merged instead (only on very small configurations);
 //! - the CA victim rule "maximum number of valid pages as well as the minimum associated data blocks" is read
 //!   lexicographically: most valid pages first, then the fewest associated data blocks, then the oldest; a
@@ -639,6 +639,12 @@ impl MastFtl {
             return Ok(());
         }
         dev.record_log_utilization(self.blocks.log.written(victim));
+        let live = self.blocks.log.live(victim) > 0;
+        let mark = if live {
+            dev.begin_gc()
+        } else {
+            dev.begin_merge()
+        };
         let mut moved = 0;
         for o in 0..self.blocks.log.written(victim) {
             if self.blocks.log.state(victim, o) != PageState::Live {
@@ -652,6 +658,7 @@ impl MastFtl {
                 self.fallback_merges += 1;
                 self.blocks.merge_victim(dev, victim, false)?;
                 self.area[victim as usize] = FREE;
+                dev.end_gc(mark);
                 return Ok(());
             };
             // A CA merge while finding room may have merged this page's logical block.
@@ -660,18 +667,18 @@ impl MastFtl {
             }
             debug_assert_eq!(self.blocks.log.lpn_at(victim, o), Some(lpn));
             self.blocks.move_random(victim, o, ca, CA as u32, dev)?;
+            dev.count_moved_page();
             moved += 1;
         }
         self.moved[if area == LA { 0 } else { 1 }] += moved;
-        let mark = dev.begin();
         let pbn = self.blocks.log.close(victim);
         dev.erase(pbn)?;
         self.blocks.pool.put(pbn);
         self.area[victim as usize] = FREE;
-        if moved == 0 {
-            dev.end_merge(mark, MergeKind::Dead);
+        if live {
+            dev.end_gc(mark);
         } else {
-            drop(mark);
+            dev.end_merge(mark, MergeKind::Dead);
         }
         Ok(())
     }

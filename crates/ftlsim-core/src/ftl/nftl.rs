@@ -638,7 +638,7 @@ impl NftlFtl {
     /// as it goes, where the order matters (a power cut armed to land within this collection) or with bad
     /// blocks.
     fn collect_garbage(&mut self, dev: &mut Device) -> Result<()> {
-        let mark = dev.begin();
+        let mark = dev.begin_gc();
         let mut folds = std::mem::take(&mut self.gc_folds);
         folds.clear();
         folds.extend(self.has_rep.iter_ones());
@@ -681,7 +681,7 @@ impl NftlFtl {
     /// Copies the newest page of every offset of `vb` (or `new` data at its offset) into a free block and
     /// erases the primary and its replacement block.
     fn fold(&mut self, vb: usize, new: Option<(u32, Token)>, dev: &mut Device) -> Result<()> {
-        let mark = dev.begin();
+        let mark = dev.begin_merge();
         let old = self.primary[vb]
             .get()
             .expect("a folded virtual block has a primary");

@@ -390,7 +390,7 @@ impl PageFtl {
 
     /// Moves the valid pages of `victim` to the GC frontier and erases it: one GC run.
     fn migrate(&mut self, victim: Pbn, dev: &mut Device) -> Result<()> {
-        let mark = dev.begin();
+        let mark = dev.begin_gc();
         self.store
             .collect_into(victim, self.gc, OpClass::Data, dev, &mut self.map)?;
         dev.end_gc(mark);

@@ -419,7 +419,7 @@ impl ReplacementFtl {
         if self.fold_in_place && new.is_none() {
             return self.merge_folding(vb, true, dev);
         }
-        let mark = dev.begin();
+        let mark = dev.begin_merge();
         let target = self.take_free(dev)?;
         let first = self.data[vb]
             .get()
@@ -461,7 +461,7 @@ impl ReplacementFtl {
     /// page at every offset whose newest copy is elsewhere (a fold), else into a free block (a full merge, as
     /// `merge`).
     fn merge_folding(&mut self, vb: usize, in_place: bool, dev: &mut Device) -> Result<()> {
-        let mark = dev.begin();
+        let mark = dev.begin_merge();
         let first = self.data[vb]
             .get()
             .expect("a merged logical block has a data block");

@@ -495,7 +495,7 @@ impl SuperblockFtl {
 
     /// Moves the valid pages of `victim` to `sb`'s write frontier and erases it (one GC run).
     fn collect(&mut self, sb: u32, victim: Pbn, dev: &mut Device) -> Result<()> {
-        let mark = dev.begin();
+        let mark = dev.begin_gc();
         self.evacuate(sb, victim, dev)?;
         dev.end_gc(mark);
         Ok(())
@@ -612,7 +612,7 @@ impl SuperblockFtl {
     /// block first, erasing the old ones. `sb` holds more blocks than logical ones, so those k blocks hold at
     /// most (k - 1) blocks' worth of valid pages: at least one block is freed.
     fn compact(&mut self, sb: u32, dev: &mut Device) -> Result<()> {
-        let mark = dev.begin();
+        let mark = dev.begin_merge();
         let s = sb as usize;
         let ppb = self.ppb;
         let valid = &self.valid;

@@ -716,7 +716,7 @@ impl TinyFtl {
         for block in [data, log] {
             dev.prefetch_block(block);
         }
-        let mark = dev.begin();
+        let mark = dev.begin_merge();
         let kind = if valid == self.ppb && in_log == valid {
             dev.erase(data)?;
             self.free.put(data);

@@ -173,6 +173,8 @@ struct Run<'p> {
     inflight: Vec<(u32, Token, Token)>,
     cuts: Cuts,
     power: PowerFigures,
+    /// Flash operations from the end of preconditioning to `measure_from` (0 without it), as the dry run counts.
+    ops_before_measuring: u64,
     /// Mount once after the trace (not in a dry run).
     mount_at_end: bool,
 }
@@ -231,6 +233,18 @@ fn drive_from(
     ticker: &mut Ticker,
     tokens_before: Token,
 ) -> Result<Report> {
+    drive_counting(plan, pass, started, ticker, tokens_before).map(|(report, _)| report)
+}
+
+/// [`drive_from`], and the flash operations before `measure_from` (after preconditioning; 0 without it), which
+/// the report's counts leave out.
+fn drive_counting(
+    plan: &RunPlan,
+    pass: Pass,
+    started: Instant,
+    ticker: &mut Ticker,
+    tokens_before: Token,
+) -> Result<(Report, u64)> {
     let mut run = Run::build(plan, pass)?;
     run.next_token = tokens_before;
     let precondition_erases = run.precondition(ticker)?;
@@ -253,7 +267,11 @@ fn drive_from(
         total,
     });
     let sim = run.sim_figures(source.skipped_lines(), setup_s, wall_s);
-    Ok(run.report(precondition_erases, flush_us, sim))
+    let ops_before_measuring = run.ops_before_measuring;
+    Ok((
+        run.report(precondition_erases, flush_us, sim),
+        ops_before_measuring,
+    ))
 }
 
 /// Whether a read that returned `got` agrees with the shadow map's entry.
@@ -283,13 +301,14 @@ fn describe(expected: Token) -> String {
     }
 }
 
-/// The flash operations of a run without cuts, and `power_cuts` distinct ones among them chosen by the seed (all
-/// of them when the run has fewer): a dry run of the same trace counts them. Cut points are numbered from the end
-/// of preconditioning.
+/// The flash operations of a run without cuts that its report counts (from `measure_from`, if given), and
+/// `power_cuts` distinct ones among them chosen by the seed (all of them when the run has fewer): a dry run of
+/// the same trace counts them. Cut points are numbered from the end of preconditioning, so past the operations
+/// before `measure_from`: the cuts, mounts and checks are in the part of the run the report covers.
 fn plan_power_cuts(plan: &RunPlan, ticker: &mut Ticker) -> Result<Vec<u64>> {
     use rand::SeedableRng;
     // The run's own callback: an interrupt during the dry run is honoured as in the run.
-    let dry = drive(plan, Pass::DryRun, Instant::now(), ticker)?;
+    let (dry, before) = drive_counting(plan, Pass::DryRun, Instant::now(), ticker, 0)?;
     let f = dry.flash;
     let total = f.page_reads + f.spare_reads + f.page_writes + f.spare_writes + f.erases;
     let mut rng = rand_pcg::Pcg64::seed_from_u64(plan.power.seed);
@@ -298,7 +317,7 @@ fn plan_power_cuts(plan: &RunPlan, ticker: &mut Ticker) -> Result<Vec<u64>> {
     let span = usize::try_from(total).unwrap_or(usize::MAX);
     let mut points: Vec<u64> = rand::seq::index::sample(&mut rng, span, wanted)
         .into_iter()
-        .map(|i| i as u64 + 1)
+        .map(|i| before + i as u64 + 1)
         .collect();
     points.sort_unstable();
     Ok(points)
@@ -351,6 +370,7 @@ impl<'p> Run<'p> {
             },
             mount_at_end: plan.power.mount_at_end && !dry,
             cuts: Cuts(cuts.into_iter().peekable()),
+            ops_before_measuring: 0,
         })
     }
 
@@ -412,6 +432,8 @@ impl<'p> Run<'p> {
         while let Some(request) = source.next_request() {
             let request = request?;
             if !measuring && self.plan.measures_from(served, &request) {
+                // No cut lands before this point, so the device counts every operation since it was armed.
+                self.ops_before_measuring = self.dev.ops_since_armed();
                 self.reset_measurement();
                 measuring = true;
             }

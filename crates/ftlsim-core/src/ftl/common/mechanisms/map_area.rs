@@ -240,7 +240,7 @@ impl MapArea {
         if self.valid[victim] == self.ppb {
             return Err(dev.out_of_space("every map block is fully valid; give more map blocks"));
         }
-        let mark = dev.begin();
+        let mark = dev.begin_gc();
         for offset in 0..self.ppb {
             let Some(page) = self.owner[victim * self.ppb as usize + offset as usize].get() else {
                 continue;

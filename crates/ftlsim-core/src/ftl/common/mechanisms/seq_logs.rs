@@ -579,7 +579,7 @@ impl HybridBlocks {
         let seq = self.seq[i].take().expect("a sequential log block");
         let ppb = self.ppb;
         dev.record_log_utilization(seq.pages - seq.first);
-        let mark = dev.begin();
+        let mark = dev.begin_merge();
         let held = seq.first..seq.pages;
         let folded_among = incoming.is_some_and(|(offset, _)| held.contains(&offset));
         let kind = if held == (0..ppb) && incoming.is_none() {
@@ -720,13 +720,13 @@ impl HybridBlocks {
     fn merge_lbns_and_erase(&mut self, dev: &mut Device, lbns: &[Lbn], victim: u32) -> Result<u32> {
         dev.record_log_utilization(self.log.written(victim));
         if lbns.is_empty() {
-            let mark = dev.begin();
+            let mark = dev.begin_merge();
             self.erase_victim(dev, victim)?;
             dev.end_merge(mark, MergeKind::Dead);
             return Ok(0);
         }
         for (i, &lbn) in lbns.iter().enumerate() {
-            let mark = dev.begin();
+            let mark = dev.begin_merge();
             self.find_sources(lbn, None, None, dev)?;
             merge::full_merge(
                 dev,
