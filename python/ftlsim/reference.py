@@ -89,7 +89,7 @@ OPTIONS = {
     "bad_block_ratio": "fraction of the chip's blocks bad from the factory, 0 to 0.5",
     "endurance": "erases a block survives before an erase fails and it goes bad (e.g. 10000 MLC)",
     "bad_block_reserve": "chip blocks kept to replace bad blocks; none: the factory share plus 2% with endurance",
-    "bad_block_seed": "seed of the factory bad blocks' positions",
+    "bad_block_seed": "seed of the factory bad blocks' positions (default 1; no count depends on where they are)",
     "channels": "multi-chip array: flash channels; more than one plane in all turns the array model on and "
                 "stripes every scheme's block over the planes; none: the preset's (1)",
     "chips_per_channel": "multi-chip array: chips on each channel; none: the preset's (1)",

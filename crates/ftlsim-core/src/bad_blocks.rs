@@ -34,6 +34,11 @@ pub struct BadBlockMap {
 }
 
 impl BadBlockMap {
+    /// The reserve's chip blocks not yet given out.
+    pub fn unused_reserve(&self) -> impl Iterator<Item = u32> + '_ {
+        self.reserve.iter().copied()
+    }
+
     /// The map of `blocks` scheme blocks over a chip whose blocks carry `markers` (0 good, [`FACTORY_BAD`],
     /// or a grown failure's number).
     pub fn from_markers(blocks: u32, markers: &[u32]) -> Result<BadBlockMap, ConfigError> {

@@ -27,9 +27,11 @@ pub enum FlashError {
     OutOfSpace { scheme: String, what: String },
 
     #[error(
-        "the chip ran out of good blocks: {went_bad} blocks went bad ({factory} from the factory, {grown} worn \
-         out, the last at chip erase #{at_erase} of block {block}) and the reserve of {reserve} replacement \
-         blocks is used up; raise bad_block_reserve, endurance, or lower bad_block_ratio"
+        "the chip ran out of good blocks: {} went bad ({factory} from the factory, {grown} worn out, the last at \
+         chip erase #{at_erase} of block {block}) and the reserve of {} is used up; raise bad_block_reserve, \
+         endurance, or lower bad_block_ratio",
+        crate::text::count_of(*.went_bad, "block"),
+        crate::text::count_of(*.reserve, "replacement block")
     )]
     WornOut {
         went_bad: u32,
@@ -271,6 +273,27 @@ impl Device {
                     None,
                 ))
             })?;
+        let factory = opts.factory_count(chip_blocks);
+        if chip_blocks - factory < physical_blocks {
+            // The least reserve that leaves the scheme its blocks: the bad share grows with the chip.
+            let least =
+                (opts.reserve..=most).find(|&r| r >= opts.factory_count(physical_blocks + r));
+            return Err(crate::config::Invalid::new(
+                "bad_block_reserve",
+                opts.reserve,
+                format!(
+                    "is too few: {factory} of the chip's {chip_blocks} blocks are bad from the factory, leaving {} \
+                     good ones for the scheme's {physical_blocks}; {}",
+                    chip_blocks - factory,
+                    match least {
+                        Some(r) => format!("a reserve of {r} leaves enough, or lower bad_block_ratio"),
+                        None => "lower bad_block_ratio".to_string(),
+                    }
+                ),
+                least.map(|r| r.to_string()),
+            )
+            .into());
+        }
         let mut dev = Device::new(scheme, geometry, chip_blocks, timing);
         dev.blocks = physical_blocks;
         let mut markers = vec![0; chip_blocks as usize];
@@ -309,6 +332,21 @@ impl Device {
     }
 
     /// Factory bad blocks, grown bad blocks and the reserve's size, when the chip has bad blocks.
+    /// The erase counts of the chip's blocks in service: the scheme's, those that went bad in its service and
+    /// the reserve blocks that replaced them; not the blocks bad from the factory or the reserve still unused.
+    pub fn in_service_erase_counts(&self) -> Vec<u32> {
+        let mut unused = vec![false; self.chip.blocks() as usize];
+        for b in self.bad_blocks.iter().flat_map(|m| m.unused_reserve()) {
+            unused[b as usize] = true;
+        }
+        self.chip
+            .erase_counts()
+            .enumerate()
+            .filter(|&(b, _)| !unused[b] && !self.chip.is_factory_bad(b))
+            .map(|(_, erases)| erases)
+            .collect()
+    }
+
     pub fn bad_block_counts(&self) -> Option<(u32, u32, u32)> {
         self.bad_blocks
             .as_ref()

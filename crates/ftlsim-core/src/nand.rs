@@ -401,6 +401,11 @@ impl Nand {
         self.bad.get(pbn.index()).copied().unwrap_or(0)
     }
 
+    /// Whether chip block `block` is bad from the factory (read without a spare read: for the report).
+    pub fn is_factory_bad(&self, block: usize) -> bool {
+        self.bad.get(block) == Some(&FACTORY_BAD)
+    }
+
     #[inline]
     fn is_bad(&self, block: usize) -> bool {
         !self.bad.is_empty() && self.bad[block] != 0

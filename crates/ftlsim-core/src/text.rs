@@ -14,6 +14,11 @@ pub fn clip(text: &str) -> String {
     }
 }
 
+/// `n` and the noun, plural where `n` is not 1: "1 block", "3 blocks".
+pub fn count_of(n: u32, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Bytes of a line that is not text (a binary file), quoted so that a terminal shows them as they are: printable
 /// characters as themselves, control characters and bytes that are not UTF-8 escaped (`\x1b`, `\xd9`), clipped
 /// as [`clip`] does (the length said is the bytes'). Quoted raw, they printed replacement characters and the

@@ -1,4 +1,5 @@
-//! Wear (the Wear and RAM section): erase counts over every physical block.
+//! Wear (the Wear and RAM section): erase counts over the blocks in service
+//! ([`crate::device::Device::in_service_erase_counts`]).
 
 use super::keys::{num, Component, Keys, Section, Unit};
 use serde_json::Value;
@@ -20,25 +21,26 @@ impl Component for Wear<'_> {
         k.shown(true).put(
             "erase_count.max",
             Unit::Count,
-            "highest erase count of a block",
+            "highest erase count of a block in service",
             self.max,
         );
         k.shown(false).put(
             "erase_count.min",
             Unit::Count,
-            "lowest erase count of a block",
+            "lowest erase count of a block in service",
             self.min,
         );
         k.shown(true).put(
             "erase_count.mean",
             Unit::Count,
-            "mean erase count over every physical block",
+            "mean erase count over the blocks in service (with bad blocks: not those bad from the factory nor the \
+             unused reserve)",
             num(self.mean),
         );
         k.shown(false).put(
             "erase_count.histogram",
             Unit::Histogram,
-            "chip blocks by erase count in 10 buckets of erase_count.histogram_width counts (the last open)",
+            "blocks in service by erase count in 10 buckets of erase_count.histogram_width counts (the last open)",
             serde_json::to_value(self.histogram).unwrap_or(Value::Null),
         );
         k.put(

@@ -898,12 +898,13 @@ impl<'p> Run<'p> {
         let dev = &self.dev;
         let stats = &dev.stats;
         let (mut min, mut max, mut sum, mut blocks) = (u32::MAX, 0, 0u64, 0u64);
-        for e in dev.chip().erase_counts() {
+        let erase_counts = dev.in_service_erase_counts();
+        for &e in &erase_counts {
             (min, max, sum, blocks) = (min.min(e), max.max(e), sum + e as u64, blocks + 1);
         }
         let histogram_width = (max / 10 + 1).max(1);
         let mut erase_histogram = vec![0u64; 10];
-        for e in dev.chip().erase_counts() {
+        for &e in &erase_counts {
             erase_histogram[((e / histogram_width) as usize).min(9)] += 1;
         }
         let mut extra = Vec::new();

@@ -206,9 +206,10 @@ impl<'a> SchemePlan<'a> {
 /// run stated it by: `extra_blocks`, or `over_provisioning` with the blocks it gave and the fraction that would do.
 fn too_few(cfg: &SimConfig, g: &Geometry, stated: u32, need: u32) -> Invalid {
     let why = format!(
-        "scheme `{}` needs {need} extra blocks with these parameters (its log, reserve or map blocks); give that \
-         many or more, or parameters that need fewer",
-        cfg.ftl
+        "scheme `{}` needs {} with these parameters (its log, reserve or map blocks); give that many or more, \
+         or parameters that need fewer",
+        cfg.ftl,
+        crate::text::count_of(need, "extra block")
     );
     match cfg.over_provisioning {
         Some(op) if cfg.extra_blocks.is_none() => {
