@@ -369,6 +369,18 @@ def test_the_run_header_echoes_what_ran_and_no_unset_parameter():
     assert "array: 2 channels x 1 chip x 2 dies x 1 plane per-die, queue depth 32, time scale 1\n" in result.output
 
 
+def test_the_run_header_echoes_a_parameter_a_scheme_fitted_to_the_device_as_it_ran():
+    # It echoed log_blocks=393 where 32 ran (tiny, superblock on 1 MiB) and 256 where 64 ran (mast).
+    for scheme, said in (("tiny", "log_blocks=32 (393 given) map_blocks=16 (256 given)"),
+                         ("superblock", "log_blocks=32 (393 given)"), ("mast", "log_blocks=64 (256 given)")):
+        result = invoke("run", "uniform:writes=300,seed=1", "--ftl", scheme, "--capacity", "1MiB")
+        assert result.exit_code == 0, result.output
+        assert said in result.output, result.output
+    # A figure of the scheme's that is not a parameter as run (mast.idle_merges counts merges) is not one.
+    result = invoke("run", "uniform:writes=300,seed=1", "--ftl", "mast", "--capacity", "1MiB")
+    assert " idle_merges=4 " in result.output, result.output
+
+
 def test_the_run_header_says_a_capacity_rounded_up_and_fits_80_columns(monkeypatch):
     # mqsim-default's scheme block is 256 MiB striped: --capacity 64MiB ran 256 MiB, and nothing said so.
     monkeypatch.setenv("COLUMNS", "80")

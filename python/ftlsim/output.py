@@ -23,7 +23,7 @@ from rich.console import Console
 
 from . import _core
 from ._registry import scalar
-from .report import ARRAY_DIMENSIONS, ARRAY_SETTINGS, array_dies
+from .report import ARRAY_DIMENSIONS, ARRAY_SETTINGS, array_dies, as_run_key
 
 #: Paths that name one of the process's open file descriptors: written by appending, never replaced.
 _FD_PATHS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
@@ -410,10 +410,20 @@ def run_header(report, width: int | None) -> str:
     import json
 
     params = json.loads(report.get("config.params") or "{}") or {}
+    scheme = report["config.scheme"]
+
+    def ran(key, given):
+        """The value that ran: a scheme that fits a parameter to a small device reports it as run
+        (`tiny.log_blocks`: 32 of the 393 given on 1 MiB)."""
+        used = report.get(as_run_key(scheme, key))
+        if isinstance(given, (int, float)) and not isinstance(given, bool) and isinstance(used, (int, float)) \
+                and used != given:
+            return f"{param_text(used)} ({param_text(given)} given)"
+        return json.dumps(given) if isinstance(given, str) and (" " in given or not given) else param_text(given)
+
     # An optional parameter left unset (no profile) ran as nothing: it is not echoed.
-    pairs = [(k, json.dumps(v) if isinstance(v, str) and (" " in v or not v) else param_text(v))
-             for k, v in params.items() if v is not None]
-    lines = wrap_pairs(f"scheme: {report['config.scheme']}", pairs, width)
+    pairs = [(k, ran(k, v)) for k, v in params.items() if v is not None]
+    lines = wrap_pairs(f"scheme: {scheme}", pairs, width)
     from ._registry import registry
 
     preset = next((p for p in registry()["presets"] if p["name"] == report["config.preset"]), None)

@@ -46,6 +46,14 @@ def schema_rows() -> list[dict]:
     return _core.report_schema()
 
 
+def as_run_key(scheme: str, param: str) -> str:
+    """The report key that holds parameter `param` of `scheme` as it ran, where the scheme fits it to the device
+    (its schema description says "as run": ``tiny.log_blocks``); else ``""``."""
+    key = f"{scheme}.{param}"
+    row = next((row for row in schema_rows() if row["key"] == key), None)
+    return key if row is not None and "as run" in row["description"] else ""
+
+
 def key_section(key: str) -> str:
     """The report section of `key` (a ``<name>`` part of a schema key matches any name)."""
     return schema_rows()[key_rank(key)]["section"] if key_rank(key) < len(schema_rows()) else "Other"

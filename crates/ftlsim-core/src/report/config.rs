@@ -61,8 +61,8 @@ impl Component for Config<'_> {
         k.put(
             "config.params",
             Unit::Text,
-            "the scheme's parameters as they ran (JSON): those given over its defaults, a profile applied, a spare \
-             capacity derived",
+            "the scheme's parameters (JSON): those given over its defaults, a profile applied, a spare capacity \
+             derived; one a scheme fits to a small device ran as its own key says (tiny.log_blocks, ...)",
             c.params.clone(),
         );
         k.put(
