@@ -138,7 +138,7 @@ def test_a_workload_value_of_the_wrong_kind_is_named_in_words_and_a_traces_fix_i
         ftlsim.simulate("uniform:writes=5,read_share=most")
     # Python names its keywords and the command line its options (both were said, "format=NAME / --format NAME").
     trace = tmp_path / "bad.csv"
-    trace.write_text("W,0,4096\nX,12,ab\n")
+    trace.write_text("W,0,4096\nX,12,ab\nX,13,ab\n")  # (one such line is the line's fault: below)
     with pytest.raises(ftlsim.FtlsimError, match="; pass format='NAME'$"):
         ftlsim.simulate(str(trace))
     result = CliRunner().invoke(main, ["run", str(trace)])

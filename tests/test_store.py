@@ -231,6 +231,26 @@ def test_store_command_lists_filters_and_prunes(tmp_path):
     assert result.exit_code == 2 and "no store at" in result.output
 
 
+def test_the_store_table_leaves_out_columns_it_cannot_fit_and_says_which(tmp_path, monkeypatch):
+    # At a terminal narrower than the table, rich cut every line at its edge: the key column half shown, no right
+    # border, and nothing said.
+    store = tmp_path / "results.parquet"
+    ftlsim.sweep("uniform:writes=2000,seed=1", {"page": {}, "fast": {"log_blocks": [4, 8]}}, capacity="1MiB",
+                 store=store, backend="threads")
+    for columns, left_out in ((100, None), (60, "key"), (45, "key, time_us")):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        result = invoke("store", str(store))
+        assert result.exit_code == 0, result.output
+        table = [line for line in result.output.splitlines() if line[:1] in "┏┃┡│└"]
+        assert table and all(len(line) <= columns for line in table), result.output
+        assert all(line.endswith(("┓", "┃", "┩", "│", "┘")) for line in table), result.output
+        said = " ".join(result.output.split())
+        if left_out is None:
+            assert "left out" not in said and "key" in table[1], result.output
+        else:
+            assert f"left out at {columns} columns: {left_out} (widen the terminal" in said, result.output
+
+
 def test_an_unreachable_dask_scheduler_is_one_line_within_seconds():
     pytest.importorskip("dask.distributed")
     started = time.monotonic()

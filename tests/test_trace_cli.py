@@ -4,6 +4,7 @@ extension, info's format, devices and distribution plot, --compact, and hostile 
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 import ftlsim
@@ -126,3 +127,34 @@ def test_info_names_an_fiu_device_by_major_minor_and_its_json_ends_its_line(tmp_
     assert result.exit_code == 0, result.output
     assert "1536 = 6,0 (9,998 requests)" in result.output
     assert (tmp_path / "i.json").read_text().endswith("}\n")
+
+
+def test_info_counts_requests_of_no_bytes_apart_as_run_does_and_warns_of_no_request(tmp_path):
+    # info counted a 0-byte write as a write and a 0-byte read as a read, where run counts them in
+    # host.empty_requests; a trace info read no request from was a table of zeros with no word.
+    trace = tmp_path / "s.csv"
+    trace.write_text("W,0,4096\nW,0,0\nR,0,0\n")
+    stats = info(str(trace))
+    assert (stats["requests"], stats["reads"], stats["writes"], stats["trims"], stats["empty"]) == (3, 0, 1, 0, 2)
+    report = ftlsim.simulate(str(trace))
+    assert (report["host.read_requests"], report["host.write_requests"], report["host.empty_requests"]) == (0, 1, 2)
+    result = invoke("info", TRACES / "umass_financial1_first10k.ssdsim.ascii", "--device", "19", "--writes-only")
+    assert result.exit_code == 0 and "requests" in result.output
+    assert "warning: no request was read with --device 19, --writes-only" in " ".join(result.output.split())
+
+
+def test_converting_to_a_format_without_tags_says_how_many_tags_it_lost(tmp_path):
+    # The metadata tag that nvram_policy='metadata' reads was dropped by .blkparse and .trace without a word.
+    trace = tmp_path / "t.csv"
+    trace.write_text("W,0,4096,data,5\nW,1024,512,metadata,40.5\nW,8192,512\n")
+    for out, lost in (("t.blkparse", 2), ("t.trace", 2), ("again.csv", 0)):
+        result = invoke("convert", trace, tmp_path / out)
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.output.split())
+        if lost:
+            assert f"warning: {lost} requests tagged data or metadata lost their tags: {out} has no tag column" in said
+            assert "--nvram-policy metadata reads them" in said, said
+        else:
+            assert "warning" not in said, said
+    with pytest.warns(RuntimeWarning, match="^2 requests tagged data or metadata lost their tags: ssdsim has"):
+        ftlsim.generate(str(trace), "-", output_format="ssdsim")

@@ -38,6 +38,13 @@ def ftlsim_cmd(*args, stdin=None, **kw):
                             **kw)
 
 
+def ftlsim_run(*args):
+    """`ftlsim args...`: (exit code, stdout, stderr)."""
+    proc = ftlsim_cmd(*args)
+    out, err = proc.communicate(timeout=120)
+    return proc.returncode, out.decode(), err.decode()
+
+
 def piped(*args, source: Path = RSRCH, cwd=None):
     """`cat source | ftlsim args...`: (exit code, stdout, stderr)."""
     with open(source, "rb") as f:
@@ -101,13 +108,26 @@ def test_a_fifo_is_read_once_and_ctrl_c_stops_a_wait_for_its_writer(tmp_path):
 
 
 def test_a_given_format_is_used_without_sniffing_and_recorded(tmp_path):
-    # A line no format takes, third: sniffing fails, the named format with --skip-bad-lines reads the rest.
+    # A line no format takes, third: the one format that takes every other line says it is that line (it said
+    # "cannot tell the format ... pass --format NAME", which fixes nothing); --skip-bad-lines reads the rest, and
+    # so does the named format with it.
     trace = tmp_path / "noisy.msr"
     lines = RSRCH.read_text().splitlines(keepends=True)
     trace.write_text("".join(lines[:2]) + "this is not a request\n" + "".join(lines[2:]))
     for command in ("info", "run"):
         result = invoke(command, trace)
-        assert result.exit_code == 2 and "cannot tell the format" in result.output, command
+        assert result.exit_code == 2, command
+        assert result.output.startswith(f"error: {trace}:3: cannot parse `this is not a request`: expected an MSR"), \
+            result.output
+        assert result.output.strip().endswith("(pass --skip-bad-lines to skip such lines)"), result.output
+    result = invoke("info", trace, "--skip-bad-lines", "--json", tmp_path / "i.json")
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "i.json").read_text())["requests"] == 13_780
+    # Two such lines among the first: no format is plain, and sniffing says so.
+    noisier = tmp_path / "noisier.msr"
+    noisier.write_text("".join(lines[:2]) + "this is not a request\n" * 2 + "".join(lines[2:]))
+    result = invoke("info", noisier)
+    assert result.exit_code == 2 and "cannot tell the format" in result.output, result.output
     result = invoke("info", trace, "--format", "msr", "--skip-bad-lines", "--json", tmp_path / "i.json")
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "i.json").read_text())["requests"] == 13_780
@@ -325,3 +345,37 @@ def test_info_plot_counts_start_at_1_and_a_few_bins_each_have_a_tick():
         assert ax.get_ylim()[0] == 0.7
         shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text()]
         assert shown and all(re.fullmatch(r"[0-9.]+k?M?", t) for t in shown), shown
+
+
+def test_a_piped_traces_errors_are_spelled_as_a_files_are(tmp_path):
+    # The copy of standard input re-raised its error as text: Python's spelling (capacity='2MiB', wrap=True,
+    # skip_bad_lines=True), where a file's error says --capacity 2MiB, --wrap and --skip-bad-lines.
+    two = tmp_path / "two.csv"
+    two.write_text("W,0,4096\nW,1048576,4096\n")
+    code, _, err = piped("run", "-", "--capacity", "512KiB", source=two)
+    assert code == 2
+    assert err.startswith("error: <stdin>:2: --capacity 512KiB (the device's logical capacity) ends before"), err
+    assert "e.g. --capacity 2MiB, or --wrap (" in err and "--compact (" in err and "=True" not in err, err
+    bad = tmp_path / "bad.csv"
+    bad.write_text(RSRCH.read_text().splitlines()[0] + "\nxx yy garbage\n")
+    code, _, err = piped("run", "-", "--compact", source=bad)
+    assert code == 2 and err.strip().endswith("(pass --skip-bad-lines to skip such lines)"), err
+
+
+def test_convert_takes_the_trace_flags_its_errors_name_and_refuses_what_it_would_ignore(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(RSRCH.read_text().splitlines()[0] + "\nxx yy garbage\n")
+    out = tmp_path / "out.csv"
+    code, _, err = ftlsim_run("convert", bad, out, "--format", "msr")
+    assert code == 2 and "(pass --skip-bad-lines to skip such lines)" in err, err
+    code, _, err = ftlsim_run("convert", bad, out, "--format", "msr", "--skip-bad-lines")
+    assert code == 0 and err.startswith("1 request written to"), err
+    assert len(out.read_text().splitlines()) == 2
+    # Taken and ignored: --capacity and wrap=true wrote the trace as read, with exit 0.
+    code, _, err = ftlsim_run("convert", RSRCH, out, "--capacity", "1MiB")
+    assert code == 2 and "the device sizes a built-in workload" in err, err
+    code, _, err = ftlsim_run("convert", RSRCH, out, "-p", "wrap=true", "-p", "time_scale=0.5")
+    assert code == 2 and "time_scale, wrap: run options change how a run serves the requests" in err, err
+    code, _, err = ftlsim_run("generate", "uniform:writes=10,seed=1", out, "--capacity", "1MiB", "-p",
+                              "page_bytes=2048")
+    assert code == 0, err

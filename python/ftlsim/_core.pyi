@@ -44,8 +44,9 @@ def resolve_params(ftl: str, params: dict[str, Any]) -> dict[str, Any]:
 def report_schema() -> list[dict[str, Any]]:
     """Every key a report can have: a list of {key, unit, section, description, table}."""
 
-def generate(trace: str, output: str, config: dict[str, Any]) -> int:
-    """Writes a trace or workload to `output` in the format its extension names; returns the requests written."""
+def generate(trace: str, output: str, config: dict[str, Any]) -> tuple[int, int]:
+    """Writes a trace or workload to `output` in the format its extension names; returns the requests written
+    and those whose tag (data, metadata) the format has no column for."""
 
 def ram(config: dict[str, Any]) -> list[dict[str, Any]]:
     """The RAM a scheme's tables need: a list of {name, bytes, layout}."""

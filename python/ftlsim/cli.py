@@ -910,14 +910,18 @@ def store_cmd(path, conditions, prune, csv_path):
         say_written(f"{len(selected)} rows", csv_path)
     from .output import every_row, is_stdout, table_width
 
-    table, varying, shared = store_table(selected)
     out = err_console if is_stdout(csv_path) else console
+    width = table_width(out is err_console)
+    table, varying, shared, left_out = store_table(selected, width)
     # The heading lines as long as the terminal, not the table: a table's title wraps at its width.
     out.print(f"{st.path}: {len(selected)} of {len(df)} rows", highlight=False, markup=False)
     if shared:
         out.print(every_row(shared, table_width(out is err_console)), highlight=False, markup=False,
                   soft_wrap=True)
     out.print(table)
+    if left_out:
+        err_console.print(f"[dim]left out at {width} columns: {', '.join(left_out)} (widen the terminal, or write "
+                          "every column with --csv)[/]", highlight=False)
     if len(selected) and "error" in selected:
         # Why each failed point failed: the store keeps it, and the sweep said it only once.
         for line in failure_lines(selected, [c for c in varying if c != "trace"]):
@@ -969,12 +973,14 @@ def store_selection(df, conditions):
     return keep
 
 
-def store_table(df) -> tuple[Table, list[str], list[str]]:
+def store_table(df, width: int | None = None) -> tuple[Table, list[str], list[str], list[str]]:
     """The rows of a store: trace, scheme, the options that differ between rows, status, the main figures and
-    the key's first digits; the options that differ; and those all rows share (the trace too, where there is
-    one), said above it."""
+    the key's first digits; the options that differ; those all rows share (the trace too, where there is one),
+    said above it; and the columns left out to fit `width` (the key's, then the figures', as the run and grid
+    tables leave out figures: rich cropped the table at the terminal's edge)."""
     from rich.markup import escape
 
+    from .output import TRACE_FOLD_WIDTH
     from .store import parameter_columns
 
     from .plot import split_swept
@@ -993,6 +999,15 @@ def store_table(df) -> tuple[Table, list[str], list[str]]:
         return value[:KEY_SHOWN] if column == "key" else escape(fmt(value))
 
     rows = [[cell(c, row[c]) for c in columns] for _, row in df.iterrows()]
+    need = {c: max([len(r[i]) for r in rows] + [len(STORE_HEADERS.get(c, c))]) for i, c in enumerate(columns)}
+    need.update({"trace": min(need["trace"], TRACE_FOLD_WIDTH)} if "trace" in need else {})
+    left_out = []
+    for column in ("key", *reversed([c for c in STORE_FIGURES if c in columns])):
+        if width is None or 1 + sum(need[c] + 3 for c in columns if c not in left_out) <= width:
+            break
+        left_out.append(column)
+    kept = [i for i, c in enumerate(columns) if c not in left_out]
+    columns, rows = [columns[i] for i in kept], [[r[i] for i in kept] for r in rows]
     for i, column in enumerate(columns):
         # In a narrow terminal the trace folds; every other cell keeps its width (a number is never cut).
         width = None if column == "trace" else max([len(r[i]) for r in rows], default=1)
@@ -1001,7 +1016,7 @@ def store_table(df) -> tuple[Table, list[str], list[str]]:
                          overflow="fold", min_width=width)
     for row in rows:
         table.add_row(*row)
-    return table, varying, shared if len(df) else []
+    return table, varying, shared if len(df) else [], [STORE_HEADERS.get(c, c) for c in left_out]
 
 
 @main.command("generate")
@@ -1017,7 +1032,16 @@ def store_table(df) -> tuple[Table, list[str], list[str]]:
 @click.option("--param", "-p", "params", multiple=True, metavar="K=V", help="A device override or trace option.")
 @click.option("--to", "output_format", type=click.Choice(list(STDOUT_FORMATS), case_sensitive=False), default=None,
               help="The format of OUTPUT - (standard output): csv (default), ssdsim or blkparse.")
-def generate_cmd(workload, output_argument, output, preset, capacity, params, output_format):
+@click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
+              help="The input's format (see `ftlsim list`); default: sniff.")
+@click.option("--device", metavar="N|MAJOR,MINOR", default=None, help=f"Keep one device / ASU {DEVICE_HELP}.")
+@click.option("--devices", default=None, metavar="fold|concat|N,M",
+              help="fold (default), concat (a range per device) or devices to keep, concatenated in that order.")
+@click.option("--writes-only", is_flag=True, default=None, help="Drop reads and trims.")
+@click.option("--skip-bad-lines", is_flag=True, default=None, help="Count lines that do not parse instead of failing.")
+@click.option("--compact", is_flag=True, default=None, help="Pack the touched 1 MiB extents together.")
+def generate_cmd(workload, output_argument, output, preset, capacity, params, output_format, fmt_name, device,
+                 devices, writes_only, skip_bad_lines, compact):
     """Write WORKLOAD (a built-in workload, or any trace) to OUTPUT (the second argument, or -o) in the format
     its extension names, arrival times kept (`ftlsim convert` is the same command); OUTPUT - is standard
     output, in the format --to names. The engine writes a temporary file and renames it."""
@@ -1031,17 +1055,30 @@ def generate_cmd(workload, output_argument, output, preset, capacity, params, ou
         raise click.UsageError(f"two files to write: {output_argument} and -o {output}; give one")
     output = output if output is not None else output_argument
     kwargs = {k: parse_value(v) for k, v in parse_params(params).items()}
+    flags = {"device": device, "devices": devices, "writes_only": writes_only, "skip_bad_lines": skip_bad_lines,
+             "compact": compact}
+    twice = sorted(k for k, v in flags.items() if v is not None and k in kwargs)
+    if twice:
+        raise click.UsageError(f"{twice[0]} given twice: as --{twice[0].replace('_', '-')} and -p {twice[0]}=...")
+    kwargs.update({k: v for k, v in flags.items() if v is not None})
+    if fmt_name != "auto":
+        kwargs["format"] = fmt_name
     try:
         if output_format is not None and not is_stdout(output):
             raise click.UsageError(f"--to names the format of standard output (OUTPUT -); {output}'s extension "
                                    f"names its own")
         if not is_stdout(output):
             check_output(output, "--output", inputs=(workload,))
-        n = generate(workload, output, preset=preset, capacity=capacity, output_format=output_format, **kwargs)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always", RuntimeWarning)
+            n = generate(workload, output, preset=preset, capacity=capacity, output_format=output_format, **kwargs)
     except (_core.FtlsimError, ValueError) as e:
         fail(e)
+    for warning in said:
+        say("[yellow]warning:[/]", str(warning.message).replace("nvram_policy='metadata'", "--nvram-policy metadata"))
     where = "standard output" if is_stdout(output) else output
-    err_console.print(f"{n:,} requests written to {where}", highlight=False)  # stdout stays for data
+    # On stderr: stdout stays for data.
+    err_console.print(f"{n:,} request{'' if n == 1 else 's'} written to {where}", highlight=False)
 
 
 main.add_command(generate_cmd, "convert")
@@ -1099,6 +1136,11 @@ def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, comp
 
     # The JSON or the image on stdout is the output a pipe reads: the table goes to stderr then.
     (err_console if is_stdout(json_path) or is_stdout(plot_path) else console).print(table)
+    if not stats["requests"]:  # a table of zeros, which `run` refuses: said, naming what kept none
+        kept = [what for what, on in ((f"--device {device}", device is not None), ("--writes-only", writes_only),
+                                      ("--skip-bad-lines", skip_bad_lines)) if on]
+        say("[yellow]warning:[/]", f"no request was read{' with ' + ', '.join(kept) if kept else ''}: "
+                                   f"`ftlsim run` has nothing to run on it")
     if plot_path:
         try:
             plot_info(stats, plot_path, title=trace_title(trace))

@@ -112,7 +112,14 @@ def readable(trace: str):
         try:
             yield spool
         except _core.FtlsimError as e:
-            raise type(e)(str(e).replace(spool, label)) from None
+            # Its fields kept, so that the command line spells them its own way (--capacity 2MiB, --wrap), as it
+            # does for a trace file: the copy's message alone came out in Python's (capacity='2MiB', wrap=True).
+            named = type(e)(str(e).replace(spool, label))
+            named.__dict__.update(e.__dict__)
+            for field in ("context", "engine_message"):
+                if isinstance(named.__dict__.get(field), str):
+                    named.__dict__[field] = named.__dict__[field].replace(spool, label)
+            raise named from None
     finally:
         with contextlib.suppress(OSError):
             os.remove(spool)
@@ -218,7 +225,7 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     An unknown extension, an output that is the input, or a request the format cannot hold (a trim in SSDsim
     ASCII, bytes off the 512 B grid, a second device in CSV) is an error, and no file is left half-written.
     `preset`, `capacity` and device overrides size the device a workload spreads over. Returns the number of
-    requests written. `output` ``-`` is standard output, in `output_format` (``csv``, the default, ``ssdsim`` or
+    requests written; a RuntimeWarning says how many lost their tag to a format without a tag column. `output` ``-`` is standard output, in `output_format` (``csv``, the default, ``ssdsim`` or
     ``blkparse``), which a file's extension names instead."""
 
     from . import _core
@@ -233,6 +240,23 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
                           f"{output}'s extension names its format")
 
     cfg = make_config("page", preset, capacity, "none", format, options)
+    # What a run does with the requests (wrap them, time them, cache them, cut the power) is not the trace's:
+    # a trace is written as read. Taken and ignored, `wrap=true` wrote the addresses unwrapped.
+    run_options = sorted(k for k in cfg if k not in ("ftl", "params", "device", "trace", "precondition",
+                                                      "capacity", "preset"))
+    if run_options:
+        key = run_options[0]
+        raise invalid(key, cfg[key], "is a run option",
+                      f"{', '.join(run_options)}: run options change how a run serves the requests, not the "
+                      f"requests; generate writes them as read and takes device and trace options only")
+    sizes = [name for name, given in (("capacity", capacity), ("preset", preset)) if given is not None]
+    sizes += sorted(cfg["device"])
+    if sizes and not is_workload(trace):
+        key = sizes[0]
+        raise invalid(key, capacity if key == "capacity" else preset if key == "preset" else cfg["device"][key],
+                      "sizes a built-in workload only",
+                      f"{', '.join(sizes)}: the device sizes a built-in workload (the space it spreads over); a "
+                      f"trace file is written as read, whatever the device")
     if cfg["params"]:
         # A scheme's parameter (or a misspelling): a generated trace depends on the device alone.
         key, *_ = unknown = sorted(cfg["params"])
@@ -249,15 +273,23 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
         # The engine writes a file (renamed into place when whole); standard output gets its bytes after.
         with tempfile.TemporaryDirectory() as scratch, readable(trace) as path:
             written = os.path.join(scratch, "trace" + STDOUT_FORMATS[output_format or "csv"])
-            n = _core.generate(path, written, cfg)
+            n, untagged = _core.generate(path, written, cfg)
             with open(written, "rb") as f:
                 sys.stdout.flush()
                 shutil.copyfileobj(f, sys.stdout.buffer)
                 sys.stdout.buffer.flush()
-            return n
-    check_output(output, "output", inputs=(str(trace),))
-    with readable(trace) as path:
-        return _core.generate(path, str(output), cfg)
+    else:
+        check_output(output, "output", inputs=(str(trace),))
+        with readable(trace) as path:
+            n, untagged = _core.generate(path, str(output), cfg)
+    if untagged:  # a `metadata` NVRAM policy reads the tags: lost without a word, it ran differently
+        import warnings
+
+        written_as = (output_format or "csv") if is_stdout(output) else os.path.basename(str(output))
+        warnings.warn(f"{untagged:,} requests tagged data or metadata lost their tags: {written_as} has no tag "
+                      f"column (write .csv to keep them; nvram_policy='metadata' reads them)", RuntimeWarning,
+                      stacklevel=2)
+    return n
 
 
 def write_refs(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes: int = 512,

@@ -2,7 +2,7 @@
 //! reads it (the run's device sizes a workload; `compact`, `devices` and `writes_only` apply).
 
 use crate::error::{Result, SimError};
-use crate::request::Request;
+use crate::request::{Request, Tag};
 use crate::sim::{open_trace, SimConfig};
 use crate::trace::{self, RequestSource, TraceError, Wrapped};
 use std::path::Path;
@@ -17,7 +17,7 @@ pub fn generate(
     output: &Path,
     cfg: &SimConfig,
     keep_going: &mut (dyn FnMut() -> bool + Send),
-) -> Result<u64> {
+) -> Result<Written> {
     if output.as_os_str().is_empty() {
         return Err(SimError::param(
             "generate: the output path is empty; name a file such as out.csv",
@@ -31,19 +31,34 @@ pub fn generate(
             )));
         }
     }
-    trace::writer_for(output)?;
+    let writer = trace::writer_for(output)?;
     let inner = open_trace(cfg, trace, &mut |_| keep_going())?;
-    let mut source = cancellable(inner, keep_going);
-    Ok(trace::write(&mut source, output)?)
+    let mut tagged = 0;
+    let requests = trace::write(&mut cancellable(inner, keep_going, &mut tagged), output)?;
+    Ok(Written {
+        requests,
+        tags_dropped: if writer.keeps_tags { 0 } else { tagged },
+    })
+}
+
+/// What [`generate`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    pub requests: u64,
+    /// Requests tagged data or metadata (which an NVRAM's `metadata` policy reads) written in a format that
+    /// has no tag column: their tags are lost.
+    pub tags_dropped: u64,
 }
 
 /// How often a long `generate` asks whether to go on: a fraction of a second of writing.
 pub const CHECK_EVERY: u64 = 1 << 14;
 
-/// `inner`, asking `keep_going` every [`CHECK_EVERY`] requests and ending with `Cancelled` when told.
+/// `inner`, asking `keep_going` every [`CHECK_EVERY`] requests and ending with `Cancelled` when told, and
+/// counting the tagged requests in `tagged`.
 fn cancellable<'a>(
     inner: Box<dyn RequestSource>,
     keep_going: &'a mut (dyn FnMut() -> bool + Send),
+    tagged: &'a mut u64,
 ) -> Wrapped<
     impl FnMut(&mut dyn RequestSource) -> Option<std::result::Result<Request, TraceError>> + Send + 'a,
 > {
@@ -53,7 +68,11 @@ fn cancellable<'a>(
         if read.is_multiple_of(CHECK_EVERY) && !keep_going() {
             return Some(Err(TraceError::Cancelled));
         }
-        inner.next_request()
+        let next = inner.next_request();
+        if let Some(Ok(request)) = &next {
+            *tagged += (request.tag != Tag::None) as u64;
+        }
+        next
     })
 }
 
@@ -72,11 +91,16 @@ mod tests {
             ..SimConfig::default()
         };
         let path = out("w.csv");
-        let written = generate("uniform:writes=300,seed=1", &path, &cfg, &mut || true).unwrap();
+        let written = generate("uniform:writes=300,seed=1", &path, &cfg, &mut || true)
+            .unwrap()
+            .requests;
         assert_eq!(written, 300);
         let again = out("again.csv");
         let spec = path.to_str().unwrap();
-        assert_eq!(generate(spec, &again, &cfg, &mut || true).unwrap(), 300);
+        assert_eq!(
+            generate(spec, &again, &cfg, &mut || true).unwrap().requests,
+            300
+        );
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             std::fs::read_to_string(&again).unwrap()

@@ -168,12 +168,26 @@ fn sniffing_skips_a_byte_order_mark_and_names_the_line_that_broke_the_best_candi
     );
     assert_eq!(read(&path, &opts("auto")).unwrap().len(), 2);
 
-    // Line 4 is no CSV; every line before it is.
+    // Line 4 is no CSV; every other line is: the format is plain, and line 4 is the fault (with the way to
+    // skip it), where "cannot tell the format" asked for a format that would change nothing.
     let path = temp(
         "bad4.csv",
         b"op,offset,length\nW,0,4096\nR,512,512\nW,zero,4096\nW,8192,512\n",
     );
     let message = read(&path, &opts("auto")).unwrap_err().to_string();
+    assert!(
+        message.ends_with(
+            "bad4.csv:4: cannot parse `W,zero,4096`: expected offset in bytes (field 2) as an unsigned integer, \
+             got `zero` (pass skip_bad_lines=true to skip such lines)"
+        ),
+        "{message}"
+    );
+    // Two such lines: no format takes the head but them, and sniffing names the first that broke the best.
+    let two = temp(
+        "bad45.csv",
+        b"op,offset,length\nW,0,4096\nR,512,512\nW,zero,4096\nW,one,512\n",
+    );
+    let message = read(&two, &opts("auto")).unwrap_err().to_string();
     assert!(
         message.contains("best candidate `csv`")
             && message.contains("line 4")
@@ -394,7 +408,7 @@ fn a_trace_reaching_beyond_what_a_run_can_address_converts_as_it_is() {
         &SimConfig::default(),
         &mut || true,
     );
-    assert_eq!(written.unwrap(), 2);
+    assert_eq!(written.unwrap().requests, 2);
     assert_eq!(
         read(&copy, &opts("auto")).unwrap(),
         read(&source, &opts("auto")).unwrap()

@@ -654,6 +654,7 @@ fn info_of_a_handcrafted_csv() {
         reads: 1,
         writes: 15,
         trims: 1,
+        empty: 0,
         read_bytes: 8192,
         write_bytes: 614_400 + 9 * 4096 + 4 * 4096 + 200,
         trim_bytes: 4096,

@@ -361,14 +361,15 @@ fn report_schema(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 }
 
 /// Writes a trace (a built-in workload or a trace file) to `output` in the format its extension names, the
-/// device of `config` sizing a workload (`ftlsim_core::generate`). Returns the requests written.
+/// device of `config` sizing a workload (`ftlsim_core::generate`). Returns the requests written and those whose
+/// tag the output's format could not keep.
 #[pyfunction]
 fn generate(
     py: Python<'_>,
     trace: String,
     output: String,
     config: &Bound<'_, PyAny>,
-) -> PyResult<u64> {
+) -> PyResult<(u64, u64)> {
     let cfg: SimConfig = typed("run configuration", config)?;
     let mut raised: Option<PyErr> = None;
     let written = py.allow_threads(|| {
@@ -391,7 +392,9 @@ fn generate(
         (None, Err(SimError::Cancelled | SimError::Trace(TraceError::Cancelled))) => {
             Err(PyKeyboardInterrupt::new_err(""))
         }
-        (None, written) => written.map_err(|e| sim_err(py, e)),
+        (None, written) => written
+            .map(|w| (w.requests, w.tags_dropped))
+            .map_err(|e| sim_err(py, e)),
     }
 }
 

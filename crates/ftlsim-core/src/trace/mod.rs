@@ -306,6 +306,9 @@ pub struct FormatWriter {
     /// Whether a line holds the request's device, read back as the same number. A writer without one refuses
     /// a source on more than one device ([`write`]).
     pub keeps_device: bool,
+    /// Whether a line holds the request's tag (data, metadata); a writer without one drops it
+    /// ([`crate::generate::Written::tags_dropped`]).
+    pub keeps_tags: bool,
     /// Why a request cannot be written in this format without changing it.
     pub check: fn(&Request) -> Result<(), String>,
     /// One request and its device ([`RequestSource::device`]; None: the format's default device).
@@ -1151,16 +1154,15 @@ pub fn sniff(path: &Path, opts: &TraceOptions) -> Result<&'static FormatInfo, Tr
     let detail = match (best, &broken) {
         (Some((k, f)), _) if k < refs.len() => {
             let (line_no, line) = &head[k];
-            if opts.skip_bad_lines {
-                let rest: Vec<&str> = refs
-                    .iter()
-                    .enumerate()
-                    .filter(|&(i, _)| i != k)
-                    .map(|(_, l)| *l)
-                    .collect();
-                if (f.sniff)(&rest) {
-                    return Ok(f);
-                }
+            let rest: Vec<&str> = refs
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| i != k)
+                .map(|(_, l)| *l)
+                .collect();
+            let one_bad_line = (f.sniff)(&rest);
+            if opts.skip_bad_lines && one_bad_line {
+                return Ok(f);
             }
             let complaint = (f.make)(opts)
                 .ok()
@@ -1172,6 +1174,16 @@ pub fn sniff(path: &Path, opts: &TraceOptions) -> Result<&'static FormatInfo, Tr
                         .and_then(Result::err)
                 })
                 .unwrap_or_else(|| "a line that agrees with the lines before it".into());
+            if one_bad_line {
+                // The candidate takes every other line: the format is plain, and this line is what is wrong
+                // (said as a line deeper in the file is, with the way to skip it).
+                return Err(TraceError::Parse {
+                    path: path.to_path_buf(),
+                    line_no: *line_no,
+                    line: clip(line),
+                    expected: complaint,
+                });
+            }
             format!(
                 "; the best candidate `{}` took the lines before line {line_no}, which it rejects: `{}`: expected {}",
                 f.name,

@@ -45,6 +45,8 @@ pub struct TraceInfo {
     pub reads: u64,
     pub writes: u64,
     pub trims: u64,
+    /// Requests of 0 bytes, in none of `reads`, `writes` and `trims` (a run counts them in `host.empty_requests`).
+    pub empty: u64,
     /// Byte totals are u128: a trace of requests near 2^64 bytes each adds up past u64 (and would wrap to 0).
     #[serde(serialize_with = "total")]
     pub read_bytes: u128,
@@ -260,6 +262,7 @@ impl TraceInfo {
             let r = r?;
             t.requests += 1;
             match r.op {
+                _ if r.len == 0 => t.empty += 1,
                 Op::Read => (t.reads, t.read_bytes) = (t.reads + 1, t.read_bytes + r.len as u128),
                 Op::Write => {
                     (t.writes, t.write_bytes) = (t.writes + 1, t.write_bytes + r.len as u128)

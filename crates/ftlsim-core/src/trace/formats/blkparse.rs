@@ -128,6 +128,7 @@ pub const WRITER: FormatWriter = FormatWriter {
     extensions: &["blkparse"],
     header: "",
     keeps_device: true,
+    keeps_tags: false,
     check: |r| sectors_of(r).map(|_| ()),
     line: |out: &mut dyn Write, r: &Request, device: Option<u64>| {
         let (major, minor) = device.map_or((8, 0), |d| (d / 256, d % 256));

@@ -90,6 +90,7 @@ pub const WRITER: FormatWriter = FormatWriter {
     extensions: &["csv"],
     header: "op,offset,length,tag,time_us\n",
     keeps_device: false,
+    keeps_tags: true,
     check: |_| Ok(()),
     line: write_line,
 };

@@ -117,6 +117,7 @@ pub const WRITER: FormatWriter = FormatWriter {
     extensions: &["trace", "ascii"],
     header: "",
     keeps_device: true,
+    keeps_tags: false,
     check: |r| {
         if r.op == Op::Trim {
             return Err(
