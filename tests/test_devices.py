@@ -57,7 +57,7 @@ def test_info_gives_each_device_its_range(three):
     result = invoke("info", three, "--devices", "concat")
     assert result.exit_code == 0, result.output
     assert "2 (2 requests, bytes 65,536-98,304)" in result.output
-    assert "5 (1 requests, bytes 98,304-114,688)" in result.output
+    assert "5 (1 request, bytes 98,304-114,688)" in result.output
 
 
 def test_the_report_names_the_device_kept_and_whether_reads_were_dropped(three):

@@ -102,7 +102,7 @@ def test_a_blkparse_device_is_named_by_major_minor_too_and_the_run_says_which_it
     trace.write_text("\n".join(lines) + "\n")
     result = invoke("info", str(trace))
     assert result.exit_code == 0, result.output
-    assert "2064 = 8,16 (3 requests), 2080 = 8,32 (1 requests)" in result.output, result.output
+    assert "2064 = 8,16 (3 requests), 2080 = 8,32 (1 request)" in result.output, result.output
     # --device takes either spelling; the run's header says which device it kept.
     for device in ("8,32", "2080"):
         result = invoke("run", str(trace), "--device", device, "--capacity", "1MiB")

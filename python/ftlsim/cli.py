@@ -1231,7 +1231,7 @@ def device_text(d: dict, fmt_name: str) -> str:
     requests and, with --devices concat or a filter, its range in bytes."""
     number = d["device"]
     named = f"{number} = {number // 256},{number % 256}" if fmt_name in ("blkparse", "fiu") else f"{number}"
-    text = f"{named} ({d['requests']:,} requests"
+    text = f"{named} ({d['requests']:,} request{'' if d['requests'] == 1 else 's'}"
     if d.get("range_start") is not None:
         text += f", bytes {d['range_start']:,}-{d['range_start'] + d['range_bytes']:,}"
     return text + ")"
