@@ -379,3 +379,6 @@ def test_convert_takes_the_trace_flags_its_errors_name_and_refuses_what_it_would
     code, _, err = ftlsim_run("generate", "uniform:writes=10,seed=1", out, "--capacity", "1MiB", "-p",
                               "page_bytes=2048")
     assert code == 0, err
+    for flag, key, value in (("--format", "format", "msr"), ("--device", "device", "1")):
+        code, _, err = ftlsim_run("convert", bad, out, flag, value, "-p", f"{key}={value}")
+        assert code == 2 and f"{key} given twice: as {flag} and -p {key}=" in err, err

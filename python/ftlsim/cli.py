@@ -1062,6 +1062,8 @@ def generate_cmd(workload, output_argument, output, preset, capacity, params, ou
         raise click.UsageError(f"{twice[0]} given twice: as --{twice[0].replace('_', '-')} and -p {twice[0]}=...")
     kwargs.update({k: v for k, v in flags.items() if v is not None})
     if fmt_name != "auto":
+        if "format" in kwargs:
+            raise click.UsageError("format given twice: as --format and -p format=...")
         kwargs["format"] = fmt_name
     try:
         if output_format is not None and not is_stdout(output):
