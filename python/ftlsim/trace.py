@@ -225,8 +225,9 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
     An unknown extension, an output that is the input, or a request the format cannot hold (a trim in SSDsim
     ASCII, bytes off the 512 B grid, a second device in CSV) is an error, and no file is left half-written.
     `preset`, `capacity` and device overrides size the device a workload spreads over. Returns the number of
-    requests written; a RuntimeWarning says how many lost their tag to a format without a tag column. `output` ``-`` is standard output, in `output_format` (``csv``, the default, ``ssdsim`` or
-    ``blkparse``), which a file's extension names instead."""
+    requests written; a RuntimeWarning says how many lost their tag to a format without a tag column. `output`
+    ``-`` is standard output, in `output_format` (``csv``, the default, ``ssdsim`` or ``blkparse``), which a
+    file's extension names instead."""
 
     from . import _core
     from ._registry import check_choice, invalid, make_config

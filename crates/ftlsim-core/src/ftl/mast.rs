@@ -45,8 +45,9 @@
 //!   the least recently updated live pages of the area (page-level LRU where an update is a write);
 //! - the page moves LA -> CA and HA -> CA are not merges (no data block is involved): emptying a block so is
 //!   a garbage collection (`gc.runs`, `gc.copied_pages`, the `gc` cause of `flash.*`), its copies also in
-//!   `mast.moved_pages.*`; an LA/HA block with no live page left is a dead merge; when CA cannot give a block without reclaiming the block being emptied, the rest of that block
-//!   is full-merged instead (only on very small configurations);
+//!   `mast.moved_pages.*`; an LA/HA block with no live page left is a dead merge; when CA cannot give a block
+//!   without reclaiming the block being emptied, the rest of that block is full-merged instead (only on very
+//!   small configurations);
 //! - the CA victim rule "maximum number of valid pages as well as the minimum associated data blocks" is read
 //!   lexicographically: most valid pages first, then the fewest associated data blocks, then the oldest; a
 //!   dead CA block (no valid page: free to reclaim) goes before both;
