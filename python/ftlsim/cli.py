@@ -313,6 +313,28 @@ def complete_trace(ctx, param, incomplete: str):
     return workloads + [CompletionItem(incomplete, type="file")]
 
 
+def trace_options(devices_help: str = "fold (default): one address space for every device of a multi-device "
+                  "trace; concat: a range per device, in device order, each its highest address rounded up to a "
+                  "block; or devices to keep, e.g. 0,3: concatenated in that order.",
+                  compact_help: str = "Map the 1 MiB extents the trace touches densely onto the device (sparse, "
+                  "huge traces)."):
+    """How a trace is read: its format, the devices kept and the requests dropped, for every command that reads
+    one. A flag left off is None, so that a command can tell it from one given (``-p writes_only=true`` too)."""
+
+    def decorate(f):  # click lists options in the reverse of the order they are added
+        f = click.option("--compact", is_flag=True, default=None, help=compact_help)(f)
+        f = click.option("--skip-bad-lines", is_flag=True, default=None,
+                         help="Count lines that do not parse instead of failing.")(f)
+        f = click.option("--writes-only", is_flag=True, default=None, help="Drop reads and trims.")(f)
+        f = click.option("--devices", default=None, metavar="fold|concat|N,M", help=devices_help)(f)
+        f = click.option("--device", metavar="N|MAJOR,MINOR", default=None,
+                         help=f"Keep one device / ASU of a multi-device trace {DEVICE_HELP}.")(f)
+        return click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
+                            callback=registered("formats"), help="Trace format (see `ftlsim list`); default: sniff.")(f)
+
+    return decorate
+
+
 def common_options(f):
     f = click.option("--param", "-p", "params", multiple=True, metavar="K=V",
                      help="A scheme parameter (log_blocks=8, profile=psu-flashsim), device override "
@@ -325,20 +347,8 @@ def common_options(f):
     f = click.option("--precondition", type=click.Choice(PRECONDITIONS, case_sensitive=False), default="none",
                      help="full: write every logical page once first, then reset the counters; trace: write "
                           "every request of the trace once first (PSU FlashSim's warm-up).")(f)
-    f = click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
-                     callback=registered("formats"),
-                     help="Trace format (see `ftlsim list`); default: sniff.")(f)
-    f = click.option("--device", metavar="N|MAJOR,MINOR", default=None,
-                     help=f"Keep one device / ASU of a multi-device trace {DEVICE_HELP}.")(f)
-    f = click.option("--devices", default=None, metavar="fold|concat|N,M",
-                     help="fold (default): one address space for every device of a multi-device trace; concat: a range per "
-                          "device, in device order, each its highest address rounded up to a block; or devices "
-                          "to keep, e.g. 0,3: concatenated in that order.")(f)
-    f = click.option("--writes-only", is_flag=True, help="Drop reads and trims.")(f)
-    f = click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")(f)
+    f = trace_options()(f)
     f = click.option("--wrap", is_flag=True, help="Fold requests beyond the capacity into it.")(f)
-    f = click.option("--compact", is_flag=True,
-                     help="Map the 1 MiB extents the trace touches densely onto the device (sparse, huge traces).")(f)
     f = click.option("--nvram", default=None, metavar="SIZE",
                      help="An NVRAM write cache of SIZE (e.g. 128KiB) in front of the scheme.")(f)
     f = click.option("--nvram-policy", default=None, type=click.Choice(NVRAM_POLICIES, case_sensitive=False),
@@ -1032,14 +1042,8 @@ def store_table(df, width: int | None = None) -> tuple[Table, list[str], list[st
 @click.option("--param", "-p", "params", multiple=True, metavar="K=V", help="A device override or trace option.")
 @click.option("--to", "output_format", type=click.Choice(list(STDOUT_FORMATS), case_sensitive=False), default=None,
               help="The format of OUTPUT - (standard output): csv (default), ssdsim or blkparse.")
-@click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
-              help="The input's format (see `ftlsim list`); default: sniff.")
-@click.option("--device", metavar="N|MAJOR,MINOR", default=None, help=f"Keep one device / ASU {DEVICE_HELP}.")
-@click.option("--devices", default=None, metavar="fold|concat|N,M",
-              help="fold (default), concat (a range per device) or devices to keep, concatenated in that order.")
-@click.option("--writes-only", is_flag=True, default=None, help="Drop reads and trims.")
-@click.option("--skip-bad-lines", is_flag=True, default=None, help="Count lines that do not parse instead of failing.")
-@click.option("--compact", is_flag=True, default=None, help="Pack the touched 1 MiB extents together.")
+@trace_options(devices_help="fold (default), concat (a range per device) or devices to keep, concatenated in "
+                            "that order.", compact_help="Pack the touched 1 MiB extents together.")
 def generate_cmd(workload, output_argument, output, preset, capacity, params, output_format, fmt_name, device,
                  devices, writes_only, skip_bad_lines, compact):
     """Write WORKLOAD (a built-in workload, or any trace) to OUTPUT (the second argument, or -o) in the format
@@ -1088,15 +1092,9 @@ main.add_command(generate_cmd, "convert")
 
 @main.command("info")
 @click.argument("trace", shell_complete=complete_trace)
-@click.option("--format", "fmt_name", default="auto", shell_complete=complete_names("formats"),
-              help="Trace format (see `ftlsim list`); default: sniff.")
-@click.option("--device", metavar="N|MAJOR,MINOR", default=None, help=f"Keep one device / ASU {DEVICE_HELP}.")
-@click.option("--devices", default=None, metavar="fold|concat|N,M",
-              help="fold (default), concat (a range per device, shown with each device) or devices to keep, "
-                   "concatenated in the order given.")
-@click.option("--writes-only", is_flag=True, help="Drop reads and trims.")
-@click.option("--skip-bad-lines", is_flag=True, help="Count lines that do not parse instead of failing.")
-@click.option("--compact", is_flag=True, default=None, help="Describe the trace with its touched 1 MiB extents packed.")
+@trace_options(devices_help="fold (default), concat (a range per device, shown with each device) or devices to "
+                            "keep, concatenated in the order given.",
+               compact_help="Describe the trace with its touched 1 MiB extents packed.")
 @click.option("--page-bytes", type=click.IntRange(min=1, max=2**31), default=512, show_default=True,
               help="Page size for the footprint and page concentration.")
 @click.option("--block-bytes", type=click.IntRange(min=1), default=16384, show_default=True,
