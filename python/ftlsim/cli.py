@@ -43,7 +43,8 @@ from .errors import Spelling, spelled
 from .output import ReaderGoneConsole, check_output, fmt
 from .report import Report, uninformative
 from .sim import PRECONDITIONS, parse_value, run_warnings, simulate
-from .trace import STDOUT_FORMATS
+from .text import count_of
+from .trace import STDOUT_FORMATS, TagsLost
 
 if _starting:
     signal.signal(signal.SIGINT, _previous_handler)
@@ -737,11 +738,10 @@ def warn_uninformative(df) -> None:
 
 def points_line(points: dict) -> str:
     """What a sweep did: "12 points from the store, 2 computed, 0 failed", and any torn store row."""
-    stored = points["stored"]
-    line = f"{stored} point{'' if stored == 1 else 's'} from the store, {points['computed']} computed, " \
+    line = f"{count_of(points['stored'], 'point')} from the store, {points['computed']} computed, " \
            f"{points['failed']} failed"
     if points["torn"]:
-        line += f" ({points['torn']} cut-off row{'s' if points['torn'] > 1 else ''} of the store computed again)"
+        line += f" ({count_of(points['torn'], 'cut-off row')} of the store computed again)"
     return line
 
 
@@ -1081,10 +1081,11 @@ def generate_cmd(workload, output_argument, output, preset, capacity, params, ou
     except (_core.FtlsimError, ValueError) as e:
         fail(e)
     for warning in said:
-        say("[yellow]warning:[/]", str(warning.message).replace("nvram_policy='metadata'", "--nvram-policy metadata"))
+        message = warning.message
+        say("[yellow]warning:[/]", message.text(option_spelling) if isinstance(message, TagsLost) else str(message))
     where = "standard output" if is_stdout(output) else output
     # On stderr: stdout stays for data.
-    err_console.print(f"{n:,} request{'' if n == 1 else 's'} written to {where}", highlight=False)
+    err_console.print(f"{count_of(n, 'request')} written to {where}", highlight=False)
 
 
 main.add_command(generate_cmd, "convert")
@@ -1231,7 +1232,7 @@ def device_text(d: dict, fmt_name: str) -> str:
     requests and, with --devices concat or a filter, its range in bytes."""
     number = d["device"]
     named = f"{number} = {number // 256},{number % 256}" if fmt_name in ("blkparse", "fiu") else f"{number}"
-    text = f"{named} ({d['requests']:,} request{'' if d['requests'] == 1 else 's'}"
+    text = f"{named} ({count_of(d['requests'], 'request')}"
     if d.get("range_start") is not None:
         text += f", bytes {d['range_start']:,}-{d['range_start'] + d['range_bytes']:,}"
     return text + ")"

@@ -24,6 +24,7 @@ from rich.console import Console
 from . import _core
 from ._registry import scalar
 from .report import ARRAY_DIMENSIONS, ARRAY_SETTINGS, array_dies, as_run_key
+from .text import count_of
 
 #: Paths that name one of the process's open file descriptors: written by appending, never replaced.
 _FD_PATHS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
@@ -579,7 +580,7 @@ def array_shape(row, placement: bool = True) -> str | None:
     values = [row.get(key) for key, _ in ARRAY_DIMENSIONS]
     if any(v is None or v != v for v in values):
         return None
-    parts = [f"{int(v)} {word}{'' if int(v) == 1 else 's'}" for v, (_, word) in zip(values, ARRAY_DIMENSIONS)]
+    parts = [count_of(int(v), word) for v, (_, word) in zip(values, ARRAY_DIMENSIONS)]
     placed = f" {row.get('array.placement') or 'striped'}" if placement else ""
     return f"{' x '.join(parts)}{placed}, queue depth {int(row['array.queue_depth'])}, " \
            f"time scale {row['array.time_scale']:g}"

@@ -8,6 +8,8 @@ import stat
 import sys
 
 from ._registry import did_you_mean, names, registry
+from .errors import Spelling, keyword
+from .text import count_of
 
 #: Chunk in which a pipe is copied to its spool file.
 _SPOOL_CHUNK = 1 << 20
@@ -287,10 +289,23 @@ def generate(trace: str, output: str, preset: str | None = None, capacity: str |
         import warnings
 
         written_as = (output_format or "csv") if is_stdout(output) else os.path.basename(str(output))
-        warnings.warn(f"{untagged:,} requests tagged data or metadata lost their tags: {written_as} has no tag "
-                      f"column (write .csv to keep them; nvram_policy='metadata' reads them)", RuntimeWarning,
-                      stacklevel=2)
+        warnings.warn(TagsLost(untagged, written_as), stacklevel=2)
     return n
+
+
+class TagsLost(RuntimeWarning):
+    """Requests tagged data or metadata that `generate` wrote to a format without a tag column: an NVRAM cache
+    with ``nvram_policy='metadata'`` would run differently on the file. Its message is spelled by `spell`
+    (Python's keywords; the command line passes its options)."""
+
+    def __init__(self, requests: int, written_as: str, spell: Spelling = keyword):
+        self.requests, self.written_as = requests, written_as
+        super().__init__(self.text(spell))
+
+    def text(self, spell: Spelling) -> str:
+        lost = "its tag" if self.requests == 1 else "their tags"
+        return f"{count_of(self.requests, 'request')} tagged data or metadata lost {lost}: {self.written_as} " \
+               f"has no tag column (write .csv to keep them; {spell('nvram_policy', 'metadata')} reads them)"
 
 
 def write_refs(trace: str, format: str = "auto", block_bytes: int = 16384, page_bytes: int = 512,
