@@ -2,7 +2,10 @@
 (response-time CDFs per scheme), and a clear error where there are no response times to draw."""
 
 
+import warnings
+
 import matplotlib.image
+import pytest
 from click.testing import CliRunner
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -210,3 +213,15 @@ def test_a_sweep_files_array_settings_are_in_the_every_row_line(tmp_path):
     assert result.exit_code == 0, result.output
     assert ("every row: channels=2, dies_per_chip=2, placement=per-die, queue_depth=4, time_scale=0.5, "
             "preset=lee2007") in " ".join(result.stdout.split()), result.stdout
+
+
+def test_a_time_scale_that_stretches_arrivals_past_a_double_s_nanosecond_is_warned_of(tmp_path):
+    trace = tmp_path / "two.csv"
+    trace.write_text("W,0,4096,,0\nW,8192,4096,,10000000\n")  # 10 s apart: 10^13 us at time_scale=1e6
+    with pytest.warns(RuntimeWarning, match=r"^the run spans 116 days of arrivals \(time_scale=1000000\): at "
+                                            r"times this large, response times are exact to 0.0022 us only"):
+        ftlsim.simulate(str(trace), capacity="1MiB", time_scale=1e6)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", RuntimeWarning)
+        ftlsim.simulate(str(trace), capacity="1MiB", time_scale=1e5)  # 10^12 us: a quarter of a nanosecond
+    assert not [w for w in said if "days of arrivals" in str(w.message)]

@@ -143,7 +143,18 @@ def run_warnings(report, spell: Spelling = keyword) -> list[str]:
         lines = f"{skipped:,} line of the trace did not parse and was" if skipped == 1 else \
             f"{skipped:,} lines of the trace did not parse and were"
         out.append(f"{lines} skipped ({spell('skip_bad_lines', 'true')}): the run is of the rest")
+    span = report.get("array.span_us") or 0
+    if span > PRECISE_SPAN_US:  # a response time is the difference of two times of this size, held as doubles
+        scale = report.get("array.time_scale")
+        out.append(f"the run spans {span / 86_400e6:,.0f} days of arrivals ({spell('time_scale', f'{scale:.15g}')}): "
+                   f"at times this large, response times are exact to {span * 2**-52:.2g} us only; a smaller "
+                   f"time_scale keeps them to the nanosecond")
     return out + list(uninformative(report, spell).values())
+
+
+# Arrival times up to this (about 26 days) keep a response time, the difference of two of them, to half a
+# nanosecond (a double's 52-bit fraction), the report's precision.
+PRECISE_SPAN_US = 0.0005 * 2**52
 
 
 def run_key(run: dict) -> str:
