@@ -19,7 +19,6 @@
 use crate::addr::Pbn;
 /// The options are configuration (`config.rs`); this layer applies them.
 pub use crate::config::BadBlockOptions;
-use crate::config::{ConfigError, Invalid};
 use crate::nand::FACTORY_BAD;
 use std::collections::VecDeque;
 
@@ -40,25 +39,16 @@ impl BadBlockMap {
     }
 
     /// The map of `blocks` scheme blocks over a chip whose blocks carry `markers` (0 good, [`FACTORY_BAD`],
-    /// or a grown failure's number).
-    pub fn from_markers(blocks: u32, markers: &[u32]) -> Result<BadBlockMap, ConfigError> {
+    /// or a grown failure's number); Err with the number of good blocks when they are fewer than `blocks` (the
+    /// configuration's reserve is checked, and explained, by [`crate::device::Device::with_bad_blocks`]).
+    pub fn from_markers(blocks: u32, markers: &[u32]) -> Result<BadBlockMap, u32> {
         let chip_blocks = markers.len() as u32;
         let good: Vec<u32> = (0..chip_blocks)
             .filter(|&b| markers[b as usize] != FACTORY_BAD)
             .collect();
         let factory = chip_blocks - good.len() as u32;
         if (good.len() as u32) < blocks {
-            return Err(Invalid::new(
-                "bad_block_reserve",
-                chip_blocks.saturating_sub(blocks),
-                format!(
-                    "is too few: {factory} of the chip's {chip_blocks} blocks are bad from the factory, leaving {} \
-                     good ones for the scheme's {blocks}; raise it or lower bad_block_ratio",
-                    good.len()
-                ),
-                None,
-            )
-            .into());
+            return Err(good.len() as u32);
         }
         let mut map = BadBlockMap {
             chip_of: good[..blocks as usize].to_vec(),
@@ -153,11 +143,9 @@ mod tests {
     }
 
     #[test]
-    fn too_many_factory_bad_blocks_is_an_error_that_says_so() {
-        let e = BadBlockMap::from_markers(3, &[FACTORY_BAD, 0, FACTORY_BAD, 0])
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("2 of the chip's 4 blocks are bad"), "{e}");
+    fn markers_that_leave_too_few_good_blocks_give_how_many_are_good() {
+        let e = BadBlockMap::from_markers(3, &[FACTORY_BAD, 0, FACTORY_BAD, 0]).unwrap_err();
+        assert_eq!(e, 2);
     }
 
     #[test]

@@ -90,11 +90,11 @@ impl Default for RequestInfo {
     }
 }
 
-/// A snapshot taken when a merge or a garbage collection starts; closing it records what it cost.
+/// A merge or a garbage collection begun (its counts are on the device's stack of open marks); closing it
+/// records what it cost.
 #[must_use = "close the mark with end_merge or end_gc"]
 pub struct Mark {
     copies: u64,
-    open: OpenMark,
 }
 
 /// A merge or garbage collection open now: its cause, and the counts when it began (all operations; data-class
@@ -304,10 +304,9 @@ impl Device {
         if let Some(endurance) = opts.endurance {
             dev.chip.set_endurance(endurance);
         }
-        dev.bad_blocks = Some(Box::new(BadBlockMap::from_markers(
-            physical_blocks,
-            &markers,
-        )?));
+        let map = BadBlockMap::from_markers(physical_blocks, &markers)
+            .expect("the factory-bad blocks leave the scheme its blocks (checked above)");
+        dev.bad_blocks = Some(Box::new(map));
         Ok(dev)
     }
 
@@ -323,9 +322,9 @@ impl Device {
         }
         // The markers are the format's, so they leave as many good blocks as they did then.
         let blocks = self.blocks * self.partitions;
-        let map = BadBlockMap::from_markers(blocks, &markers).map_err(|e| FlashError::Mount {
+        let map = BadBlockMap::from_markers(blocks, &markers).map_err(|good| FlashError::Mount {
             scheme: self.scheme.clone(),
-            what: format!("bad-block markers that leave too few good blocks ({e})"),
+            what: format!("bad-block markers that leave {good} good blocks for the scheme's {blocks}"),
         })?;
         self.bad_blocks = Some(Box::new(map));
         Ok(())
@@ -881,65 +880,60 @@ impl Device {
     }
 
     fn begin(&mut self, cause: Cause) -> Mark {
-        let open = OpenMark {
+        self.power.open.push(OpenMark {
             cause,
             counts: self.chip.total_counts(),
             data: self.chip.counts(OpClass::Data),
             inner: self.causes.claimed,
-        };
-        self.power.open.push(open);
+        });
         Mark {
             copies: self.copies,
-            open,
         }
     }
 
     /// Records a merge of `kind` begun at `mark`: its erases and copied pages are what the chip counted since.
     pub fn end_merge(&mut self, mark: Mark, kind: MergeKind) {
-        debug_assert_eq!(mark.open.cause, Cause::Merge);
-        let d = self.chip.total_counts().minus(&mark.open.counts);
+        let d = self.close(Cause::Merge);
         let m = &mut self.stats.merges[kind as usize];
         m.count += 1;
         m.erases += d.erases;
         m.copied_pages += self.copies - mark.copies;
-        self.close(mark.open);
     }
 
     /// Records one garbage-collection run begun at `mark`.
     pub fn end_gc(&mut self, mark: Mark) {
-        debug_assert_eq!(mark.open.cause, Cause::Gc);
+        self.close(Cause::Gc);
         self.stats.gc_runs += 1;
         self.stats.gc_copied_pages += self.copies - mark.copies;
-        self.close(mark.open);
     }
 
-    /// Closes the innermost open merge or GC.
-    fn close(&mut self, open: OpenMark) {
-        let innermost = self.power.open.pop();
-        debug_assert!(innermost.is_some_and(|m| m.counts == open.counts && m.cause == open.cause));
-        self.claim(open);
+    /// Closes the innermost open merge or GC, which must be of `cause`: what it did, claimed for its cause.
+    fn close(&mut self, cause: Cause) -> FlashCounts {
+        let open = self.power.open.pop().expect("a merge or GC closed that was not begun");
+        assert_eq!(open.cause, cause, "the innermost open mark is not the one closed");
+        self.claim(open)
     }
 
-    /// Gives a closing mark's operations to its cause: all of them to `time_us.merges` or `time_us.gc`; its
-    /// data-class operations, less those of marks closed inside it, to the cause partition (in the host and rmw
-    /// phases; idle and flush keep everything done in them).
-    fn claim(&mut self, open: OpenMark) {
+    /// Gives a closing mark's operations to its cause, and returns them: all of them to `time_us.merges` or
+    /// `time_us.gc`; its data-class operations, less those of marks closed inside it, to the cause partition (in
+    /// the host and rmw phases; idle and flush keep everything done in them).
+    fn claim(&mut self, open: OpenMark) -> FlashCounts {
         let d = self.chip.total_counts().minus(&open.counts);
         match open.cause {
             Cause::Merge => self.stats.merge_ops = self.stats.merge_ops.plus(&d),
             _ => self.stats.gc_ops = self.stats.gc_ops.plus(&d),
         }
         let ledger = &mut self.causes;
-        if !matches!(
+        if matches!(
             ledger.phase,
             None | Some(Cause::Host) | Some(Cause::Rmw) | Some(Cause::Mount)
         ) {
-            return;
+            let all = self.chip.counts(OpClass::Data).minus(&open.data);
+            let own = all.minus(&ledger.claimed.minus(&open.inner));
+            ledger.by_cause[open.cause as usize] = ledger.by_cause[open.cause as usize].plus(&own);
+            ledger.claimed = ledger.claimed.plus(&own);
         }
-        let all = self.chip.counts(OpClass::Data).minus(&open.data);
-        let own = all.minus(&ledger.claimed.minus(&open.inner));
-        ledger.by_cause[open.cause as usize] = ledger.by_cause[open.cause as usize].plus(&own);
-        ledger.claimed = ledger.claimed.plus(&own);
+        d
     }
 
     /// The run enters a phase (host requests, a partial-page read, idle time, the end-of-trace flush): what the
