@@ -128,6 +128,10 @@ def plain(value):
     return value
 
 
+#: Options whose one value holds commas: a list (``nvram_regions="0-64KiB,1MiB-2MiB"``, ``devices="0,3"``) or a
+#: blkparse ``device="8,16"``. A grid takes such a text as one value, where it splits any other key's at commas.
+LIST_VALUED = ("device", "devices", "nvram_regions")
+
 #: What `nvram_policy` takes (the engine's POLICIES, `ftl/nvram.rs`).
 NVRAM_POLICIES = ("metadata", "region", "lru", "bplru")
 

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 from . import _core
-from ._registry import NO_RESPONSE_TIMES, NVRAM_POLICIES, names, scheme_defaults
+from ._registry import LIST_VALUED, NO_RESPONSE_TIMES, NVRAM_POLICIES, names, scheme_defaults
 from .errors import Spelling, spelled
 from .output import ReaderGoneConsole, check_output, fmt
 from .report import Report, uninformative
@@ -171,20 +171,23 @@ def parse_params(pairs: tuple[str, ...]) -> dict:
             raise click.BadParameter(f"`{pair}` is not key=value (e.g. --param log_blocks=8)", param_hint="--param")
         key, value = (part.strip() for part in pair.split("=", 1))
         if key in out and out[key] != value:
+            both = f"{out[key]} -p {key}={value}" if key in LIST_VALUED else f"{out[key]},{value}"
             raise click.BadParameter(
                 f"`{key}` is given twice ({key}={out[key]} and {key}={value}): give it once; to run both, "
-                f"`ftlsim compare ... -p {key}={out[key]},{value}`", param_hint="--param")
+                f"`ftlsim compare ... -p {key}={both}`", param_hint="--param")
         out[key] = value
     return out
 
 
 def parse_grid(pairs: tuple[str, ...]) -> dict:
     """The swept values of repeated ``--param key=a,b`` options: each key's values in the order given, a key
-    repeated adding its values (``-p log_blocks=4 -p log_blocks=8`` sweeps both, as ``-p log_blocks=4,8``)."""
+    repeated adding its values (``-p log_blocks=4 -p log_blocks=8`` sweeps both, as ``-p log_blocks=4,8``). The
+    value of a key that takes a list (`LIST_VALUED`: ``-p nvram_regions=0-64KiB,1MiB-2MiB``) is one value, as
+    `run` takes it: repeating the option sweeps several."""
     grid: dict[str, list] = {}
     for pair in pairs:
         key, values = next(iter(parse_params((pair,)).items()))
-        for value in (parse_value(x) for x in values.split(",")):
+        for value in (parse_value(x) for x in ([values] if key in LIST_VALUED else values.split(","))):
             values_of = grid.setdefault(key, [])
             if not any(type(v) is type(value) and v == value for v in values_of):  # 1 and true are two
                 values_of.append(value)
@@ -336,26 +339,38 @@ def trace_options(devices_help: str = "fold (default): one address space for eve
     return decorate
 
 
-def common_options(f):
-    f = click.option("--param", "-p", "params", multiple=True, metavar="K=V",
-                     help="A scheme parameter (log_blocks=8, profile=psu-flashsim), device override "
-                          "(page_bytes=2048), trace option, or run option: extra_blocks=N or "
-                          "over_provisioning=F (the chip's spare blocks), rmw=false (no read before a "
-                          "partial-page write), measure_from=10000 or 30s (count from that request or time).")(f)
-    f = click.option("--preset", default=None, shell_complete=complete_names("presets"), callback=registered("presets"),
-                     help="Device preset (see `ftlsim list`); default lee2007.")(f)
-    f = click.option("--capacity", default=None, help="Logical capacity, e.g. 64MiB; default: the trace's extent.")(f)
-    f = click.option("--precondition", type=click.Choice(PRECONDITIONS, case_sensitive=False), default="none",
-                     help="full: write every logical page once first, then reset the counters; trace: write "
-                          "every request of the trace once first (PSU FlashSim's warm-up).")(f)
-    f = trace_options()(f)
-    f = click.option("--wrap", is_flag=True, help="Fold requests beyond the capacity into it.")(f)
-    f = click.option("--nvram", default=None, metavar="SIZE",
-                     help="An NVRAM write cache of SIZE (e.g. 128KiB) in front of the scheme.")(f)
-    f = click.option("--nvram-policy", default=None, type=click.Choice(NVRAM_POLICIES, case_sensitive=False),
-                     help="What the NVRAM absorbs (default metadata: writes tagged metadata); region needs "
-                          "-p nvram_regions=0-64KiB.")(f)
-    return f
+PARAM_HELP = ("A scheme parameter (log_blocks=8, profile=psu-flashsim), device override (page_bytes=2048), trace "
+              "option, or run option: extra_blocks=N or over_provisioning=F (the chip's spare blocks), rmw=false "
+              "(no read before a partial-page write), measure_from=10000 or 30s (count from that request or "
+              "time).")
+# What --param says besides in the commands that run a grid.
+GRID_PARAM_HELP = (" Comma-separated values are swept (log_blocks=4,8,16), as is a key given again; the value of a "
+                   f"key that holds commas itself ({', '.join(LIST_VALUED)}) is one value: sweep several by "
+                   "repeating the option (-p nvram_regions=A -p nvram_regions=B,C).")
+
+
+def common_options(param_help: str = PARAM_HELP):
+    """The options of every command that runs a trace; `--param` says `param_help`."""
+
+    def decorate(f):
+        f = click.option("--param", "-p", "params", multiple=True, metavar="K=V", help=param_help)(f)
+        f = click.option("--preset", default=None, shell_complete=complete_names("presets"),
+                         callback=registered("presets"), help="Device preset (see `ftlsim list`); default lee2007.")(f)
+        f = click.option("--capacity", default=None,
+                         help="Logical capacity, e.g. 64MiB; default: the trace's extent.")(f)
+        f = click.option("--precondition", type=click.Choice(PRECONDITIONS, case_sensitive=False), default="none",
+                         help="full: write every logical page once first, then reset the counters; trace: write "
+                              "every request of the trace once first (PSU FlashSim's warm-up).")(f)
+        f = trace_options()(f)
+        f = click.option("--wrap", is_flag=True, help="Fold requests beyond the capacity into it.")(f)
+        f = click.option("--nvram", default=None, metavar="SIZE",
+                         help="An NVRAM write cache of SIZE (e.g. 128KiB) in front of the scheme.")(f)
+        f = click.option("--nvram-policy", default=None, type=click.Choice(NVRAM_POLICIES, case_sensitive=False),
+                         help="What the NVRAM absorbs (default metadata: writes tagged metadata); region needs "
+                              "-p nvram_regions=0-64KiB.")(f)
+        return f
+
+    return decorate
 
 
 def metrics_option(f):
@@ -422,7 +437,7 @@ def load_config(path) -> dict:
                    "given here override the file.")
 @click.option("--ftl", default=None, shell_complete=complete_names("schemes"), callback=registered("schemes"),
               help="Scheme name (see `ftlsim list`); default page.")
-@common_options
+@common_options()
 @click.option("--power-cuts", type=click.IntRange(min=0), default=0,
               help="Crash test: cut the power at N random flash operations, mount from flash after each and "
                    "check every logical page (schemes that can mount: ftlsim list).")
@@ -759,7 +774,7 @@ def grid_columns(schemes, grid: dict) -> list[str]:
 @click.option("--ftl", "ftls", multiple=True, default=["bast,fast,ofast"], show_default=True,
               callback=registered("schemes", True), shell_complete=complete_names("schemes", comma=True),
               help="Schemes, comma-separated or the option repeated (--ftl page --ftl fast).")
-@common_options
+@common_options(PARAM_HELP + GRID_PARAM_HELP)
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False),
               help="Draw erase count and elapsed time against the swept parameters (PNG, PDF or SVG).")
 @click.option("--plot-latency", "plot_latency", type=click.Path(dir_okay=False), metavar="FILE",
@@ -793,7 +808,7 @@ MOUNT_COLUMNS = ["mount.spare_reads", "mount.page_reads", "mount.time_us.max", "
 @click.option("--ftl", "ftls", multiple=True, shell_complete=complete_names("schemes", comma=True),
               callback=registered("schemes", True),
               help="Schemes, comma-separated or the option repeated (default: every scheme).")
-@common_options
+@common_options(PARAM_HELP + GRID_PARAM_HELP)
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per scheme as CSV.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None, help="Parallel runs (default: all cores).")
 @click.pass_context
@@ -819,7 +834,7 @@ def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_nam
 @click.option("--ftl", "ftls", multiple=True, shell_complete=complete_names("schemes", comma=True),
               callback=registered("schemes", True),
               help="Schemes, comma-separated or the option repeated (overrides the file's).")
-@common_options
+@common_options(PARAM_HELP + GRID_PARAM_HELP)
 @click.option("--store", default=None,
               help="Results store: a .parquet or .csv file or a directory; points already done are skipped.")
 @click.option("--scheduler", default=None, metavar="ADDR",

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 from . import _core
 from .errors import Spelling, keyword, respelled, spelled
-from ._registry import (check_choice, check_name, invalid, make_config, plain, resolve_config,
+from ._registry import (LIST_VALUED, check_choice, check_name, invalid, make_config, plain, resolve_config,
                         takes)
 from .report import Report, uninformative
 from .trace import check_spec, check_trace, is_workload, readable
@@ -184,12 +184,15 @@ def _as_list(value) -> list:
     return list(value)
 
 
-def _values(value) -> list:
-    """A grid's values of one parameter: one value, a list (numpy's too), or a comma-separated string, whose
-    JSON scalars are read as ``-p`` reads them (``"4,8"``: 4 and 8; ``"true"``: True)."""
+def _values(key: str, value) -> list:
+    """A grid's values of parameter `key`: one value, a list (numpy's too), or a comma-separated string, whose
+    JSON scalars are read as ``-p`` reads them (``"4,8"``: 4 and 8; ``"true"``: True); the string of a
+    `LIST_VALUED` key is one value (``nvram_regions="0-64KiB,1MiB-2MiB"``)."""
     value = plain(value)
     if isinstance(value, (int, float, bool)):
         return [value]
+    if isinstance(value, str) and key in LIST_VALUED:
+        return [parse_value(value)]
     if isinstance(value, str):
         return [parse_value(v) for v in _as_list(value)]
     return [plain(v) for v in _as_list(value)]
@@ -231,11 +234,11 @@ def grid(traces, schemes, grid: dict | None = None) -> list[dict]:
         params = {k: v for k, v in common.items() if takes(ftl, k)}
         params.update(own or {})
         keys = list(params)
-        empty = next((k for k in keys if not _values(params[k])), None)
+        empty = next((k for k in keys if not _values(k, params[k])), None)
         if empty is not None:  # it made no run, and ended in a KeyError
             raise _core.FtlsimError(f"grid parameter `{empty}` of {ftl} has no values: give one or more "
                                     f"({empty}=[4, 8]), or leave it out")
-        for combo in itertools.product(*(_values(params[k]) for k in keys)):
+        for combo in itertools.product(*(_values(k, params[k]) for k in keys)):
             runs.append({"trace": trace, "ftl": ftl, **dict(zip(keys, combo))})
     return runs
 
