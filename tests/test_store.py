@@ -56,10 +56,35 @@ def test_a_csv_store_cut_inside_its_last_row_recomputes_that_point(tmp_path):
     text = store.read_text()
     store.write_text(text[: len(text) - 30])  # inside the last row
     again = ftlsim.sweep("uniform:writes=2000,seed=1", schemes, capacity="1MiB", store=store, backend="threads")
-    assert again.attrs["points"] == {"stored": 2, "computed": 1, "failed": 0, "torn": 1}
+    assert again.attrs["points"] == {"stored": 2, "computed": 1, "failed": 0, "torn": 1, "damaged": 0}
     assert list(again["flash.erases"]) == list(first["flash.erases"])
     rows = read(store)
     assert len(rows) == 3 and rows["flash.erases"].notna().all() and set(rows["status"]) == {"done"}
+
+
+def test_a_store_row_whose_figures_are_not_numbers_is_computed_again_and_said(tmp_path):
+    # A row with flash.erases `banana` (or empty) was served from the store: the table showed banana, and the
+    # column's other counts, read as text, lost their thousands commas.
+    store = tmp_path / "s.csv"
+    args = ["sweep", "uniform:writes=20000,seed=1", "--ftl", "page,fast", "-p", "log_blocks=4,8", "--capacity",
+            "1MiB", "--store", str(store), "--backend", "threads"]
+    assert invoke(*args).exit_code == 0
+    first = read(store).sort_values("key")
+    rows = pd.read_csv(store, dtype=str, keep_default_na=False)
+    rows.loc[0, "flash.erases"], rows.loc[1, "flash.page_writes"] = "banana", ""
+    rows.to_csv(store, index=False)
+    listed = invoke("store", str(store))
+    assert "1 of 1 rows" in listed.output and "banana" not in listed.output
+    assert "2 damaged rows left out (a figure that is not a number)" in " ".join(listed.output.split())
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "banana" not in result.output
+    assert "1 point from the store, 2 computed, 0 failed (2 damaged rows of the store computed again)" in said
+    assert f"{first['flash.page_writes'].max():,}" in result.output
+    again = read(store).sort_values("key")
+    assert again["flash.erases"].tolist() == first["flash.erases"].tolist()
+    assert again["flash.page_writes"].tolist() == first["flash.page_writes"].tolist()
 
 
 @pytest.mark.parametrize("name, content, says", [

@@ -752,11 +752,13 @@ def warn_uninformative(df) -> None:
 
 
 def points_line(points: dict) -> str:
-    """What a sweep did: "12 points from the store, 2 computed, 0 failed", and any torn store row."""
+    """What a sweep did: "12 points from the store, 2 computed, 0 failed", and any torn or damaged store row."""
     line = f"{count_of(points['stored'], 'point')} from the store, {points['computed']} computed, " \
            f"{points['failed']} failed"
-    if points["torn"]:
-        line += f" ({count_of(points['torn'], 'cut-off row')} of the store computed again)"
+    again = [count_of(points[kind], word) for kind, word in (("torn", "cut-off row"), ("damaged", "damaged row"))
+             if points.get(kind)]
+    if again:
+        line += f" ({' and '.join(again)} of the store computed again)"
     return line
 
 
@@ -954,6 +956,9 @@ def store_cmd(path, conditions, prune, csv_path):
     if st.torn:
         err_console.print(f"{st.torn} cut-off rows were skipped; the next sweep computes their points again",
                           highlight=False)
+    if st.damaged:
+        err_console.print(f"{count_of(len(st.damaged), 'damaged row')} left out (a figure that is not a number); "
+                          "the next sweep computes their points again", highlight=False)
 
 
 def store_selection(df, conditions):

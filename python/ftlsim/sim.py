@@ -326,7 +326,8 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     `spell(key, value)` spells the parameters a failed point's error names (the command line passes its
     options' spelling; Python keywords by default). `on_done(done, total)` reports progress; Ctrl-C cancels
     the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the store),
-    ``computed`` and ``failed`` (now), and ``torn`` (store rows found cut off, computed again)."""
+    ``computed`` and ``failed`` (now), ``torn`` (store rows found cut off, computed again) and ``damaged``
+    (store rows of these points whose figures are not numbers, computed again)."""
     import pandas as pd
 
     from .store import Store, integers_kept
@@ -341,7 +342,8 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     results: dict[str, dict] = {k: st.rows[k] for k in keys if st and st.done(k)}
     todo = list(dict.fromkeys(k for k in keys if k not in results))
     first = {k: kw for k, kw in reversed(list(zip(keys, kwargs)))}
-    points = {"stored": len(results), "computed": 0, "failed": 0, "torn": st.torn if st else 0}
+    points = {"stored": len(results), "computed": 0, "failed": 0, "torn": st.torn if st else 0,
+              "damaged": len(st.damaged & set(todo)) if st else 0}
     done_count = len(set(keys)) - len(todo)
     total = len(set(keys))
     if on_done:  # before the first run ends, so that a progress bar knows its total from the start

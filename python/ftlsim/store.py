@@ -4,8 +4,8 @@ Parquet or CSV file (or a directory holding ``results.parquet``).
 Several sweeps may share one store. Each save takes an exclusive lock on ``<store>.lock`` beside the file,
 reads the file again, merges its own new rows into what other sweeps saved meanwhile and replaces the file
 atomically, so no finished row is ever lost. A CSV store cut inside its last row (a copy or a disk that filled
-up) is read without that row, and its point is computed again; a file that is not a results store is refused
-before any point runs."""
+up) is read without that row, and its point is computed again, as is a row whose figures are not numbers (an
+edited cell); a file that is not a results store is refused before any point runs."""
 
 from __future__ import annotations
 
@@ -80,9 +80,38 @@ def integers_kept(df):
     return df
 
 
+#: The figures every report has: a done row without one is damaged.
+REQUIRED_FIGURES = ("flash.page_writes", "flash.erases", "time_us.total")
+#: The units of the report's numbers (the others: text, flags, histograms as JSON text).
+NUMBER_UNITS = ("count", "pages", "bytes", "us", "ratio", "persecond", "seconds")
+
+
+def _figures_read(df):
+    """(`df` with its figure columns as numbers, the keys of its damaged rows): done rows with a figure that
+    does not read as a number (``banana``, an edited cell) or without one of `REQUIRED_FIGURES`. A CSV reads a
+    column holding such a cell as text, whose other counts would lose their thousands commas."""
+    import pandas as pd
+
+    from .report import key_unit
+
+    df = df.copy()
+    done = df["status"] == "done"
+    damaged = pd.Series(False, index=df.index)
+    for column in df.columns:
+        if key_unit(column) not in NUMBER_UNITS:
+            continue
+        numbers = pd.to_numeric(df[column], errors="coerce")
+        damaged |= done & (numbers.isna() if column in REQUIRED_FIGURES else df[column].notna() & numbers.isna())
+        df[column] = numbers
+    if any(column not in df.columns for column in REQUIRED_FIGURES):
+        damaged |= done
+    return df, set(df.loc[damaged, "key"])
+
+
 class Store:
     """A results store shared safely between sweeps (see the module's doc). `rows` maps each key to its row
-    as of the last read or save; `torn` counts the rows dropped at reading because they were cut off."""
+    as of the last read or save; `torn` counts the rows dropped at reading because they were cut off, `damaged`
+    holds the keys of done rows dropped because their figures are not numbers (see `_figures_read`)."""
 
     def __init__(self, path):
         from filelock import FileLock
@@ -98,7 +127,7 @@ class Store:
                 raise _core.FtlsimError(f"store {self.path}: directory {folder} does not exist; create it or "
                                         "give another path")
             with self._lock:
-                self.rows, self.torn = self._read()
+                self.rows, self.torn, self.damaged = self._read()
         except OSError as e:
             raise _core.FtlsimError(f"store {self.path}: {e.strerror or e}; give a store path you can write") from None
 
@@ -116,7 +145,7 @@ class Store:
             return
         try:
             with self._lock:
-                rows, _ = self._read()
+                rows, _, _ = self._read()
                 for key, row in self.pending.items():
                     if row["status"] == "done" or rows.get(key, {}).get("status") != "done":
                         rows[key] = row
@@ -131,7 +160,7 @@ class Store:
         keys = set(keys)
         try:
             with self._lock:
-                rows, _ = self._read()
+                rows, _, _ = self._read()
                 gone = [k for k in rows if k in keys]
                 for key in gone:
                     del rows[key]
@@ -148,12 +177,13 @@ class Store:
 
         return integers_kept(pd.DataFrame(list(self.rows.values())))
 
-    def _read(self) -> tuple[dict[str, dict], int]:
-        """(key -> row, rows dropped as torn) of the file as it is now; a file that is not a store is refused."""
+    def _read(self) -> tuple[dict[str, dict], int, set[str]]:
+        """(key -> row, rows dropped as torn, keys of rows dropped as damaged) of the file as it is now; a file
+        that is not a store is refused."""
         import pandas as pd
 
         if not os.path.exists(self.path) or os.path.getsize(self.path) == 0:
-            return {}, 0
+            return {}, 0, set()
         torn = 0
         try:
             if self.path.endswith(".parquet"):
@@ -177,8 +207,6 @@ class Store:
                 "or give another store path")
         whole = df["key"].map(lambda k: isinstance(k, str) and KEY.fullmatch(k) is not None)
         whole &= df["status"].isin(STATUSES)
-        if "flash.page_writes" in df.columns:  # a done row always has its figures
-            whole &= (df["status"] != "done") | df["flash.page_writes"].notna()
         broken = [i for i, ok in enumerate(whole) if not ok]
         if broken and (self.path.endswith(".parquet") or broken != [len(df) - 1]):
             row = df.iloc[broken[0]]
@@ -186,8 +214,10 @@ class Store:
                 f"store {self.path}: row {broken[0] + 1} is not a results row (key {str(row['key'])[:24]!r}, "
                 f"status {str(row['status'])[:24]!r}); move the file away or give another store path")
         torn += len(broken)  # only a CSV's last row can be cut off
-        df = df[whole].astype(object).where(df[whole].notna(), None)
-        return {row["key"]: row for row in df.to_dict("records")}, torn
+        df, damaged = _figures_read(df[whole])
+        df = df[~df["key"].isin(damaged)]
+        df = df.astype(object).where(df.notna(), None)
+        return {row["key"]: row for row in df.to_dict("records")}, torn, damaged
 
     def _write(self, rows: dict[str, dict]) -> None:
         import pandas as pd
