@@ -234,3 +234,29 @@ def test_a_sweep_argument_of_a_type_it_cannot_take_says_what_it_takes():
     # Any iterable of names is still a list of them.
     rows = ftlsim.sweep(iter(["uniform:writes=30"]), (s for s in ["page", "fast"]), capacity="1MiB", jobs=1)
     assert sorted(rows["ftl"]) == ["fast", "page"]
+
+
+def test_device_and_nvram_settings_of_a_sweep_file_are_in_the_header_and_the_plot_title(tmp_path):
+    # read_us, erase_us, pages_per_block and the NVRAM's regions and time from the file's common settings ran,
+    # and the header said "nvram=64.0 KiB, nvram_policy=region, preset=lee2007", the plot "lee2007, 2.0 MiB".
+    from ftlsim.plot import compare
+
+    config = tmp_path / "r2.toml"
+    config.write_text('traces = ["uniform:writes=3000,seed=1"]\nschemes = ["fast"]\ncapacity = "2MiB"\n'
+                      'nvram = "64KiB"\nnvram_policy = "region"\nnvram_regions = "0-64KiB"\nnvram_write_us = 5\n'
+                      'read_us = 30\nerase_us = 500\npages_per_block = 16\n[grid]\nlog_blocks = [4, 8]\n')
+    result = CliRunner().invoke(main, ["sweep", "-c", str(config), "--backend", "threads"])
+    assert result.exit_code == 0, result.output
+    said = ("nvram=64.0 KiB, nvram_policy=region, nvram_regions=0-64KiB, nvram_write_us=5.0, preset=lee2007, "
+            "erase_us=500.0, pages_per_block=16, read_us=30.0, capacity=2.0 MiB")
+    assert f"every row: {said}" in " ".join(result.stdout.split()), result.stdout
+    df = ftlsim.sweep("uniform:writes=3000,seed=1", ["fast"], {"log_blocks": [4, 8]}, capacity="2MiB",
+                      nvram="64KiB", nvram_policy="region", nvram_regions="0-64KiB", nvram_write_us=5, read_us=30,
+                      erase_us=500, pages_per_block=16, backend="threads")
+    fig = compare(df)
+    title = fig.get_suptitle()
+    assert " ".join(title.split()) == said.replace("preset=lee2007, ", "").replace(", capacity=2.0 MiB", "")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()  # broken between settings into lines on the figure, not past its edges
+    assert "\n" in title and fig._suptitle.get_window_extent().width <= fig.get_window_extent().width, title

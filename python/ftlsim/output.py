@@ -510,24 +510,35 @@ def nvram_size(report) -> str:
     return human_bytes(given) if held >= given else f"{human_bytes(held)} of the {human_bytes(given)} given"
 
 
+#: The NVRAM's settings `run` says in its nvram line, where given.
+NVRAM_SETTINGS = ("nvram_regions", "nvram_read_us", "nvram_write_us")
+
+
 def grid_settings(rows, swept: list[str]) -> list[str]:
     """What every row of a grid ran with that `run`'s header would say and no column does: the run settings
     other than their defaults (`run_settings`: ``precondition=full``, ``compact=true``), the array's settings
-    given (``channels=2``, ``placement=per-die``), the NVRAM write cache (``nvram=64 KiB``, its policy) and the
-    device (``preset=lee2007``, ``capacity=1.0 MiB``), as ``k=v`` texts, for the grid's "every row" line."""
+    given (``channels=2``, ``placement=per-die``), the NVRAM write cache (``nvram=64 KiB``, its policy and the
+    regions and times given), the device (``preset=lee2007``), the geometry and times given in place of the
+    preset's (``read_us=30.0``, ``pages_per_block=16``) and the capacity (``capacity=1.0 MiB``), as ``k=v``
+    texts, for the grid's "every row" line."""
     import json
 
     per_row = []
     for _, row in rows.iterrows():
         pairs = run_settings(row)
-        # The array's settings given, which `run` says in its array line and a grid had nowhere (a sweep file's
-        # channels=2, placement="per-die").
+        # The settings `run` says on lines of their own, which a grid had nowhere (a sweep file's channels=2,
+        # placement="per-die", nvram_regions, read_us=30).
         config = json.loads(row.get("config.resolved") or "{}").get("config", {})
-        given = {**(config.get("device") or {}), **config}
+        device = config.get("device") or {}
+        given = {**device, **config}
         pairs += [(k, param_text(given[k])) for k in ARRAY_SETTINGS if given.get(k) is not None]
         if row.get("nvram.bytes"):
             pairs += [("nvram", nvram_size(row)), ("nvram_policy", str(row["nvram.policy"]))]
-        pairs += [("preset", str(row["config.preset"])), ("capacity", human_bytes(row["config.capacity_bytes"]))]
+            pairs += [(k, param_text(config[k])) for k in NVRAM_SETTINGS if config.get(k) is not None]
+        pairs.append(("preset", str(row["config.preset"])))
+        pairs += [(k, param_text(v)) for k, v in device.items()
+                  if v is not None and k in DEVICE_SAID_ELSEWHERE and k not in ARRAY_SETTINGS]
+        pairs.append(("capacity", human_bytes(row["config.capacity_bytes"])))
         per_row.append(pairs)
     if not per_row:
         return []

@@ -73,6 +73,15 @@ def _settings(df, swept: list, said: tuple) -> list:
     return [s for s in grid_settings(df, list(swept)) if s.split("=", 1)[0] not in said]
 
 
+def _comma_lines(items: list[str], inches: float, points: float = 12) -> str:
+    """`items` joined by commas in lines that fit `inches` of a heading at `points` (a character about 0.6 of
+    its size wide), broken between items only: a long heading of settings ran off the figure's edges."""
+    from .output import wrap_words
+
+    words = [f"{item}," for item in items[:-1]] + items[-1:]
+    return "\n".join(line.strip() for line in wrap_words("", words, int(inches * 72 / (0.6 * points))))
+
+
 def compare(df, swept=None, title: str = "", precondition: str | None = None,
             y=(("flash.erases", "erase count", 1.0), ("time_us.total", "elapsed flash time (s)", 1e-6))):
     """A matplotlib Figure of a sweep's rows (a DataFrame from `ftlsim.sweep`): the FAST paper's Fig. 10 shape,
@@ -96,7 +105,6 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     swept = _swept_of(df, [swept] if isinstance(swept, str) else swept)
     settings = _settings(df, swept, said=("preset", "capacity", "precondition"))
     swept, one_valued = split_swept(df, swept)
-    fixed = ", ".join(one_valued + settings)
     x = next((s for s in swept if len(set(_numbers(df[s].unique()))) >= 2), None)
     others = ["ftl"] + [s for s in swept if s != x]
     traces = list(dict.fromkeys(df["trace"])) if "trace" in df else [None]
@@ -154,7 +162,8 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
         precondition = None  # the rows mix them (a sweep's -p precondition=... beside its file's stored points)
     else:
         precondition = ran[0] if ran else precondition
-    subtitle = ", ".join(p for p in (f"precondition {precondition}" if precondition else "", fixed) if p)
+    subtitle = _comma_lines([f"precondition {precondition}"] * bool(precondition) + one_valued + settings,
+                            fig.get_figwidth())
     if title or subtitle:
         fig.suptitle("\n".join(p for p in (title, subtitle) if p))
     return fig
@@ -512,11 +521,12 @@ def latency_cdfs(df, swept=None, title: str = ""):
     # own settings are in its line of the heading.
     settings = _settings(df, swept or [], said=("preset", "capacity", *ARRAY_SETTINGS))
     swept, one_valued = split_swept(df, swept)
-    fixed = ", ".join([f for f in one_valued if f.split("=")[0] not in ARRAY_SETTINGS] + settings)
     kinds = [(kind, key) for kind, key in CDF_KEYS
              if key in df and any(isinstance(v, str) and v not in ("[]", "") for v in df[key])]
     if not kinds:
         raise _core.FtlsimError(NO_RESPONSE_TIMES)
+    fixed = _comma_lines([f for f in one_valued if f.split("=")[0] not in ARRAY_SETTINGS] + settings,
+                         6.3 * len(kinds), points=10)
     # Runs on several traces: each line names its trace, which no heading can.
     traces = list(dict.fromkeys(df["trace"])) if "trace" in df else []
     trace_names = short_names(traces) if len(traces) > 1 else {}
