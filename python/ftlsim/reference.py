@@ -243,8 +243,10 @@ def example_run() -> str:
     out += ["", "# Outputs"] + [line for key in RUN_OUTPUTS for line in _line(key, None)]
     out += [""] + _comment("The scheme's own parameters, here page's (the default scheme) with their defaults.")
     out += _params_reference()
-    out += ["[params]"] + [f"{k} = {toml_value(v)}" if v is not None else f"# {k} ="
-                           for k, v in scheme_defaults("page").items()]
+    # A parameter that is also a run option (page's over_provisioning) is that option, written above: here it
+    # would set the option, and the run would echo it as a setting off its default.
+    own = {k: v for k, v in scheme_defaults("page").items() if k not in option_keys()}
+    out += ["[params]"] + [f"{k} = {toml_value(v)}" if v is not None else f"# {k} =" for k, v in own.items()]
     return "\n".join(out) + "\n"
 
 
