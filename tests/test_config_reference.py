@@ -153,3 +153,12 @@ def test_a_sweep_file_with_a_list_of_schemes_and_a_common_grid_runs(tmp_path):
     rows = pd.read_csv(out)
     assert list(rows["ftl"]) == ["page", "fast", "fast"] and list(rows["log_blocks"].dropna()) == [4, 8]
 
+
+def test_the_examples_say_a_parameter_given_beside_a_profile_wins_whatever_its_value():
+    # They said "parameters given off their default override it": the scheme's default given wins too.
+    text = " ".join(line.lstrip("# ") for line in invoke("config", "--example", "sweep").output.splitlines())
+    assert "off their default" not in text
+    assert "a parameter given beside it wins over the profile's value, whatever its value" in text
+    ran = ftlsim.simulate("uniform:writes=300,seed=1", ftl="page", capacity="1MiB", profile="psu-flashsim",
+                          gc_reserve_blocks=1)
+    assert '"gc_reserve_blocks":1' in ran["config.params"]

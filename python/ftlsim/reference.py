@@ -126,7 +126,8 @@ PARAMS = {
     "lazy_copy_dirty": "DFTL's GC move of a cached entry makes it dirty (§3.3); false leaves it clean (PSU "
                        "FlashSim's)",
     "profile": "a named parameter set that makes the scheme behave as another simulator's (psu-flashsim); "
-               "parameters given off their default override it",
+               "a parameter given beside it wins over the profile's value, whatever its value (the scheme's "
+               "default too)",
     "fold_in_place": "the replacement scheme folds a chain into its last block when it can (Linux NFTL's "
                      "NFTL_foldchain), not into a new block",
     "entry_bytes": "bytes of one map entry in a translation page (DFTL §3.1: 4)",
