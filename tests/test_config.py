@@ -349,12 +349,21 @@ def test_a_value_the_engine_refuses_is_spelled_as_the_config_file_gave_it(tmp_pa
     for text, says in (('wrap = "false"\n', 'wrap = "false" (config file {}) must be true or false'),
                        ('ftl = "fast"\n[params]\nlog_blocks = "4"\n',
                         'log_blocks = "4" (config file {}) must be a whole number; e.g. log_blocks = 8'),
+                       # The suggestion, the number 8, read as the text "8" given: `e.g. log_blocks = "8" (config
+                       # file c.toml)`, the bad value again.
+                       ('ftl = "fast"\nlog_blocks = "8"\n',
+                        'log_blocks = "8" (config file {}) must be a whole number; e.g. log_blocks = 8'),
                        ('power_cuts = "ten"\n', 'power_cuts = "ten" (config file {}) must be a whole number')):
         config = tmp_path / "c.toml"
         config.write_text('trace = "uniform:writes=100"\n' + text)
         result = CliRunner().invoke(main, ["run", "-c", str(config)])
         assert result.exit_code == 2
         assert says.format(config) in " ".join(result.output.split()), result.output
+    # A suggestion of text is TOML's text (it read `capacity = 2MiB`, which no file takes).
+    (tmp_path / "far.csv").write_text("W,1048576,4096\n")
+    config.write_text(f'trace = "{tmp_path / "far.csv"}"\ncapacity = "64KiB"\n')
+    result = CliRunner().invoke(main, ["run", "-c", str(config)])
+    assert result.exit_code == 2 and 'e.g. capacity = "2MiB", or --wrap' in " ".join(result.output.split())
     # A value the command line gave is the command line's, as before.
     result = CliRunner().invoke(main, ["run", "-c", str(config), "-p", "power_cuts=x"])
     assert result.exit_code == 2 and "--power-cuts x must be a whole number" in " ".join(result.output.split())

@@ -28,7 +28,7 @@ import contextlib
 import json
 import time
 import warnings
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NamedTuple, NoReturn
 
 import click
 from click.core import ParameterSource
@@ -59,7 +59,8 @@ err_console = ReaderGoneConsole(stderr=True, width=None if sys.stderr.isatty() o
 FLAGS = {"wrap": "--wrap", "writes_only": "--writes-only", "skip_bad_lines": "--skip-bad-lines",
          "compact": "--compact", "mount_at_end": "--mount-at-end", "torn_pages": "--torn-pages"}
 VALUED = {"capacity": "--capacity", "preset": "--preset", "precondition": "--precondition", "format": "--format",
-          "device": "--device", "devices": "--devices", "nvram": "--nvram", "nvram_policy": "--nvram-policy", "ftl": "--ftl",
+          "device": "--device", "devices": "--devices", "nvram": "--nvram", "nvram_policy": "--nvram-policy",
+          "ftl": "--ftl",
           "power_cuts": "--power-cuts", "power_cut_seed": "--power-cut-seed"}
 
 
@@ -77,27 +78,33 @@ def option_spelling(key: str, value: str) -> str:
     return f"-p {shlex.quote(f'{key}={value}')}"
 
 
-def file_spelling(path, from_file: dict) -> Spelling:
-    """The command line's spelling, but a setting a config file gave (`from_file`: key -> the value as the file
-    holds it) as the file writes it, naming the file: ``wrap = "false" (config file w.toml)``, where the option's
-    spelling read "without --wrap must be true or false". Another value of that key (a suggestion) is written
-    as the file would take it: ``log_blocks = 8``."""
-    def spell(key: str, value: str) -> str:
-        if key not in from_file:
-            return option_spelling(key, value)
-        given = from_file[key]
-        if str(given).lower() == value.lower():
-            return f"{key} = {json.dumps(given)} (config file {path})"
-        return f"{key} = {value}"
+class FileSpelling(NamedTuple):
+    """How an error names the settings of a run a config file gave some of (`given`: key -> the value as the
+    file holds it): a value the file gave as the file writes it, naming the file (`as_given`: ``wrap = "false"
+    (config file w.toml)``, where the option's spelling read "without --wrap must be true or false"); a
+    suggestion for such a key as the file would take it (`spell`: ``log_blocks = 8``, ``capacity = "2MiB"``);
+    any other setting as its option."""
 
-    return spell
+    path: str
+    given: dict
+
+    def spell(self, key: str, value: str) -> str:
+        from .reference import toml_value
+
+        return f"{key} = {toml_value(parse_value(value))}" if key in self.given else option_spelling(key, value)
+
+    def as_given(self, key: str, value) -> str:
+        return f"{key} = {json.dumps(value)} (config file {self.path})"
 
 
-def error_text(error, spell: Spelling | None = None) -> str:
+def error_text(error, spell: Spelling | FileSpelling | None = None) -> str:
     """An error's message in the command line's spelling (or `spell`'s), from the engine's fields where it gave
     them (every parameter error); any other message is the engine's own."""
     if isinstance(error, _core.FtlsimError):
-        text = spelled(error, spell or option_spelling)
+        if isinstance(spell, FileSpelling):
+            text = spelled(error, spell.spell, spell.given, spell.as_given)
+        else:
+            text = spelled(error, spell or option_spelling)
         if text is not None:
             return text
     return str(error)
@@ -122,7 +129,7 @@ def say_written(what: str, path) -> None:
     err_console.print(f"[dim]{escape(what)} written to {escape(where)}[/]", highlight=False)
 
 
-def fail(error, code: int | None = None, spell: Spelling | None = None) -> NoReturn:
+def fail(error, code: int | None = None, spell: Spelling | FileSpelling | None = None) -> NoReturn:
     """Prints the error on stderr in the command line's spelling (or `spell`'s) and exits: 1 for a run that
     failed, 2 for bad input."""
     if code is None:
@@ -518,7 +525,7 @@ def run(ctx, trace, config_path, ftl, params, preset, capacity, precondition, fm
         bar.close()
         # A setting the file gave, and the command line did not override, spelled as the file writes it.
         from_file = {k: v for k, v in file_kwargs.items() if k in kwargs and kwargs[k] is v}
-        fail(e, spell=file_spelling(config_path, from_file) if from_file else None)
+        fail(e, spell=FileSpelling(config_path, from_file) if from_file else None)
     finally:
         bar.close()
     from .output import is_stdout
@@ -850,9 +857,9 @@ def mount_cost(ctx, trace, ftls, params, preset, capacity, precondition, fmt_nam
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Write one row per run as CSV.")
 @metrics_option
 @click.pass_context
-def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition, fmt_name, device, devices, writes_only,
-          skip_bad_lines, wrap, compact, nvram, nvram_policy, store, scheduler, backend, jobs, plot_path, csv_path,
-          metrics):
+def sweep(ctx, traces, config_path, ftls, params, preset, capacity, precondition, fmt_name, device, devices,
+          writes_only, skip_bad_lines, wrap, compact, nvram, nvram_policy, store, scheduler, backend, jobs, plot_path,
+          csv_path, metrics):
     """Run a grid of TRACES x schemes x parameters, resumably: with --store, re-running computes only the
     points not yet done, and a failed point is recorded with its error without losing the others.
 
@@ -1139,8 +1146,8 @@ def info_cmd(trace, fmt_name, device, devices, writes_only, skip_bad_lines, comp
         if plot_path is not None:
             check_plot_path(plot_path, inputs=(trace,))
         stats = info(trace, format=fmt_name, block_bytes=block_bytes, page_bytes=page_bytes, device=device,
-                     devices=devices, writes_only=writes_only or None, skip_bad_lines=skip_bad_lines or None, compact=compact,
-                     progress=lambda done, total: progress(0, done, total))
+                     devices=devices, writes_only=writes_only or None, skip_bad_lines=skip_bad_lines or None,
+                     compact=compact, progress=lambda done, total: progress(0, done, total))
     except _core.FtlsimError as e:
         fail(e)
     finally:

@@ -1,7 +1,7 @@
 """Engine errors in the words of the front end that shows them. The engine reports a parameter whose value is not
 allowed as fields (`FtlsimError.problems`: key, value, expected, suggestion, and alternatives: other settings
-that fix it; `context`: what the message says before them); the Python API spells a key as a keyword argument (``page_bytes=2048``), the command line as its
-option (``-p page_bytes=2048``, ``--capacity 64MiB``)."""
+that fix it; `context`: what the message says before them); the Python API spells a key as a keyword argument
+(``page_bytes=2048``), the command line as its option (``-p page_bytes=2048``, ``--capacity 64MiB``)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,17 @@ def keyword(key: str, value: str) -> str:
     return f"{key}={value}"
 
 
-def spelled(error: _core.FtlsimError, spell: Spelling, given: dict | None = None) -> str | None:
+def _keyword_as_given(key: str, value) -> str:
+    return f"{key}={value!r}"
+
+
+def spelled(error: _core.FtlsimError, spell: Spelling, given: dict | None = None,
+            as_given: Callable[[str, object], str] | None = None) -> str | None:
     """The message of `error` with every parameter spelled by `spell(key, value)` (and every setting a trace
     error names, such as ``skip_bad_lines=true``), or None when the engine gave no fields (the message is then
-    the engine's own). A value the caller gave in `given` (Python keywords) is shown as given: the engine's
-    text of ``log_blocks="8"`` is 8, and "log_blocks=8 must be a whole number" would contradict itself."""
+    the engine's own). A value the caller gave in `given` is shown as given, by `as_given(key, value)` (default:
+    a Python keyword, ``log_blocks='8'``): the engine's text of ``log_blocks="8"`` is 8, and "log_blocks=8 must
+    be a whole number" would contradict itself. A suggestion is always `spell`'s (``log_blocks=8``)."""
     if not error.problems:
         if not error.settings:
             return None
@@ -39,8 +45,8 @@ def spelled(error: _core.FtlsimError, spell: Spelling, given: dict | None = None
     parts = []
     for p in error.problems:
         # (only where the engine's text is the value's own: a capacity of "1MiB" is said in bytes, 1048576)
-        as_given = p["key"] in given and str(given[p["key"]]).lower() == str(p["value"]).lower()
-        own = f"{p['key']}={given[p['key']]!r}" if as_given else spell(p["key"], p["value"])
+        is_given = p["key"] in given and str(given[p["key"]]).lower() == str(p["value"]).lower()
+        own = (as_given or _keyword_as_given)(p["key"], given[p["key"]]) if is_given else spell(p["key"], p["value"])
         text = f"{own} {p['expected']}"
         if p["suggestion"] is not None:
             text += f"; e.g. {spell(p['key'], p['suggestion'])}"

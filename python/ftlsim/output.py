@@ -670,10 +670,10 @@ def _fit(ident: list, figures: list, head: dict, width: int | None) -> tuple[lis
 
 
 def column_cells(column: str, values) -> list:
-    """A grid's (or an experiment table's) column's cells. A count, page or byte figure or a parameter with gaps (a scheme without the
-    parameter) is a float column in pandas: its whole numbers are shown whole. Any other figure keeps its
-    decimals in every row (write amplification 1.000 beside 1.500, as `run` shows it). A column of mixed values
-    (a failed point's value that did not parse) holds the gaps as None: "-", as NaN."""
+    """A grid's (or an experiment table's) column's cells. A count, page or byte figure or a parameter with gaps
+    (a scheme without the parameter) is a float column in pandas: its whole numbers are shown whole. Any other
+    figure keeps its decimals in every row (write amplification 1.000 beside 1.500, as `run` shows it). A column
+    of mixed values (a failed point's value that did not parse) holds the gaps as None: "-", as NaN."""
     from .report import key_unit
 
     values = [scalar(v) for v in values]
