@@ -577,7 +577,8 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
     pick) and failures, writes its outputs; exits 1 when a point failed (the others are kept, and in the
     store). The points of `stored_points` (traces, schemes, grid: the sweep file's own, when the command line
     picks other schemes, traces or values) are not run, but join the table, CSV and plot when the store has
-    them. With `say_points`, a line on stderr says how many points came from the store, were computed, failed."""
+    them. With `say_points`, a line on stderr says how many points came from the store, were computed, failed.
+    `inputs` are the traces as given, one for each of `traces` (the paths read: a pipe's copy)."""
     from .config import grid_problems
     from .sim import array_model_on, grid as grid_runs
     from .sim import run_many
@@ -613,6 +614,10 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
                           spell=option_spelling)
     except _core.FtlsimError as e:
         fail(e)
+    # A piped trace ran from a temporary copy: its rows (warnings, failures, table, CSV) name it as given.
+    copies = {str(p): str(t) for p, t in zip([traces] if isinstance(traces, str) else traces, inputs) if p != t}
+    if copies:
+        df["trace"] = df["trace"].map(lambda t: copies.get(str(t), t))
     from rich.markup import escape
 
     file_columns = grid_columns(*stored_points[1:]) if stored_points else []
