@@ -117,6 +117,18 @@ def test_a_store_path_that_is_not_a_store_format_is_refused(tmp_path):
     assert len(pd.read_parquet(tmp_path / "results" / "results.parquet")) == 1
 
 
+def test_a_store_or_csv_under_a_file_says_it_is_a_file_not_a_directory(tmp_path):
+    # It said "directory .../afile does not exist", of a file that exists.
+    (tmp_path / "afile").write_text("x")
+    for option, name in (("--store", "x.parquet"), ("--csv", "x.csv"), ("--store", "sub/x.csv")):
+        result = invoke("sweep", "uniform:writes=1000", "--ftl", "page", option, str(tmp_path / "afile" / name))
+        assert result.exit_code == 2, result.output
+        said = " ".join(result.output.split())
+        assert f"{tmp_path / 'afile'} is a file, not a directory" in said and "does not exist" not in said, said
+    result = invoke("sweep", "uniform:writes=1000", "--ftl", "page", "--store", str(tmp_path / "none" / "x.csv"))
+    assert f"directory {tmp_path / 'none'} does not exist" in " ".join(result.output.split())
+
+
 def _children(pid: int) -> list[int]:
     kids = []
     for entry in os.listdir("/proc"):

@@ -60,12 +60,23 @@ def check_output(path, what: str = "output", inputs: tuple = ()) -> str:
     target = os.path.realpath(path)
     folder = os.path.dirname(target)
     if not os.path.isdir(folder):
-        raise _core.FtlsimError(f"{what} {path}: directory {folder} does not exist; create it or give another path")
+        raise _core.FtlsimError(f"{what} {path}: {no_folder(folder)}")
     if os.path.isdir(target):
         raise _core.FtlsimError(f"{what} {path} is a directory; give a file name")
     if not os.access(folder, os.W_OK) or (os.path.exists(target) and not os.access(target, os.W_OK)):
         raise _core.FtlsimError(f"{what} {path} is not writable (permission denied); give another path")
     return path
+
+
+def no_folder(folder: str) -> str:
+    """Why a file cannot go in `folder`, which is not a directory, and the fix: it does not exist, or a file
+    stands where it (or a directory above it) would be."""
+    above = folder
+    while above and not os.path.exists(above) and os.path.dirname(above) != above:
+        above = os.path.dirname(above)
+    if os.path.exists(above) and not os.path.isdir(above):
+        return f"{above} is a file, not a directory; give a path in a directory"
+    return f"directory {folder} does not exist; create it or give another path"
 
 
 #: The format each data output writes, and the names of files of other formats.

@@ -124,8 +124,9 @@ class Store:
             if os.path.basename(self.path) == DIRECTORY_FILE and not os.fspath(path).endswith(FORMATS):
                 os.makedirs(folder, exist_ok=True)  # a directory store is made on first use
             elif not os.path.isdir(folder):
-                raise _core.FtlsimError(f"store {self.path}: directory {folder} does not exist; create it or "
-                                        "give another path")
+                from .output import no_folder
+
+                raise _core.FtlsimError(f"store {self.path}: {no_folder(folder)}")
             with self._lock:
                 self.rows, self.torn, self.damaged = self._read()
         except OSError as e:
