@@ -288,6 +288,20 @@ def test_the_store_table_leaves_out_columns_it_cannot_fit_and_says_which(tmp_pat
             assert f"left out at {columns} columns: {left_out} (widen the terminal" in said, result.output
 
 
+def test_the_store_table_breaks_a_trace_between_its_settings_and_orders_rows_by_their_values(tmp_path, monkeypatch):
+    # At 80 columns a trace folded inside a setting ("hotcold:writes=20000,see" / "d=1"), and the rows came in
+    # the order of their keys (log_blocks 4, 16, 8).
+    store = tmp_path / "results.parquet"
+    traces = ["uniform:writes=20000,seed=1", "hotcold:writes=20000,seed=1"]
+    ftlsim.sweep(traces, ["fast"], {"log_blocks": [4, 16, 8]}, capacity="1MiB", store=store, backend="threads")
+    monkeypatch.setenv("COLUMNS", "80")
+    result = invoke("store", str(store), "--where", "ftl=fast")
+    assert result.exit_code == 0, result.output
+    cells = [[c.strip() for c in line.split("│")[1:-1]] for line in result.output.splitlines() if line[:1] == "│"]
+    assert [c[0] for c in cells] == ["hotcold:writes=20000,", "seed=1"] * 3 + ["uniform:writes=20000,", "seed=1"] * 3
+    assert [c[2] for c in cells if c[2]] == ["4", "8", "16"] * 2, result.output
+
+
 def test_an_unreachable_dask_scheduler_is_one_line_within_seconds():
     pytest.importorskip("dask.distributed")
     started = time.monotonic()

@@ -935,7 +935,7 @@ def store_cmd(path, conditions, prune, csv_path):
         df = st.frame()
         selected = df[store_selection(df, conditions)] if len(df) else df
         if len(selected):  # in one order whatever order the points finished in (threads, processes, workers)
-            selected = selected.sort_values([c for c in ("trace", "ftl", "key") if c in selected], kind="stable")
+            selected = store_order(selected)
         if prune:
             removed = st.remove(selected["key"])
             err_console.print(f"{removed} rows pruned from {st.path}, {len(st.rows)} left", highlight=False)
@@ -971,6 +971,38 @@ def store_cmd(path, conditions, prune, csv_path):
     if st.damaged:
         err_console.print(f"{count_of(len(st.damaged), 'damaged row')} left out (a figure that is not a number); "
                           "the next sweep computes their points again", highlight=False)
+
+
+def store_order(df):
+    """`df`'s rows by trace, scheme, then each parameter's values (numbers as numbers: log_blocks 4, 8, 16, not
+    4, 16, 8 as their keys fell), then key."""
+    import pandas as pd
+
+    from .store import parameter_columns
+
+    params = [c for c in df.columns if c in parameter_columns() and c not in ("trace", "ftl")]
+    by = [c for c in ("trace", "ftl") if c in df] + params + ["key"]
+
+    def sortable(column):
+        numbers = pd.to_numeric(column, errors="coerce")
+        return numbers if numbers.notna().sum() == column.notna().sum() else column.astype(str)
+
+    return df.sort_values(by, key=sortable, kind="stable")
+
+
+def comma_lines(text: str, width: int) -> str:
+    """`text` broken after its commas into lines of at most `width` where it can: a workload's settings
+    (``hotcold:writes=20000,seed=1``) are broken between two of them, not inside one (a part longer than
+    `width` is folded by the table)."""
+    import re
+
+    lines = [""]
+    for part in re.findall(r"[^,]+,?|,", text):
+        if lines[-1] and len(lines[-1]) + len(part) > width:
+            lines.append(part)
+        else:
+            lines[-1] += part
+    return "\n".join(lines)
 
 
 def store_selection(df, conditions):
@@ -1050,6 +1082,10 @@ def store_table(df, width: int | None = None) -> tuple[Table, list[str], list[st
         left_out.append(column)
     kept = [i for i, c in enumerate(columns) if c not in left_out]
     columns, rows = [columns[i] for i in kept], [[r[i] for i in kept] for r in rows]
+    if width is not None and "trace" in columns:  # the room the other columns leave it, at least TRACE_FOLD_WIDTH
+        room = max(width - 4 - sum(need[c] + 3 for c in columns if c != "trace"), TRACE_FOLD_WIDTH)
+        at = columns.index("trace")
+        rows = [[comma_lines(v, room) if i == at else v for i, v in enumerate(r)] for r in rows]
     for i, column in enumerate(columns):
         # In a narrow terminal the trace folds; every other cell keeps its width (a number is never cut).
         width = None if column == "trace" else max([len(r[i]) for r in rows], default=1)
