@@ -228,9 +228,17 @@ def test_a_sweep_argument_of_a_type_it_cannot_take_says_what_it_takes():
                                        r"got int 5"),
                        (("uniform:writes=30", 5), r"schemes must be a name, a list of names or a dict"),
                        (("uniform:writes=30", {"fast": 4}), r"'fast' maps to int 4"),
-                       (("uniform:writes=30", ["page"], 5), r"grid must be a dict of parameter -> values")):
+                       (("uniform:writes=30", ["page"], 5), r"grid must be a dict of parameter -> values"),
+                       # A dict of values ran its keys: a failed point of log_blocks='a'.
+                       (("uniform:writes=30", ["fast"], {"log_blocks": {"a": 1}}),
+                        r"grid maps each parameter to a value or a list of values .*; 'log_blocks' maps to dict"),
+                       (("uniform:writes=30", {"fast": {"log_blocks": {4: 1}}}),
+                        r"grid maps each parameter to a value or a list of values .*; 'log_blocks' maps to dict")):
         with pytest.raises(TypeError, match=what):
             ftlsim.sweep(*args, capacity="1MiB")
+    # store=5 raised "expected str, bytes or os.PathLike object, not int".
+    with pytest.raises(TypeError, match=r"store must be a path .*; got int 5"):
+        ftlsim.sweep("uniform:writes=30", ["page"], capacity="1MiB", store=5)
     # Any iterable of names is still a list of them.
     rows = ftlsim.sweep(iter(["uniform:writes=30"]), (s for s in ["page", "fast"]), capacity="1MiB", jobs=1)
     assert sorted(rows["ftl"]) == ["fast", "page"]

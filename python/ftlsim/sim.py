@@ -268,6 +268,11 @@ def _check_types(traces, schemes, grid) -> None:
     if grid is not None and not isinstance(grid, dict):
         raise TypeError(f"sweep's grid must be a dict of parameter -> values ({{'log_blocks': [4, 8]}}); "
                         f"{got(grid)}")
+    grids = [grid or {}] + (list(schemes.values()) if isinstance(schemes, dict) else [])
+    table = next(((k, v) for g in grids for k, v in (g or {}).items() if isinstance(v, dict)), None)
+    if table is not None:  # its keys were swept
+        raise TypeError(f"sweep's grid maps each parameter to a value or a list of values ({{'log_blocks': [4, 8]}}); "
+                        f"{table[0]!r} maps to {type(table[1]).__name__} {table[1]!r}")
 
 
 _cancel = threading.Event()  # set on Ctrl-C: runs on this process's threads stop within ~50 ms

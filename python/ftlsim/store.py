@@ -24,6 +24,9 @@ def store_file(path) -> str:
     """The file behind a store path: a ``.parquet`` or ``.csv`` file as given, else a directory (an existing
     one, or a new path without an extension) holding ``results.parquet``. Any other extension is refused: a
     ``res.json`` store would otherwise become a directory named ``res.json``."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"store must be a path (a str or os.PathLike) of a .parquet or .csv file or a directory; "
+                        f"got {type(path).__name__} {path!r}")
     path = os.fspath(path)
     if not path:
         raise _core.FtlsimError("store path is empty; give a .parquet or .csv file or a directory")
