@@ -143,9 +143,13 @@ def run_warnings(report, spell: Spelling = keyword) -> list[str]:
         lines = f"{skipped:,} line of the trace did not parse and was" if skipped == 1 else \
             f"{skipped:,} lines of the trace did not parse and were"
         out.append(f"{lines} skipped ({spell('skip_bad_lines', 'true')}): the run is of the rest")
+    scale = report.get("array.time_scale")
+    if report.get("array.timed_requests") == 0 and scale not in (None, 1) and report.get("host.requests"):
+        depth = report.get("array.queue_depth")
+        out.append(f"{spell('time_scale', f'{scale:.15g}')} has no effect: the trace has no arrival times, so its "
+                   f"requests ran as a closed loop, {spell('queue_depth', str(depth))} in the device at a time")
     span = report.get("array.span_us") or 0
     if span > PRECISE_SPAN_US:  # a response time is the difference of two times of this size, held as doubles
-        scale = report.get("array.time_scale")
         out.append(f"the run spans {span / 86_400e6:,.0f} days of arrivals ({spell('time_scale', f'{scale:.15g}')}): "
                    f"at times this large, response times are exact to {span * 2**-52:.2g} us only; a smaller "
                    f"time_scale keeps them to the nanosecond")

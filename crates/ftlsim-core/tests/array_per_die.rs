@@ -59,7 +59,7 @@ fn a_gc_on_die_0_delays_no_read_on_die_1() {
     use FlashOp::*;
     let mut dev = two_dies();
     // A two-page write at 10 us: one page on each die.
-    timeline(&mut dev).begin_request(Kind::Write, 10.0, 200);
+    timeline(&mut dev).begin_request(Kind::Write, Some(10.0), 200);
     dev.enter_partition(0);
     dev.program(Ppn(0), 1, Lpn(0)).unwrap();
     dev.enter_partition(1);
@@ -67,14 +67,14 @@ fn a_gc_on_die_0_delays_no_read_on_die_1() {
     let write = timeline(&mut dev).end_request();
     // A write at 300 us whose die-0 instance collects block 0 first: copies page 0 to block 1, erases block 0,
     // then programs its page.
-    timeline(&mut dev).begin_request(Kind::Write, 300.0, 100);
+    timeline(&mut dev).begin_request(Kind::Write, Some(300.0), 100);
     dev.enter_partition(0);
     dev.copy(Ppn(0), Ppn(4)).unwrap();
     dev.erase(Pbn(0)).unwrap();
     dev.program(Ppn(5), 3, Lpn(1)).unwrap();
     let collecting = timeline(&mut dev).end_request();
     // A read at 600 us of the page on die 1, while die 0 erases.
-    timeline(&mut dev).begin_request(Kind::Read, 600.0, 100);
+    timeline(&mut dev).begin_request(Kind::Read, Some(600.0), 100);
     dev.enter_partition(1);
     assert_eq!(dev.read(Ppn(0)).unwrap().token, Some(2));
     let read = timeline(&mut dev).end_request();
@@ -120,13 +120,13 @@ fn a_run_of_copies_per_die_is_timed_and_placed_as_the_copies_one_by_one() {
     let (mut at_once, mut one_by_one) = (two_dies(), two_dies());
     let from = [Ppn(2), Ppn(0), Ppn(1)];
     for (dev, run) in [(&mut at_once, true), (&mut one_by_one, false)] {
-        timeline(dev).begin_request(Kind::Write, 10.0, 300);
+        timeline(dev).begin_request(Kind::Write, Some(10.0), 300);
         dev.enter_partition(1);
         for p in 0..3 {
             dev.program(Ppn(p), 10 + p as u64, Lpn(p)).unwrap();
         }
         timeline(dev).end_request();
-        timeline(dev).begin_request(Kind::Write, 20.0, 100);
+        timeline(dev).begin_request(Kind::Write, Some(20.0), 100);
         dev.enter_partition(0);
         dev.program(Ppn(0), 1, Lpn(9)).unwrap();
         dev.enter_partition(1);
@@ -181,13 +181,13 @@ fn a_run_of_spare_reads_per_die_is_timed_as_the_reads_one_by_one() {
     let (mut at_once, mut one_by_one) = (two_dies(), two_dies());
     let mut seen = Vec::new();
     for (dev, run) in [(&mut at_once, true), (&mut one_by_one, false)] {
-        timeline(dev).begin_request(Kind::Write, 10.0, 300);
+        timeline(dev).begin_request(Kind::Write, Some(10.0), 300);
         dev.enter_partition(1);
         for p in 0..3 {
             dev.program(Ppn(4 + p), 10 + p as u64, Lpn(p)).unwrap();
         }
         timeline(dev).end_request();
-        timeline(dev).begin_request(Kind::Write, 20.0, 100);
+        timeline(dev).begin_request(Kind::Write, Some(20.0), 100);
         dev.enter_partition(0);
         dev.program(Ppn(0), 1, Lpn(9)).unwrap();
         dev.enter_partition(1);

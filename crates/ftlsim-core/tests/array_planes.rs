@@ -13,7 +13,7 @@ use FlashOp::*;
 
 /// One request at `arrival` of `ops` on the given pages; its response time.
 fn request(t: &mut Timeline, kind: Kind, arrival: f64, ops: &[(FlashOp, u32)]) -> f64 {
-    t.begin_request(kind, arrival, 100 * ops.len() as u64);
+    t.begin_request(kind, Some(arrival), 100 * ops.len() as u64);
     for &(op, ppn) in ops {
         t.op(op, ppn);
     }

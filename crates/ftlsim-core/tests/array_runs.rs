@@ -305,3 +305,59 @@ fn mqsim_default_stripes_128_planes_and_shrinks_with_blocks_per_plane() {
     assert_eq!(r.num("array.channel_mb_per_s"), 200.0);
     assert_eq!(r.num("array.command_us"), 0.5);
 }
+
+/// 20 writes at `start` and one a second later, on one die taking a request at a time: the burst waits in the
+/// host, whether it is at the trace's start (time 0) or a microsecond after.
+#[test]
+fn a_burst_at_time_zero_of_a_timed_trace_waits_in_the_host_as_one_a_moment_later_does() {
+    let mut cfg = array(1, 1, 100.0);
+    cfg.queue_depth = Some(1);
+    let burst = |start: f64| -> Report {
+        let mut requests: Vec<Request> = (0..20)
+            .map(|p| Request::new(start, Op::Write, p * 2048, 2048))
+            .collect();
+        requests.push(Request::new(start + 1e6, Op::Write, 0, 2048));
+        run_requests(&cfg, requests).unwrap()
+    };
+    let (at_zero, later) = (burst(0.0), burst(1.0));
+    for key in [
+        "response_us.write.mean",
+        "response_us.write.max",
+        "queue.depth.max",
+    ] {
+        within(at_zero.num(key), later.num(key), 1e-9);
+    }
+    // Service is 220.48 us (the page's transfer, then its program): the 20th waits for the 19 before it.
+    within(at_zero.num("response_us.write.max"), 20.0 * 220.48, 1e-9);
+    assert_eq!(at_zero.num("queue.depth.max"), 20.0);
+    assert_eq!(at_zero.count("array.timed_requests"), 21);
+    // A source without times is a closed loop: one request in the system at a time.
+    let untimed = run_requests(&cfg, sequential(Op::Write, 20)).unwrap();
+    assert_eq!(untimed.count("array.timed_requests"), 0);
+    assert_eq!(untimed.num("queue.depth.max"), 1.0);
+}
+
+/// Idle time is a gap between arrivals as the array sees them, x time_scale: Financial1 compressed to one
+/// instant has no idle time, where MAST merges in its gaps at the trace's own pace.
+#[test]
+fn idle_gaps_are_those_of_the_scaled_arrivals() {
+    let run_at = |time_scale: f64| {
+        let cfg = SimConfig {
+            ftl: "mast".into(),
+            device: DeviceOverrides {
+                channels: Some(2),
+                dies_per_chip: Some(2),
+                placement: Some("per-die".into()),
+                ..Default::default()
+            },
+            time_scale: Some(time_scale),
+            wrap: true,
+            capacity: Some("64MiB".into()),
+            ..Default::default()
+        };
+        let trace = real("umass_financial1_first10k.ssdsim.ascii");
+        run(&cfg, trace.to_str().unwrap(), &mut |_| true).unwrap()
+    };
+    assert!(run_at(1.0).num("time_us.idle") > 0.0);
+    assert_eq!(run_at(0.0).num("time_us.idle"), 0.0);
+}

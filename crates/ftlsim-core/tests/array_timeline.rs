@@ -40,17 +40,17 @@ fn inexact_timeline(channels: u32, dies_per_chip: u32, spans: bool) -> Timeline 
 /// Four requests: a two-page write, two reads, and a write that triggers a garbage collection (a copy of
 /// page 3 to page 5, an erase of block 0) before it programs page 6. Returns the response times.
 fn four_requests(t: &mut Timeline) -> [f64; 4] {
-    t.begin_request(Kind::Write, 10.0, 200);
+    t.begin_request(Kind::Write, Some(10.0), 200);
     t.op(FlashOp::Program, 0);
     t.op(FlashOp::Program, 1);
     let a = t.end_request();
-    t.begin_request(Kind::Read, 15.0, 100);
+    t.begin_request(Kind::Read, Some(15.0), 100);
     t.op(FlashOp::Read, 0);
     let b = t.end_request();
-    t.begin_request(Kind::Read, 16.0, 100);
+    t.begin_request(Kind::Read, Some(16.0), 100);
     t.op(FlashOp::Read, 1);
     let c = t.end_request();
-    t.begin_request(Kind::Write, 20.0, 100);
+    t.begin_request(Kind::Write, Some(20.0), 100);
     t.op(FlashOp::Read, 3);
     t.op(FlashOp::Program, 5);
     t.op(FlashOp::Erase, 0);
@@ -139,18 +139,18 @@ fn a_full_device_queue_holds_requests_in_the_host() {
     use FlashOp::*;
     // Queue depth 1, closed loop (no trace times): the second write is submitted when the first completes.
     let mut t = timeline(1, 2, 1);
-    assert_eq!(t.begin_request(Kind::Write, 0.0, 100), 0.0);
+    assert_eq!(t.begin_request(Kind::Write, None, 100), 0.0);
     t.op(Program, 0);
     assert_eq!(t.end_request(), 210.0);
-    assert_eq!(t.begin_request(Kind::Write, 0.0, 100), 210.0);
+    assert_eq!(t.begin_request(Kind::Write, None, 100), 210.0);
     t.op(Program, 1);
     assert_eq!(t.end_request(), 210.0);
     // Open loop: a read arriving at 500 while the device holds nothing starts at once; one arriving at 510
     // waits in the host until 570 and its wait counts.
-    assert_eq!(t.begin_request(Kind::Read, 500.0, 100), 500.0);
+    assert_eq!(t.begin_request(Kind::Read, Some(500.0), 100), 500.0);
     t.op(Read, 0);
     assert_eq!(t.end_request(), 60.0);
-    assert_eq!(t.begin_request(Kind::Read, 510.0, 100), 560.0);
+    assert_eq!(t.begin_request(Kind::Read, Some(510.0), 100), 560.0);
     t.op(Read, 1);
     assert_eq!(t.end_request(), 110.0);
     assert_eq!(spans(&t)[3], (Read, 1, 0, 560.0, 620.0));
@@ -163,7 +163,7 @@ fn a_full_device_queue_holds_requests_in_the_host() {
 fn spare_accesses_move_the_spare_and_background_work_follows_the_last_request() {
     use FlashOp::*;
     let mut t = timeline(1, 1, 4);
-    t.begin_request(Kind::Read, 100.0, 100);
+    t.begin_request(Kind::Read, Some(100.0), 100);
     t.op(SpareRead, 2);
     t.op(SpareProgram, 2);
     assert_eq!(t.end_request(), 20.0 + 1.0 + 1.0 + 100.0);
@@ -187,15 +187,15 @@ fn spare_accesses_move_the_spare_and_background_work_follows_the_last_request() 
 fn a_transfer_takes_an_earlier_gap_on_its_channel() {
     use FlashOp::*;
     let mut t = timeline(1, 2, 8);
-    t.begin_request(Kind::Write, 10.0, 100);
+    t.begin_request(Kind::Write, Some(10.0), 100);
     t.op(Program, 0);
     t.end_request();
     // The read waits for die 0 (until 220) and books the channel at 270-280.
-    t.begin_request(Kind::Read, 11.0, 100);
+    t.begin_request(Kind::Read, Some(11.0), 100);
     t.op(Read, 0);
     t.end_request();
     // The program on die 1 is ready at 12: the channel is free 20-30, before the read's transfer.
-    t.begin_request(Kind::Write, 12.0, 100);
+    t.begin_request(Kind::Write, Some(12.0), 100);
     t.op(Program, 1);
     assert_eq!(t.end_request(), 230.0 - 12.0);
     assert_eq!(
@@ -207,7 +207,7 @@ fn a_transfer_takes_an_earlier_gap_on_its_channel() {
         ]
     );
     // A request without flash work (a read of a page never written) completes when it is submitted.
-    t.begin_request(Kind::Read, 13.0, 100);
+    t.begin_request(Kind::Read, Some(13.0), 100);
     assert_eq!(t.end_request(), 0.0);
 }
 
@@ -417,7 +417,7 @@ fn random_run_against_the_reference(channels: u32, dies_per_chip: u32, planes: u
     let mut arrival = 0.0;
     for _ in 0..3000 {
         arrival += next(40) as f64;
-        let submitted = t.begin_request(Kind::Write, arrival + 1.0, 100);
+        let submitted = t.begin_request(Kind::Write, Some(arrival + 1.0), 100);
         reference.begin(submitted);
         // Mostly a page or two; now and then a collection of many copies, or an erase.
         let n = if next(16) == 0 { 24 } else { 1 + next(2) };
@@ -455,13 +455,13 @@ fn merge_timed_at_once_and_one_by_one(dies: u32, spare_reads: bool) -> (Timeline
     let (mut at_once, mut one_by_one) = (timeline(1, dies, 8), timeline(1, dies, 8));
     let from = [Ppn(3), Ppn(0), Ppn(2), Ppn(1)];
     for (t, run) in [(&mut at_once, true), (&mut one_by_one, false)] {
-        t.begin_request(Kind::Write, 10.0, 400);
+        t.begin_request(Kind::Write, Some(10.0), 400);
         (0..4).for_each(|p| t.op(FlashOp::Program, p));
         t.end_request();
-        t.begin_request(Kind::Read, 20.0, 100);
+        t.begin_request(Kind::Read, Some(20.0), 100);
         t.op(FlashOp::Read, 1);
         t.end_request();
-        t.begin_request(Kind::Write, 30.0, 100);
+        t.begin_request(Kind::Write, Some(30.0), 100);
         if run {
             if spare_reads {
                 t.spare_read_run(0, 4);
@@ -544,7 +544,7 @@ fn runs_timed_at_once_and_one_by_one(
     for _ in 0..3000 {
         arrival += next(30) as f64;
         for t in [&mut at_once, &mut bare, &mut one_by_one] {
-            t.begin_request(Kind::Write, arrival + 1.0, 100);
+            t.begin_request(Kind::Write, Some(arrival + 1.0), 100);
         }
         for _ in 0..1 + next(3) {
             let base = if dies > 1 {
@@ -651,12 +651,11 @@ fn the_queue_depth_counts_every_read_and_write_from_arrival_to_completion_on_a_l
         } else {
             next(30) as f64
         };
-        let trace_us = if next(3) == 0 { 0.0 } else { trace };
+        let trace_us = if next(3) == 0 { None } else { Some(trace) };
         let dispatch = t.begin_request(kind, trace_us, 100);
-        let arrival = if trace_us > 0.0 {
-            trace_us.max(last_arrival)
-        } else {
-            dispatch
+        let arrival = match trace_us {
+            Some(trace_us) => trace_us.max(last_arrival),
+            None => dispatch,
         };
         assert!(dispatch >= arrival && dispatch >= last_dispatch);
         (last_arrival, last_dispatch) = (arrival, dispatch);

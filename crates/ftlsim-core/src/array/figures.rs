@@ -36,6 +36,8 @@ pub struct ArrayFigures {
     pub depth_mean: f64,
     pub depth_max: u64,
     pub requests: u64,
+    /// Host requests that arrived at their trace time x `time_scale`; the others had no time.
+    pub timed_requests: u64,
 }
 
 impl ArrayFigures {

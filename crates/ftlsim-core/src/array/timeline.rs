@@ -32,8 +32,9 @@
 //!    plane `o mod planes` at offset `o div planes`. Only the scheme's order is kept: the copies of a run
 //!    (read, program, read, program, ...) never follow one another on a die and are not joined.
 //!
-//! Host side: request `i` arrives at its trace time x `time_scale`; one whose time is 0 (a built-in workload,
-//! or a trace without times) arrives when the host can submit it, which makes a closed loop. At most
+//! Host side: request `i` arrives at its trace time x `time_scale`; one without a time (a built-in workload
+//! without idle gaps, a CSV trace whose first request has no time) arrives when the host can submit it, which
+//! makes a closed loop. A request at time 0 of a timed trace arrives at the start. At most
 //! `queue_depth` requests are in the device; the others wait in the host, in arrival order, and that wait is
 //! part of their response time. Every operation is O(1) (an erase O(dies)): a transfer ready after the start
 //! of the latest one booked on its channel and the end of every other is placed at once; on a channel of more
@@ -1270,6 +1271,8 @@ pub struct Timeline {
     depth_area: f64,
     depth_max: u64,
     requests: u64,
+    /// Host requests that arrived at their trace time (the others were submitted as a closed loop).
+    timed_requests: u64,
     bytes: u64,
     reads: Responses,
     writes: Responses,
@@ -1396,6 +1399,7 @@ impl Timeline {
             depth_area: 0.0,
             depth_max: 0,
             requests: 0,
+            timed_requests: 0,
             bytes: 0,
             reads: Responses::new(),
             writes: Responses::new(),
@@ -1447,13 +1451,15 @@ impl Timeline {
         &self.spec
     }
 
-    /// Starts timing a host request of `bytes` that arrives at trace time `trace_us` (0: no time, closed
+    /// Starts timing a host request of `bytes` that arrives at trace time `trace_us` (None: no time, closed
     /// loop). Returns its submission time.
-    pub fn begin_request(&mut self, kind: Kind, trace_us: f64, bytes: u64) -> f64 {
-        let arrival = if trace_us > 0.0 {
-            later(trace_us * self.time_scale, self.last_arrival)
-        } else {
-            later(self.last_dispatch, self.last_arrival)
+    pub fn begin_request(&mut self, kind: Kind, trace_us: Option<f64>, bytes: u64) -> f64 {
+        let arrival = match trace_us {
+            Some(t) => {
+                self.timed_requests += 1;
+                later(t * self.time_scale, self.last_arrival)
+            }
+            None => later(self.last_dispatch, self.last_arrival),
         };
         self.leave_by(arrival);
         let mut dispatch = later(arrival, self.last_dispatch);
@@ -1467,7 +1473,11 @@ impl Timeline {
             dispatch = later(dispatch, first.time());
         }
         // A request without a time is submitted when it can be: it arrives then.
-        let arrival = if trace_us > 0.0 { arrival } else { dispatch };
+        let arrival = if trace_us.is_some() {
+            arrival
+        } else {
+            dispatch
+        };
         if let Some(first) = made_room.filter(|first| first.counts()) {
             // It is the earliest in the device; it leaves the system at once where it is also the earliest out of
             // it and completes by the arrival (always so in a closed loop), else the sweep meets it in its turn.
@@ -2009,6 +2019,7 @@ impl Timeline {
             },
             depth_max: self.depth_max,
             requests: self.requests,
+            timed_requests: self.timed_requests,
         }
     }
 }

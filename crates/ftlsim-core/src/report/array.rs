@@ -95,6 +95,13 @@ fn put(k: &mut Keys, a: &ArrayFigures, erases: u64, scheme_pages_per_block: u32)
         num(a.time_scale),
     );
     k.put(
+        "array.timed_requests",
+        Unit::Count,
+        "host requests that arrived at their trace time x time_scale; the others (a trace without times) were \
+         submitted as a closed loop, queue_depth at a time",
+        a.timed_requests,
+    );
+    k.put(
         "array.span_us",
         Unit::Us,
         "from the first request's arrival to the end of the last operation",

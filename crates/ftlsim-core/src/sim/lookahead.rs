@@ -83,6 +83,10 @@ impl Lookahead {
     pub(super) fn skipped_lines(&self) -> u64 {
         self.source.skipped_lines()
     }
+
+    pub(super) fn timed(&self) -> bool {
+        self.source.timed()
+    }
 }
 
 #[cfg(test)]

@@ -177,6 +177,9 @@ struct Run<'p> {
     ops_before_measuring: u64,
     /// Mount once after the trace (not in a dry run).
     mount_at_end: bool,
+    /// Whether the trace's requests carry arrival times ([`crate::trace::RequestSource::timed`]): the array
+    /// model then has a request at time 0 arrive at the start, not when the host can submit it.
+    trace_timed: bool,
 }
 
 /// A pass over the trace: the dry run that counts the flash operations a power-cut plan chooses from, or the
@@ -371,6 +374,7 @@ impl<'p> Run<'p> {
             mount_at_end: plan.power.mount_at_end && !dry,
             cuts: Cuts(cuts.into_iter().peekable()),
             ops_before_measuring: 0,
+            trace_timed: false,
         })
     }
 
@@ -438,8 +442,11 @@ impl<'p> Run<'p> {
                 measuring = true;
             }
             self.inflight.clear();
-            let idle =
-                last_time.is_some_and(|prev| request.time_us - prev > self.plan.idle_threshold_us);
+            self.trace_timed = source.timed();
+            // A gap between arrivals as the array model sees them (`time_scale`; 1 on the single chip).
+            let scale = self.plan.time_scale.unwrap_or(1.0);
+            let idle = last_time
+                .is_some_and(|prev| (request.time_us - prev) * scale > self.plan.idle_threshold_us);
             last_time = Some(request.time_us);
             let mut outcome = if idle { self.idle()? } else { Step::Done };
             if let Some(r) = source.peek(1) {
@@ -820,7 +827,8 @@ impl<'p> Run<'p> {
         });
         let start = self.dev.work_mark();
         if let Some(t) = self.dev.timeline_mut() {
-            t.begin_request(request.op.into(), request.time_us, request.len);
+            let arrival = (self.trace_timed || request.time_us > 0.0).then_some(request.time_us);
+            t.begin_request(request.op.into(), arrival, request.len);
         }
         match request.op {
             Op::Read => {

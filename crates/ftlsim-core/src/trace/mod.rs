@@ -239,6 +239,11 @@ pub enum Parsed {
 /// One trace format: parses a line, or says what it expected.
 pub trait Format: Send {
     fn parse(&mut self, line: &str) -> Result<Parsed, String>;
+    /// Whether the records carry arrival times, so that a time of 0 is an arrival at the trace's start
+    /// ([`RequestSource::timed`]): every format but `csv` has a time column.
+    fn timed(&self) -> bool {
+        true
+    }
 }
 
 /// A row of the format registry.
@@ -311,8 +316,9 @@ pub struct FormatWriter {
     pub keeps_tags: bool,
     /// Why a request cannot be written in this format without changing it.
     pub check: fn(&Request) -> Result<(), String>,
-    /// One request and its device ([`RequestSource::device`]; None: the format's default device).
-    pub line: fn(&mut dyn Write, &Request, Option<u64>) -> std::io::Result<()>,
+    /// One request, its device ([`RequestSource::device`]; None: the format's default device) and whether
+    /// its source is timed ([`RequestSource::timed`]).
+    pub line: fn(&mut dyn Write, &Request, Option<u64>, bool) -> std::io::Result<()>,
 }
 
 /// A request's (offset, length) in 512 B sectors, or why it is not on that grid.
@@ -413,7 +419,7 @@ pub fn write(source: &mut dyn RequestSource, path: &Path) -> Result<u64, TraceEr
                     source.position().unwrap_or_else(|| "generated".into())
                 ),
             })?;
-            (writer.line)(&mut *out, &r, device).map_err(io)?;
+            (writer.line)(&mut *out, &r, device, source.timed()).map_err(io)?;
             n += 1;
         }
         if n == 0 {
@@ -520,6 +526,12 @@ pub trait RequestSource: Send {
     /// [`RequestSource::position`] of the request that was the last one read when `mark` was taken.
     fn position_at(&self, _mark: u64) -> Option<String> {
         self.position()
+    }
+    /// Whether the requests carry arrival times: a request at time 0 then arrives at the trace's start, where
+    /// in a source without times (most built-in workloads) it arrives when the host can submit it. Known once
+    /// the first request is read.
+    fn timed(&self) -> bool {
+        false
     }
 }
 
@@ -700,18 +712,24 @@ where
     fn position_at(&self, mark: u64) -> Option<String> {
         self.inner.position_at(mark)
     }
+
+    fn timed(&self) -> bool {
+        self.inner.timed()
+    }
 }
 
-/// Requests held in memory.
+/// Requests held in memory; timed when any of them has a time.
 pub struct VecSource {
     requests: std::vec::IntoIter<Request>,
     total: u64,
+    timed: bool,
 }
 
 impl VecSource {
     pub fn new(requests: Vec<Request>) -> VecSource {
         VecSource {
             total: requests.len() as u64,
+            timed: requests.iter().any(|r| r.time_us > 0.0),
             requests: requests.into_iter(),
         }
     }
@@ -720,6 +738,10 @@ impl VecSource {
 impl RequestSource for VecSource {
     fn next_request(&mut self) -> Option<Result<Request, TraceError>> {
         self.requests.next().map(Ok)
+    }
+
+    fn timed(&self) -> bool {
+        self.timed
     }
 
     fn progress(&self) -> (u64, u64) {
@@ -1477,6 +1499,10 @@ impl RequestSource for LineReader {
 
     fn position_at(&self, line_no: u64) -> Option<String> {
         Some(format!("{}:{line_no}", self.path.display()))
+    }
+
+    fn timed(&self) -> bool {
+        self.format.timed()
     }
 }
 

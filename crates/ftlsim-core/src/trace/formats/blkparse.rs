@@ -130,7 +130,7 @@ pub const WRITER: FormatWriter = FormatWriter {
     keeps_device: true,
     keeps_tags: false,
     check: |r| sectors_of(r).map(|_| ()),
-    line: |out: &mut dyn Write, r: &Request, device: Option<u64>| {
+    line: |out: &mut dyn Write, r: &Request, device: Option<u64>, _timed| {
         let (major, minor) = device.map_or((8, 0), |d| (d / 256, d % 256));
         let (sector, nsect) = sectors_of(r).unwrap_or_default();
         let rwbs = match r.op {

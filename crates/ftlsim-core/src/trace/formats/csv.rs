@@ -1,7 +1,8 @@
 //! `csv`: ftlsim's native trace, `op,offset,length[,tag[,time_us]]` with op R, W or T (read, write, trim),
 //! offset and length in bytes, an optional tag `data` or `metadata` (empty for none) and an optional arrival
 //! time in microseconds from the trace's start (0 when absent). A header line `op,offset,length[,...]` is
-//! optional. [`WRITER`] saves any request source (a built-in workload, another trace) in this format, tags and
+//! optional. The trace is timed ([`crate::trace::RequestSource::timed`]) when its first request has a time,
+//! 0 included: its requests at time 0 arrive together at the start rather than as a closed loop. [`WRITER`] saves any request source (a built-in workload, another trace) in this format, tags and
 //! times included, so that converted traces replay the same requests at the same times.
 
 use crate::request::{Op, Request, Tag};
@@ -14,10 +15,13 @@ pub const FORMAT: FormatInfo = FormatInfo {
     summary:
         "ftlsim native CSV: op,offset,length[,tag[,time_us]]; op R/W/T, bytes; header optional",
     sniff,
-    make: |_: &TraceOptions| Ok(Box::new(Csv)),
+    make: |_: &TraceOptions| Ok(Box::new(Csv { timed: None })),
 };
 
-struct Csv;
+/// The reader: whether the first request had a time, once it is read.
+struct Csv {
+    timed: Option<bool>,
+}
 
 fn is_header(line: &str) -> bool {
     let f = Fields::<3>::split(line, ',');
@@ -79,7 +83,15 @@ fn parse(line: &str) -> Result<Parsed, String> {
 
 impl crate::trace::Format for Csv {
     fn parse(&mut self, line: &str) -> Result<Parsed, String> {
-        parse(line)
+        let parsed = parse(line)?;
+        if self.timed.is_none() && matches!(parsed, Parsed::Record { .. }) {
+            self.timed = Some(!Fields::<5>::split(line, ',').get(4).is_empty());
+        }
+        Ok(parsed)
+    }
+
+    fn timed(&self) -> bool {
+        self.timed == Some(true)
     }
 }
 
@@ -95,9 +107,14 @@ pub const WRITER: FormatWriter = FormatWriter {
     line: write_line,
 };
 
-/// One request; the time column is left out at time 0 and the tag column when both are empty. `{}` prints the
-/// shortest decimal that reads back as the same `f64`.
-fn write_line(out: &mut dyn Write, r: &Request, _device: Option<u64>) -> std::io::Result<()> {
+/// One request; the time column is left out at time 0 of a source without times, and the tag column when both
+/// are empty. `{}` prints the shortest decimal that reads back as the same `f64`.
+fn write_line(
+    out: &mut dyn Write,
+    r: &Request,
+    _device: Option<u64>,
+    timed: bool,
+) -> std::io::Result<()> {
     let op = match r.op {
         Op::Read => 'R',
         Op::Write => 'W',
@@ -109,7 +126,7 @@ fn write_line(out: &mut dyn Write, r: &Request, _device: Option<u64>) -> std::io
         Tag::Metadata => "metadata",
     };
     let t = r.time_us;
-    if t != 0.0 {
+    if timed || t != 0.0 {
         writeln!(out, "{op},{},{},{tag},{t}", r.offset, r.len)
     } else if tag.is_empty() {
         writeln!(out, "{op},{},{}", r.offset, r.len)
@@ -121,7 +138,7 @@ fn write_line(out: &mut dyn Write, r: &Request, _device: Option<u64>) -> std::io
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{write, LineReader, RequestSource, VecSource};
+    use crate::trace::{write, Format, LineReader, RequestSource, VecSource};
 
     #[test]
     fn a_trace_on_several_devices_is_refused_one_device_or_one_space_is_written() {
@@ -181,5 +198,38 @@ mod tests {
             std::fs::remove_file(&path).unwrap();
             assert_eq!(got, requests, "{name}");
         }
+    }
+
+    #[test]
+    fn a_trace_is_timed_when_its_first_request_has_a_time_and_a_timed_source_is_written_so() {
+        let timed = |text: &str| {
+            let mut csv = Csv { timed: None };
+            for line in text.lines() {
+                csv.parse(line).unwrap();
+            }
+            Format::timed(&csv)
+        };
+        assert!(timed("op,offset,length,tag,time_us\nW,0,512,,0\nW,512,512"));
+        assert!(!timed("W,0,512\nW,512,512,,10"));
+        assert!(!timed("op,offset,length,tag,time_us"));
+        // A timed source's requests at time 0 keep their time, so that the file reads back timed.
+        let path =
+            std::env::temp_dir().join(format!("{}-ftlsim-csv-timed.csv", std::process::id()));
+        let burst = vec![
+            Request::new(0.0, Op::Write, 0, 512),
+            Request::new(0.0, Op::Write, 512, 512),
+            Request::new(10.0, Op::Write, 0, 512),
+        ];
+        write(&mut VecSource::new(burst), &path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let back = LineReader::open(&path, &TraceOptions::default()).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            text,
+            "op,offset,length,tag,time_us\nW,0,512,,0\nW,512,512,,0\nW,0,512,,10\n"
+        );
+        let mut back = back;
+        back.next_request().unwrap().unwrap();
+        assert!(back.timed());
     }
 }

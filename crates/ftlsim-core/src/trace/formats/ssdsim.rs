@@ -127,7 +127,7 @@ pub const WRITER: FormatWriter = FormatWriter {
         }
         sectors_of(r).map(|_| ())
     },
-    line: |out: &mut dyn Write, r: &Request, device: Option<u64>| {
+    line: |out: &mut dyn Write, r: &Request, device: Option<u64>, _timed| {
         let (lba, size) = sectors_of(r).unwrap_or_default();
         let op = if r.op == Op::Read { 1 } else { 0 };
         let dev = device.unwrap_or(0);

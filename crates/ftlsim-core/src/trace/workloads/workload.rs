@@ -568,6 +568,11 @@ impl RequestSource for Generator {
             _ => (self.done, self.total),
         }
     }
+
+    /// A workload with idle gaps has times: its first `idle_every` requests arrive together at time 0.
+    fn timed(&self) -> bool {
+        self.idle_every > 0
+    }
 }
 
 #[cfg(test)]
