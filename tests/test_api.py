@@ -141,6 +141,10 @@ def test_a_profile_is_echoed_and_repeated_as_it_ran():
     assert (again.erases, again["gc.copied_pages"]) == (r.erases, r["gc.copied_pages"])
     plain = ftlsim.simulate("uniform:writes=20000,seed=2", ftl="page", capacity="4MiB", precondition="full")
     assert plain["gc.copied_pages"] != r["gc.copied_pages"]
+    # profile="none", the default `ftlsim list` shows (a grid or a TOML file has no null), is no profile.
+    none = ftlsim.simulate("uniform:writes=20000,seed=2", ftl="page", capacity="4MiB", precondition="full",
+                           profile="none")
+    assert none["config.resolved"] == plain["config.resolved"] and none.erases == plain.erases
 
 
 def test_numpy_values_and_any_spelling_of_a_scheme_run_as_python_values_and_registered_names():

@@ -222,6 +222,12 @@ def test_a_device_size_that_does_not_parse_is_a_problem_of_its_key_in_the_caller
     result = CliRunner().invoke(main, ["run", "uniform:writes=30", "--capacity", "1MiB", "-p", "spare_bytes=x"])
     assert result.exit_code == 2
     assert result.output.startswith("error: invalid parameter: -p spare_bytes=x does not parse"), result.output
+    # A size that parses but is past 32 bits is said as given; it was "bad run configuration: device.spare_bytes:
+    # 5497558138880 must be at most ...", in neither spelling.
+    result = CliRunner().invoke(main, ["run", "uniform:writes=30", "--capacity", "1MiB", "-p", "spare_bytes=5TiB"])
+    assert result.exit_code == 2
+    assert result.output.startswith("error: invalid parameter: -p spare_bytes=5TiB must be at most 4,294,967,295 "
+                                    "bytes"), result.output
 
 
 def test_a_spare_area_smaller_than_what_each_page_carries_in_it_is_refused():

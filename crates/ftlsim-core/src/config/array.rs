@@ -81,12 +81,12 @@ impl ArraySpec {
             ("channel_width_bytes", self.channel_width_bytes),
         ] {
             if v == 0 {
-                out.push(Invalid::new(
-                    key,
-                    0,
-                    "must be at least 1: an array has at least one of each",
-                    Some("1".into()),
-                ));
+                let why = if key == "channel_width_bytes" {
+                    "must be at least 1: a channel moves at least a byte a transfer"
+                } else {
+                    "must be at least 1: an array has at least one of each"
+                };
+                out.push(Invalid::new(key, 0, why, Some("1".into())));
             }
         }
         if out.is_empty() {
@@ -95,14 +95,29 @@ impl ArraySpec {
                 * self.dies_per_chip as u64
                 * self.planes_per_die as u64;
             if units > Self::MAX_UNITS as u64 {
+                // The largest of the four is the one to lower: to what fits beside the others.
+                let shape = [
+                    ("channels", self.channels),
+                    ("chips_per_channel", self.chips_per_channel),
+                    ("dies_per_chip", self.dies_per_chip),
+                    ("planes_per_die", self.planes_per_die),
+                ];
+                let (key, most) = shape.into_iter().max_by_key(|&(_, v)| v).expect("four");
+                let fits = Self::MAX_UNITS as u64 / (units / most as u64);
                 out.push(Invalid::new(
-                    "channels x chips_per_channel x dies_per_chip x planes_per_die",
-                    units,
+                    key,
+                    most,
                     format!(
-                        "planes are more than the {} an array may have (MQSim's default is 8 x 4 x 2 x 2)",
-                        Self::MAX_UNITS
+                        "makes {} x {} x {} x {} = {} planes (channels x chips_per_channel x dies_per_chip x \
+                         planes_per_die), more than the {} an array may have (MQSim's default is 8 x 4 x 2 x 2)",
+                        self.channels,
+                        self.chips_per_channel,
+                        self.dies_per_chip,
+                        self.planes_per_die,
+                        crate::text::thousands(units),
+                        crate::text::thousands(Self::MAX_UNITS.into()),
                     ),
-                    None,
+                    (fits > 0).then(|| fits.to_string()),
                 ));
             }
         }
@@ -116,7 +131,7 @@ impl ArraySpec {
                 ));
             }
         }
-        if let Err(e) = crate::config::check_op_us("command_us", self.command_us) {
+        if let Err(e) = crate::config::check_op_us("command_us", self.command_us, 0.0) {
             out.push(e);
         }
         out

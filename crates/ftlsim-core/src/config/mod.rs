@@ -211,7 +211,7 @@ pub const MAX_STRIPED_PAGES: u32 = 1 << 20;
 pub const MAX_OP_US: f64 = 1e9;
 
 /// Checks the latency `key` = `us` of one operation: a finite number of microseconds from 0 to [`MAX_OP_US`].
-pub fn check_op_us(key: &str, us: f64) -> std::result::Result<(), Invalid> {
+pub fn check_op_us(key: &str, us: f64, typical: f64) -> std::result::Result<(), Invalid> {
     if us.is_finite() && (0.0..=MAX_OP_US).contains(&us) {
         Ok(())
     } else {
@@ -219,7 +219,7 @@ pub fn check_op_us(key: &str, us: f64) -> std::result::Result<(), Invalid> {
             key,
             us,
             format!("must be a finite number of microseconds from 0 to {MAX_OP_US:e}"),
-            Some("200".into()),
+            Some(typical.to_string()),
         ))
     }
 }
@@ -358,15 +358,15 @@ impl DeviceSpec {
                 Some("64".into()),
             ));
         }
-        let t = &spec.timing;
-        for (name, v) in [
-            ("read_us", t.read_us),
-            ("spare_read_us", t.spare_read_us),
-            ("program_us", t.program_us),
-            ("spare_program_us", t.spare_program_us),
-            ("erase_us", t.erase_us),
+        let (t, lee) = (&spec.timing, &PRESETS[0].timing);
+        for (name, v, typical) in [
+            ("read_us", t.read_us, lee.read_us),
+            ("spare_read_us", t.spare_read_us, lee.spare_read_us),
+            ("program_us", t.program_us, lee.program_us),
+            ("spare_program_us", t.spare_program_us, lee.spare_program_us),
+            ("erase_us", t.erase_us, lee.erase_us),
         ] {
-            if let Err(e) = check_op_us(name, v) {
+            if let Err(e) = check_op_us(name, v, typical) {
                 problems.push(e);
             }
         }
@@ -583,6 +583,19 @@ impl BadBlockOptions {
     }
 }
 
+/// `bytes` as a device field, or the error of one too large, which names the value as it was `given` (`5TiB`).
+fn at_most_u32<E: serde::de::Error>(
+    bytes: u64,
+    given: impl std::fmt::Display,
+) -> std::result::Result<Option<u32>, E> {
+    u32::try_from(bytes).map(Some).map_err(|_| {
+        E::custom(format!(
+            "{given} must be at most {} bytes, 4 GiB less one byte (a device field holds 32 bits)",
+            crate::text::thousands(u32::MAX.into())
+        ))
+    })
+}
+
 /// A device field in bytes given as a number (`2048`) or a size with a unit (`"2KiB"`): a config names a page
 /// size the way a datasheet does. Each error reads "{the value given} {what is wrong}", which a front end splits
 /// into its key's problem (`-p page_bytes=big does not parse; ...`).
@@ -600,12 +613,7 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(
         }
 
         fn visit_u64<E: Error>(self, v: u64) -> std::result::Result<Self::Value, E> {
-            u32::try_from(v).map(Some).map_err(|_| {
-                E::custom(format!(
-                    "{v} must be at most {} bytes (a device field holds 32 bits)",
-                    crate::text::thousands(u32::MAX.into())
-                ))
-            })
+            at_most_u32(v, v)
         }
 
         fn visit_i64<E: Error>(self, v: i64) -> std::result::Result<Self::Value, E> {
@@ -630,7 +638,7 @@ fn bytes_u32<'de, D: serde::Deserializer<'de>>(
         fn visit_str<E: Error>(self, v: &str) -> std::result::Result<Self::Value, E> {
             let bytes = parse_size_of("", v)
                 .map_err(|e| E::custom(format!("{} {}", e.value, e.expected)))?;
-            self.visit_u64(bytes)
+            at_most_u32(bytes, v)
         }
 
         fn visit_none<E: Error>(self) -> std::result::Result<Self::Value, E> {

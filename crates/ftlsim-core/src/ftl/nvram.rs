@@ -257,7 +257,7 @@ impl NvramOptions {
         let feram = g.page_bytes as f64 / 2.0 * FERAM_CYCLE_US;
         for (name, v) in [("nvram_read_us", read_us), ("nvram_write_us", write_us)] {
             if let Some(v) = v {
-                check_op_us(name, v)?;
+                check_op_us(name, v, feram)?;
             }
         }
         Ok(NvramOptions {

@@ -206,10 +206,11 @@ impl<'a> SchemePlan<'a> {
 /// run stated it by: `extra_blocks`, or `over_provisioning` with the blocks it gave and the fraction that would do.
 fn too_few(cfg: &SimConfig, g: &Geometry, stated: u32, need: u32) -> Invalid {
     let why = format!(
-        "scheme `{}` needs {} with these parameters (its log, reserve or map blocks); give that many or more, \
+        "scheme `{}` needs {}{} with these parameters (its log, reserve or map blocks); give that many or more, \
          or parameters that need fewer",
         cfg.ftl,
-        crate::text::count_of(need, "extra block")
+        crate::text::count_of(need, "extra block"),
+        per_instance(cfg),
     );
     match cfg.over_provisioning {
         Some(op) if cfg.extra_blocks.is_none() => {
@@ -235,6 +236,15 @@ fn too_few(cfg: &SimConfig, g: &Geometry, stated: u32, need: u32) -> Invalid {
             format!("is too few: {why}"),
             Some(need.to_string()),
         ),
+    }
+}
+
+/// Where the scheme runs an instance per die, the words that say a spare is each instance's.
+fn per_instance(cfg: &SimConfig) -> &'static str {
+    if cfg.device.placement.as_deref() == Some(ArrayPlacement::PerDie.name()) {
+        " on each die (placement=per-die: each die's instance has the spare stated)"
+    } else {
+        ""
     }
 }
 
@@ -311,6 +321,22 @@ fn with_over_provisioning(
         .into());
     }
     let logical = g.logical_blocks as f64;
+    if cfg.over_provisioning.is_none() && stated > g.logical_blocks {
+        // The scheme's over_provisioning is a fraction of at most 1: the error is of the key the run gave.
+        return Err(Invalid::new(
+            "extra_blocks",
+            stated,
+            format!(
+                "is more than the {} logical blocks{}: scheme `{}` takes a spare of at most its logical capacity \
+                 (over_provisioning=1)",
+                g.logical_blocks,
+                per_instance(cfg),
+                cfg.ftl
+            ),
+            Some(g.logical_blocks.to_string()),
+        )
+        .into());
+    }
     let op = match cfg.over_provisioning {
         Some(given) => given,
         None => {

@@ -43,9 +43,16 @@ impl Applied {
 
 /// `given` with its `profile` (if any) resolved among `profiles` of `scheme`: the profile's parameters where
 /// `given` has none (see the module doc). The `profile` key stays, so that the scheme's params record it.
+/// `profile = "none"` (the default `ftlsim list` shows, which a grid or a TOML file, without a null, can
+/// give) is no profile.
 pub fn resolve(scheme: &str, given: &Value, profiles: &[Profile]) -> Result<Value, ConfigError> {
     let name = match given.get("profile") {
         None | Some(Value::Null) => return Ok(given.clone()),
+        Some(Value::String(name)) if name.eq_ignore_ascii_case("none") => {
+            let mut params = given.clone();
+            params["profile"] = Value::Null;
+            return Ok(params);
+        }
         Some(Value::String(name)) => name.as_str(),
         Some(other) => return Err(unknown(scheme, other, profiles)),
     };
@@ -104,7 +111,7 @@ fn offered(profiles: &[Profile]) -> String {
         .iter()
         .map(|p| format!("`{}` ({})", p.name, p.peer))
         .collect();
-    format!("its profiles are: {}", list.join(", "))
+    format!("its profiles are: {} (none: no profile)", list.join(", "))
 }
 
 #[cfg(test)]
@@ -117,6 +124,12 @@ mod tests {
         peer: "a peer simulator",
         params: || vec![("a", json!(1)), ("b", json!("x"))],
     }];
+
+    #[test]
+    fn profile_none_is_no_profile() {
+        let none = resolve("s", &json!({"profile": "None", "b": "y"}), PROFILES).unwrap();
+        assert_eq!(none, json!({"profile": null, "b": "y"}));
+    }
 
     #[test]
     fn a_parameter_given_wins_over_the_profile_at_any_value_and_the_echo_shows_what_runs() {
