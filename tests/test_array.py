@@ -2,7 +2,9 @@
 (response-time CDFs per scheme), and a clear error where there are no response times to draw."""
 
 
+import json
 import warnings
+from pathlib import Path
 
 import matplotlib.image
 import pytest
@@ -80,6 +82,38 @@ def test_bad_array_settings_are_bad_input():
         result = CliRunner().invoke(main, ["run", "uniform:writes=10", "-p", option])
         assert result.exit_code == 2, result.output
         assert option in result.output and says in result.output, result.output
+
+
+
+def test_array_settings_out_of_range_name_a_value_that_runs():
+    def error(*options, ftl="page"):
+        result = CliRunner().invoke(main, ["run", "uniform:writes=10", "--capacity", "4MiB", "--ftl", ftl,
+                                           *[a for o in options for a in ("-p", o)]])
+        assert result.exit_code == 2, result.output
+        return " ".join(result.output.split())
+
+    # The planes in all were named as one key with no fix; the largest factor is lowered to what fits.
+    assert error("channels=2", "dies_per_chip=100000") == (
+        "error: invalid parameter: device: -p dies_per_chip=100000 makes 2 x 1 x 100000 x 1 = 200,000 planes "
+        "(channels x chips_per_channel x dies_per_chip x planes_per_die), more than the 4,096 an array may have "
+        "(MQSim's default is 8 x 4 x 2 x 2); e.g. -p dies_per_chip=2048")
+    assert "e.g. -p command_us=0" in error("command_us=-1")  # it suggested 200 us, a program's time
+    assert "-p channel_width_bytes=0 must be at least 1: a channel moves at least a byte a transfer" in \
+        error("channel_width_bytes=0")
+    # Per die, a spare stated is each die's instance's, and the error says so.
+    assert ("-p extra_blocks=1 is too few: scheme `tiny` needs 51 extra blocks on each die (placement=per-die: "
+            "each die's instance has the spare stated)") in error("channels=2", "dies_per_chip=2",
+                                                                  "placement=per-die", "extra_blocks=1", ftl="tiny")
+
+
+def test_extra_blocks_past_the_logical_blocks_is_an_error_of_extra_blocks():
+    # page takes its spare as over_provisioning: 300 blocks over 256 was "over_provisioning=1.171875 is not a
+    # fraction", an option the run was not given.
+    result = CliRunner().invoke(main, ["run", "uniform:writes=10", "--capacity", "4MiB", "-p", "extra_blocks=300"])
+    assert result.exit_code == 2, result.output
+    assert " ".join(result.output.split()) == (
+        "error: invalid parameter: -p extra_blocks=300 is more than the 256 logical blocks: scheme `page` takes a "
+        "spare of at most its logical capacity (over_provisioning=1); e.g. -p extra_blocks=256")
 
 
 def test_the_latency_plot_says_the_array_it_ran_on():
@@ -225,3 +259,32 @@ def test_a_time_scale_that_stretches_arrivals_past_a_double_s_nanosecond_is_warn
         warnings.simplefilter("always", RuntimeWarning)
         ftlsim.simulate(str(trace), capacity="1MiB", time_scale=1e5)  # 10^12 us: a quarter of a nanosecond
     assert not [w for w in said if "days of arrivals" in str(w.message)]
+
+
+def test_a_time_scale_on_a_trace_without_times_is_warned_of_and_a_burst_at_time_0_waits(tmp_path):
+    with pytest.warns(RuntimeWarning, match=r"^time_scale=0.5 has no effect: the trace has no arrival times, so its "
+                                            r"requests ran as a closed loop, queue_depth=32 in the device at a time"):
+        r = ftlsim.simulate("uniform:writes=200,seed=1", capacity="1MiB", time_scale=0.5)
+    assert r["array.timed_requests"] == 0
+    # 20 writes at time 0 of a timed trace arrive together and queue; they were a closed loop of one at a time.
+    trace = tmp_path / "burst.csv"
+    trace.write_text("".join(f"W,{i * 4096},4096,,0\n" for i in range(20)) + "W,0,4096,,1000000\n")
+    r = ftlsim.simulate(str(trace), capacity="1MiB", queue_depth=1)
+    assert (r["array.timed_requests"], r["queue.depth.max"]) == (21, 20)
+
+
+def test_the_latency_plot_says_where_it_draws_requests_of_no_flash_work_on_a_log_axis():
+    from ftlsim.plot import latency_cdfs
+
+    # Reads of pages never written take 0 us; a log axis draws them at the shortest time, and says so.
+    financial1 = Path(__file__).resolve().parents[2] / "shared" / "traces" / "umass_financial1_first10k.ssdsim.ascii"
+    df = ftlsim.sweep(str(financial1), ["page"], capacity="64MiB", wrap=True, channels=2, dies_per_chip=2,
+                      time_scale=0.5)
+    fig = latency_cdfs(df)
+    reads, writes = fig.axes[0], fig.axes[1]
+    assert reads.get_xscale() == "log"
+    at_zero = max(share for us, share in json.loads(df["response_us.read.cdf"][0]) if us == 0)
+    assert at_zero > 0.1
+    assert reads.get_xlabel().splitlines()[1].startswith(f"0 us (no flash work; up to {at_zero:.0%} of reads) "
+                                                         f"drawn at ")
+    assert "\n" not in writes.get_xlabel()

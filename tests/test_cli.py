@@ -381,6 +381,13 @@ def test_the_run_header_echoes_a_parameter_a_scheme_fitted_to_the_device_as_it_r
     assert " idle_merges=4 " in result.output, result.output
 
 
+def test_the_run_header_gives_a_size_to_the_byte_where_one_decimal_is_not_it():
+    # Three dies of 16 KiB blocks round 1 MiB up to 1,081,344 B, which "1.0 MiB" alone did not say.
+    result = invoke("run", "uniform:writes=200,seed=1", "--capacity", "1MiB", "-p", "channels=3")
+    assert result.exit_code == 0, result.output
+    assert "device: lee2007, 1.0 MiB (1,081,344 B), 512 B pages x 32" in result.stdout.splitlines()
+
+
 def test_the_run_header_says_a_capacity_rounded_up_and_fits_80_columns(monkeypatch):
     # mqsim-default's scheme block is 256 MiB striped: --capacity 64MiB ran 256 MiB, and nothing said so.
     monkeypatch.setenv("COLUMNS", "80")

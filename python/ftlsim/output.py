@@ -416,6 +416,14 @@ def human_bytes(n) -> str:
     return f"{n:,.1f} TiB"
 
 
+def exact_bytes(n: int) -> str:
+    """`human_bytes`, and the bytes beside where its one decimal is not the size (``1.0 MiB (1,081,344 B)``)."""
+    text = human_bytes(n)
+    number, unit = text.split(" ")
+    power = ("B", "KiB", "MiB", "GiB", "TiB").index(unit)
+    return text if float(number.replace(",", "")) * 1024**power == n else f"{text} ({n:,} B)"
+
+
 def run_header(report, width: int | None) -> str:
     """The lines above `ftlsim run`'s table: the scheme and its parameters as ``k=v`` pairs, the device and
     the trace."""
@@ -452,9 +460,9 @@ def run_header(report, width: int | None) -> str:
     elif geometry_overridden:
         # A page size or block length other than the preset's keeps the preset's timings per page: say so.
         device += " timings (geometry overridden)"
-    lines.append(f"device: {device}, {human_bytes(report['config.capacity_bytes'])}, "
-                 f"{geometry[0]:,} B pages x {geometry[1]:,}")
     rounded = rounded_capacity(report)
+    lines.append(f"device: {device}, {exact_bytes(report['config.capacity_bytes'])}, {geometry[0]:,} B pages x "
+                 f"{geometry[1]:,}")
     if rounded:
         lines.append(f"capacity: {rounded}")
     raised = raised_spare(report, params)

@@ -570,7 +570,11 @@ def latency_cdfs(df, swept=None, title: str = ""):
             ax.xaxis.set_major_locator(MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]))
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: human_us(v)))
         ax.set_ylim(0, 1.01)
-        ax.set_xlabel(f"{kind} response time (queue + service)")
+        # The share of requests a run served without flash work, drawn at `low` rather than at 0 us.
+        at_zero = max((p[1] for _, points in rows for p in points if p[0] <= 0), default=0.0)
+        clamped = f"\n0 us (no flash work; up to {at_zero:.0%} of {kind}s) drawn at {human_us(low)}" \
+            if log and at_zero > 0 else ""
+        ax.set_xlabel(f"{kind} response time (queue + service){clamped}")
         ax.set_ylabel(f"fraction of {kind} requests")
         ax.grid(True, which="major", alpha=0.3)
         longest = max([longest, *map(len, labels)])
