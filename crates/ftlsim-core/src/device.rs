@@ -322,10 +322,13 @@ impl Device {
         }
         // The markers are the format's, so they leave as many good blocks as they did then.
         let blocks = self.blocks * self.partitions;
-        let map = BadBlockMap::from_markers(blocks, &markers).map_err(|good| FlashError::Mount {
-            scheme: self.scheme.clone(),
-            what: format!("bad-block markers that leave {good} good blocks for the scheme's {blocks}"),
-        })?;
+        let map =
+            BadBlockMap::from_markers(blocks, &markers).map_err(|good| FlashError::Mount {
+                scheme: self.scheme.clone(),
+                what: format!(
+                    "bad-block markers that leave {good} good blocks for the scheme's {blocks}"
+                ),
+            })?;
         self.bad_blocks = Some(Box::new(map));
         Ok(())
     }
@@ -909,8 +912,15 @@ impl Device {
 
     /// Closes the innermost open merge or GC, which must be of `cause`: what it did, claimed for its cause.
     fn close(&mut self, cause: Cause) -> FlashCounts {
-        let open = self.power.open.pop().expect("a merge or GC closed that was not begun");
-        assert_eq!(open.cause, cause, "the innermost open mark is not the one closed");
+        let open = self
+            .power
+            .open
+            .pop()
+            .expect("a merge or GC closed that was not begun");
+        assert_eq!(
+            open.cause, cause,
+            "the innermost open mark is not the one closed"
+        );
         self.claim(open)
     }
 
