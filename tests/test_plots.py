@@ -220,6 +220,22 @@ def test_a_legend_of_long_labels_goes_under_the_panels_and_leaves_them_their_wid
     assert "same as" not in " ".join(t.get_text() for t in fig.axes[0].texts)
 
 
+def test_a_long_heading_of_settings_wraps_clear_of_a_legend_beside_the_panels():
+    import pandas as pd
+
+    # A sweep file's settings made one line as wide as the figure, whose end ran under the legend.
+    df = pd.DataFrame([("page", None, 640, 6e6), ("fast", 4, 1800, 18e6), ("fast", 8, 1100, 11e6)],
+                      columns=["ftl", "log_blocks", "flash.erases", "time_us.total"])
+    df["trace"] = "t.csv"
+    for key, value in (("nvram_regions", "0-64KiB,1MiB-2MiB"), ("read_us", 30), ("nvram", "64.0 KiB"),
+                       ("nvram_policy", "region")):
+        df[key] = value
+    fig = drawn(ftlsim.plot.compare(df, ["log_blocks", "nvram_regions", "read_us", "nvram", "nvram_policy"],
+                                    precondition="full"))
+    assert "\n" in fig._suptitle.get_text()
+    assert not fig._suptitle.get_window_extent().overlaps(fig.legends[0].get_window_extent())
+
+
 def test_bars_of_a_count_that_is_0_in_every_row_stand_on_0():
     import pandas as pd
 

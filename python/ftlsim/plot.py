@@ -162,8 +162,9 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
         precondition = None  # the rows mix them (a sweep's -p precondition=... beside its file's stored points)
     else:
         precondition = ran[0] if ran else precondition
+    # Centred over the figure, a line no wider than the panels less the legend beside them stays clear of it.
     subtitle = _comma_lines([f"precondition {precondition}"] * bool(precondition) + one_valued + settings,
-                            fig.get_figwidth())
+                            10.1 - (0 if below else 0.075 * longest))
     if title or subtitle:
         fig.suptitle("\n".join(p for p in (title, subtitle) if p))
     return fig
