@@ -887,7 +887,7 @@ mod tests {
             ),
             (
                 r#"{"page_bytes": "8GiB"}"#,
-                "page_bytes: 8589934592 must be at most 4,294,967,295 bytes",
+                "page_bytes: 8GiB must be at most 4,294,967,295 bytes",
             ),
             (
                 r#"{"spare_bytes": -1}"#,
