@@ -273,9 +273,14 @@ def test_device_and_nvram_settings_of_a_sweep_file_are_in_the_header_and_the_plo
 def test_a_piped_trace_is_named_as_given_in_a_sweeps_warnings_and_rows(tmp_path):
     # The warning named the temporary copy the pipe was read into: "page on ftlsim-trace-kxpck1c5: no block ...".
     csv = tmp_path / "rows.csv"
+    store = tmp_path / "store.csv"
     result = CliRunner().invoke(main, ["sweep", "-", "--ftl", "page", "--capacity", "8MiB", "--wrap", "--csv",
-                                       str(csv), "--jobs", "1"], input="W,0,4096\nW,4096,4096\nW,0,4096\n")
+                                       str(csv), "--jobs", "1", "--store", str(store)],
+                                input="W,0,4096\nW,4096,4096\nW,0,4096\n")
     assert result.exit_code == 0, result.output
     said = " ".join(result.stderr.split())
     assert "warning: page on -: the host wrote" in said and "ftlsim-trace" not in said, said
     assert list(pd.read_csv(csv)["trace"]) == ["-"]
+    # The store's row too: it held the temporary copy's path.
+    stored = pd.read_csv(store)
+    assert (list(stored["trace"]), list(stored["config.trace"])) == (["-"], ["-"])

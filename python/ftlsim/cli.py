@@ -608,16 +608,16 @@ def run_grid(label: str, traces, schemes, grid: dict, common: dict, settings: di
         # The points' total is known once their keys are: "?" till then (a trace's pre-pass may take a while).
         with progress_bar("{task.completed}/{task.fields[of]} runs", err_console) as bar:  # every backend
             task = bar.add_task(bar_label(label), total=None, of="?")
+            # A piped trace ran from a temporary copy: its rows (warnings, failures, table, CSV, store) name it
+            # as given.
+            copies = {str(p): str(t) for p, t in zip([traces] if isinstance(traces, str) else traces, inputs)
+                      if p != t}
             df = run_many(runs, jobs=settings.get("jobs"), store=settings.get("store"),
                           scheduler=settings.get("scheduler"), backend=settings.get("backend"), errors="keep",
                           on_done=lambda d, t: bar.update(task, completed=d, total=t, of=t), stored=stored,
-                          spell=option_spelling)
+                          spell=option_spelling, names=copies)
     except _core.FtlsimError as e:
         fail(e)
-    # A piped trace ran from a temporary copy: its rows (warnings, failures, table, CSV) name it as given.
-    copies = {str(p): str(t) for p, t in zip([traces] if isinstance(traces, str) else traces, inputs) if p != t}
-    if copies:
-        df["trace"] = df["trace"].map(lambda t: copies.get(str(t), t))
     from rich.markup import escape
 
     file_columns = grid_columns(*stored_points[1:]) if stored_points else []

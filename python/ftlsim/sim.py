@@ -319,7 +319,8 @@ def _check_traces_on(client, traces: set[str]) -> None:
 
 def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, int], None] | None = None,
              store=None, backend: str | None = None, client=None, scheduler: str | None = None,
-             errors: str = "raise", stored: list[dict] | None = None, spell: Spelling | None = None):
+             errors: str = "raise", stored: list[dict] | None = None, spell: Spelling | None = None,
+             names: dict[str, str] | None = None):
     """Runs `simulate(**run)` for every run and returns a pandas DataFrame with one row per run, in order: the
     run's `labels` (a dict of extra columns, not passed to `simulate`), its keywords, ``key`` (the hash of
     its resolved configuration), ``status`` (done / failed), ``error_kind`` (input / run), ``error``, then the
@@ -336,7 +337,9 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     options' spelling; Python keywords by default). `on_done(done, total)` reports progress; Ctrl-C cancels
     the queued runs. ``df.attrs["points"]`` counts the distinct points: ``stored`` (found done in the store),
     ``computed`` and ``failed`` (now), ``torn`` (store rows found cut off, computed again) and ``damaged``
-    (store rows of these points whose figures are not numbers, computed again)."""
+    (store rows of these points whose figures are not numbers, computed again). `names` maps a trace path to
+    the name its rows and stored rows give it (the command line's piped trace, read from a temporary copy:
+    ``-``)."""
     import pandas as pd
 
     from .store import Store, integers_kept
@@ -359,13 +362,20 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
         on_done(done_count, total)
     last_save, save_every_s = time.monotonic(), 0.5
 
+    def named(row: dict) -> dict:
+        """`row` with its trace (and the report's) by the name `names` gives it."""
+        if not names:
+            return row
+        return {**row, **{k: names.get(str(row[k]), row[k]) for k in ("trace", "config.trace") if k in row}}
+
     def finish(key: str, row: dict):
         nonlocal done_count, last_save, save_every_s
+        row = named(row)
         results[key] = {"key": key, **row}
         done_count += 1
         points["computed" if row["status"] == "done" else "failed"] += 1
         if st is not None:
-            st.add(key, {**first[key], **row})
+            st.add(key, named({**first[key], **row}))
             if time.monotonic() - last_save > save_every_s:
                 started = time.monotonic()
                 st.save()
@@ -382,7 +392,7 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
     finally:
         if st is not None:
             st.save()
-    rows = [_row(run, kw, key, results[key]) for run, kw, key in zip(runs, kwargs, keys)]
+    rows = [named(_row(run, kw, key, results[key])) for run, kw, key in zip(runs, kwargs, keys)]
     if st is not None and stored:
         rows = _with_stored(rows, stored, st, points)
     df = integers_kept(_defaults_filled(pd.DataFrame(rows)))
