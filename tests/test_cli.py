@@ -530,6 +530,17 @@ def test_a_share_of_the_device_under_a_thousandth_is_not_0_0_percent():
     assert "2,000,000 pages, 1.9% of the device's" in uninformative(row)["unwritten"]
 
 
+def test_a_trace_of_only_empty_requests_is_said_to_do_nothing(tmp_path):
+    # It said "the host wrote 0 pages ... use `--precondition full`, a smaller capacity", which fixes nothing.
+    trace = tmp_path / "empty.csv"
+    trace.write_text("W,0,0\nR,512,0\n")
+    result = invoke("run", str(trace))
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.stderr.split())
+    assert "warning: every one of the trace's 2 requests is 0 bytes long (host.empty_requests): the run read and " \
+           "wrote nothing" in said and "the host wrote 0 pages" not in said, said
+
+
 def test_a_spare_the_scheme_does_not_use_is_said_to_change_nothing():
     # fast's 8 log blocks and their spare take 9 of the 52 extra blocks 20% over-provisioning gives 256
     # logical blocks; page takes them all as its over-provisioning, so there is nothing to say.

@@ -116,7 +116,12 @@ def uninformative(values, spell: Spelling = keyword) -> dict[str, str]:
     pages = _whole(values.get("config.capacity_bytes")) // max(_whole(values.get("config.page_bytes")), 1)
     written = _whole(values.get("host.write_pages"))
     out = {}
-    if precondition == "none" and pages and written < pages / 2:
+    requests = _whole(values.get("host.requests"))
+    if requests and _whole(values.get("host.empty_requests")) == requests:
+        # Said as what it is; "the host wrote 0 pages ... use a smaller capacity" fixed nothing.
+        out["empty"] = (f"every one of the trace's {requests:,} requests is 0 bytes long (host.empty_requests): "
+                        f"the run read and wrote nothing")
+    elif precondition == "none" and pages and written < pages / 2:
         # A share under 0.1% in two significant figures: 10,816 pages of 106,679,872 read "0.0%".
         share = f"{written / pages:.1%}" if written >= pages / 1000 else f"{100 * written / pages:.2g}%"
         out["unwritten"] = (f"the host wrote {written:,} pages, {share} of the device's {pages:,} "
