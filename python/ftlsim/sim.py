@@ -144,13 +144,14 @@ def run_warnings(report, spell: Spelling = keyword) -> list[str]:
             f"{skipped:,} lines of the trace did not parse and were"
         out.append(f"{lines} skipped ({spell('skip_bad_lines', 'true')}): the run is of the rest")
     scale = report.get("array.time_scale")
+    scale_set = spell("time_scale", f"{scale:.15g}") if scale is not None else ""
     if report.get("array.timed_requests") == 0 and scale not in (None, 1) and report.get("host.requests"):
         depth = report.get("array.queue_depth")
-        out.append(f"{spell('time_scale', f'{scale:.15g}')} has no effect: the trace has no arrival times, so its "
+        out.append(f"{scale_set} has no effect: the trace has no arrival times, so its "
                    f"requests ran as a closed loop, {spell('queue_depth', str(depth))} in the device at a time")
     span = report.get("array.span_us") or 0
     if span > PRECISE_SPAN_US:  # a response time is the difference of two times of this size, held as doubles
-        out.append(f"the run spans {span / 86_400e6:,.0f} days of arrivals ({spell('time_scale', f'{scale:.15g}')}): "
+        out.append(f"the run spans {span / 86_400e6:,.0f} days of arrivals ({scale_set}): "
                    f"at times this large, response times are exact to {span * 2**-52:.2g} us only; a smaller "
                    f"time_scale keeps them to the nanosecond")
     return out + list(uninformative(report, spell).values())
@@ -370,7 +371,6 @@ def run_many(runs: list[dict], jobs: int | None = None, on_done: Callable[[int, 
 
     def finish(key: str, row: dict):
         nonlocal done_count, last_save, save_every_s
-        row = named(row)
         results[key] = {"key": key, **row}
         done_count += 1
         points["computed" if row["status"] == "done" else "failed"] += 1

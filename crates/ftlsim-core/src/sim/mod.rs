@@ -433,8 +433,16 @@ impl<'p> Run<'p> {
         let mut last_time: Option<f64> = None;
         let mut measuring = self.plan.measure_from.is_none();
         let mut served = 0u64;
+        // A gap between arrivals as the array model sees them (`time_scale`; 1 on the single chip), past
+        // which the device is idle.
+        let scale = self.plan.time_scale.unwrap_or(1.0);
+        let idle_threshold_us = self.plan.idle_threshold_us;
         while let Some(request) = source.next_request() {
             let request = request?;
+            if served == 0 {
+                // Known once the first request is read (a CSV trace is timed when its first request is).
+                self.trace_timed = source.timed();
+            }
             if !measuring && self.plan.measures_from(served, &request) {
                 // No cut lands before this point, so the device counts every operation since it was armed.
                 self.ops_before_measuring = self.dev.ops_since_armed();
@@ -442,11 +450,8 @@ impl<'p> Run<'p> {
                 measuring = true;
             }
             self.inflight.clear();
-            self.trace_timed = source.timed();
-            // A gap between arrivals as the array model sees them (`time_scale`; 1 on the single chip).
-            let scale = self.plan.time_scale.unwrap_or(1.0);
-            let idle = last_time
-                .is_some_and(|prev| (request.time_us - prev) * scale > self.plan.idle_threshold_us);
+            let idle =
+                last_time.is_some_and(|prev| (request.time_us - prev) * scale > idle_threshold_us);
             last_time = Some(request.time_us);
             let mut outcome = if idle { self.idle()? } else { Step::Done };
             if let Some(r) = source.peek(1) {
