@@ -316,6 +316,10 @@ impl Ftl for LastFtl {
         self.request_bytes = req.bytes;
     }
 
+    fn listens_to_requests(&self) -> bool {
+        true
+    }
+
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         self.blocks.read(lpn, dev)
     }

@@ -71,6 +71,12 @@ pub trait Ftl: Send {
     /// (LAST's size detector, the NVRAM's metadata policy) keep what they need; the rest ignore it.
     fn begin_request(&mut self, _req: &RequestInfo) {}
 
+    /// Whether [`Ftl::begin_request`] keeps anything: a scheme that overrides it says so, so that an instance
+    /// per die ([`per_die::PerDie`]) tells its instances of each request only where they listen.
+    fn listens_to_requests(&self) -> bool {
+        false
+    }
+
     /// Returns the data token the chip holds for `lpn`, or None if it was never written.
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>>;
 

@@ -460,6 +460,10 @@ impl Ftl for Nvram {
         self.inner.begin_request(req);
     }
 
+    fn listens_to_requests(&self) -> bool {
+        true
+    }
+
     /// `measure_from` reached: the cache keeps its pages, its figures start again.
     fn reset_counters(&mut self) {
         self.inner.reset_counters();

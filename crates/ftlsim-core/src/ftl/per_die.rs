@@ -51,6 +51,9 @@ pub struct PerDie {
     mapping: Mapping,
     /// Pages of a logical block (the instances' block).
     pages_per_block: u32,
+    /// Whether the instances keep anything of a request's [`RequestInfo`] (LAST does; most ignore it, and
+    /// telling each of them costs a call per die a request).
+    listening: bool,
 }
 
 impl PerDie {
@@ -58,7 +61,9 @@ impl PerDie {
     /// `pages_per_block` pages.
     pub fn new(instances: Vec<Box<dyn Ftl>>, mapping: Mapping, pages_per_block: u32) -> PerDie {
         assert!(!instances.is_empty(), "a run has at least one die");
+        let listening = instances.iter().any(|ftl| ftl.listens_to_requests());
         PerDie {
+            listening,
             instances,
             mapping,
             pages_per_block,
@@ -107,6 +112,9 @@ impl Ftl for PerDie {
     /// Every instance is told of the request, with its first page as the first page's die sees it (LAST reads
     /// only the size).
     fn begin_request(&mut self, req: &RequestInfo) {
+        if !self.listening {
+            return;
+        }
         let (_, first) = self.route(req.first_lpn);
         let local = RequestInfo {
             first_lpn: first,
@@ -115,6 +123,10 @@ impl Ftl for PerDie {
         for ftl in &mut self.instances {
             ftl.begin_request(&local);
         }
+    }
+
+    fn listens_to_requests(&self) -> bool {
+        self.listening
     }
 
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
@@ -198,5 +210,97 @@ impl Ftl for PerDie {
             }
         }
         out.extend(merged);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ftl::SCHEMES;
+    use std::sync::{Arc, Mutex};
+
+    /// A scheme that serves nothing and notes the first page of each request it is told of.
+    struct Listener {
+        listens: bool,
+        heard: Arc<Mutex<Vec<u32>>>,
+    }
+
+    impl Ftl for Listener {
+        fn begin_request(&mut self, req: &RequestInfo) {
+            self.heard.lock().unwrap().push(req.first_lpn.0);
+        }
+
+        fn listens_to_requests(&self) -> bool {
+            self.listens
+        }
+
+        fn read(&mut self, _: Lpn, _: &mut Device) -> Result<Option<Token>> {
+            Ok(None)
+        }
+
+        fn write(&mut self, _: Lpn, _: Token, _: &mut Device) -> Result<()> {
+            Ok(())
+        }
+
+        fn ram(&self) -> Vec<RamItem> {
+            Vec::new()
+        }
+    }
+
+    fn listeners(listens: bool) -> (PerDie, Vec<Arc<Mutex<Vec<u32>>>>) {
+        let heard: Vec<_> = (0..4).map(|_| Arc::new(Mutex::new(Vec::new()))).collect();
+        let instances = heard
+            .iter()
+            .map(|h| {
+                Box::new(Listener {
+                    listens,
+                    heard: h.clone(),
+                }) as Box<dyn Ftl>
+            })
+            .collect();
+        (PerDie::new(instances, Mapping::Page, 8), heard)
+    }
+
+    #[test]
+    fn every_instance_hears_each_request_where_it_listens() {
+        let (mut per_die, heard) = listeners(true);
+        assert!(per_die.listens_to_requests());
+        for first in [9, 2] {
+            per_die.begin_request(&RequestInfo {
+                first_lpn: Lpn(first),
+                ..Default::default()
+            });
+        }
+        // Each die hears both requests, with their first page as die 1 and die 2 number it.
+        for h in &heard {
+            assert_eq!(*h.lock().unwrap(), [2, 0]);
+        }
+        let (mut per_die, heard) = listeners(false);
+        assert!(!per_die.listens_to_requests());
+        per_die.begin_request(&RequestInfo::default());
+        assert!(heard.iter().all(|h| h.lock().unwrap().is_empty()));
+    }
+
+    #[test]
+    fn only_last_keeps_what_a_request_says() {
+        // A scheme whose `begin_request` keeps something must say it listens, or an instance per die would
+        // never tell it: LAST (its size detector) is the one.
+        let g = Geometry {
+            page_bytes: 2048,
+            spare_bytes: 64,
+            pages_per_block: 64,
+            logical_blocks: 64,
+            sequential_program: true,
+        };
+        for s in SCHEMES {
+            let params = (s.parse)(s, &(s.defaults)()).unwrap();
+            let built = (s.build)(&params, &g).unwrap();
+            assert_eq!(
+                built.ftl.listens_to_requests(),
+                s.name == "last",
+                "{}",
+                s.name
+            );
+        }
     }
 }
