@@ -131,6 +131,27 @@ def test_values_refused_before_the_engine_carry_the_key_and_what_is_allowed(tmp_
     assert not (tmp_path / "x.csv").exists()
 
 
+def test_a_count_past_its_type_states_the_bound_of_its_key_where_that_is_tighter():
+    # queue_depth=10000000000 was told "must be at most 4,294,967,295" (u32), and 4294967295 then "must be
+    # from 1 to 65535": the bound that holds is stated at once, past 32 bits (the engine) and past 64 (Python).
+    depth = "must be from 1 to 65535 requests in the device at once"
+    planes = ("must be at most 4096: an array has at most 4096 planes (channels x chips_per_channel x "
+              "dies_per_chip x planes_per_die)")
+    cases = [("queue_depth", 10**10, depth, "32"), ("queue_depth", 2**70, depth, "32"),
+             ("channels", 2**32, planes, "1"), ("planes_per_die", 10**30, planes, "1")]
+    for key, value, expected, fits in cases:
+        with pytest.raises(ftlsim.FtlsimError) as e:
+            ftlsim.simulate("uniform:writes=100", capacity="1MiB", ftl="page", **{key: value})
+        assert (e.value.key, e.value.expected, e.value.suggestion) == (key, expected, fits), str(e.value)
+        assert f"{key}={value} {expected}" in str(e.value), str(e.value)
+    # A key without a bound of its own keeps its type's.
+    with pytest.raises(ftlsim.FtlsimError, match=r"extra_blocks=10000000000 must be at most 4,294,967,295$"):
+        ftlsim.simulate("uniform:writes=100", capacity="1MiB", ftl="page", extra_blocks=10**10)
+    result = CliRunner().invoke(main, ["run", "uniform:writes=100", "-p", "queue_depth=10000000000"])
+    assert result.exit_code == 2, result.output
+    assert f"-p queue_depth=10000000000 {depth}" in " ".join(result.output.split()), result.output
+
+
 def test_a_workload_value_of_the_wrong_kind_is_named_in_words_and_a_traces_fix_in_the_callers_spelling(tmp_path):
     with pytest.raises(ftlsim.FtlsimError, match="writes=`-5` is not a whole number of 0 or more"):
         ftlsim.simulate("uniform:writes=-5")

@@ -157,6 +157,9 @@ def make_config(ftl: str, preset, capacity, precondition: str, format: str, opti
             raise invalid(key, value, "is not a finite number")
         if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**64:
             # Past any setting's 64 bits: the engine's reader would name no key.
+            own = registry()["bounds"].get(key)
+            if own is not None:  # a bound of its own, tighter than 64 bits: that one holds
+                raise invalid(key, value, own["expected"], suggestion=own["suggestion"])
             bound = f"at most {2**64 - 1:,}" if value > 0 else f"at least {-(2**63):,}"
             raise invalid(key, value, f"must be {bound}")
         if key == "nvram_policy" and isinstance(value, str):

@@ -10,6 +10,7 @@ use crate::trace::workloads::workload::{WorkloadInfo, WORKLOADS};
 use crate::trace::{TraceOptions, FORMATS};
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 #[derive(Debug, Serialize)]
 pub struct Catalog {
@@ -23,7 +24,16 @@ pub struct Catalog {
     pub defaults: SimConfig,
     /// The names of merge kinds, cache kinds and causes of flash work, as report keys spell them.
     pub kinds: Kinds,
+    /// Keys whose own bound is tighter than their type's: what a value must be, and one that fits (for a
+    /// value past 64 bits, which a front end refuses before the engine sees it).
+    pub bounds: BTreeMap<&'static str, OwnBound>,
     pub version: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OwnBound {
+    pub expected: String,
+    pub suggestion: String,
 }
 
 /// A scheme's registry row without its functions: its parameters with their defaults.
@@ -87,6 +97,19 @@ pub fn catalog() -> Catalog {
             cache: CacheKind::ALL.iter().map(|k| k.name()).collect(),
             cause: Cause::ALL.iter().map(|k| k.name()).collect(),
         },
+        bounds: crate::array::BOUNDED_KEYS
+            .iter()
+            .filter_map(|&key| {
+                let (expected, suggestion) = crate::array::own_bound(key)?;
+                Some((
+                    key,
+                    OwnBound {
+                        expected,
+                        suggestion,
+                    },
+                ))
+            })
+            .collect(),
         version: crate::VERSION,
     }
 }

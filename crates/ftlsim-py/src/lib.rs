@@ -248,7 +248,13 @@ fn typed<T: DeserializeOwned>(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<T>
                     .strip_prefix(&format!("{shown} "))
                     .map(str::to_string);
                 if let Some(expected) = ftlsim_core::text::wrong_kind(&problem).or(own) {
-                    let invalid = Invalid::new(leaf, shown, expected, None);
+                    // Past the type's limit, a key with a tighter bound of its own states that one.
+                    let (expected, fits) = match ftlsim_core::array::own_bound(leaf) {
+                        Some(bound) if expected.starts_with("must be at most") => bound,
+                        _ => (expected, String::new()),
+                    };
+                    let invalid =
+                        Invalid::new(leaf, shown, expected, Some(fits).filter(|f| !f.is_empty()));
                     return sim_err(obj.py(), SimError::from(invalid));
                 }
             }

@@ -36,6 +36,39 @@ pub const DEFAULT_QUEUE_DEPTH: u32 = 32;
 /// The most requests in the device at once (MQSim's `IO_Queue_Depth` default).
 pub const MAX_QUEUE_DEPTH: u32 = 65_535;
 
+/// The array's keys whose own bound is tighter than their type's ([`own_bound`]).
+pub const BOUNDED_KEYS: [&str; 5] = [
+    "queue_depth",
+    "channels",
+    "chips_per_channel",
+    "dies_per_chip",
+    "planes_per_die",
+];
+
+/// What a whole number given for one of the array's keys must be, and a value that fits, where its own bound
+/// is tighter than its type's: for a value past the type (`queue_depth=10000000000`), which fails before the
+/// key's own check, so that the message states the bound that holds, not 4,294,967,295.
+pub fn own_bound(key: &str) -> Option<(String, String)> {
+    if key == "queue_depth" {
+        Some((queue_depth_bound(), DEFAULT_QUEUE_DEPTH.to_string()))
+    } else if BOUNDED_KEYS[1..].contains(&key) {
+        let most = crate::config::ArraySpec::MAX_UNITS;
+        Some((
+            format!(
+                "must be at most {most}: an array has at most {most} planes (channels x chips_per_channel x \
+                 dies_per_chip x planes_per_die)"
+            ),
+            "1".to_string(),
+        ))
+    } else {
+        None
+    }
+}
+
+fn queue_depth_bound() -> String {
+    format!("must be from 1 to {MAX_QUEUE_DEPTH} requests in the device at once")
+}
+
 /// Checks the run options of the array model: every problem, each with a fix.
 pub fn run_option_problems(
     queue_depth: Option<u32>,
@@ -48,8 +81,8 @@ pub fn run_option_problems(
             out.push(Invalid::new(
                 "queue_depth",
                 q,
-                format!("must be from 1 to {MAX_QUEUE_DEPTH} requests in the device at once"),
-                Some("32".into()),
+                queue_depth_bound(),
+                Some(DEFAULT_QUEUE_DEPTH.to_string()),
             ));
         }
     }
