@@ -95,6 +95,16 @@ pub(crate) fn nearest_ns(us: f64) -> u64 {
     (us * 1000.0 + 0.5) as u64
 }
 
+/// A time read from [`time_histogram`] (a bucket's highest value) to 3 significant figures, the histogram's
+/// precision: a bucket edge would show 200 us as 200.063. Latencies and response times are both reported so.
+pub(crate) fn to_3_figures(v: f64) -> f64 {
+    if v <= 0.0 {
+        return 0.0;
+    }
+    let scale = 10f64.powi(2 - v.log10().floor() as i32);
+    (v * scale).round() / scale
+}
+
 /// Flash operation counts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct FlashCounts {

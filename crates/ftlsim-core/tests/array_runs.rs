@@ -178,6 +178,44 @@ fn the_single_chip_has_no_array_keys_and_the_same_counts_with_queueing_on() {
 }
 
 #[test]
+fn response_times_are_read_to_the_figures_latencies_are() {
+    // One die, one request at a time, a channel that takes no time: each response is the request's service
+    // time, so the two distributions are one and must read alike. Response percentiles were a bucket's edge
+    // (p50 1600.511 where the latency's read 1600).
+    let mut cfg = array(1, 1, 100.0);
+    cfg.device.channel_mts = None;
+    cfg.queue_depth = Some(1);
+    // Without arrival times: a closed loop, so no request waits for another.
+    let untimed = mixed(3000)
+        .into_iter()
+        .map(|r| Request { time_us: 0.0, ..r });
+    let r = run_requests(&cfg, untimed.collect()).unwrap();
+    for kind in ["read", "write"] {
+        assert!(r.count(&format!("latency_us.{kind}.count")) > 300, "{kind}");
+        for q in ["p50", "p99"] {
+            let (response, latency) = (
+                format!("response_us.{kind}.{q}"),
+                format!("latency_us.{kind}.{q}"),
+            );
+            assert_eq!(r.num(&response), r.num(&latency), "{response}");
+        }
+        within(
+            r.num(&format!("response_us.{kind}.max")),
+            r.num(&format!("latency_us.{kind}.max")),
+            1e-12,
+        );
+        // The CDF's last point is the exact maximum.
+        let cdf = r.get(&format!("response_us.{kind}.cdf")).unwrap();
+        let last = cdf.as_array().unwrap().last().unwrap();
+        assert_eq!(
+            last[0].as_f64(),
+            Some(r.num(&format!("response_us.{kind}.max")))
+        );
+        assert_eq!(last[1].as_f64(), Some(1.0));
+    }
+}
+
+#[test]
 fn every_scheme_keeps_its_data_through_power_cuts_on_a_2x2_array() {
     for scheme in SCHEMES {
         let cfg = SimConfig {

@@ -48,7 +48,7 @@ use super::figures::{ArrayFigures, ResponseSummary};
 use crate::addr::SourcePage;
 use crate::config::Timing;
 use crate::config::{ArrayPlacement, ArraySpec};
-use crate::stats::{nearest_ns, TimeCounts};
+use crate::stats::{nearest_ns, to_3_figures, TimeCounts};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -124,13 +124,21 @@ impl Responses {
         if n == 0 {
             return ResponseSummary::default();
         }
-        // Every quantile in one pass over the histogram (they are in increasing order).
+        // Every quantile in one pass over the histogram (they are in increasing order), to 3 significant
+        // figures as the latencies' are (`sim/latency.rs`), never above the exact maximum, which is the last.
         let cdf: Vec<(f64, f64)> = self
             .times
             .histogram()
             .value_at_quantiles(CDF_QUANTILES)
             .zip(CDF_QUANTILES)
-            .map(|(ns, q)| ((ns as f64 / 1000.0).min(self.max), q))
+            .map(|(ns, q)| {
+                let us = if q < 1.0 {
+                    to_3_figures(ns as f64 / 1000.0).min(self.max)
+                } else {
+                    self.max
+                };
+                (us, q)
+            })
             .collect();
         let at = |q: f64| {
             cdf[CDF_QUANTILES

@@ -1,7 +1,7 @@
 //! Latency of host requests: exact count, mean and max, and percentiles from an HDR histogram.
 
 use crate::report::LatencySummary;
-use crate::stats::{nearest_ns, time_histogram};
+use crate::stats::{nearest_ns, time_histogram, to_3_figures};
 use hdrhistogram::Histogram;
 
 /// Latencies of one kind of request: exact count, mean and max, and percentiles from a histogram in
@@ -51,7 +51,7 @@ impl Latencies {
         // The histogram keeps 3 significant figures, so a percentile is reported to 3 (a bucket edge would
         // show 200 us as 200.063), and never above the exact maximum.
         let quantile =
-            |q: f64| round_to_3_figures(hist.value_at_quantile(q) as f64 / 1000.0).min(self.max_us);
+            |q: f64| to_3_figures(hist.value_at_quantile(q) as f64 / 1000.0).min(self.max_us);
         LatencySummary {
             count: n,
             mean: if n == 0 { 0.0 } else { self.sum_us / n as f64 },
@@ -61,14 +61,6 @@ impl Latencies {
             sum: self.sum_us,
         }
     }
-}
-
-fn round_to_3_figures(v: f64) -> f64 {
-    if v <= 0.0 {
-        return 0.0;
-    }
-    let scale = 10f64.powi(2 - v.log10().floor() as i32);
-    (v * scale).round() / scale
 }
 
 #[cfg(test)]
