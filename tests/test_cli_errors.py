@@ -257,7 +257,8 @@ def test_a_grid_that_fails_every_point_for_one_reason_says_it_once(tmp_path):
     failures = [line for line in result.output.splitlines() if line.startswith("failed:")]
     assert len(failures) == 1, result.output
     # Without Python's class name (it said "... on far.csv: FtlsimError: far.csv:2: --capacity 1MiB ...").
-    said = f"failed: page, fast (its 2 runs), bast (its 2 runs) on {trace}: {trace}:2: --capacity 1MiB"
+    # The trace named once, with its line (it said "on far.csv: far.csv:2: ...").
+    said = f"failed: page, fast (its 2 runs), bast (its 2 runs) on {trace}:2: --capacity 1MiB"
     assert said in " ".join(result.output.split())
     assert "5 of 5 runs failed" in result.output
     # In the command line's words, as `run` says it; a sweep from Python keeps Python's.
@@ -289,6 +290,8 @@ def test_failure_lines_name_each_run_where_a_scheme_failed_only_some():
                        "error": ["E: a", None, "E: a", "E: b"]})
     assert failure_lines(df, ["log_blocks"]) == ["fast log_blocks=4, fast log_blocks=16 on t.csv: E: a",
                                                  "page on t.csv: E: b"]
+    df.loc[3, "error"] = "t.csv:7: no such page"
+    assert failure_lines(df, ["log_blocks"])[1] == "page on t.csv:7: no such page"
 
 
 def test_run_without_a_trace_says_that_data_on_standard_input_is_not_read(tmp_path):

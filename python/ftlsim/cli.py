@@ -689,7 +689,9 @@ def failure_lines(df, swept: list[str]) -> list[str]:
             else:
                 runs += [" ".join([str(ftl)] + [f"{k}={value_text(row[k])}" for k in swept if row[k] == row[k]])
                          for _, row in own.iterrows()]
-        lines.append(f"{', '.join(runs)} on {trace}: {error}")
+        # An error that names the trace (a line of it) names it for the runs too: the path once.
+        said = error if str(error).startswith(f"{trace}:") else f"{trace}: {error}"
+        lines.append(f"{', '.join(runs)} on {said}")
     return lines
 
 
