@@ -109,8 +109,8 @@ impl PerDie {
 }
 
 impl Ftl for PerDie {
-    /// Every instance is told of the request, with its first page as the first page's die sees it (LAST reads
-    /// only the size).
+    /// Where the instances listen (LAST), every one is told of the request, with its first page as the first
+    /// page's die sees it (LAST reads only the size); the others are not called.
     fn begin_request(&mut self, req: &RequestInfo) {
         if !self.listening {
             return;
