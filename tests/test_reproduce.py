@@ -333,6 +333,13 @@ def test_every_experiments_table_fits_80_columns_with_no_cell_or_header_cut_or_s
                     assert any(s in text for s in shown), (r.experiment.name, value)
 
 
+def test_a_count_in_a_table_is_whole(results):
+    # MAST's blocks per area at the end read 223.000: the run's row had turned the count into a float.
+    table = next(r.table for r in results if r.experiment.name == "mast-fig2")
+    assert pd.api.types.is_integer_dtype(table["blocks at end"]), table.dtypes
+    assert table["blocks at end"].sum() > 0
+
+
 def test_a_claim_the_runs_cannot_exercise_is_not_comparable_rather_than_contradicted():
     # The quick Fig. 5 runs of PIC and MP3 fill no log block: no scheme merges, and the claims about their
     # differences were judged "contradicts" on times no scheme's mechanism made.
