@@ -388,6 +388,25 @@ fn filters_that_keep_no_request_are_said_of_the_trace() {
         said.ends_with("holds no request, so there is nothing to run"),
         "{said}"
     );
+    // The header alone tells the format: the same words (it said "cannot tell the format").
+    cfg.trace.format = "auto".into();
+    let said = sim::run(&cfg, &empty.to_string_lossy(), &mut |_| true)
+        .expect_err("no request")
+        .to_string();
+    assert!(
+        said.ends_with("holds no request, so there is nothing to run"),
+        "{said}"
+    );
+    // A 0-byte request is a request: at byte 0 it ran into "holds no request" where one further on ran, as both
+    // now do, on the device their reach sizes (the least one at byte 0).
+    for (name, offset) in [("zero_at_0.csv", 0), ("zero_at_8k.csv", 8192)] {
+        let trace = temp(name, format!("op,offset,length\nW,{offset},0\n").as_bytes());
+        let r = sim::run(&cfg, &trace.to_string_lossy(), &mut |_| true)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.count("host.requests"), 1, "{name}");
+        assert_eq!(r.count("host.empty_requests"), 1, "{name}");
+        assert_eq!(r.count("host.write_pages"), 0, "{name}");
+    }
     // Without writes_only device 1 runs.
     let mut cfg = SimConfig::default();
     cfg.trace.devices = "1".parse().unwrap();

@@ -743,7 +743,13 @@ fn size_device(
         Some(Input::Trace(path)) if trace_file => {
             let facts = remembered_facts(path, &cfg.trace, &spec, stated.is_none(), progress)?;
             match stated.or(facts.highest_address) {
-                Some(0) | None => return Err(nothing_kept(path, &cfg.trace)),
+                Some(0) | None if !holds_a_request(path, &cfg.trace, &facts.placement, &spec)? => {
+                    return Err(nothing_kept(path, &cfg.trace));
+                }
+                // Only 0-byte requests at byte 0: nothing sizes the device, so the least one runs them (and the
+                // run says they read and wrote nothing), as 0-byte requests further on run on the device their
+                // offset sizes.
+                Some(0) | None => (1, Some(facts.placement)),
                 Some(capacity) => (capacity, Some(facts.placement)),
             }
         }
@@ -920,6 +926,23 @@ fn trace_facts(
         placement,
         highest_address,
     })
+}
+
+/// Whether trace `path` keeps any request under `opts` (its furthest one ends at byte 0: it holds none, or
+/// only 0-byte requests at byte 0). Read up to its first request kept; only where no capacity can be sized.
+fn holds_a_request(
+    path: &str,
+    opts: &TraceOptions,
+    placement: &Placement,
+    spec: &DeviceSpec,
+) -> Result<bool> {
+    let on = Target {
+        logical_bytes: u64::MAX,
+        page_bytes: spec.page_bytes,
+        block_bytes: spec.block_bytes(),
+    };
+    let mut source = trace::open_placed(path, opts, placement, &on)?;
+    Ok(source.next_request().transpose()?.is_some())
 }
 
 /// The end of the furthest request of `source`, in bytes (one cancellable streaming pass).

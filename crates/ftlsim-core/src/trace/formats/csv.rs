@@ -30,9 +30,12 @@ fn is_header(line: &str) -> bool {
         && f.get(2).eq_ignore_ascii_case("length")
 }
 
+/// Records that all parse, or this format's header alone: a trace of no request is then said to hold none,
+/// not to be of a format nobody can tell.
 fn sniff(lines: &[&str]) -> bool {
     let records: Vec<&&str> = lines.iter().filter(|l| !is_header(l)).collect();
-    !records.is_empty() && records.iter().all(|l| parse(l).is_ok())
+    let headed = records.len() < lines.len();
+    (headed || !records.is_empty()) && records.iter().all(|l| parse(l).is_ok())
 }
 
 fn parse(line: &str) -> Result<Parsed, String> {
@@ -198,6 +201,14 @@ mod tests {
             std::fs::remove_file(&path).unwrap();
             assert_eq!(got, requests, "{name}");
         }
+    }
+
+    #[test]
+    fn the_header_alone_is_a_csv_trace_and_a_bad_record_is_not() {
+        assert!(sniff(&["op,offset,length"]));
+        assert!(sniff(&["op,offset,length", "W,0,512"]));
+        assert!(!sniff(&["op,offset,length", "X,0,512"]));
+        assert!(!sniff(&[]));
     }
 
     #[test]
