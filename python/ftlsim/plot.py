@@ -121,9 +121,10 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
     # many columns as fit: at the right it squeezed the panels and ran over the heading.
     longest = max([len(_label(dict(zip(others, key)))) + (len(x) + 6 if x else 0) for key in keys] + [10])
     below = longest > LEGEND_RIGHT_CHARS
-    columns = max(1, min(len(keys), int(10.1 // (0.075 * longest + 0.8)))) if below else 1
+    columns = max(1, min(len(keys), int(PANELS_INCHES // (0.075 * longest + 0.8)))) if below else 1
     legend_rows = -(-len(keys) // columns) + 2 if below else 0
-    fig = Figure(figsize=(9.5 + 0.6 + (0 if below else 0.075 * longest), 0.6 + 3.9 * len(traces) + 0.2 * legend_rows),
+    legend_inches = 0 if below else 0.075 * longest  # beside the panels
+    fig = Figure(figsize=(PANELS_INCHES + legend_inches, 0.6 + 3.9 * len(traces) + 0.2 * legend_rows),
                  layout="constrained")
     rows_of_panels = fig.subfigures(len(traces), 1, squeeze=False)[:, 0]
     handles = {}
@@ -164,7 +165,7 @@ def compare(df, swept=None, title: str = "", precondition: str | None = None,
         precondition = ran[0] if ran else precondition
     # Centred over the figure, a line no wider than the panels less the legend beside them stays clear of it.
     subtitle = _comma_lines([f"precondition {precondition}"] * bool(precondition) + one_valued + settings,
-                            10.1 - (0 if below else 0.075 * longest))
+                            PANELS_INCHES - legend_inches)
     if title or subtitle:
         fig.suptitle("\n".join(p for p in (title, subtitle) if p))
     return fig
@@ -233,6 +234,8 @@ def _color(i: int) -> str:
     return to_hex(colormaps["tab20"]((2 * (j % 10) + j // 10) / 20 + 0.025))  # the middle of colour k of 20
 
 
+#: A sweep plot's panels, with their margins, in inches (9.5 + 0.6): the figure is as wide and a legend beside them.
+PANELS_INCHES = 10.1
 #: The longest legend label (characters) kept at the right of the panels; a longer one puts the legend under them.
 LEGEND_RIGHT_CHARS = 40
 

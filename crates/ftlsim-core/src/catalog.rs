@@ -26,7 +26,7 @@ pub struct Catalog {
     pub kinds: Kinds,
     /// Keys whose own bound is tighter than their type's: what a value must be, and one that fits (for a
     /// value past 64 bits, which a front end refuses before the engine sees it).
-    pub bounds: BTreeMap<&'static str, OwnBound>,
+    pub bounds: BTreeMap<String, OwnBound>,
     pub version: &'static str,
 }
 
@@ -67,6 +67,27 @@ pub struct Kinds {
 
 /// The catalog of this build of the engine.
 pub fn catalog() -> Catalog {
+    let keys = SectionKeys {
+        device: keys_of(&DeviceOverrides::default()),
+        trace: keys_of(&TraceOptions::default()),
+        run: keys_of(&SimConfig::default()),
+    };
+    // The keys with a bound of their own tighter than their type's.
+    let bounds = keys
+        .device
+        .iter()
+        .chain(&keys.run)
+        .filter_map(|key| {
+            let (expected, suggestion) = crate::array::own_bound(key)?;
+            Some((
+                key.clone(),
+                OwnBound {
+                    expected,
+                    suggestion,
+                },
+            ))
+        })
+        .collect();
     Catalog {
         schemes: SCHEMES
             .iter()
@@ -86,30 +107,14 @@ pub fn catalog() -> Catalog {
                 summary: f.summary,
             })
             .collect(),
-        keys: SectionKeys {
-            device: keys_of(&DeviceOverrides::default()),
-            trace: keys_of(&TraceOptions::default()),
-            run: keys_of(&SimConfig::default()),
-        },
+        keys,
         defaults: SimConfig::default(),
         kinds: Kinds {
             merge: MergeKind::ALL.iter().map(|k| k.name()).collect(),
             cache: CacheKind::ALL.iter().map(|k| k.name()).collect(),
             cause: Cause::ALL.iter().map(|k| k.name()).collect(),
         },
-        bounds: crate::array::BOUNDED_KEYS
-            .iter()
-            .filter_map(|&key| {
-                let (expected, suggestion) = crate::array::own_bound(key)?;
-                Some((
-                    key,
-                    OwnBound {
-                        expected,
-                        suggestion,
-                    },
-                ))
-            })
-            .collect(),
+        bounds,
         version: crate::VERSION,
     }
 }

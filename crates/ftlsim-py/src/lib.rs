@@ -250,11 +250,12 @@ fn typed<T: DeserializeOwned>(what: &str, obj: &Bound<'_, PyAny>) -> PyResult<T>
                 if let Some(expected) = ftlsim_core::text::wrong_kind(&problem).or(own) {
                     // Past the type's limit, a key with a tighter bound of its own states that one.
                     let (expected, fits) = match ftlsim_core::array::own_bound(leaf) {
-                        Some(bound) if expected.starts_with("must be at most") => bound,
-                        _ => (expected, String::new()),
+                        Some((own, fits)) if expected.starts_with("must be at most") => {
+                            (own, Some(fits))
+                        }
+                        _ => (expected, None),
                     };
-                    let invalid =
-                        Invalid::new(leaf, shown, expected, Some(fits).filter(|f| !f.is_empty()));
+                    let invalid = Invalid::new(leaf, shown, expected, fits);
                     return sim_err(obj.py(), SimError::from(invalid));
                 }
             }

@@ -36,32 +36,21 @@ pub const DEFAULT_QUEUE_DEPTH: u32 = 32;
 /// The most requests in the device at once (MQSim's `IO_Queue_Depth` default).
 pub const MAX_QUEUE_DEPTH: u32 = 65_535;
 
-/// The array's keys whose own bound is tighter than their type's ([`own_bound`]).
-pub const BOUNDED_KEYS: [&str; 5] = [
-    "queue_depth",
-    "channels",
-    "chips_per_channel",
-    "dies_per_chip",
-    "planes_per_die",
-];
-
 /// What a whole number given for one of the array's keys must be, and a value that fits, where its own bound
 /// is tighter than its type's: for a value past the type (`queue_depth=10000000000`), which fails before the
 /// key's own check, so that the message states the bound that holds, not 4,294,967,295.
 pub fn own_bound(key: &str) -> Option<(String, String)> {
-    if key == "queue_depth" {
-        Some((queue_depth_bound(), DEFAULT_QUEUE_DEPTH.to_string()))
-    } else if BOUNDED_KEYS[1..].contains(&key) {
-        let most = crate::config::ArraySpec::MAX_UNITS;
-        Some((
-            format!(
+    match key {
+        "queue_depth" => Some((queue_depth_bound(), DEFAULT_QUEUE_DEPTH.to_string())),
+        "channels" | "chips_per_channel" | "dies_per_chip" | "planes_per_die" => {
+            let most = crate::config::ArraySpec::MAX_UNITS;
+            let why = format!(
                 "must be at most {most}: an array has at most {most} planes (channels x chips_per_channel x \
                  dies_per_chip x planes_per_die)"
-            ),
-            "1".to_string(),
-        ))
-    } else {
-        None
+            );
+            Some((why, "1".to_string()))
+        }
+        _ => None,
     }
 }
 

@@ -636,6 +636,15 @@ fn target(g: &Geometry) -> Target {
     }
 }
 
+/// What a trace is read onto before its device is sized: `spec`'s pages and blocks, no end.
+fn unbounded(spec: &DeviceSpec) -> Target {
+    Target {
+        logical_bytes: u64::MAX,
+        page_bytes: spec.page_bytes,
+        block_bytes: spec.block_bytes(),
+    }
+}
+
 /// Whether a run of `cfg` has the multi-chip array model on ([`DeviceSpec::array_model_on`]: response
 /// times, utilization, queues), read from its device and run options alone, without a trace: a front end asks
 /// before a sweep whose plot needs response times.
@@ -907,11 +916,7 @@ fn trace_facts(
     need_highest: bool,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<TraceFacts> {
-    let on = Target {
-        logical_bytes: u64::MAX,
-        page_bytes: spec.page_bytes,
-        block_bytes: spec.block_bytes(),
-    };
+    let on = unbounded(spec);
     let placement =
         Placement::survey(path, opts, &on, &mut pre_pass(progress)).map_err(cancelled)?;
     let highest_address = match placement.highest_address() {
@@ -936,12 +941,7 @@ fn holds_a_request(
     placement: &Placement,
     spec: &DeviceSpec,
 ) -> Result<bool> {
-    let on = Target {
-        logical_bytes: u64::MAX,
-        page_bytes: spec.page_bytes,
-        block_bytes: spec.block_bytes(),
-    };
-    let mut source = trace::open_placed(path, opts, placement, &on)?;
+    let mut source = trace::open_placed(path, opts, placement, &unbounded(spec))?;
     Ok(source.next_request().transpose()?.is_some())
 }
 
