@@ -25,6 +25,26 @@ def test_mount_cost_tables_the_boot_cost_of_each_scheme(tmp_path):
     assert (df["mount.count"] == 1).all()
 
 
+def test_mount_cost_on_an_array_gives_the_mount_with_the_dies_reading_at_once(tmp_path):
+    # On 4 dies each die scans its quarter of the spare areas while the others scan theirs: a mount whose
+    # reads take 4,000 us one after another takes 1,000 us on the array (no channel time is given, so a read is
+    # its array time alone). On one chip the column is not there.
+    out = tmp_path / "mount.csv"
+    r = CliRunner().invoke(main, ["mount-cost", TRACE, "--ftl", "fast", "--capacity", "1MiB", "-p", "channels=2",
+                                  "-p", "dies_per_chip=2", "--csv", str(out), "--jobs", "1"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    import pandas as pd
+
+    row = pd.read_csv(out).iloc[0]
+    assert row["mount.time_us.max"] == 4 * row["mount.array_time_us.max"] > 0
+    assert f"{row['mount.array_time_us.max']:,.0f}" in r.output
+    r = CliRunner().invoke(main, ["mount-cost", TRACE, "--ftl", "fast", "--capacity", "1MiB", "--csv", str(out)],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "mount.array_time_us.max" not in pd.read_csv(out)
+
+
 def test_torn_pages_are_counted_and_survived():
     r = ftlsim.simulate(TRACE, ftl="nftl", capacity="1MiB", power_cuts=60, torn_pages=True)
     assert r["power.cuts"] == r["power.cuts_survived"] > 0

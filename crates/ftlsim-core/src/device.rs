@@ -503,6 +503,21 @@ impl Device {
         self.timeline.as_deref_mut()
     }
 
+    /// Times the operations from now on from power-on, apart from the run's requests (a mount: every die and
+    /// channel idle at its start, [`Timeline::at_power_on`]), till [`Device::end_timing_apart`] is handed
+    /// what this returns: the run's timeline, set aside (None without a timeline: nothing is timed).
+    pub fn begin_timing_apart(&mut self) -> Option<Box<Timeline>> {
+        let at_power_on = Box::new(self.timeline.as_deref()?.at_power_on());
+        self.timeline.replace(at_power_on)
+    }
+
+    /// Puts back the run's timeline that [`Device::begin_timing_apart`] set aside, and returns how long the
+    /// operations timed apart took from power-on (None without a timeline).
+    pub fn end_timing_apart(&mut self, run: Option<Box<Timeline>>) -> Option<f64> {
+        let apart = self.timeline.replace(run?)?;
+        Some(apart.work_end())
+    }
+
     /// Tells the timeline, if any, of an operation on the scheme's page `ppn` (a block's: any of its pages).
     #[inline(always)]
     fn time(&mut self, op: FlashOp, ppn: Ppn) {

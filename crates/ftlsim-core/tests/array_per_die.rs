@@ -386,3 +386,43 @@ fn block_erases_count_the_physical_blocks_each_placement_erases() {
         cfg.device.pages_per_block.unwrap() as u64
     );
 }
+
+#[test]
+fn a_mount_on_an_array_is_timed_with_the_dies_scanning_at_once() {
+    // FAST and BAST mount by reading every page's spare area: 200 spare reads of 15 us on the 100 blocks of
+    // 2 pages (3,000 us one after another: `mount.time_us`). On 2 channels of 2 dies, 50 reads a die, each
+    // 15 us on its die, then its spare area (16 B) over the channel: a command of 0.5 us and 16 B at 32 MB/s,
+    // 1 us. A die's reads follow one another every 16 us. The second die of a channel is ready for its first
+    // transfer when the first die's begins, and waits 1 us for it; its reads then end 1 us after the first
+    // die's. The mount ends at 50 x 16 + 1 = 801 us, striped (the scan goes round the dies) and per die
+    // (each instance scans its die after the last, from power-on too).
+    for scheme in ["fast", "bast"] {
+        for placement in [None, Some("per-die")] {
+            let mut cfg = SimConfig {
+                mount_at_end: true,
+                ..config(scheme, 2, 2, placement)
+            };
+            cfg.device.spare_read_us = Some(15.0);
+            cfg.device.spare_bytes = Some(16);
+            cfg.device.command_us = Some(0.5);
+            cfg.device.channel_mts = Some(32.0);
+            let r = run_requests(&cfg, mixed(3000)).unwrap();
+            let run = format!("{scheme} {placement:?}");
+            assert_eq!(r.count("mount.spare_reads"), 200, "{run}");
+            assert_eq!(r.num("mount.time_us.max"), 3000.0, "{run}");
+            assert_eq!(r.num("mount.array_time_us.max"), 801.0, "{run}");
+            assert_eq!(r.num("mount.array_time_us.mean"), 801.0, "{run}");
+        }
+    }
+    // On one chip, with the array model off, there is no array time.
+    let r = run_requests(
+        &SimConfig {
+            mount_at_end: true,
+            ..config("fast", 1, 1, None)
+        },
+        mixed(3000),
+    )
+    .unwrap();
+    assert_eq!(r.count("mount.count"), 1);
+    assert!(r.get("mount.array_time_us.max").is_none());
+}

@@ -81,6 +81,8 @@ fn every_feature() -> Vec<(String, SimConfig, String)> {
     let mut array = base("page");
     array.device.channels = Some(2);
     array.device.dies_per_chip = Some(2);
+    // A mount on the array is timed on it too (`mount.array_time_us.*`).
+    array.mount_at_end = true;
     vec![
         with("page+array", array),
         with(

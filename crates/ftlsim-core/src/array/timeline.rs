@@ -36,13 +36,16 @@
 //! without idle gaps, a CSV trace whose first request has no time) arrives when the host can submit it, which
 //! makes a closed loop. A request at time 0 of a timed trace arrives at the start. At most
 //! `queue_depth` requests are in the device; the others wait in the host, in arrival order, and that wait is
-//! part of their response time. Every operation is O(1) (an erase O(dies)): a transfer ready after the start
-//! of the latest one booked on its channel and the end of every other is placed at once; on a channel of more
-//! than two striped dies, one ready after the end of all but the channel's 32 latest transfers is placed among
-//! those; any other walks each other die's transfers of the channel from where its die's last walk stopped, so
-//! each transfer is passed once by each die of its channel (O(1) amortized). A request is O(log
-//! queue_depth). A channel's booked transfers are kept per die, each die's in time order, so a transfer is
-//! always booked at the end of its die's ring, never inserted.
+//! part of their response time. A mount (after a power cut, or at the end of the run) is timed apart from the
+//! requests, on idle dies from power-on ([`Timeline::at_power_on`]).
+//!
+//! Every operation is O(1) (an erase O(dies)): a transfer ready after the start of the latest one booked on
+//! its channel and the end of every other is placed at once; on a channel of more than two striped dies, one
+//! ready after the end of all but the channel's 32 latest transfers is placed among those; any other walks
+//! each other die's transfers of the channel from where its die's last walk stopped, so each transfer is
+//! passed once by each die of its channel (O(1) amortized). A request is O(log queue_depth). A channel's
+//! booked transfers are kept per die, each die's in time order, so a transfer is always booked at the end of
+//! its die's ring, never inserted.
 
 use super::figures::{ArrayFigures, ResponseSummary};
 use crate::addr::SourcePage;
@@ -1419,7 +1422,14 @@ impl Timeline {
     /// is reached); the shape stays.
     pub fn reset(&mut self) {
         let keep = self.spans.is_some();
-        let die_pages = self.die_pages;
+        *self = self.fresh();
+        if keep {
+            self.keep_spans();
+        }
+    }
+
+    /// A timeline of the same shape, placement and costs with no time or figure yet.
+    fn fresh(&self) -> Timeline {
         let costs = [
             self.read,
             self.spare_read,
@@ -1427,17 +1437,34 @@ impl Timeline {
             self.spare_program,
             self.erase,
         ];
-        *self = Timeline::build(
+        let mut fresh = Timeline::build(
             self.spec,
             costs,
             self.pages_per_block,
             self.queue_depth,
             self.time_scale,
         );
-        self.die_pages = die_pages;
-        if keep {
-            self.keep_spans();
+        fresh.die_pages = self.die_pages;
+        fresh
+    }
+
+    /// A timeline of this array (its shape, placement and costs) whose dies and channels are all idle at
+    /// time 0, with work open from then: a mount after power-on, timed apart from the run's requests. Its
+    /// operations run by the same rules as a request's, so each die scans its pages while the others scan
+    /// theirs.
+    pub fn at_power_on(&self) -> Timeline {
+        let mut fresh = self.fresh();
+        if self.spans.is_some() {
+            fresh.keep_spans();
         }
+        fresh.begin_background();
+        fresh
+    }
+
+    /// When the open work ends: its last operation's end, or its controller time after its start if that
+    /// is later (as a request's completion, [`Timeline::end_request`]); its start if it did nothing.
+    pub fn work_end(&self) -> f64 {
+        later(self.frontier, self.ready + self.controller_us)
     }
 
     /// Places the pages per die rather than striped (`ftl/per_die.rs`): die `d` holds the `pages` pages
@@ -1515,7 +1542,7 @@ impl Timeline {
 
     /// The current request is done: records its response time and returns it.
     pub fn end_request(&mut self) -> f64 {
-        let completion = later(self.frontier, self.ready + self.controller_us);
+        let completion = self.work_end();
         self.open = false;
         self.in_device
             .push(Completion::new(completion, self.kind != Kind::Other));

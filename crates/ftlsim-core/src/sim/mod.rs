@@ -574,8 +574,14 @@ impl<'p> Run<'p> {
     fn mount(&mut self) -> Result<()> {
         self.dev.enter_phase(Cause::Mount);
         let (before, before_us) = (self.dev.counts(), self.dev.elapsed_us());
-        self.dev.mount_bad_blocks()?;
-        self.ftl.mount(&mut self.dev)?;
+        // On an array the mount is also timed by the event model, from power-on.
+        let run_timeline = self.dev.begin_timing_apart();
+        let mounted = self
+            .dev
+            .mount_bad_blocks()
+            .and_then(|()| self.ftl.mount(&mut self.dev));
+        let array_us = self.dev.end_timing_apart(run_timeline);
+        mounted?;
         let cost = self.dev.counts().minus(&before);
         let us = self.dev.elapsed_us() - before_us;
         let p = &mut self.power;
@@ -584,6 +590,11 @@ impl<'p> Run<'p> {
         p.mount_page_reads += cost.page_reads;
         p.mount_time_us_sum += us;
         p.mount_time_us_max = p.mount_time_us_max.max(us);
+        if let Some(us) = array_us {
+            p.mount_array_us_sum += us;
+            p.mount_array_us_max = p.mount_array_us_max.max(us);
+            p.mounts_on_array += 1;
+        }
         self.dev.enter_phase(Cause::Host);
         Ok(())
     }
