@@ -679,6 +679,8 @@ pub struct DftlFtl {
     /// The translation pages a translation block's GC copied (`entry` write back folds their dirty entries in
     /// once copied); capacity one block.
     copied_tps: Vec<u32>,
+    /// The translation pages a translation block's GC finds valid in its victim (scratch).
+    victim_tps: Vec<u32>,
     cmt_policy: CmtPolicy,
     writeback: Writeback,
     gc: GcTiming,
@@ -878,6 +880,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         moved: Vec::with_capacity(g.pages_per_block as usize),
         pending: Vec::new(),
         copied_tps: Vec::with_capacity(g.pages_per_block as usize),
+        victim_tps: Vec::with_capacity(g.pages_per_block as usize),
         cmt_policy: p.cmt_policy,
         writeback: p.writeback,
         gc: p.gc,
@@ -1338,11 +1341,13 @@ impl DftlFtl {
     fn collect_translation_block(&mut self, victim: Pbn, dev: &mut Device) -> Result<()> {
         let since = dev.map_counts();
         if self.writeback == Writeback::Page {
-            for offset in 0..self.ppb {
-                if let Some(tp) = self.store.owner(dev.ppn(victim, offset)) {
-                    if self.dirty_in[tp as usize] > 0 {
-                        self.write_back(tp, 0..0, None, dev)?;
-                    }
+            // Each translation page has one valid copy, so a write back leaves the others valid.
+            self.store
+                .valid_keys(dev.ppn(victim, 0), &mut self.victim_tps);
+            for k in 0..self.victim_tps.len() {
+                let tp = self.victim_tps[k];
+                if self.dirty_in[tp as usize] > 0 {
+                    self.write_back(tp, 0..0, None, dev)?;
                 }
             }
         }

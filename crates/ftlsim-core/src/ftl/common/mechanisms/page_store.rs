@@ -194,6 +194,18 @@ impl PageStore {
             .then(|| self.owner.get(ppn.index()))
     }
 
+    /// The keys the valid pages of the block whose first page is `first` hold, in page order, into `keys`
+    /// (cleared first): [`PageStore::owner`] of each page, the validity bits read a word at a time.
+    pub fn valid_keys(&self, first: Ppn, keys: &mut Vec<u32>) {
+        keys.clear();
+        let pages = first.index()..first.index() + self.ppb as usize;
+        keys.extend(
+            self.valid_pages
+                .ones_in(pages)
+                .map(|page| self.owner.get(page)),
+        );
+    }
+
     /// The next page of `frontier`, opening a free block when its block is full.
     #[inline]
     pub fn next_page(&mut self, frontier: usize, dev: &mut Device) -> Result<Ppn> {
