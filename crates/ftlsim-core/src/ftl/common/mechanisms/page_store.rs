@@ -194,16 +194,22 @@ impl PageStore {
             .then(|| self.owner.get(ppn.index()))
     }
 
-    /// The keys the valid pages of the block whose first page is `first` hold, in page order, into `keys`
-    /// (cleared first): [`PageStore::owner`] of each page, the validity bits read a word at a time.
+    /// The keys the valid pages of the block whose first page is `first` hold, in page order, into `keys`:
+    /// [`PageStore::owner`] of each page, the block's owner entries read at once and the validity bits a word
+    /// at a time (as [`PageStore::collect_into`] reads them).
     pub fn valid_keys(&self, first: Ppn, keys: &mut Vec<u32>) {
-        keys.clear();
-        let pages = first.index()..first.index() + self.ppb as usize;
-        keys.extend(
-            self.valid_pages
-                .ones_in(pages)
-                .map(|page| self.owner.get(page)),
-        );
+        keys.resize(self.ppb as usize, 0);
+        self.owner.read_range(first.index(), keys);
+        // The valid pages in increasing order: each key moves to a place at or before its own.
+        let mut valid = 0;
+        for page in self
+            .valid_pages
+            .ones_in(first.index()..first.index() + keys.len())
+        {
+            keys[valid] = keys[page - first.index()];
+            valid += 1;
+        }
+        keys.truncate(valid);
     }
 
     /// The next page of `frontier`, opening a free block when its block is full.
@@ -542,6 +548,23 @@ mod tests {
         .unwrap();
         assert_eq!(moved, vec![(0, Ppn(5)), (3, Ppn(6))]);
         assert_eq!((dev.counts().erases, s.free_blocks()), (1, 2));
+    }
+
+    #[test]
+    fn a_blocks_valid_keys_are_its_valid_pages_owners_in_page_order() {
+        let mut dev = Device::toy(4);
+        let mut s = PageStore::new(4, 4, 1, Victim::Greedy);
+        let pages: Vec<Ppn> = [7, 5, 9, 2].map(|k| write(&mut s, &mut dev, 0, k)).to_vec();
+        let mut keys = vec![42; 9];
+        s.valid_keys(Ppn(0), &mut keys);
+        assert_eq!(keys, [7, 5, 9, 2]);
+        s.invalidate(pages[0]);
+        s.invalidate(pages[2]);
+        s.valid_keys(Ppn(0), &mut keys);
+        assert_eq!(keys, [5, 2]);
+        // A block none of whose pages is valid holds no key.
+        s.valid_keys(Ppn(4), &mut keys);
+        assert_eq!(keys, [] as [u32; 0]);
     }
 
     #[test]
