@@ -1454,9 +1454,6 @@ impl Timeline {
     /// theirs.
     pub fn at_power_on(&self) -> Timeline {
         let mut fresh = self.fresh();
-        if self.spans.is_some() {
-            fresh.keep_spans();
-        }
         fresh.begin_background();
         fresh
     }
