@@ -768,6 +768,16 @@ impl Device {
         self.power.cut_before - self.power.ops > ops && self.bad_blocks.is_none()
     }
 
+    /// Whether a scheme may issue its next `ops` flash operations in another order than the one it describes
+    /// (all of a merge's spare reads first, then its copies), with the same outcome: no power cut can land
+    /// among them, no timeline times them and the scheme's blocks are not remapped. The chip's state after
+    /// them is the same in any order that keeps the programs' order (spare reads change nothing), and so are
+    /// the counts and the serial time.
+    #[inline]
+    pub fn may_reorder(&self, ops: u64) -> bool {
+        self.in_one_call(ops) && self.timeline.is_none()
+    }
+
     /// [`Device::copy_in`] as a read, then a program, each its own flash operation for the power switch.
     #[inline(never)]
     fn copy_step_by_step(&mut self, class: OpClass, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {

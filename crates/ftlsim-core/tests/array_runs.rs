@@ -177,6 +177,51 @@ fn the_single_chip_has_no_array_keys_and_the_same_counts_with_queueing_on() {
     );
 }
 
+/// On one die, the timeline on (queueing at depth 1) and off give every scheme the same counts and serial
+/// times. Off, a scheme may issue a merge's operations in another order (`Device::may_reorder`: the
+/// replacement block scheme's spare reads a block at a time, then its copies); on, it keeps the order it
+/// describes, whose times the timeline needs. A reordering that dropped or added one operation fails here.
+#[test]
+fn every_scheme_counts_the_same_on_one_die_with_the_timeline_on_or_off() {
+    for scheme in SCHEMES {
+        let mut cfg = SimConfig {
+            ftl: scheme.name.into(),
+            device: DeviceOverrides {
+                pages_per_block: Some(8),
+                ..Default::default()
+            },
+            capacity: Some(format!("{}", 128 * 512)),
+            ..Default::default()
+        };
+        let requests = mixed(3000);
+        let off = run_requests(&cfg, requests.clone()).unwrap();
+        cfg.queue_depth = Some(1);
+        let on = run_requests(&cfg, requests).unwrap();
+        let (off, on) = (off.flatten(), on.flatten());
+        let mut compared = 0;
+        for (key, value) in &off {
+            let counted = [
+                "flash.",
+                "merges.",
+                "gc.",
+                "host.",
+                "time_us.",
+                "latency_us.",
+            ];
+            if counted.iter().any(|c| key.starts_with(c)) {
+                assert_eq!(on.get(key), Some(value), "{}: {key}", scheme.name);
+                compared += 1;
+            }
+        }
+        assert!(compared > 20, "{}: {compared} keys compared", scheme.name);
+        assert!(
+            off["flash.erases"].as_u64().unwrap() > 10,
+            "{}",
+            scheme.name
+        );
+    }
+}
+
 #[test]
 fn response_times_are_read_to_the_figures_latencies_are() {
     // One die, one request at a time, a channel that takes no time: each response is the request's service

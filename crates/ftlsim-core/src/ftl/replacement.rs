@@ -36,6 +36,11 @@
 //!   copy is in the last block holding o), as Linux NFTL does. A block of the chain whose page o cannot be
 //!   programmed in order (`sequential_program`, o below its highest programmed page) is skipped by writes
 //!   without a spare read.
+//! - A merge's operations are issued in the order above (at each offset the chain walk, then the copy) where
+//!   the order matters: a power cut could land among them, or a timeline times them. Elsewhere the device
+//!   lets them be reordered (`Device::may_reorder`): the same spare reads a block of the chain at a time,
+//!   then the same copies in the same order, a run of offsets at a time. The counts, the serial time and the
+//!   chip's state are the same either way (`tests/array_runs.rs` compares them for every scheme).
 //! - Physical blocks: the logical ones, `replacement_blocks`, and one merge target.
 //! - Mount (after a power cut): the chain links are RAM only (Linux NFTL keeps them in unit headers; here
 //!   the spare areas' sequence numbers suffice): every page's spare area is read; the blocks holding pages of
@@ -61,11 +66,12 @@ use super::common::structures::valid_buckets::ValidBuckets;
 use super::{
     address_bytes, defaults_of, parse_as, Built, Ftl, Mounts, RamItem, Scheme, SchemeParams,
 };
-use crate::addr::{Lpn, Opt, Pbn, Token};
+use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
+use crate::nand::OpClass;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -140,8 +146,12 @@ pub struct ReplacementFtl {
     chains: ValidBuckets,
     free: FreePool,
     fold_in_place: bool,
-    /// The block holding the newest copy of each offset, found by a folding merge's walk (reused).
+    /// The block holding the newest copy of each offset, found by a merge's walk (reused).
     sources: Vec<Opt<Pbn>>,
+    /// The logical page of each page of a block, read by a merge's spare reads (reused).
+    spares: Vec<Opt<Lpn>>,
+    /// A run of a merge's copies to consecutive pages (reused).
+    run: Vec<Ppn>,
 }
 
 fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
@@ -172,6 +182,8 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         free: FreePool::with_range(Pbn(0), physical),
         fold_in_place: p.fold_in_place,
         sources: vec![Opt::NONE; g.pages_per_block as usize],
+        spares: vec![Opt::NONE; g.pages_per_block as usize],
+        run: Vec::with_capacity(g.pages_per_block as usize),
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -435,21 +447,15 @@ impl ReplacementFtl {
             .get()
             .expect("a merged logical block has a data block");
         self.prefetch_chain(first, dev);
-        let mut frontier = 0;
-        for o in 0..self.ppb {
-            let to = dev.ppn(target, o);
-            if let Some((new_o, lpn, token)) = new {
-                if new_o == o {
-                    dev.program(to, token, lpn)?;
-                    frontier = o + 1;
-                    continue;
-                }
-            }
-            if let Some(b) = self.newest(first, o, dev)? {
-                dev.copy(dev.ppn(b, o), to)?;
-                frontier = o + 1;
-            }
-        }
+        // The spare reads of every offset (but the new data's) in each block of the chain, then a copy or the
+        // new data's program at each offset.
+        let blocks = 1 + self.chain_len[vb] as u64;
+        let ops = blocks * self.ppb as u64 + 2 * self.ppb as u64;
+        let frontier = if dev.may_reorder(ops) {
+            self.fill_in_bulk(first, target, new, dev)?
+        } else {
+            self.fill_offset_by_offset(first, target, new, dev)?
+        };
         let mut b = Some(first);
         while let Some(block) = b {
             dev.erase(block)?;
@@ -466,6 +472,101 @@ impl ReplacementFtl {
         self.frontier[target.index()] = frontier;
         dev.end_merge(mark, MergeKind::Full);
         Ok(())
+    }
+
+    /// A merge's fill of `target` from the chain starting at `first`, as Shim et al. describe it: at each
+    /// offset in turn, the chain walk of spare reads for the newest copy ([`ReplacementFtl::newest`]), then its
+    /// copy (or `new` data's program at its offset). Returns one past the highest page filled.
+    fn fill_offset_by_offset(
+        &mut self,
+        first: Pbn,
+        target: Pbn,
+        new: Option<(u32, Lpn, Token)>,
+        dev: &mut Device,
+    ) -> Result<u32> {
+        let mut frontier = 0;
+        for o in 0..self.ppb {
+            let to = dev.ppn(target, o);
+            if let Some((new_o, lpn, token)) = new {
+                if new_o == o {
+                    dev.program(to, token, lpn)?;
+                    frontier = o + 1;
+                    continue;
+                }
+            }
+            if let Some(b) = self.newest(first, o, dev)? {
+                dev.copy(dev.ppn(b, o), to)?;
+                frontier = o + 1;
+            }
+        }
+        Ok(frontier)
+    }
+
+    /// [`ReplacementFtl::fill_offset_by_offset`]'s operations where the device lets them be reordered
+    /// ([`Device::may_reorder`]): the same spare reads, a block of the chain at a time in one call each, then
+    /// the same copies and program in the same order, each run of consecutive offsets in one call. The counts,
+    /// the serial time and the chip's state are the same.
+    fn fill_in_bulk(
+        &mut self,
+        first: Pbn,
+        target: Pbn,
+        new: Option<(u32, Lpn, Token)>,
+        dev: &mut Device,
+    ) -> Result<u32> {
+        let ppb = self.ppb;
+        let new_o = new.map_or(ppb, |(o, _, _)| o);
+        let mut spares = std::mem::take(&mut self.spares);
+        self.sources.fill(Opt::NONE);
+        let mut b = Some(first);
+        while let Some(block) = b {
+            for offsets in [0..new_o, (new_o + 1).min(ppb)..ppb] {
+                if offsets.is_empty() {
+                    continue;
+                }
+                let lpns = &mut spares[offsets.start as usize..offsets.end as usize];
+                dev.read_spare_lpns(block, offsets.clone(), lpns)?;
+            }
+            for (o, lpn) in spares.iter().enumerate() {
+                if lpn.is_some() && o as u32 != new_o {
+                    self.sources[o] = Opt::some(block);
+                }
+            }
+            b = self.next[block.index()].get();
+        }
+        self.spares = spares;
+        let mut run = std::mem::take(&mut self.run);
+        let mut frontier = 0;
+        let mut o = 0;
+        while o < ppb {
+            if let Some((_, lpn, token)) = new.filter(|_| o == new_o) {
+                dev.program(dev.ppn(target, o), token, lpn)?;
+                frontier = o + 1;
+                o += 1;
+                continue;
+            }
+            let start = o;
+            run.clear();
+            while o < ppb && o != new_o {
+                let Some(b) = self.sources[o as usize].get() else {
+                    break;
+                };
+                run.push(dev.ppn(b, o));
+                o += 1;
+            }
+            if run.is_empty() {
+                o += 1;
+                continue;
+            }
+            frontier = o;
+            let to = dev.ppn(target, start);
+            if !dev.copy_run(OpClass::Data, &run, to) {
+                for (i, &from) in run.iter().enumerate() {
+                    dev.copy(from, Ppn(to.0 + i as u32))?;
+                }
+            }
+        }
+        self.run = run;
+        Ok(frontier)
     }
 
     /// `fold_in_place`'s merge of `vb`'s chain: into its last block if `in_place` and that block has a free
