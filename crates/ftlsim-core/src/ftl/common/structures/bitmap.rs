@@ -39,6 +39,12 @@ impl Bitmap {
         self.words[i / 64] |= 1 << (i % 64);
     }
 
+    /// A cache hint: bit `i` will be read or written soon.
+    #[inline]
+    pub fn prefetch(&self, i: usize) {
+        crate::cache_hint::prefetch(self.words.as_ptr().wrapping_add(i / 64));
+    }
+
     #[inline]
     pub fn clear(&mut self, i: usize) {
         debug_assert!(i < self.len, "bit {i} of a bitmap of {}", self.len);

@@ -41,6 +41,12 @@ impl ValidBuckets {
         self.nodes[block as usize].bucket.is_some()
     }
 
+    /// A cache hint: `block`'s links will be read or changed soon.
+    #[inline]
+    pub fn prefetch(&self, block: u32) {
+        crate::cache_hint::prefetch(self.nodes.as_ptr().wrapping_add(block as usize));
+    }
+
     /// Makes `block` a candidate with `valid` valid pages.
     #[inline]
     pub fn insert(&mut self, block: u32, valid: u32) {
