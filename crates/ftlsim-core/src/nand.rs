@@ -756,7 +756,9 @@ impl Nand {
     /// `ftl/per_die.rs`): its page `p` is chip page `base + p`, and a page at or beyond its `pages` is refused
     /// as one off the chip (the whole chip: 0 and every page). Returns false, leaving the chip as it was, when
     /// a copy one by one would find a source without data or break a rule: the caller then copies one by one,
-    /// and meets the same outcome.
+    /// and meets the same outcome. Inlined into each caller: left out of line (LLVM's choice once the page
+    /// scheme's prefetch hints grew the engine), BAST's merges ran 7 to 10% slower on the throughput bench.
+    #[inline(always)]
     pub fn copy_run(
         &mut self,
         from: &[impl SourcePage],
