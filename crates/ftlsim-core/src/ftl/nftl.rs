@@ -50,7 +50,10 @@
 //!   ppb-sized scratch (a controller holds the block's spare data while it folds), and stops as soon as the
 //!   offsets it still needs are found; the page cache resolves offsets without scanning (§3.3 (ii)). Offsets
 //!   not in the replacement block are copied from the primary with `copy` (a page read; an erased page is not
-//!   programmed): Table 2 gives the page bitmap no role in folds.
+//!   programmed): Table 2 gives the page bitmap no role in folds. The fold issues each offset's scan, then
+//!   its copy; where the order does not matter (no power cut can land in the fold, no timeline times it, no
+//!   block is remapped: `Device::may_reorder`) the copies wait for the end of the scan and go to the chip a
+//!   run at a time, with the same counts, serial time and chip state (`tests/array_runs.rs`).
 //! - The write that finds its replacement block full is written into the fold, at its offset.
 //! - Replacement blocks and primaries come from one FIFO free pool; one block is always kept for a fold.
 //! - The lookup table and page cache are copies of spare-area data (§5 "Reliability"): the flash operations
@@ -92,6 +95,7 @@ use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
 use crate::figure::{Figure, Unit};
+use crate::nand::OpClass;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -213,6 +217,8 @@ pub struct NftlFtl {
     gc_holders: Vec<Pbn>,
     /// Fold scratch: newest replacement page of each offset.
     newest: Vec<Opt<u32>>,
+    /// Fold scratch: the page each offset is copied from, where the copies wait for the scan.
+    sources: Vec<Ppn>,
     avoided_by_table: u64,
     avoided_by_cache: u64,
 }
@@ -267,6 +273,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         cache: LocationCache::new(p.page_cache, g.logical_pages(), policy),
         cache_policy: policy,
         newest: vec![Opt::NONE; g.pages_per_block as usize],
+        sources: vec![Ppn(0); g.pages_per_block as usize],
         avoided_by_table: 0,
         avoided_by_cache: 0,
     };
@@ -697,14 +704,19 @@ impl NftlFtl {
         let mut cursor = fill;
         let mut cached_depth = 0u64;
         let mut frontier = 0;
+        // Where the device lets the fold's operations be reordered, the copies wait for the end of the scan
+        // and go in runs (`copy_deferred`); the spare reads and the page cache's lookups keep their order.
+        let defer = dev.may_reorder(fill as u64 + 2 * self.ppb as u64);
         for o in 0..self.ppb {
             let lpn = Lbn(vb as u32).lpn(o, self.ppb);
             let to = dev.ppn(target, o);
             if let Some((new_o, token)) = new {
                 if new_o == o {
-                    dev.program(to, token, lpn)?;
+                    if !defer {
+                        dev.program(to, token, lpn)?;
+                        frontier = o + 1;
+                    }
                     self.cache.put(lpn, to);
-                    frontier = o + 1;
                     continue;
                 }
             }
@@ -737,10 +749,15 @@ impl NftlFtl {
                     }
                 }
             };
-            if dev.copy(from, to)?.is_some() {
+            if defer {
+                self.sources[o as usize] = from;
+            } else if dev.copy(from, to)?.is_some() {
                 self.cache.relocate(lpn, to);
                 frontier = o + 1;
             }
+        }
+        if defer {
+            frontier = self.copy_deferred(vb, target, new, dev)?;
         }
         let scanned = (fill - cursor) as u64;
         self.avoided_by_cache += cached_depth.saturating_sub(scanned);
@@ -755,6 +772,53 @@ impl NftlFtl {
         self.frontier[vb] = frontier;
         dev.end_merge(mark, MergeKind::Fold);
         Ok(())
+    }
+
+    /// A fold's copies (`self.sources`, one a page but the new data's) and the new data's program into
+    /// `target`, in offset order as [`NftlFtl::fold`] issues them when it cannot defer them: each run of
+    /// offsets between the new data's in one call to the device where it can, else one by one. Returns one
+    /// past the highest page that holds data.
+    fn copy_deferred(
+        &mut self,
+        vb: usize,
+        target: Pbn,
+        new: Option<(u32, Token)>,
+        dev: &mut Device,
+    ) -> Result<u32> {
+        let ppb = self.ppb;
+        let new_o = new.map_or(ppb, |(o, _)| o);
+        let mut frontier = 0;
+        let mut start = 0;
+        while start < ppb {
+            let end = if start <= new_o { new_o } else { ppb };
+            let run = &self.sources[start as usize..end as usize];
+            let to = dev.ppn(target, start);
+            if !run.is_empty() && dev.copy_run(OpClass::Data, run, to) {
+                for o in start..end {
+                    self.cache
+                        .relocate(Lbn(vb as u32).lpn(o, ppb), dev.ppn(target, o));
+                }
+                frontier = end;
+            } else {
+                for o in start..end {
+                    let to = dev.ppn(target, o);
+                    if dev.copy(self.sources[o as usize], to)?.is_some() {
+                        self.cache.relocate(Lbn(vb as u32).lpn(o, ppb), to);
+                        frontier = o + 1;
+                    }
+                }
+            }
+            if let Some((_, token)) = new.filter(|_| end == new_o) {
+                dev.program(
+                    dev.ppn(target, new_o),
+                    token,
+                    Lbn(vb as u32).lpn(new_o, ppb),
+                )?;
+                frontier = new_o + 1;
+            }
+            start = end + 1;
+        }
+        Ok(frontier)
     }
 }
 
