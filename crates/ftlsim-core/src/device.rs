@@ -829,6 +829,36 @@ impl Device {
         Ok(())
     }
 
+    /// Reads the spare areas of block `pbn` from page `below - 1` down (a [`Device::read_spare`] each), telling
+    /// `visit` each page's offset and logical page (none: erased, torn or the scheme's own page), until it
+    /// returns false or page 0 is read; returns the offset of the last page read (`below` if none was). One
+    /// call to the chip where it can (a fold's scan of a replacement block), else page by page; the counts,
+    /// times and a cut's place are those of the reads one by one.
+    pub fn scan_spare_lpns_down(
+        &mut self,
+        pbn: Pbn,
+        below: u32,
+        mut visit: impl FnMut(u32, Opt<Lpn>) -> bool,
+    ) -> Result<u32> {
+        if !self.in_one_call(below as u64) || self.timeline.is_some() {
+            let mut at = below;
+            while at > 0 {
+                at -= 1;
+                let lpn = self.read_spare(self.ppn(pbn, at))?.lpn;
+                if !visit(at, lpn) {
+                    break;
+                }
+            }
+            return Ok(at);
+        }
+        let at = self
+            .chip
+            .scan_spare_lpns_down(self.block_on_chip(pbn), below, OpClass::Data, visit)
+            .map_err(|v| self.rule(v))?;
+        self.power.ops += (below - at) as u64;
+        Ok(at)
+    }
+
     pub fn map_counts(&self) -> FlashCounts {
         self.chip.counts(OpClass::Map)
     }
@@ -1096,5 +1126,43 @@ mod tests {
         assert_eq!(lpns[..2], [Opt::some(Lpn(4)), Opt::some(Lpn(5))]);
         assert!(dev.read_spare(Ppn(4)).is_err());
         assert_eq!(dev.counts().spare_reads, 8);
+    }
+
+    #[test]
+    fn a_backward_scan_counts_and_cuts_where_reads_one_by_one_do() {
+        // Block 1 of 4-page blocks holds lpns 4 and 5 at pages 0 and 1 and lpn 7 at page 3.
+        let mut dev = Device::toy(4);
+        for (page, lpn) in [(0, 4), (1, 5), (3, 7)] {
+            dev.program(Ppn(4 + page), 1, Lpn(lpn)).unwrap();
+        }
+        // In one call: down from page 3 until lpn 5 is met (pages 3, 2 and 1 read).
+        let mut seen = Vec::new();
+        let until_5 = |seen: &mut Vec<_>, o, lpn: Opt<Lpn>| {
+            seen.push((o, lpn.get().map(|l| l.0)));
+            lpn != Opt::some(Lpn(5))
+        };
+        let at = dev
+            .scan_spare_lpns_down(Pbn(1), 4, |o, lpn| until_5(&mut seen, o, lpn))
+            .unwrap();
+        assert_eq!(at, 1);
+        assert_eq!(seen, [(3, Some(7)), (2, None), (1, Some(5))]);
+        assert_eq!(dev.counts().spare_reads, 3);
+        // Page by page with a cut armed past the scan: the same reads, and the cut comes after them.
+        seen.clear();
+        dev.arm_power_cut(Some(4));
+        let at = dev
+            .scan_spare_lpns_down(Pbn(1), 4, |o, lpn| until_5(&mut seen, o, lpn))
+            .unwrap();
+        assert_eq!(at, 1);
+        assert_eq!(seen, [(3, Some(7)), (2, None), (1, Some(5))]);
+        assert!(dev.read_spare(Ppn(4)).is_err());
+        // A cut on the scan's second read lands there: one read counted and seen.
+        seen.clear();
+        dev.arm_power_cut(Some(2));
+        assert!(dev
+            .scan_spare_lpns_down(Pbn(1), 4, |o, lpn| until_5(&mut seen, o, lpn))
+            .is_err());
+        assert_eq!(seen, [(3, Some(7))]);
+        assert_eq!(dev.counts().spare_reads, 7);
     }
 }

@@ -1100,6 +1100,45 @@ impl Nand {
         Ok(())
     }
 
+    /// Reads the spare areas of block `pbn` from page `below - 1` down (one spare read each, as
+    /// [`Nand::read_spare`] counts it), telling `visit` each page's offset and logical page (none for an
+    /// erased or torn page, or one the scheme wrote for itself), until it returns false or page 0 is read:
+    /// a fold's backward scan of a replacement block, with one block lookup. Returns the offset of the last
+    /// page read (`below` if none was).
+    pub fn scan_spare_lpns_down(
+        &mut self,
+        pbn: Pbn,
+        below: u32,
+        class: OpClass,
+        mut visit: impl FnMut(u32, Opt<Lpn>) -> bool,
+    ) -> Result<u32, Violation> {
+        let ppb = self.pages_per_block as usize;
+        if pbn.index() >= self.blocks.len() || below as usize > ppb {
+            let what = if pbn.index() >= self.blocks.len() {
+                "spare read beyond the chip"
+            } else {
+                "spare read beyond the block"
+            };
+            return Err(Violation {
+                what,
+                block: pbn.0,
+                page: below.max(1) - 1,
+            });
+        }
+        let slot = self.blocks.get(pbn.index()).slot.get();
+        let mut at = below;
+        while at > 0 {
+            at -= 1;
+            let lpn = slot.map_or(Opt::NONE, |s| self.lpn_at(s as usize * ppb + at as usize));
+            if !visit(at, lpn) {
+                break;
+            }
+        }
+        self.counts
+            .tally_n(class, |c| &mut c.spare_reads, (below - at) as u64);
+        Ok(at)
+    }
+
     /// What a page holds, without a flash operation (for checks and tests only).
     pub fn peek(&self, ppn: Ppn) -> PageRead {
         let (b, p) = self.split(ppn);
@@ -1484,6 +1523,54 @@ mod tests {
             .read_spare_lpns(Pbn(1), 2..5, D, &mut lpns[..3])
             .is_err());
         assert_eq!(chip.total_counts().spare_reads, 11);
+    }
+
+    #[test]
+    fn a_backward_scan_reads_what_reads_one_by_one_give_until_told_to_stop() {
+        // Block 1 as above: lpn 10, torn, erased, lpn 12; block 2 erased.
+        let mut chip = Nand::new(3, 4, false);
+        chip.program(Ppn(4), 1, Opt::some(Lpn(10)), Opt::NONE, D)
+            .unwrap();
+        chip.tear(Ppn(5));
+        chip.program(Ppn(7), 2, Opt::some(Lpn(12)), Opt::some(9), D)
+            .unwrap();
+        let mut seen = Vec::new();
+        let at = chip
+            .scan_spare_lpns_down(Pbn(1), 4, D, |o, lpn| {
+                seen.push((o, lpn));
+                true
+            })
+            .unwrap();
+        let one_by_one: Vec<_> = (0..4)
+            .rev()
+            .map(|o| (o, chip.read_spare(Ppn(4 + o), D).unwrap().lpn))
+            .collect();
+        assert_eq!((at, &seen), (0, &one_by_one));
+        assert_eq!(seen[0], (3, Opt::some(Lpn(12))));
+        assert_eq!(chip.total_counts().spare_reads, 8);
+        // Told to stop at the torn page (offset 1), from below offset 3: offsets 2 and 1 read.
+        let at = chip
+            .scan_spare_lpns_down(Pbn(1), 3, D, |o, _| o != 1)
+            .unwrap();
+        assert_eq!(at, 1);
+        assert_eq!(chip.total_counts().spare_reads, 10);
+        // An erased block reads as erased; nothing below 0 is read; off the chip or past the block: refused.
+        let mut erased = 0;
+        let at = chip
+            .scan_spare_lpns_down(Pbn(2), 2, D, |_, lpn| {
+                erased += lpn.is_none() as u32;
+                true
+            })
+            .unwrap();
+        assert_eq!((at, erased), (0, 2));
+        assert_eq!(chip.scan_spare_lpns_down(Pbn(2), 0, D, |_, _| true), Ok(0));
+        assert!(chip
+            .scan_spare_lpns_down(Pbn(3), 1, D, |_, _| true)
+            .is_err());
+        assert!(chip
+            .scan_spare_lpns_down(Pbn(1), 5, D, |_, _| true)
+            .is_err());
+        assert_eq!(chip.total_counts().spare_reads, 12);
     }
 
     #[test]

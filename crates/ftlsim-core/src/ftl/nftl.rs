@@ -219,6 +219,8 @@ pub struct NftlFtl {
     newest: Vec<Opt<u32>>,
     /// Fold scratch: the page each offset is copied from, where the copies wait for the scan.
     sources: Vec<Ppn>,
+    /// Fold scratch: the offsets the page cache did not resolve, where the scan waits for the cache.
+    missed: Vec<bool>,
     avoided_by_table: u64,
     avoided_by_cache: u64,
 }
@@ -274,6 +276,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         cache_policy: policy,
         newest: vec![Opt::NONE; g.pages_per_block as usize],
         sources: vec![Ppn(0); g.pages_per_block as usize],
+        missed: vec![false; g.pages_per_block as usize],
         avoided_by_table: 0,
         avoided_by_cache: 0,
     };
@@ -704,9 +707,13 @@ impl NftlFtl {
         let mut cursor = fill;
         let mut cached_depth = 0u64;
         let mut frontier = 0;
-        // Where the device lets the fold's operations be reordered, the copies wait for the end of the scan
-        // and go in runs (`copy_deferred`); the spare reads and the page cache's lookups keep their order.
+        // Where the device lets the fold's operations be reordered, the page cache is asked for every offset
+        // first, the replacement block is then scanned once for all the offsets it missed (down to where the
+        // scan offset by offset would have stopped: where the last of them is found), and the copies go in
+        // runs (`copy_deferred`).
         let defer = dev.may_reorder(fill as u64 + 2 * self.ppb as u64);
+        let mut missed = 0;
+        self.missed.fill(false);
         for o in 0..self.ppb {
             let lpn = Lbn(vb as u32).lpn(o, self.ppb);
             let to = dev.ppn(target, o);
@@ -732,6 +739,11 @@ impl NftlFtl {
                     cached_depth = cached_depth.max(self.search_cost(vb, ppn));
                     ppn
                 }
+                None if defer => {
+                    self.missed[o as usize] = true;
+                    missed += 1;
+                    continue;
+                }
                 None => {
                     while self.newest[o as usize].is_none() && cursor > 0 {
                         cursor -= 1;
@@ -743,10 +755,7 @@ impl NftlFtl {
                             }
                         }
                     }
-                    match self.newest[o as usize].get() {
-                        None => dev.ppn(old, o),
-                        Some(p) => dev.ppn(rep, p),
-                    }
+                    self.newest_copy(o, old, rep, dev)
                 }
             };
             if defer {
@@ -757,6 +766,14 @@ impl NftlFtl {
             }
         }
         if defer {
+            if missed > 0 {
+                cursor = self.scan_for_missed(rep, fill, missed, dev)?;
+            }
+            for o in 0..self.ppb {
+                if self.missed[o as usize] {
+                    self.sources[o as usize] = self.newest_copy(o, old, rep, dev);
+                }
+            }
             frontier = self.copy_deferred(vb, target, new, dev)?;
         }
         let scanned = (fill - cursor) as u64;
@@ -772,6 +789,39 @@ impl NftlFtl {
         self.frontier[vb] = frontier;
         dev.end_merge(mark, MergeKind::Fold);
         Ok(())
+    }
+
+    /// Where a fold copies offset `o` from: its newest page in the replacement block `rep` as far as the scan
+    /// found, else the primary's page.
+    fn newest_copy(&self, o: u32, old: Pbn, rep: Pbn, dev: &Device) -> Ppn {
+        match self.newest[o as usize].get() {
+            None => dev.ppn(old, o),
+            Some(p) => dev.ppn(rep, p),
+        }
+    }
+
+    /// The fold's scan of `rep` backwards from `fill` in one call to the device, noting the newest page of
+    /// each offset, until the `missed` offsets the page cache did not resolve are all found (or the block's
+    /// first page is read): the reads the scan offset by offset makes. Returns where it stopped.
+    fn scan_for_missed(
+        &mut self,
+        rep: Pbn,
+        fill: u32,
+        missed: u32,
+        dev: &mut Device,
+    ) -> Result<u32> {
+        let (newest, wanted, ppb) = (&mut self.newest, &self.missed, self.ppb);
+        let mut left = missed;
+        dev.scan_spare_lpns_down(rep, fill, |at, lpn| {
+            if let Some(lpn) = lpn.get() {
+                let o = lpn.offset(ppb) as usize;
+                if newest[o].is_none() {
+                    newest[o] = Opt::some(at);
+                    left -= wanted[o] as u32;
+                }
+            }
+            left > 0
+        })
     }
 
     /// A fold's copies (`self.sources`, one a page but the new data's) and the new data's program into
