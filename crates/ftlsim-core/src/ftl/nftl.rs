@@ -50,10 +50,12 @@
 //!   ppb-sized scratch (a controller holds the block's spare data while it folds), and stops as soon as the
 //!   offsets it still needs are found; the page cache resolves offsets without scanning (§3.3 (ii)). Offsets
 //!   not in the replacement block are copied from the primary with `copy` (a page read; an erased page is not
-//!   programmed): Table 2 gives the page bitmap no role in folds. The fold issues each offset's scan, then
-//!   its copy; where the order does not matter (no power cut can land in the fold, no timeline times it, no
-//!   block is remapped: `Device::may_reorder`) the copies wait for the end of the scan and go to the chip a
-//!   run at a time, with the same counts, serial time and chip state (`tests/array_runs.rs`).
+//!   programmed): Table 2 gives the page bitmap no role in folds. The fold issues, offset by offset, the page
+//!   cache's lookup, the scan's reads it still needs, then the copy. Where the order does not matter (no
+//!   power cut can land in the fold, no timeline times it, no block is remapped: `Device::may_reorder`) it
+//!   asks the cache for every offset first, scans once down to where the last missed offset is found (the
+//!   same reads), and copies a run at a time: the same counts, serial time and chip state
+//!   (`tests/array_runs.rs`, `tests/golden_nftl.rs`).
 //! - The write that finds its replacement block full is written into the fold, at its offset.
 //! - Replacement blocks and primaries come from one FIFO free pool; one block is always kept for a fold.
 //! - The lookup table and page cache are copies of spare-area data (§5 "Reliability"): the flash operations
