@@ -1073,19 +1073,8 @@ impl Nand {
     ) -> Result<(), Violation> {
         debug_assert_eq!(lpns.len(), offsets.len());
         let ppb = self.pages_per_block as usize;
-        let (first, end) = (offsets.start as usize, offsets.end as usize);
-        if pbn.index() >= self.blocks.len() || end > ppb {
-            let what = if pbn.index() >= self.blocks.len() {
-                "spare read beyond the chip"
-            } else {
-                "spare read beyond the block"
-            };
-            return Err(Violation {
-                what,
-                block: pbn.0,
-                page: offsets.end.max(1) - 1,
-            });
-        }
+        let first = offsets.start as usize;
+        self.check_spare_reads(pbn, offsets.end)?;
         match self.blocks.get(pbn.index()).slot.get() {
             None => lpns.fill(Opt::NONE),
             Some(slot) => {
@@ -1113,18 +1102,7 @@ impl Nand {
         mut visit: impl FnMut(u32, Opt<Lpn>) -> bool,
     ) -> Result<u32, Violation> {
         let ppb = self.pages_per_block as usize;
-        if pbn.index() >= self.blocks.len() || below as usize > ppb {
-            let what = if pbn.index() >= self.blocks.len() {
-                "spare read beyond the chip"
-            } else {
-                "spare read beyond the block"
-            };
-            return Err(Violation {
-                what,
-                block: pbn.0,
-                page: below.max(1) - 1,
-            });
-        }
+        self.check_spare_reads(pbn, below)?;
         let slot = self.blocks.get(pbn.index()).slot.get();
         let mut at = below;
         while at > 0 {
@@ -1137,6 +1115,22 @@ impl Nand {
         self.counts
             .tally_n(class, |c| &mut c.spare_reads, (below - at) as u64);
         Ok(at)
+    }
+
+    /// Spare reads of block `pbn`'s pages below `end` stay on the chip and in the block.
+    fn check_spare_reads(&self, pbn: Pbn, end: u32) -> Result<(), Violation> {
+        let what = if pbn.index() >= self.blocks.len() {
+            "spare read beyond the chip"
+        } else if end > self.pages_per_block {
+            "spare read beyond the block"
+        } else {
+            return Ok(());
+        };
+        Err(Violation {
+            what,
+            block: pbn.0,
+            page: end.max(1) - 1,
+        })
     }
 
     /// What a page holds, without a flash operation (for checks and tests only).
@@ -1488,16 +1482,21 @@ mod tests {
         assert_eq!((c.page_reads, c.page_writes), (2, 4));
     }
 
-    #[test]
-    fn spare_reads_of_a_run_at_once_give_what_reads_one_by_one_give() {
-        // Block 1: page 4 holds lpn 10, page 5 is torn, page 6 is erased, page 7 holds lpn 12 with a scheme
-        // word; block 2 is erased.
+    /// 3 blocks of 4 pages. Block 1: page 4 holds lpn 10, page 5 is torn, page 6 is erased, page 7 holds lpn
+    /// 12 with a scheme word; block 2 is erased.
+    fn torn_and_erased_pages() -> Nand {
         let mut chip = Nand::new(3, 4, false);
         chip.program(Ppn(4), 1, Opt::some(Lpn(10)), Opt::NONE, D)
             .unwrap();
         chip.tear(Ppn(5));
         chip.program(Ppn(7), 2, Opt::some(Lpn(12)), Opt::some(9), D)
             .unwrap();
+        chip
+    }
+
+    #[test]
+    fn spare_reads_of_a_run_at_once_give_what_reads_one_by_one_give() {
+        let mut chip = torn_and_erased_pages();
         let mut lpns = [Opt::some(Lpn(99)); 4];
         chip.read_spare_lpns(Pbn(1), 0..4, D, &mut lpns).unwrap();
         let one_by_one = [4, 5, 6, 7].map(|p| chip.read_spare(Ppn(p), D).unwrap().lpn);
@@ -1527,13 +1526,7 @@ mod tests {
 
     #[test]
     fn a_backward_scan_reads_what_reads_one_by_one_give_until_told_to_stop() {
-        // Block 1 as above: lpn 10, torn, erased, lpn 12; block 2 erased.
-        let mut chip = Nand::new(3, 4, false);
-        chip.program(Ppn(4), 1, Opt::some(Lpn(10)), Opt::NONE, D)
-            .unwrap();
-        chip.tear(Ppn(5));
-        chip.program(Ppn(7), 2, Opt::some(Lpn(12)), Opt::some(9), D)
-            .unwrap();
+        let mut chip = torn_and_erased_pages();
         let mut seen = Vec::new();
         let at = chip
             .scan_spare_lpns_down(Pbn(1), 4, D, |o, lpn| {

@@ -454,7 +454,23 @@ impl ReplacementFtl {
         let frontier = if dev.may_reorder(ops) {
             self.fill_in_bulk(first, target, new, dev)?
         } else {
-            self.fill_offset_by_offset(first, target, new, dev)?
+            // Shim et al.'s order: at each offset, the chain walk, then the copy (or the new data's program).
+            let mut frontier = 0;
+            for o in 0..self.ppb {
+                let to = dev.ppn(target, o);
+                if let Some((new_o, lpn, token)) = new {
+                    if new_o == o {
+                        dev.program(to, token, lpn)?;
+                        frontier = o + 1;
+                        continue;
+                    }
+                }
+                if let Some(b) = self.newest(first, o, dev)? {
+                    dev.copy(dev.ppn(b, o), to)?;
+                    frontier = o + 1;
+                }
+            }
+            frontier
         };
         let mut b = Some(first);
         while let Some(block) = b {
@@ -474,38 +490,10 @@ impl ReplacementFtl {
         Ok(())
     }
 
-    /// A merge's fill of `target` from the chain starting at `first`, as Shim et al. describe it: at each
-    /// offset in turn, the chain walk of spare reads for the newest copy ([`ReplacementFtl::newest`]), then its
-    /// copy (or `new` data's program at its offset). Returns one past the highest page filled.
-    fn fill_offset_by_offset(
-        &mut self,
-        first: Pbn,
-        target: Pbn,
-        new: Option<(u32, Lpn, Token)>,
-        dev: &mut Device,
-    ) -> Result<u32> {
-        let mut frontier = 0;
-        for o in 0..self.ppb {
-            let to = dev.ppn(target, o);
-            if let Some((new_o, lpn, token)) = new {
-                if new_o == o {
-                    dev.program(to, token, lpn)?;
-                    frontier = o + 1;
-                    continue;
-                }
-            }
-            if let Some(b) = self.newest(first, o, dev)? {
-                dev.copy(dev.ppn(b, o), to)?;
-                frontier = o + 1;
-            }
-        }
-        Ok(frontier)
-    }
-
-    /// [`ReplacementFtl::fill_offset_by_offset`]'s operations where the device lets them be reordered
+    /// [`ReplacementFtl::merge`]'s fill of `target` where the device lets its operations be reordered
     /// ([`Device::may_reorder`]): the same spare reads, a block of the chain at a time in one call each, then
     /// the same copies and program in the same order, each run of consecutive offsets in one call. The counts,
-    /// the serial time and the chip's state are the same.
+    /// the serial time and the chip's state are the same. Returns one past the highest page filled.
     fn fill_in_bulk(
         &mut self,
         first: Pbn,
