@@ -87,6 +87,7 @@
 use super::common::bounds::Checks;
 use super::common::mechanisms::free_pool::FreePool;
 use super::common::mechanisms::location_cache::{LocationCache, Policy};
+use super::common::mechanisms::merge;
 use super::common::structures::bitmap::Bitmap;
 use super::{
     address_bytes, defaults_of, parse_as, Built, Extra, Ftl, Mounts, RamItem, Scheme, SchemeParams,
@@ -97,7 +98,6 @@ use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
 use crate::figure::{Figure, Unit};
-use crate::nand::OpClass;
 use crate::stats::{CacheKind, MergeKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -220,7 +220,7 @@ pub struct NftlFtl {
     /// Fold scratch: newest replacement page of each offset.
     newest: Vec<Opt<u32>>,
     /// Fold scratch: the page each offset is copied from, where the copies wait for the scan.
-    sources: Vec<Ppn>,
+    sources: Vec<Opt<Ppn>>,
     /// Fold scratch: the offsets the page cache did not resolve, where the scan waits for the cache.
     missed: Vec<bool>,
     avoided_by_table: u64,
@@ -277,7 +277,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         cache: LocationCache::new(p.page_cache, g.logical_pages(), policy),
         cache_policy: policy,
         newest: vec![Opt::NONE; g.pages_per_block as usize],
-        sources: vec![Ppn(0); g.pages_per_block as usize],
+        sources: vec![Opt::NONE; g.pages_per_block as usize],
         missed: vec![false; g.pages_per_block as usize],
         avoided_by_table: 0,
         avoided_by_cache: 0,
@@ -712,7 +712,7 @@ impl NftlFtl {
         // Where the device lets the fold's operations be reordered, the page cache is asked for every offset
         // first, the replacement block is then scanned once for all the offsets it missed (down to where the
         // scan offset by offset would have stopped: where the last of them is found), and the copies go in
-        // runs (`copy_deferred`).
+        // runs (`merge::fill`).
         let defer = dev.may_reorder(fill as u64 + 2 * self.ppb as u64);
         let mut missed = 0;
         self.missed.fill(false);
@@ -761,7 +761,7 @@ impl NftlFtl {
                 }
             };
             if defer {
-                self.sources[o as usize] = from;
+                self.sources[o as usize] = Opt::some(from);
             } else if dev.copy(from, to)?.is_some() {
                 self.cache.relocate(lpn, to);
                 frontier = o + 1;
@@ -773,10 +773,18 @@ impl NftlFtl {
             }
             for o in 0..self.ppb {
                 if self.missed[o as usize] {
-                    self.sources[o as usize] = self.newest_copy(o, old, rep, dev);
+                    self.sources[o as usize] = Opt::some(self.newest_copy(o, old, rep, dev));
                 }
             }
-            frontier = self.copy_deferred(vb, target, new, dev)?;
+            // The copies and the new data's program in offset order, each run of offsets in one call.
+            let (sources, cache, ppb) = (&self.sources, &mut self.cache, self.ppb);
+            let first_page = dev.ppn(target, 0);
+            merge::fill(dev, Lbn(vb as u32), target, 0..0, sources, new, |r| {
+                for o in r.clone() {
+                    cache.relocate(Lbn(vb as u32).lpn(o, ppb), Ppn(first_page.0 + o));
+                }
+                frontier = r.end;
+            })?;
         }
         let scanned = (fill - cursor) as u64;
         self.avoided_by_cache += cached_depth.saturating_sub(scanned);
@@ -824,53 +832,6 @@ impl NftlFtl {
             }
             left > 0
         })
-    }
-
-    /// A fold's copies (`self.sources`, one a page but the new data's) and the new data's program into
-    /// `target`, in offset order as [`NftlFtl::fold`] issues them when it cannot defer them: each run of
-    /// offsets between the new data's in one call to the device where it can, else one by one. Returns one
-    /// past the highest page that holds data.
-    fn copy_deferred(
-        &mut self,
-        vb: usize,
-        target: Pbn,
-        new: Option<(u32, Token)>,
-        dev: &mut Device,
-    ) -> Result<u32> {
-        let ppb = self.ppb;
-        let new_o = new.map_or(ppb, |(o, _)| o);
-        let mut frontier = 0;
-        let mut start = 0;
-        while start < ppb {
-            let end = if start <= new_o { new_o } else { ppb };
-            let run = &self.sources[start as usize..end as usize];
-            let to = dev.ppn(target, start);
-            if !run.is_empty() && dev.copy_run(OpClass::Data, run, to) {
-                for o in start..end {
-                    self.cache
-                        .relocate(Lbn(vb as u32).lpn(o, ppb), dev.ppn(target, o));
-                }
-                frontier = end;
-            } else {
-                for o in start..end {
-                    let to = dev.ppn(target, o);
-                    if dev.copy(self.sources[o as usize], to)?.is_some() {
-                        self.cache.relocate(Lbn(vb as u32).lpn(o, ppb), to);
-                        frontier = o + 1;
-                    }
-                }
-            }
-            if let Some((_, token)) = new.filter(|_| end == new_o) {
-                dev.program(
-                    dev.ppn(target, new_o),
-                    token,
-                    Lbn(vb as u32).lpn(new_o, ppb),
-                )?;
-                frontier = new_o + 1;
-            }
-            start = end + 1;
-        }
-        Ok(frontier)
     }
 }
 

@@ -62,16 +62,16 @@
 
 use super::common::bounds::Checks;
 use super::common::mechanisms::free_pool::FreePool;
+use super::common::mechanisms::merge;
 use super::common::structures::valid_buckets::ValidBuckets;
 use super::{
     address_bytes, defaults_of, parse_as, Built, Ftl, Mounts, RamItem, Scheme, SchemeParams,
 };
-use crate::addr::{Lpn, Opt, Pbn, Ppn, Token};
+use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
 use crate::device::Result;
-use crate::nand::OpClass;
 use crate::stats::MergeKind;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -150,8 +150,8 @@ pub struct ReplacementFtl {
     sources: Vec<Opt<Pbn>>,
     /// The logical page of each page of a block, read by a merge's spare reads (reused).
     spares: Vec<Opt<Lpn>>,
-    /// A run of a merge's copies to consecutive pages (reused).
-    run: Vec<Ppn>,
+    /// The page each offset is copied from, found by a merge's spare reads a block at a time (reused).
+    copy_from: Vec<Opt<Ppn>>,
 }
 
 fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
@@ -183,7 +183,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         fold_in_place: p.fold_in_place,
         sources: vec![Opt::NONE; g.pages_per_block as usize],
         spares: vec![Opt::NONE; g.pages_per_block as usize],
-        run: Vec::with_capacity(g.pages_per_block as usize),
+        copy_from: vec![Opt::NONE; g.pages_per_block as usize],
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -452,7 +452,7 @@ impl ReplacementFtl {
         let blocks = 1 + self.chain_len[vb] as u64;
         let ops = blocks * self.ppb as u64 + 2 * self.ppb as u64;
         let frontier = if dev.may_reorder(ops) {
-            self.fill_in_bulk(first, target, new, dev)?
+            self.fill_in_bulk(vb, first, target, new, dev)?
         } else {
             // Shim et al.'s order: at each offset, the chain walk, then the copy (or the new data's program).
             let mut frontier = 0;
@@ -492,10 +492,12 @@ impl ReplacementFtl {
 
     /// [`ReplacementFtl::merge`]'s fill of `target` where the device lets its operations be reordered
     /// ([`Device::may_reorder`]): the same spare reads, a block of the chain at a time in one call each, then
-    /// the same copies and program in the same order, each run of consecutive offsets in one call. The counts,
-    /// the serial time and the chip's state are the same. Returns one past the highest page filled.
+    /// the same copies and program in the same order ([`merge::fill`]: each run of consecutive offsets in one
+    /// call). The counts, the serial time and the chip's state are the same. Returns one past the highest
+    /// page filled.
     fn fill_in_bulk(
         &mut self,
+        vb: usize,
         first: Pbn,
         target: Pbn,
         new: Option<(u32, Lpn, Token)>,
@@ -504,7 +506,7 @@ impl ReplacementFtl {
         let ppb = self.ppb;
         let new_o = new.map_or(ppb, |(o, _, _)| o);
         let mut spares = std::mem::take(&mut self.spares);
-        self.sources.fill(Opt::NONE);
+        self.copy_from.fill(Opt::NONE);
         let mut b = Some(first);
         while let Some(block) = b {
             for offsets in [0..new_o, (new_o + 1).min(ppb)..ppb] {
@@ -516,44 +518,18 @@ impl ReplacementFtl {
             }
             for (o, lpn) in spares.iter().enumerate() {
                 if lpn.is_some() && o as u32 != new_o {
-                    self.sources[o] = Opt::some(block);
+                    self.copy_from[o] = Opt::some(dev.ppn(block, o as u32));
                 }
             }
             b = self.next[block.index()].get();
         }
         self.spares = spares;
-        let mut run = std::mem::take(&mut self.run);
         let mut frontier = 0;
-        let mut o = 0;
-        while o < ppb {
-            if let Some((_, lpn, token)) = new.filter(|_| o == new_o) {
-                dev.program(dev.ppn(target, o), token, lpn)?;
-                frontier = o + 1;
-                o += 1;
-                continue;
-            }
-            let start = o;
-            run.clear();
-            while o < ppb && o != new_o {
-                let Some(b) = self.sources[o as usize].get() else {
-                    break;
-                };
-                run.push(dev.ppn(b, o));
-                o += 1;
-            }
-            if run.is_empty() {
-                o += 1;
-                continue;
-            }
-            frontier = o;
-            let to = dev.ppn(target, start);
-            if !dev.copy_run(OpClass::Data, &run, to) {
-                for (i, &from) in run.iter().enumerate() {
-                    dev.copy(from, Ppn(to.0 + i as u32))?;
-                }
-            }
-        }
-        self.run = run;
+        let incoming = new.map(|(o, _, token)| (o, token));
+        let lbn = Lbn(vb as u32);
+        merge::fill(dev, lbn, target, 0..0, &self.copy_from, incoming, |r| {
+            frontier = r.end
+        })?;
         Ok(frontier)
     }
 

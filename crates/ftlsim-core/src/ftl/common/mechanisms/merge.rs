@@ -23,16 +23,18 @@ use crate::nand::OpClass;
 /// The most copies a merge hands the device in one call ([`Device::copy_run`]).
 const RUN: usize = 64;
 
-/// Programs the offsets of `target` outside `held` (the offsets it already holds) for `lbn` from `sources`,
-/// or `incoming` at its offset.
-fn fill(
+/// Programs the offsets of `target` outside `held` (the offsets it already holds) for `lbn` from `sources`
+/// (a copy each; none: left erased), or `incoming` at its offset, in offset order, and tells `programmed` of
+/// each run of offsets that now holds data. Any block filled from pages found per offset uses it: a merge
+/// here, the replacement block scheme's merge and NFTL's fold.
+pub fn fill(
     dev: &mut Device,
-    data: &mut DataBlocks,
     lbn: Lbn,
     target: Pbn,
     held: std::ops::Range<u32>,
     sources: &[Opt<Ppn>],
     incoming: Option<(u32, Token)>,
+    mut programmed: impl FnMut(std::ops::Range<u32>),
 ) -> Result<()> {
     let ppb = sources.len() as u32;
     // Runs of offsets that each copy a source go to the device in one call; where it cannot take one, or an
@@ -56,41 +58,37 @@ fn fill(
         offset = start + n as u32;
         let run = &sources[start as usize..offset as usize];
         if n > 1 && dev.copy_run(OpClass::Data, run, dev.ppn(target, start)) {
-            data.mark_programmed_run(lbn, start..offset);
+            programmed(start..offset);
             continue;
         }
         offset = start + n.max(1) as u32;
         for o in start..offset {
-            fill_one(dev, data, lbn, target, o, sources, incoming)?;
+            if fill_one(dev, lbn, target, o, sources, incoming)? {
+                programmed(o..o + 1);
+            }
         }
     }
     Ok(())
 }
 
-/// [`fill`]'s work at one offset: the incoming write, a copy of the source, or nothing.
+/// [`fill`]'s work at one offset: the incoming write, a copy of the source, or nothing; whether the offset
+/// now holds data.
 fn fill_one(
     dev: &mut Device,
-    data: &mut DataBlocks,
     lbn: Lbn,
     target: Pbn,
     offset: u32,
     sources: &[Opt<Ppn>],
     incoming: Option<(u32, Token)>,
-) -> Result<()> {
+) -> Result<bool> {
     let lpn = lbn.lpn(offset, sources.len() as u32);
     let to = dev.ppn(target, offset);
     match (incoming, sources[offset as usize].get()) {
-        (Some((o, token)), _) if o == offset => dev.program(to, token, lpn)?,
-        (_, None) => return Ok(()),
+        (Some((o, token)), _) if o == offset => dev.program(to, token, lpn).map(|()| true),
+        (_, None) => Ok(false),
         // A torn source (a host write in place cut by a power loss) holds nothing: no copy.
-        (_, Some(from)) => {
-            if dev.copy(from, to)?.is_none() {
-                return Ok(());
-            }
-        }
+        (_, Some(from)) => Ok(dev.copy(from, to)?.is_some()),
     }
-    data.mark_programmed_at(lbn, offset);
-    Ok(())
 }
 
 fn retire(dev: &mut Device, pool: &mut FreePool, old: Option<Pbn>) -> Result<()> {
@@ -114,7 +112,9 @@ pub fn full_merge(
         .take()
         .ok_or_else(|| dev.out_of_space("no free block for a merge"))?;
     let old = data.assign(lbn, target, 0);
-    fill(dev, data, lbn, target, 0..0, sources, incoming)?;
+    fill(dev, lbn, target, 0..0, sources, incoming, |r| {
+        data.mark_programmed_run(lbn, r)
+    })?;
     retire(dev, pool, old)
 }
 
@@ -152,7 +152,9 @@ pub fn partial_merge_around(
     for offset in held.clone() {
         data.mark_programmed_at(lbn, offset);
     }
-    fill(dev, data, lbn, log, held, sources, incoming)?;
+    fill(dev, lbn, log, held, sources, incoming, |r| {
+        data.mark_programmed_run(lbn, r)
+    })?;
     retire(dev, pool, old)
 }
 
