@@ -840,7 +840,8 @@ impl Device {
         below: u32,
         mut visit: impl FnMut(u32, Opt<Lpn>) -> bool,
     ) -> Result<u32> {
-        if !self.in_one_call(below as u64) || self.timeline.is_some() {
+        // One call where the reads need not each be timed or counted apart: what lets a scheme reorder.
+        if !self.may_reorder(below as u64) {
             let mut at = below;
             while at > 0 {
                 at -= 1;
