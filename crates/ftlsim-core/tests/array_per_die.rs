@@ -388,6 +388,49 @@ fn block_erases_count_the_physical_blocks_each_placement_erases() {
 }
 
 #[test]
+fn after_a_power_cut_on_an_array_no_request_is_served_before_the_mount_ends() {
+    // At 20 ms a spare read, the page-mapped scheme's mount (it reads the spare areas of the blocks it
+    // scans; its collections read none) takes past half a second on 2 x 2 dies (`mount.array_time_us`).
+    // Requests arrive 20 ms apart (50 us stretched 400 times), and without cuts none takes 100 ms. The read
+    // or write after a cut arrives within a few tens of ms of it, waits for the mount, and its response time
+    // is at least the mount's less that.
+    for placement in [None, Some("per-die")] {
+        let mut cfg = SimConfig {
+            queue_depth: Some(4),
+            time_scale: Some(400.0),
+            ..config("page", 2, 2, placement)
+        };
+        cfg.device.spare_read_us = Some(20_000.0);
+        let run = |cuts| {
+            let cfg = SimConfig {
+                power_cuts: cuts,
+                ..cfg.clone()
+            };
+            run_requests(&cfg, mixed(3000)).unwrap()
+        };
+        let longest = |r: &Report| {
+            r.num("response_us.read.max")
+                .max(r.num("response_us.write.max"))
+        };
+        let uncut = run(0);
+        assert!(
+            longest(&uncut) < 100_000.0,
+            "{placement:?}: {}",
+            longest(&uncut)
+        );
+        let cut = run(3);
+        assert_eq!(cut.count("power.cuts"), 3, "{placement:?}");
+        let mount = cut.num("mount.array_time_us.max");
+        assert!(mount > 500_000.0, "{placement:?}: {mount}");
+        assert!(
+            longest(&cut) > mount - 100_000.0,
+            "{placement:?}: {} against {mount}",
+            longest(&cut)
+        );
+    }
+}
+
+#[test]
 fn a_mount_on_an_array_is_timed_with_the_dies_scanning_at_once() {
     // FAST and BAST mount by reading every page's spare area: 200 spare reads of 15 us on the 100 blocks of
     // 2 pages (3,000 us one after another: `mount.time_us`). On 2 channels of 2 dies, 50 reads a die, each

@@ -184,6 +184,45 @@ fn spare_accesses_move_the_spare_and_background_work_follows_the_last_request() 
 }
 
 #[test]
+fn after_a_power_cut_the_dies_wait_for_the_mount() {
+    use FlashOp::*;
+    let mut t = timeline(1, 2, 8);
+    // A write of page 0 (channel 10-20, program till 220), then one of page 1, cut after its program was
+    // issued (channel 20-30, program till 230): it leaves at 230, and the power goes down then.
+    t.begin_request(Kind::Write, Some(10.0), 100);
+    t.op(Program, 0);
+    assert_eq!(t.end_request(), 210.0);
+    t.begin_request(Kind::Write, Some(15.0), 100);
+    t.op(Program, 1);
+    t.abandon();
+    // The mount takes 801 us from power-on: the device is back at 1,031.
+    t.power_on_after(801.0);
+    // Reads of pages 0 and 1 that arrived at 40 and 50 are dispatched then: arrays 1,031-1,081, transfers
+    // 1,081-1,091 and 1,091-1,101.
+    assert_eq!(t.begin_request(Kind::Read, Some(40.0), 100), 1031.0);
+    t.op(Read, 0);
+    assert_eq!(t.end_request(), 1091.0 - 40.0);
+    assert_eq!(t.begin_request(Kind::Read, Some(50.0), 100), 1031.0);
+    t.op(Read, 1);
+    assert_eq!(t.end_request(), 1101.0 - 50.0);
+    // Background work starts after them.
+    t.begin_background();
+    t.op(Erase, 0);
+    t.end_background();
+    assert_eq!(
+        spans(&t),
+        vec![
+            (Program, 0, 0, 10.0, 220.0),
+            (Program, 1, 0, 20.0, 230.0),
+            (Read, 0, 0, 1031.0, 1091.0),
+            (Read, 1, 0, 1031.0, 1101.0),
+            (Erase, 0, 0, 1101.0, 2101.0),
+            (Erase, 1, 0, 1101.0, 2101.0),
+        ]
+    );
+}
+
+#[test]
 fn a_transfer_takes_an_earlier_gap_on_its_channel() {
     use FlashOp::*;
     let mut t = timeline(1, 2, 8);

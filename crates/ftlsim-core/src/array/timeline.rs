@@ -37,7 +37,8 @@
 //! makes a closed loop. A request at time 0 of a timed trace arrives at the start. At most
 //! `queue_depth` requests are in the device; the others wait in the host, in arrival order, and that wait is
 //! part of their response time. A mount (after a power cut, or at the end of the run) is timed apart from the
-//! requests, on idle dies from power-on ([`Timeline::at_power_on`]).
+//! requests, on idle dies from power-on ([`Timeline::at_power_on`]); after a cut, no die works and no request
+//! is dispatched before the mount ends ([`Timeline::power_on_after`]).
 //!
 //! Every operation is O(1) (an erase O(dies)): a transfer ready after the start of the latest one booked on
 //! its channel and the end of every other is placed at once; on a channel of more than two striped dies, one
@@ -1556,7 +1557,8 @@ impl Timeline {
     }
 
     /// The current request will not complete (a power cut landed in it): it leaves the system now, and
-    /// nothing is timed until the next request or background work (mounting is not timed).
+    /// nothing is timed until the next request or background work (the mount is timed apart,
+    /// [`Timeline::at_power_on`]; [`Timeline::power_on_after`] then says when the device is back).
     pub fn abandon(&mut self) {
         if self.open {
             self.open = false;
@@ -1566,6 +1568,20 @@ impl Timeline {
             }
             self.end = later(self.end, now);
         }
+    }
+
+    /// The device is back from a power cut after a mount of `mount_us` (its time apart, from power-on): no
+    /// die works and no request is dispatched before then. Every request but the one the cut landed in
+    /// completes ([`Timeline::abandon`]), as the scheme issued their operations before the cut: the power goes
+    /// down when the last operation ends, and comes back at once.
+    pub fn power_on_after(&mut self, mount_us: f64) {
+        let back = self.end + mount_us;
+        for die in &mut self.die {
+            die.free = later(die.free, back);
+        }
+        self.last_dispatch = later(self.last_dispatch, back);
+        self.last_completion = later(self.last_completion, back);
+        self.end = back;
     }
 
     /// Starts background work (idle-time garbage collection, the end-of-trace flush): it starts once the

@@ -531,7 +531,10 @@ impl<'p> Run<'p> {
             t.abandon();
         }
         let next = self.cuts.after_cut();
-        self.survive_power_cut(at, request)?;
+        let mount_us = self.survive_power_cut(at, request)?;
+        if let (Some(t), Some(us)) = (self.dev.timeline_mut(), mount_us) {
+            t.power_on_after(us);
+        }
         self.dev.arm_power_cut(next);
         Ok(())
     }
@@ -570,8 +573,9 @@ impl<'p> Run<'p> {
         })
     }
 
-    /// Rebuilds the scheme's RAM from the chip (a boot), counting what it costs.
-    fn mount(&mut self) -> Result<()> {
+    /// Rebuilds the scheme's RAM from the chip (a boot), counting what it costs; returns its time on the
+    /// array from power-on (None without the event model).
+    fn mount(&mut self) -> Result<Option<f64>> {
         self.dev.enter_phase(Cause::Mount);
         let (before, before_us) = (self.dev.counts(), self.dev.elapsed_us());
         // On an array the mount is also timed by the event model, from power-on.
@@ -596,19 +600,20 @@ impl<'p> Run<'p> {
             p.mounts_on_array += 1;
         }
         self.dev.enter_phase(Cause::Host);
-        Ok(())
+        Ok(array_us)
     }
 
     /// The power was cut at `at` while serving request `request`: mount, then check the durability contract
     /// on every logical page: an acknowledged write reads back its token; a page the request in flight was
     /// writing reads its old or its new token (and is that from now on); a trimmed page may read nothing.
-    fn survive_power_cut(&mut self, at: CutPoint, request: u64) -> Result<()> {
+    /// Returns the mount's time on the array ([`Run::mount`]).
+    fn survive_power_cut(&mut self, at: CutPoint, request: u64) -> Result<Option<f64>> {
         self.power.cuts += 1;
         self.power.cuts_in_merge_or_gc += (at.open_marks > 0) as u64;
         self.power.cuts_in_map_io += (at.class == OpClass::Map) as u64;
         self.power.torn_pages += at.torn as u64;
         self.power.torn_in_merge_or_gc += (at.torn && at.open_marks > 0) as u64;
-        self.mount()?;
+        let mount_us = self.mount()?;
         self.dev.enter_phase(Cause::Check);
         let mut inflight = std::mem::take(&mut self.inflight);
         inflight.sort_unstable();
@@ -651,7 +656,7 @@ impl<'p> Run<'p> {
         self.power.pages_checked += pages as u64;
         self.power.cuts_survived += 1;
         self.dev.enter_phase(Cause::Host);
-        Ok(())
+        Ok(mount_us)
     }
 
     /// Zeroes every counter (device, scheme, host, latency): preconditioning is over, or `measure_from` reached.
