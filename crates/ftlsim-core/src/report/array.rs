@@ -104,7 +104,8 @@ fn put(k: &mut Keys, a: &ArrayFigures, erases: u64, scheme_pages_per_block: u32)
     k.put(
         "array.span_us",
         Unit::Us,
-        "from the first request's arrival to the end of the last operation",
+        "from the first request's arrival to the end of the last operation, with the mounts after power cuts \
+         (no die is busy for the run while one mounts: a mount is timed apart, mount.array_time_us)",
         num(a.span_us),
     );
     for (name, r) in [("read", &a.read), ("write", &a.write)] {
