@@ -9,7 +9,8 @@
 //! read(lpn):  read page offset of map[lbn]
 //! ```
 //! Under `sequential_program` (MLC) a free page below the block's highest programmed page cannot be
-//! programmed either, so such a write is handled like an overwrite.
+//! programmed either, so such a write is handled like an overwrite. An overwrite's copies go to the device a
+//! run of offsets at a time (`merge::fill`, as the hybrid schemes' merges), in the same order as one by one.
 //! RAM: the block map (one entry per logical block, as wide as a physical block address), one "written" bit
 //! per logical page and the in-order frontier per block: the data-block map the log-block schemes share
 //! (`common/mechanisms/data_blocks.rs`). Choice: the written bit is kept in RAM rather than found by a spare read, so the baseline's
@@ -30,8 +31,9 @@
 use super::common::mechanisms::boot_scan::{scan_block, Extent};
 use super::common::mechanisms::data_blocks::DataBlocks;
 use super::common::mechanisms::free_pool::FreePool;
+use super::common::mechanisms::merge;
 use super::{defaults_of, parse_as, Built, Ftl, Mounts, RamItem, Scheme, SchemeParams};
-use crate::addr::{Lbn, Lpn, Pbn, Token};
+use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::config::ConfigError;
 use crate::config::Geometry;
 use crate::device::Device;
@@ -79,6 +81,8 @@ pub struct BlockFtl {
     /// The block map, the written bit of each logical page and each block's in-order frontier.
     data: DataBlocks,
     free: FreePool,
+    /// An overwrite's sources: the old block's page at each offset it copies (kept between calls).
+    sources: Vec<Opt<Ppn>>,
 }
 
 fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
@@ -91,6 +95,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         physical_blocks: blocks,
         data: DataBlocks::new(g.logical_blocks, g.pages_per_block, g.sequential_program),
         free: FreePool::with_range(Pbn(0), blocks),
+        sources: vec![Opt::NONE; g.pages_per_block as usize],
     };
     Ok(Built {
         ftl: Box::new(ftl),
@@ -118,18 +123,25 @@ impl Ftl for BlockFtl {
             .free
             .take()
             .ok_or_else(|| dev.out_of_space("no free block"))?;
+        // Every other written page of the old block is copied, the new data programmed at its offset.
+        self.sources.fill(Opt::NONE);
+        self.data.fill_missing(lbn, &mut self.sources, dev);
+        self.sources[offset as usize] = Opt::NONE;
         let old = self
             .data
             .relocate(lbn, new)
             .expect("an overwrite has a data block");
-        for o in 0..self.ppb {
-            let to = dev.ppn(new, o);
-            if o == offset {
-                dev.program(to, token, lpn)?;
-            } else if self.data.is_written(lbn.lpn(o, self.ppb)) {
-                dev.copy(dev.ppn(old, o), to)?;
-            }
-        }
+        dev.prefetch_block(old);
+        // The new block holds the offsets the old one did (a torn page's too: it counts as written).
+        merge::fill(
+            dev,
+            lbn,
+            new,
+            0..0,
+            &self.sources,
+            Some((offset, token)),
+            |_| {},
+        )?;
         self.data.mark_programmed(lpn);
         dev.erase(old)?;
         self.free.put(old);
