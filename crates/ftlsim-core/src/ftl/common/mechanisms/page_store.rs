@@ -61,9 +61,8 @@ pub struct PageStore {
     benefit_and_cost: Vec<(f64, f64)>,
     /// The keys of a victim's pages, read at once by [`PageStore::collect_into`] (kept between calls).
     keys: Vec<u32>,
-    /// The victim's valid pages and their keys, for the copy loop (kept between calls).
+    /// The victim's valid pages, for the copy loop (kept between calls).
     moving: Vec<Ppn>,
-    moving_keys: Vec<u32>,
 }
 
 impl PageStore {
@@ -117,7 +116,6 @@ impl PageStore {
             },
             keys: vec![0; ppb as usize],
             moving: Vec::with_capacity(ppb as usize),
-            moving_keys: Vec::with_capacity(ppb as usize),
         }
     }
 
@@ -405,7 +403,7 @@ impl PageStore {
         let first = dev.ppn(victim, 0);
         let mut keys = std::mem::take(&mut self.keys);
         self.owner.read_range(first.index(), &mut keys);
-        let copied = self.copy_keys(first, &keys, frontier, class, dev, map);
+        let copied = self.copy_keys(first, &mut keys, frontier, class, dev, map);
         self.keys = keys;
         copied?;
         dev.erase_in(class, victim)?;
@@ -414,33 +412,33 @@ impl PageStore {
     }
 
     /// The copy loop of [`PageStore::collect_into`]: the valid pages of the victim block starting at `first`,
-    /// whose owner entries are `keys`, in order. Each run that fits the frontier's open block is copied in
-    /// one call to the device ([`Device::copy_run`]); a page that opens a block, or a run the device cannot
-    /// copy at once, is copied on its own. The order of the copies, and so every count, is the same either way.
+    /// whose owner entries are `keys`, in order (`keys` keeps the valid pages' keys at its start). Each run that
+    /// fits the frontier's open block is copied in one call to the device ([`Device::copy_run`]); a page that
+    /// opens a block, or a run the device cannot copy at once, is copied on its own. The order of the copies,
+    /// and so every count, is the same either way.
     fn copy_keys(
         &mut self,
         first: Ppn,
-        keys: &[u32],
+        keys: &mut [u32],
         frontier: usize,
         class: OpClass,
         dev: &mut Device,
         map: &mut impl Relocate,
     ) -> Result<()> {
-        let (mut moving, mut moving_keys) = (
-            std::mem::take(&mut self.moving),
-            std::mem::take(&mut self.moving_keys),
-        );
-        moving.clear();
-        moving_keys.clear();
+        let mut moving = std::mem::take(&mut self.moving);
+        moving.resize(keys.len(), Ppn(0));
         let pages = first.index()..first.index() + keys.len();
+        // The valid pages and their keys to the front: the n-th valid page is at or after offset n.
+        let mut valid = 0;
         for page in self.valid_pages.ones_in(pages.clone()) {
             let key = keys[page - first.index()];
             map.prefetch(key);
-            moving.push(Ppn(page as u32));
-            moving_keys.push(key);
+            keys[valid] = key;
+            moving[valid] = Ppn(page as u32);
+            valid += 1;
         }
-        let copied = self.copy_runs(&moving, &moving_keys, frontier, class, dev, map);
-        (self.moving, self.moving_keys) = (moving, moving_keys);
+        let copied = self.copy_runs(&moving[..valid], &keys[..valid], frontier, class, dev, map);
+        self.moving = moving;
         copied?;
         // The victim is no candidate (it was taken): its pages are only no longer valid.
         self.valid_pages.clear_range(pages);
