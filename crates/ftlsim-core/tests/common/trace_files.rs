@@ -33,9 +33,16 @@ pub fn tiny_fixture(name: &str) -> PathBuf {
     fixture(&format!("tiny.{name}"))
 }
 
-/// A file under the temp dir, unique to this test binary (its process) and `name`.
+/// A file under the temp dir, unique to this test binary (its process), the test (its thread's name: tests
+/// run in parallel, and two of them writing files of one name raced) and `name`.
 pub fn temp(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ftlsim-tests-{}", std::process::id()));
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("unnamed")
+        .replace("::", "-");
+    let dir = std::env::temp_dir()
+        .join(format!("ftlsim-tests-{}", std::process::id()))
+        .join(test);
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, contents).unwrap();
