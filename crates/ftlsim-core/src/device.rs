@@ -193,6 +193,9 @@ pub struct Device {
     power: PowerSwitch,
     /// Pages moved by [`Device::copy`]; merges and GC report their copies from this.
     copies: u64,
+    /// A run's source pages on the chip, where blocks are remapped around bad ones ([`Device::copy_run`];
+    /// kept between calls).
+    run_on_chip: Vec<Ppn>,
     /// Tests: [`Device::read_headers_of`] always declines, so that both ways of reading headers can be compared.
     #[cfg(test)]
     pub(crate) headers_one_by_one: bool,
@@ -230,6 +233,7 @@ impl Device {
                 tear: false,
             },
             copies: 0,
+            run_on_chip: Vec::new(),
             #[cfg(test)]
             headers_one_by_one: false,
             nvram_us: 0.0,
@@ -724,7 +728,7 @@ impl Device {
     pub fn copy_in(&mut self, class: OpClass, from: Ppn, to: Ppn) -> Result<Option<Lpn>> {
         // The read and the program in one call to the chip where they can be. (After a broken rule the
         // operation count no longer matters: the run stops.)
-        if !self.in_one_call(2) {
+        if !self.no_cut_within(2) {
             return self.copy_step_by_step(class, from, to);
         }
         let copied = self
@@ -742,30 +746,55 @@ impl Device {
 
     /// Copies the pages `from` to the pages from `to` on, in order, in one call to the chip (a merge's or a GC
     /// run's copies into a block), and to the timeline if any: what [`Device::copy_in`] of each does, and
-    /// true. False, doing nothing, where it cannot: a power cut could land among the operations, the scheme's
-    /// blocks are remapped, or the chip finds a source without data, a page beyond the partition or a rule a
-    /// copy would break. The caller then copies them one by one, and meets the same outcome.
+    /// true. Where blocks are remapped around bad ones, each page goes through the map first. False, doing
+    /// nothing, where it cannot: a power cut could land among the operations, or the chip finds a source
+    /// without data, a page beyond the partition or a rule a copy would break. The caller then copies them one
+    /// by one, and meets the same outcome.
     #[inline]
     pub fn copy_run(&mut self, class: OpClass, from: &[impl SourcePage], to: Ppn) -> bool {
         let ops = 2 * from.len() as u64;
-        let (base, pages) = (self.partition_base_page, self.partition_pages);
-        if !self.in_one_call(ops) || !self.chip.copy_run(from, to, class, base, pages) {
+        if !self.no_cut_within(ops) {
+            return false;
+        }
+        let copied = if self.bad_blocks.is_none() {
+            let (base, pages) = (self.partition_base_page, self.partition_pages);
+            self.chip.copy_run(from, to, class, base, pages)
+        } else {
+            // Each source through the map to its chip page, and the target (a run stays in its block).
+            let mut on_chip = std::mem::take(&mut self.run_on_chip);
+            on_chip.clear();
+            on_chip.extend(from.iter().map(|s| self.on_chip(Ppn(s.page()))));
+            let chip_pages = self.chip.blocks() * self.geometry.pages_per_block;
+            let copied = self
+                .chip
+                .copy_run(&on_chip, self.on_chip(to), class, 0, chip_pages);
+            self.run_on_chip = on_chip;
+            copied
+        };
+        if !copied {
             return false;
         }
         if let Some(t) = self.timeline.as_deref_mut() {
-            t.copy_run(from, to.0, base);
+            t.copy_run(from, to.0, self.partition_base_page);
         }
         self.power.ops += ops;
         self.copies += from.len() as u64;
         true
     }
 
-    /// Whether the chip may do the next `ops` flash operations in one call: no power cut is armed to land
-    /// among them (a cut lands on one particular operation) and the scheme's blocks are not remapped around
-    /// bad ones (each operation then goes through the map).
+    /// Whether no power cut is armed to land among the next `ops` flash operations (a cut lands on one
+    /// particular operation): the chip may then do them in one call, each page through the map where blocks
+    /// are remapped around bad ones.
+    #[inline]
+    fn no_cut_within(&self, ops: u64) -> bool {
+        self.power.cut_before - self.power.ops > ops
+    }
+
+    /// [`Device::no_cut_within`], and the scheme's blocks are not remapped around bad ones: the chip may do
+    /// the operations in one call on the scheme's own addresses.
     #[inline]
     fn in_one_call(&self, ops: u64) -> bool {
-        self.power.cut_before - self.power.ops > ops && self.bad_blocks.is_none()
+        self.no_cut_within(ops) && self.bad_blocks.is_none()
     }
 
     /// Whether a scheme may issue its next `ops` flash operations in another order than the one it describes
@@ -799,15 +828,16 @@ impl Device {
     /// Reads the spare areas of the pages `offsets` of block `pbn` in order (a [`Device::read_spare`] each)
     /// and sets `lpns[i]` to the logical page the `i`-th holds (none: erased, torn or the scheme's own page).
     /// One call to the chip where it can (a merge that asks which of the data block's pages hold data), and
-    /// one to the timeline if any; page by page where a power cut could land among them or the scheme's
-    /// blocks are remapped. The counts, times, and a cut's place are those of the reads one by one.
+    /// one to the timeline if any (the block through the map where blocks are remapped around bad ones); page
+    /// by page where a power cut could land among them. The counts, times, and a cut's place are those of the
+    /// reads one by one.
     pub fn read_spare_lpns(
         &mut self,
         pbn: Pbn,
         offsets: std::ops::Range<u32>,
         lpns: &mut [Opt<Lpn>],
     ) -> Result<()> {
-        if !self.in_one_call(offsets.len() as u64) {
+        if !self.no_cut_within(offsets.len() as u64) {
             for (o, lpn) in offsets.zip(lpns) {
                 *lpn = self.read_spare(self.ppn(pbn, o))?.lpn;
             }

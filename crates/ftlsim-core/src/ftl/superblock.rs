@@ -504,7 +504,7 @@ impl SuperblockFtl {
     /// The victim's valid pages go to the write frontier a run at a time (`Device::copy_run`: one call to
     /// the chip for the pages that fit the active block), their map entries fetched ahead of the copies,
     /// since at scale those entries are the cache misses of a collection. Where the chip cannot take a
-    /// run (a power cut armed among its operations, remapped blocks) the rest is copied page by page,
+    /// run (a power cut armed among its operations) the rest is copied page by page,
     /// with the same operations in the same order.
     fn evacuate(&mut self, sb: u32, victim: Pbn, dev: &mut Device) -> Result<()> {
         let s = sb as usize;
