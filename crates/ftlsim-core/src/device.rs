@@ -799,12 +799,11 @@ impl Device {
 
     /// Whether a scheme may issue its next `ops` flash operations in another order than the one it describes
     /// (all of a merge's spare reads first, then its copies), with the same outcome: no power cut can land
-    /// among them, no timeline times them and the scheme's blocks are not remapped. The chip's state after
-    /// them is the same in any order that keeps the programs' order (spare reads change nothing), and so are
-    /// the counts and the serial time.
+    /// among them and no timeline times them. The chip's state after them is the same in any order that keeps
+    /// the programs' order (spare reads change nothing), and so are the counts and the serial time.
     #[inline]
     pub fn may_reorder(&self, ops: u64) -> bool {
-        self.in_one_call(ops) && self.timeline.is_none()
+        self.no_cut_within(ops) && self.timeline.is_none()
     }
 
     /// [`Device::copy_in`] as a read, then a program, each its own flash operation for the power switch.

@@ -52,7 +52,7 @@
 //!   not in the replacement block are copied from the primary with `copy` (a page read; an erased page is not
 //!   programmed): Table 2 gives the page bitmap no role in folds. The fold issues, offset by offset, the page
 //!   cache's lookup, the scan's reads it still needs, then the copy. Where the order does not matter (no
-//!   power cut can land in the fold, no timeline times it, no block is remapped: `Device::may_reorder`) it
+//!   power cut can land in the fold and no timeline times it: `Device::may_reorder`) it
 //!   asks the cache for every offset first, scans once down to where the last missed offset is found (the
 //!   same reads), and copies a run at a time: the same counts, serial time and chip state
 //!   (`tests/array_runs.rs`, `tests/golden_nftl.rs`).
