@@ -760,16 +760,7 @@ impl Device {
             let (base, pages) = (self.partition_base_page, self.partition_pages);
             self.chip.copy_run(from, to, class, base, pages)
         } else {
-            // Each source through the map to its chip page, and the target (a run stays in its block).
-            let mut on_chip = std::mem::take(&mut self.run_on_chip);
-            on_chip.clear();
-            on_chip.extend(from.iter().map(|s| self.on_chip(Ppn(s.page()))));
-            let chip_pages = self.chip.blocks() * self.geometry.pages_per_block;
-            let copied = self
-                .chip
-                .copy_run(&on_chip, self.on_chip(to), class, 0, chip_pages);
-            self.run_on_chip = on_chip;
-            copied
+            self.copy_run_remapped(class, from, to)
         };
         if !copied {
             return false;
@@ -780,6 +771,23 @@ impl Device {
         self.power.ops += ops;
         self.copies += from.len() as u64;
         true
+    }
+
+    /// [`Device::copy_run`]'s call to the chip where blocks are remapped around bad ones: each source through
+    /// the map to its chip page, and the target (a run stays in its block). Out of line: the merges' hot path
+    /// stays small.
+    #[cold]
+    #[inline(never)]
+    fn copy_run_remapped(&mut self, class: OpClass, from: &[impl SourcePage], to: Ppn) -> bool {
+        let mut on_chip = std::mem::take(&mut self.run_on_chip);
+        on_chip.clear();
+        on_chip.extend(from.iter().map(|s| self.on_chip(Ppn(s.page()))));
+        let chip_pages = self.chip.blocks() * self.geometry.pages_per_block;
+        let copied = self
+            .chip
+            .copy_run(&on_chip, self.on_chip(to), class, 0, chip_pages);
+        self.run_on_chip = on_chip;
+        copied
     }
 
     /// Whether no power cut is armed to land among the next `ops` flash operations (a cut lands on one
