@@ -605,13 +605,15 @@ impl Device {
     /// primary's header to find the few that have a replacement block; the counts and times are those of the
     /// reads one by one.
     ///
-    /// Returns false, doing nothing, when blocks are remapped around bad ones, when a timeline times each
-    /// operation, or when an armed power cut
-    /// could land within the next `span` operations: at most what the caller does from the first read to the
-    /// end of the work whose order the one call changes (NFTL: the scan and the folds it leads to). A cut
-    /// lands on one particular operation, so there the caller reads header by header in its own order.
+    /// Returns false, doing nothing, when blocks are remapped around bad ones (the chip counts the headers of
+    /// every block, and bad-block markers carry one), when a timeline times each operation, or when an armed
+    /// power cut could land within the next `span` operations: at most what the caller does from the first
+    /// read to the end of the work whose order the one call changes (NFTL: the scan and the folds it leads
+    /// to). A cut lands on one particular operation, so there the caller reads header by header in its own
+    /// order.
     pub fn read_headers_of(&mut self, scanned: u64, holders: &[Pbn], span: u64) -> Result<bool> {
-        if !self.in_one_call(span) || self.timeline.is_some() || self.partitions > 1 {
+        let one_call = self.no_cut_within(span) && self.bad_blocks.is_none();
+        if !one_call || self.timeline.is_some() || self.partitions > 1 {
             return Ok(false);
         }
         #[cfg(test)]
@@ -796,13 +798,6 @@ impl Device {
     #[inline]
     fn no_cut_within(&self, ops: u64) -> bool {
         self.power.cut_before - self.power.ops > ops
-    }
-
-    /// [`Device::no_cut_within`], and the scheme's blocks are not remapped around bad ones: the chip may do
-    /// the operations in one call on the scheme's own addresses.
-    #[inline]
-    fn in_one_call(&self, ops: u64) -> bool {
-        self.no_cut_within(ops) && self.bad_blocks.is_none()
     }
 
     /// Whether a scheme may issue its next `ops` flash operations in another order than the one it describes
