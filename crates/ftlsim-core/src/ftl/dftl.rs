@@ -363,7 +363,6 @@ impl MapEntry {
 /// The cached mapping table: logical pages in slots, each holding a cached map entry, in the recency order of
 /// the `cmt_policy`.
 struct Cmt {
-    slot_of: SparseVec<Opt<u32>>,
     /// The logical page of each slot `0..len` (slots past `len` hold no entry and are never read).
     lpn: Vec<Lpn>,
     entry: Vec<MapEntry>,
@@ -502,7 +501,6 @@ impl Cmt {
         let tps = logical_pages.div_ceil(epp) as usize;
         let lazy_fold = writeback == Writeback::Entry;
         Cmt {
-            slot_of: SparseVec::new(logical_pages as usize, Opt::NONE),
             lpn: vec![Lpn(0); c],
             entry: vec![MapEntry::NONE; c],
             dirty: Bitmap::new(c),
@@ -524,41 +522,37 @@ impl Cmt {
 
     /// Sets `slot`'s entry, the flash map first given the entry a lazy fold left out ([`Cmt::settle`]).
     #[inline(always)]
-    fn set_entry(&mut self, slot: u32, entry: MapEntry, flash_map: &mut SparseVec<MapEntry>) {
+    fn set_entry(&mut self, slot: u32, entry: MapEntry, by_lpn: &mut LpnTable) {
         if self.lazy_fold {
-            self.settle_for_change(slot, flash_map);
+            self.settle_for_change(slot, by_lpn);
         }
         self.entry[slot as usize] = entry;
     }
 
     /// [`Cmt::set_entry`]'s part for `entry` write back: the flash map settled, and the change dated.
     #[inline(never)]
-    fn settle_for_change(&mut self, slot: u32, flash_map: &mut SparseVec<MapEntry>) {
-        self.settle(slot, flash_map);
+    fn settle_for_change(&mut self, slot: u32, by_lpn: &mut LpnTable) {
+        self.settle(slot, by_lpn);
         self.changed_at[slot as usize] = self.folds[self.tp_of(slot)];
     }
 
     /// With `entry` write back: gives the flash map dirty `slot`'s entry where a program of its translation
     /// page has folded it in since it last changed.
-    fn settle(&self, slot: u32, flash_map: &mut SparseVec<MapEntry>) {
+    fn settle(&self, slot: u32, by_lpn: &mut LpnTable) {
         let s = slot as usize;
         if self.lazy_fold && self.dirty.get(s) && self.changed_at[s] < self.folds[self.tp_of(slot)]
         {
-            flash_map.set(self.lpn[s].index(), self.entry[s]);
+            by_lpn.set_flash(self.lpn[s], self.entry[s]);
         }
     }
 
     /// [`Cmt::settle`] for every slot: the flash map as the translation pages on flash hold it.
-    fn settle_all(&self, flash_map: &mut SparseVec<MapEntry>) {
+    fn settle_all(&self, by_lpn: &mut LpnTable) {
         if self.lazy_fold {
             for slot in 0..self.len {
-                self.settle(slot, flash_map);
+                self.settle(slot, by_lpn);
             }
         }
-    }
-
-    fn slot(&self, lpn: Lpn) -> Option<u32> {
-        self.slot_of.get(lpn.index()).get()
     }
 
     fn touch(&mut self, slot: u32) {
@@ -602,7 +596,7 @@ impl Cmt {
 
     /// Cleans the dirty `slot` alone (`entry` write back, after its translation page's program), the flash
     /// map given its entry.
-    fn clean_one(&mut self, slot: u32, flash_map: &mut SparseVec<MapEntry>) {
+    fn clean_one(&mut self, slot: u32, by_lpn: &mut LpnTable) {
         debug_assert!(
             self.lazy_fold,
             "`page` write back cleans a page's entries together"
@@ -611,7 +605,7 @@ impl Cmt {
             self.dirty.get(slot as usize),
             "only a dirty entry is cleaned"
         );
-        self.settle(slot, flash_map);
+        self.settle(slot, by_lpn);
         self.dirty.clear(slot as usize);
     }
 
@@ -624,8 +618,15 @@ impl Cmt {
         self.order.victim()
     }
 
-    /// Caches `lpn -> ppn` (clean) as the policy's newest entry, in `slot` (an evicted one) or a fresh slot.
-    fn insert(&mut self, lpn: Lpn, entry: MapEntry, reuse: Option<u32>) -> u32 {
+    /// Caches `lpn -> ppn` (clean) as the policy's newest entry, in `slot` (an evicted one) or a fresh slot;
+    /// `by_lpn` takes the logical pages' slots.
+    fn insert(
+        &mut self,
+        lpn: Lpn,
+        entry: MapEntry,
+        reuse: Option<u32>,
+        by_lpn: &mut LpnTable,
+    ) -> u32 {
         let slot = match reuse {
             Some(slot) => {
                 debug_assert!(
@@ -633,7 +634,7 @@ impl Cmt {
                     "an evicted entry is written back first"
                 );
                 self.order.remove(slot);
-                self.slot_of.set(self.lpn[slot as usize].index(), Opt::NONE);
+                by_lpn.set_slot(self.lpn[slot as usize], Opt::NONE);
                 slot
             }
             None => {
@@ -645,9 +646,74 @@ impl Cmt {
         self.lpn[s] = lpn;
         self.entry[s] = entry;
         self.dirty.clear(s);
-        self.slot_of.set(lpn.index(), Opt::some(slot));
+        by_lpn.set_slot(lpn, Opt::some(slot));
         self.order.insert(slot);
         slot
+    }
+
+    /// The CMT is lost (a power cut): its logical pages have no slot in `by_lpn` any more.
+    fn forget_slots(&self, by_lpn: &mut LpnTable) {
+        for s in 0..self.len as usize {
+            by_lpn.set_slot(self.lpn[s], Opt::NONE);
+        }
+    }
+}
+
+/// Per logical page, side by side in 8 bytes: its entry in the translation pages on flash (the flash map) and
+/// its CMT slot. At scale each is a cache miss, and they are read together: a CMT miss loads the flash entry,
+/// and a GC move looks up the page's slot and, uncached, rewrites its flash entry in the batch update (§3.3).
+/// A simulator's layout: a controller holds the slots in the CMT and the entries in translation pages.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(8))]
+struct ByLpn {
+    flash: MapEntry,
+    slot: Opt<u32>,
+}
+
+struct LpnTable(SparseVec<ByLpn>);
+
+impl LpnTable {
+    fn new(logical_pages: u32) -> LpnTable {
+        LpnTable(SparseVec::new(
+            logical_pages as usize,
+            ByLpn {
+                flash: MapEntry::NONE,
+                slot: Opt::NONE,
+            },
+        ))
+    }
+
+    /// What `lpn`'s translation page on flash holds for it.
+    #[inline]
+    fn flash(&self, lpn: Lpn) -> MapEntry {
+        self.0.get(lpn.index()).flash
+    }
+
+    #[inline]
+    fn flash_mut(&mut self, lpn: Lpn) -> &mut MapEntry {
+        &mut self.0.get_mut(lpn.index()).flash
+    }
+
+    #[inline]
+    fn set_flash(&mut self, lpn: Lpn, entry: MapEntry) {
+        *self.flash_mut(lpn) = entry;
+    }
+
+    /// `lpn`'s CMT slot, if it is cached.
+    #[inline]
+    fn slot(&self, lpn: Lpn) -> Option<u32> {
+        self.0.get(lpn.index()).slot.get()
+    }
+
+    #[inline]
+    fn set_slot(&mut self, lpn: Lpn, slot: Opt<u32>) {
+        self.0.get_mut(lpn.index()).slot = slot;
+    }
+
+    /// A hint: `lpn`'s slot or flash entry will be read soon.
+    #[inline]
+    fn prefetch(&self, lpn: Lpn) {
+        self.0.prefetch(lpn.index());
     }
 }
 
@@ -663,15 +729,15 @@ pub struct DftlFtl {
     /// bytes): changed only once the program of a translation page has succeeded, so it is always the content
     /// of each translation page's newest copy (save the uncounted moves of `lazy_copy_dirty = false`), but
     /// for a dirty entry of `entry` write back, which the CMT gives it only when needed ([`Cmt::settle`]). A
-    /// CMT miss and the mount read it through a counted page read.
-    flash_map: SparseVec<MapEntry>,
+    /// CMT miss and the mount read it through a counted page read. Kept beside each logical page's CMT slot.
+    by_lpn: LpnTable,
     /// Global translation directory: where each translation page's newest copy is, none if never written.
     gtd: Vec<Opt<Ppn>>,
     /// Dirty CMT entries per translation page.
     dirty_in: Vec<u32>,
     cmt: Cmt,
-    /// GC's (lpn, new page) of moved pages not cached, batched by translation page; capacity one block.
-    moved: Vec<(Lpn, Ppn)>,
+    /// GC's moves of pages not cached, batched by translation page; capacity one block.
+    moved: Vec<Move>,
     /// Mount only (empty otherwise): recovered entries (lpn, page) not yet back in the CMT, sorted by lpn;
     /// none for the page once written back. Like dirty CMT entries they count in `dirty_in`, a write back of
     /// their translation page folds them in, and GC moves them in place (lazy copying).
@@ -867,7 +933,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         epp,
         reserve: p.gc_reserve_blocks as usize,
         store: PageStore::new(blocks, g.pages_per_block, 2, p.victim).separate_victims(),
-        flash_map: SparseVec::new(g.logical_pages() as usize, MapEntry::NONE),
+        by_lpn: LpnTable::new(g.logical_pages()),
         gtd: vec![Opt::NONE; translation_pages as usize],
         dirty_in: vec![0; translation_pages as usize],
         cmt: Cmt::new(
@@ -901,11 +967,15 @@ impl Ftl for DftlFtl {
     /// for a read of a cached page, the record on the chip of the page it names.
     fn prefetch(&self, lpn: Lpn, op: Op, ahead: Ahead, dev: &Device) {
         if ahead == Ahead::Far {
-            self.cmt.slot_of.prefetch(lpn.index());
-            self.flash_map.prefetch(lpn.index());
+            self.by_lpn.prefetch(lpn);
+            // A miss in a full CMT evicts its victim, whose slot entry it clears.
+            if self.cmt.is_full() {
+                self.by_lpn
+                    .prefetch(self.cmt.lpn[self.cmt.victim() as usize]);
+            }
         } else if op == Op::Read {
             if let Some(ppn) = self
-                .cmt
+                .by_lpn
                 .slot(lpn)
                 .and_then(|s| self.cmt.entry[s as usize].readable())
             {
@@ -938,7 +1008,7 @@ impl Ftl for DftlFtl {
             self.store.invalidate(old);
         }
         self.cmt
-            .set_entry(slot, MapEntry::page(ppn), &mut self.flash_map);
+            .set_entry(slot, MapEntry::page(ppn), &mut self.by_lpn);
         self.mark_dirty(slot);
         Ok(())
     }
@@ -948,7 +1018,7 @@ impl Ftl for DftlFtl {
         let s = slot as usize;
         if let Some(ppn) = self.cmt.entry[s].readable() {
             self.cmt
-                .set_entry(slot, MapEntry::trimmed(ppn), &mut self.flash_map);
+                .set_entry(slot, MapEntry::trimmed(ppn), &mut self.by_lpn);
             self.mark_dirty(slot);
         }
         Ok(())
@@ -966,7 +1036,8 @@ impl Ftl for DftlFtl {
         );
         self.store.clear();
         // The translation pages on flash hold what their programs folded in; the CMT is lost.
-        self.cmt.settle_all(&mut self.flash_map);
+        self.cmt.settle_all(&mut self.by_lpn);
+        self.cmt.forget_slots(&mut self.by_lpn);
         self.cmt = Cmt::new(
             self.cmt.lpn.len() as u32,
             lp,
@@ -1034,7 +1105,7 @@ impl Ftl for DftlFtl {
             }
             let (seq, ppn) = ((n >> 32) as u32, Ppn(n as u32));
             self.store.place(ppn, lpn.0);
-            let entry = self.flash_map.get(lpn.index());
+            let entry = self.by_lpn.flash(lpn);
             let tp = lpn.0 / self.epp;
             if entry.ppn() != Some(ppn) || seq > tp_seq[tp as usize] {
                 self.pending.push((lpn, Opt::some(ppn)));
@@ -1062,7 +1133,9 @@ impl Ftl for DftlFtl {
             };
             let (lpn, ppn) = self.pending.pop().expect("the loop saw a last entry");
             if let Some(ppn) = ppn.get() {
-                let slot = self.cmt.insert(lpn, MapEntry::page(ppn), reuse);
+                let slot = self
+                    .cmt
+                    .insert(lpn, MapEntry::page(ppn), reuse, &mut self.by_lpn);
                 // Already counted in `dirty_in` as pending.
                 self.cmt.mark_dirty(slot);
             }
@@ -1155,7 +1228,7 @@ impl Ftl for DftlFtl {
 impl DftlFtl {
     /// The CMT slot holding `lpn`'s entry, loading it on a miss (§3.2).
     fn translate(&mut self, lpn: Lpn, dev: &mut Device) -> Result<u32> {
-        if let Some(slot) = self.cmt.slot(lpn) {
+        if let Some(slot) = self.by_lpn.slot(lpn) {
             dev.record_cache(CacheKind::Cmt, true);
             self.cmt.touch(slot);
             return Ok(slot);
@@ -1167,7 +1240,8 @@ impl DftlFtl {
             dev.read_in(OpClass::Map, at)?;
             self.tally(MapIo::Miss, since, dev);
         }
-        Ok(self.cmt.insert(lpn, self.flash_map.get(lpn.index()), reuse))
+        let flash = self.by_lpn.flash(lpn);
+        Ok(self.cmt.insert(lpn, flash, reuse, &mut self.by_lpn))
     }
 
     /// A full CMT gives up its eviction victim (written back first if dirty): the slot to reuse.
@@ -1239,8 +1313,9 @@ impl DftlFtl {
         let to = self.store.next_page(TRANSLATION, dev)?;
         let tag = Lpn(self.logical_pages + tp);
         dev.program_with_aux_in(OpClass::Map, to, 0, Some(tag), None)?;
-        for &(lpn, page) in &self.moved[moves] {
-            let entry = self.flash_map.get_mut(lpn.index());
+        for &m in &self.moved[moves] {
+            let (lpn, page) = (m.lpn(), m.to());
+            let entry = self.by_lpn.flash_mut(lpn);
             *entry = entry.moved(page);
         }
         self.fold_dirty(tp, evicted);
@@ -1263,14 +1338,14 @@ impl DftlFtl {
         let clean_all = self.writeback == Writeback::Page;
         let first = Lpn(tp * self.epp);
         let end = Lpn((first.0 + self.epp).min(self.logical_pages));
-        let flash_map = &mut self.flash_map;
+        let by_lpn = &mut self.by_lpn;
         self.cmt
-            .fold_dirty(tp, |lpn, entry| flash_map.set(lpn.index(), entry));
+            .fold_dirty(tp, |lpn, entry| by_lpn.set_flash(lpn, entry));
         let lo = self.pending.partition_point(|e| e.0 < first);
         let hi = self.pending.partition_point(|e| e.0 < end);
         for (lpn, page) in &mut self.pending[lo..hi] {
             if let Some(at) = page.get() {
-                self.flash_map.set(lpn.index(), MapEntry::page(at));
+                self.by_lpn.set_flash(*lpn, MapEntry::page(at));
                 if clean_all {
                     *page = Opt::NONE;
                 }
@@ -1279,7 +1354,7 @@ impl DftlFtl {
         if clean_all {
             self.dirty_in[tp as usize] = 0;
         } else if let Some(slot) = evicted.filter(|&s| self.cmt.dirty.get(s as usize)) {
-            self.cmt.clean_one(slot, &mut self.flash_map);
+            self.cmt.clean_one(slot, &mut self.by_lpn);
             self.dirty_in[tp as usize] -= 1;
         }
     }
@@ -1378,7 +1453,7 @@ impl DftlFtl {
             moved: &mut self.moved,
             pending: &mut self.pending,
             dirty_in: &mut self.dirty_in,
-            flash_map: &mut self.flash_map,
+            by_lpn: &mut self.by_lpn,
             epp: self.epp,
             lazy_copy_dirty: self.lazy_copy_dirty,
             left_clean: &mut self.moves_left_clean,
@@ -1395,11 +1470,10 @@ impl DftlFtl {
     /// The uncached entries of pages GC moved, written through their translation pages: one write back per
     /// translation page (§3.3 batch update).
     fn apply_moves(&mut self, dev: &mut Device) -> Result<()> {
-        // A GC run moves a logical page once: its moves sorted by logical page alone are in the order the
-        // pairs would be.
-        self.moved.sort_unstable_by_key(|&(lpn, _)| lpn.0);
+        // In the order of their logical pages, so of their translation pages.
+        self.moved.sort_unstable();
         let epp = self.epp;
-        let tp_of = move |&(lpn, _): &(Lpn, Ppn)| lpn.0 / epp;
+        let tp_of = move |m: &Move| m.lpn().0 / epp;
         let mut i = 0;
         while i < self.moved.len() {
             let tp = tp_of(&self.moved[i]);
@@ -1413,14 +1487,36 @@ impl DftlFtl {
     }
 }
 
+/// A GC move of an uncached page, its logical page in the high half: sorted as integers, moves are in the
+/// order of their logical pages (a run moves a page once).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Move(u64);
+
+impl Move {
+    #[inline]
+    fn new(lpn: Lpn, to: Ppn) -> Move {
+        Move((lpn.0 as u64) << 32 | to.0 as u64)
+    }
+
+    #[inline]
+    fn lpn(self) -> Lpn {
+        Lpn((self.0 >> 32) as u32)
+    }
+
+    #[inline]
+    fn to(self) -> Ppn {
+        Ppn(self.0 as u32)
+    }
+}
+
 /// What a data block's GC updates for each page it moves (§3.3): a cached entry in the CMT (lazy copying), a
 /// mount's recovered entry in place, any other queued for its translation page's write back.
 struct GcMoves<'a> {
     cmt: &'a mut Cmt,
-    moved: &'a mut Vec<(Lpn, Ppn)>,
+    moved: &'a mut Vec<Move>,
     pending: &'a mut Vec<(Lpn, Opt<Ppn>)>,
     dirty_in: &'a mut Vec<u32>,
-    flash_map: &'a mut SparseVec<MapEntry>,
+    by_lpn: &'a mut LpnTable,
     epp: u32,
     lazy_copy_dirty: bool,
     left_clean: &'a mut u64,
@@ -1428,21 +1524,20 @@ struct GcMoves<'a> {
 
 impl Relocate for GcMoves<'_> {
     /// The CMT's slot of the moved page, and its flash map entry, which the batch update rewrites when the
-    /// page is not cached: both scattered over the logical pages, a cache miss each at scale.
+    /// page is not cached: one line of `by_lpn`, scattered over the logical pages, a cache miss at scale.
     #[inline]
     fn prefetch(&self, lpn: u32) {
-        self.cmt.slot_of.prefetch(lpn as usize);
-        self.flash_map.prefetch(lpn as usize);
+        self.by_lpn.prefetch(Lpn(lpn));
     }
 
     #[inline]
     fn moved(&mut self, lpn: u32, to: Ppn) {
         let lpn = Lpn(lpn);
         let cmt = &mut *self.cmt;
-        match cmt.slot(lpn) {
+        match self.by_lpn.slot(lpn) {
             Some(slot) => {
                 let s = slot as usize;
-                cmt.set_entry(slot, cmt.entry[s].moved(to), self.flash_map);
+                cmt.set_entry(slot, cmt.entry[s].moved(to), self.by_lpn);
                 // A dirty entry reaches flash at its eviction, moved or not.
                 if !cmt.dirty.get(s) {
                     if self.lazy_copy_dirty {
@@ -1451,7 +1546,7 @@ impl Relocate for GcMoves<'_> {
                     } else {
                         // PSU FlashSim's accounting: the entry stays clean, so no write ever records the
                         // move; the translation page takes it uncounted, so that reads stay right.
-                        self.flash_map.set(lpn.index(), cmt.entry[s]);
+                        self.by_lpn.set_flash(lpn, cmt.entry[s]);
                         *self.left_clean += 1;
                     }
                 }
@@ -1459,7 +1554,7 @@ impl Relocate for GcMoves<'_> {
             None => match self.pending.binary_search_by_key(&lpn, |e| e.0) {
                 // A mount's recovered entry, not yet in the CMT: moved in place too.
                 Ok(k) if self.pending[k].1.is_some() => self.pending[k].1 = Opt::some(to),
-                _ => self.moved.push((lpn, to)),
+                _ => self.moved.push(Move::new(lpn, to)),
             },
         }
     }
@@ -1479,7 +1574,7 @@ mod tests {
         let (lpns, epp, capacity) = (32u32, 4u32, 8u32);
         let mut rng = rand_pcg::Pcg64::seed_from_u64(7);
         let mut cmt = Cmt::new(capacity, lpns, epp, CmtPolicy::Age, Writeback::Entry);
-        let mut flash = SparseVec::new(lpns as usize, MapEntry::NONE);
+        let mut flash = LpnTable::new(lpns);
         let mut eager = vec![MapEntry::NONE; lpns as usize];
         // A program of `tp` as the eager fold does it: every dirty entry of it written, all stay dirty.
         let program = |cmt: &mut Cmt, eager: &mut Vec<MapEntry>, tp: u32| {
@@ -1497,11 +1592,15 @@ mod tests {
                 1 => {
                     cmt.settle_all(&mut flash);
                     for (l, &folded) in eager.iter().enumerate() {
-                        assert_eq!(flash.get(l), folded, "logical page {l} after step {step}");
+                        assert_eq!(
+                            flash.flash(Lpn(l as u32)),
+                            folded,
+                            "logical page {l} after step {step}"
+                        );
                     }
                 }
                 _ => {
-                    let slot = match cmt.slot(lpn) {
+                    let slot = match flash.slot(lpn) {
                         Some(slot) => slot,
                         None => {
                             let reuse = cmt.is_full().then(|| cmt.victim());
@@ -1512,11 +1611,13 @@ mod tests {
                             }
                             if rng.gen_bool(0.2) {
                                 // A mount's recovered entry: cached dirty as it is inserted.
-                                let slot = cmt.insert(lpn, MapEntry::page(Ppn(step)), reuse);
+                                let slot =
+                                    cmt.insert(lpn, MapEntry::page(Ppn(step)), reuse, &mut flash);
                                 cmt.mark_dirty(slot);
                                 continue;
                             }
-                            cmt.insert(lpn, flash.get(lpn.index()), reuse)
+                            let entry = flash.flash(lpn);
+                            cmt.insert(lpn, entry, reuse, &mut flash)
                         }
                     };
                     cmt.touch(slot);
