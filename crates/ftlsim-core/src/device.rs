@@ -196,6 +196,8 @@ pub struct Device {
     /// A run's source pages on the chip, where blocks are remapped around bad ones ([`Device::copy_run`];
     /// kept between calls).
     run_on_chip: Vec<Ppn>,
+    /// [`Device::read_headers_of`]'s holders on the chip, where blocks are remapped (kept between calls).
+    blocks_on_chip: Vec<Pbn>,
     /// Tests: [`Device::read_headers_of`] always declines, so that both ways of reading headers can be compared.
     #[cfg(test)]
     pub(crate) headers_one_by_one: bool,
@@ -234,6 +236,7 @@ impl Device {
             },
             copies: 0,
             run_on_chip: Vec::new(),
+            blocks_on_chip: Vec::new(),
             #[cfg(test)]
             headers_one_by_one: false,
             nvram_us: 0.0,
@@ -605,24 +608,30 @@ impl Device {
     /// primary's header to find the few that have a replacement block; the counts and times are those of the
     /// reads one by one.
     ///
-    /// Returns false, doing nothing, when blocks are remapped around bad ones (the chip counts the headers of
-    /// every block, and bad-block markers carry one), when a timeline times each operation, or when an armed
-    /// power cut could land within the next `span` operations: at most what the caller does from the first
-    /// read to the end of the work whose order the one call changes (NFTL: the scan and the folds it leads
-    /// to). A cut lands on one particular operation, so there the caller reads header by header in its own
-    /// order.
+    /// Where blocks are remapped around bad ones, the chip is given the holders' blocks through the map. Returns
+    /// false, doing nothing, when a timeline times each operation, or when an armed power cut could land
+    /// within the next `span` operations: at most what the caller does from the first read to the end of the
+    /// work whose order the one call changes (NFTL: the scan and the folds it leads to). A cut lands on one
+    /// particular operation, so there the caller reads header by header in its own order.
     pub fn read_headers_of(&mut self, scanned: u64, holders: &[Pbn], span: u64) -> Result<bool> {
-        let one_call = self.no_cut_within(span) && self.bad_blocks.is_none();
-        if !one_call || self.timeline.is_some() || self.partitions > 1 {
+        if !self.no_cut_within(span) || self.timeline.is_some() || self.partitions > 1 {
             return Ok(false);
         }
         #[cfg(test)]
         if self.headers_one_by_one {
             return Ok(false);
         }
-        self.chip
-            .confirm_headers(scanned, holders, OpClass::Data)
-            .map_err(|v| self.rule(v))?;
+        let confirmed = if self.bad_blocks.is_some() {
+            let mut on_chip = std::mem::take(&mut self.blocks_on_chip);
+            on_chip.clear();
+            on_chip.extend(holders.iter().map(|&b| self.block_on_chip(b)));
+            let confirmed = self.chip.confirm_headers(scanned, &on_chip, OpClass::Data);
+            self.blocks_on_chip = on_chip;
+            confirmed
+        } else {
+            self.chip.confirm_headers(scanned, holders, OpClass::Data)
+        };
+        confirmed.map_err(|v| self.rule(v))?;
         self.power.ops += scanned;
         Ok(true)
     }

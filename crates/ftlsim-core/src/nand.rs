@@ -337,6 +337,9 @@ pub struct Nand {
     /// Blocks whose header (page 0's scheme word) is programmed: what lets [`Nand::confirm_headers`] answer a
     /// scan of many headers without visiting them.
     headers: u32,
+    /// Bad blocks among them: a block whose erase failed keeps its pages, header included, but no scheme block
+    /// is mapped to it any more, so no scan of the scheme's blocks reads it.
+    bad_headers: u32,
     /// Bad-block markers per block ([`FACTORY_BAD`], a grown failure's number, 0 for good); empty while no
     /// block is bad, so a chip without bad blocks pays nothing.
     bad: Vec<u32>,
@@ -371,6 +374,7 @@ impl Nand {
             seq: 0,
             counts: Counters::default(),
             headers: 0,
+            bad_headers: 0,
             bad: Vec::new(),
             endurance: None,
             wear: Vec::new(),
@@ -389,6 +393,9 @@ impl Nand {
         if self.bad.is_empty() {
             self.bad = vec![0; self.blocks.len()];
         }
+        let header = self.header(pbn.index()).is_some() as u32;
+        self.bad_headers -= header * (self.bad[pbn.index()] != 0) as u32;
+        self.bad_headers += header * (marker != 0) as u32;
         self.bad[pbn.index()] = marker;
         if let Some(class) = class {
             self.counts.tally(class, |c| &mut c.spare_writes);
@@ -400,6 +407,12 @@ impl Nand {
     pub fn bad_marker(&mut self, pbn: Pbn, class: OpClass) -> u32 {
         self.counts.tally(class, |c| &mut c.spare_reads);
         self.bad.get(pbn.index()).copied().unwrap_or(0)
+    }
+
+    /// Bad blocks that keep a header (a test's view).
+    #[cfg(test)]
+    pub fn bad_headers(&self) -> u32 {
+        self.bad_headers
     }
 
     /// Whether chip block `block` is bad from the factory (read without a spare read: for the report).
@@ -636,19 +649,21 @@ impl Nand {
         Ok(self.header(pbn.index()).get())
     }
 
-    /// Counts `scanned` header reads ([`Nand::read_header`]) of which exactly the blocks `holders` (distinct)
-    /// find a header, once the chip has confirmed it: every holder's header is programmed and no other
-    /// block's is. Counts nothing when it does not: the caller named the wrong blocks.
+    /// Counts `scanned` header reads ([`Nand::read_header`]) of which exactly the blocks `holders` (distinct,
+    /// good) find a header, once the chip has confirmed it: every holder's header is programmed and no other
+    /// good block's is (a bad block keeps the header it had when its erase failed, but no scan reads it).
+    /// Counts nothing when it does not: the caller named the wrong blocks.
     pub fn confirm_headers(
         &mut self,
         scanned: u64,
         holders: &[Pbn],
         class: OpClass,
     ) -> Result<(), Violation> {
-        if let Some(b) = holders
-            .iter()
-            .find(|b| b.index() >= self.blocks.len() || self.header(b.index()).is_none())
-        {
+        if let Some(b) = holders.iter().find(|b| {
+            b.index() >= self.blocks.len()
+                || self.is_bad(b.index())
+                || self.header(b.index()).is_none()
+        }) {
             return Err(Violation {
                 what: "header scan: a block named as holding a header holds none",
                 block: b.0,
@@ -662,9 +677,10 @@ impl Nand {
                 page: 0,
             });
         }
-        if holders.len() != self.headers as usize {
-            let unnamed = (0..self.blocks.len())
-                .find(|&b| self.header(b).is_some() && !holders.contains(&Pbn(b as u32)));
+        if holders.len() != (self.headers - self.bad_headers) as usize {
+            let unnamed = (0..self.blocks.len()).find(|&b| {
+                !self.is_bad(b) && self.header(b).is_some() && !holders.contains(&Pbn(b as u32))
+            });
             return Err(Violation {
                 what: "header scan: blocks hold a header that the scan does not name",
                 block: unnamed.unwrap_or(0) as u32,
@@ -1887,6 +1903,19 @@ mod tests {
         chip.set_endurance(0);
         assert!(!chip.erase(Pbn(2), D).unwrap());
         chip.confirm_headers(3, &[Pbn(2)], D).unwrap();
+        // Marked bad, it keeps its header, but no scan of the scheme's blocks reads it: naming it is refused,
+        // and a scan without it is confirmed (a factory-bad block, with no header, changes nothing).
+        chip.mark_bad(Pbn(2), 1, Some(D));
+        chip.mark_bad(Pbn(1), FACTORY_BAD, None);
+        assert_eq!(chip.header(2).get(), Some(42));
+        assert_eq!(refused(&mut chip, 2, &[Pbn(2)]), none);
+        let before = chip.total_counts().spare_reads;
+        chip.confirm_headers(2, &[], D).unwrap();
+        assert_eq!(chip.total_counts().spare_reads, before + 2);
+        // A header on a good block is still required to be named.
+        chip.program_spare(Ppn(0), Some(44), 0, D).unwrap();
+        assert_eq!(refused(&mut chip, 2, &[]), unnamed);
+        chip.confirm_headers(2, &[Pbn(0)], D).unwrap();
     }
 
     #[test]
