@@ -174,6 +174,9 @@ pub struct PageFtl {
     wear_threshold: u32,
     /// One bit per logical page: trimmed since its last write.
     trimmed: Bitmap,
+    /// Whether a page was trimmed since the mount: until then no request reads or clears a bit (a random line
+    /// of the bitmap a request, on a trace without trims).
+    any_trimmed: bool,
     /// The profile and the settings of it that ran, for the report.
     profile: Option<Applied>,
 }
@@ -218,6 +221,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
         victim: p.victim,
         wear_threshold: p.wear_leveling_threshold,
         trimmed: Bitmap::new(g.logical_pages() as usize),
+        any_trimmed: false,
         profile: profiles::applied(p.profile.as_deref(), p, PROFILES),
     };
     Ok(Built {
@@ -228,7 +232,7 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
 
 impl Ftl for PageFtl {
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
-        if self.trimmed.get(lpn.index()) {
+        if self.any_trimmed && self.trimmed.get(lpn.index()) {
             return Ok(None);
         }
         match self.map.get(lpn.index()).get() {
@@ -271,13 +275,16 @@ impl Ftl for PageFtl {
             self.store.invalidate(old);
         }
         self.store.place(ppn, lpn.0);
-        self.trimmed.clear(lpn.index());
+        if self.any_trimmed {
+            self.trimmed.clear(lpn.index());
+        }
         Ok(())
     }
 
     fn trim(&mut self, lpn: Lpn, _dev: &mut Device) -> Result<()> {
         if self.map.get(lpn.index()).is_some() {
             self.trimmed.set(lpn.index());
+            self.any_trimmed = true;
         }
         Ok(())
     }
@@ -291,6 +298,7 @@ impl Ftl for PageFtl {
         self.map = SparseVec::new(self.logical_pages as usize, Opt::NONE);
         self.store.clear();
         self.trimmed.clear_all();
+        self.any_trimmed = false;
         // Mount-time RAM: the sequence number of each logical page's newest copy found so far.
         let mut newest = SparseVec::new(self.logical_pages as usize, 0u32);
         let mut open: Vec<(u32, Pbn, u32)> = Vec::new();
