@@ -1435,8 +1435,18 @@ impl DftlFtl {
                 copied_tps.push(tp);
             })?;
         self.copies[TRANSLATION] += dev.map_counts().page_writes - before_copies.page_writes;
-        for k in 0..self.copied_tps.len() {
-            self.fold_dirty(self.copied_tps[k], None);
+        // With `page` write back the pages with dirty entries were written back above: no copy has any.
+        debug_assert!(
+            self.writeback == Writeback::Entry
+                || self
+                    .copied_tps
+                    .iter()
+                    .all(|&tp| self.dirty_in[tp as usize] == 0)
+        );
+        if self.writeback == Writeback::Entry {
+            for k in 0..self.copied_tps.len() {
+                self.fold_dirty(self.copied_tps[k], None);
+            }
         }
         self.tally(MapIo::TranslationGc, since, dev);
         Ok(())
