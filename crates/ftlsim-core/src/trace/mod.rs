@@ -1008,7 +1008,7 @@ fn read_bounded(input: &mut dyn BufRead, buf: &mut Vec<u8>) -> std::io::Result<L
             });
         }
         let room = MAX_LINE_BYTES - buf.len();
-        match chunk.iter().take(room + 1).position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', &chunk[..chunk.len().min(room + 1)]) {
             Some(i) => {
                 buf.extend_from_slice(&chunk[..i]);
                 input.consume(i + 1);
@@ -1039,7 +1039,7 @@ fn skip_rest_of_line(input: &mut dyn BufRead) -> std::io::Result<bool> {
         if chunk.is_empty() {
             return Ok(false);
         }
-        match chunk.iter().position(|&b| b == b'\n') {
+        match memchr::memchr(b'\n', chunk) {
             Some(i) => {
                 input.consume(i + 1);
                 return Ok(true);
@@ -1371,7 +1371,7 @@ impl LineReader {
                 return Err(self.parse_error(shown, expected));
             }
         };
-        if text.trim().is_empty() {
+        if trim(text).is_empty() {
             return Ok(None);
         }
         let bad = |expected: String| (clip(text), clip_quoted(&expected));
@@ -1511,13 +1511,34 @@ pub fn field_u64(fields: &[&str], i: usize, name: &str) -> Result<u64, String> {
     let f = fields
         .get(i)
         .ok_or_else(|| format!("at least {} fields (missing {name})", i + 1))?;
-    f.trim().parse().map_err(|_| {
+    trim(f).parse().map_err(|_| {
         format!(
             "{name} (field {}) as an unsigned integer, got `{}`",
             i + 1,
-            f.trim()
+            trim(f)
         )
     })
+}
+
+/// Whether an ASCII byte is white space as [`char::is_whitespace`] says (tab, line feed, vertical tab, form
+/// feed, carriage return, space).
+#[inline]
+fn is_space(b: u8) -> bool {
+    b == b' ' || (b'\t'..=b'\r').contains(&b)
+}
+
+/// `s.trim()`, answered at once in the common case: each end an ASCII byte that is not white space (an ASCII
+/// byte is a whole character in UTF-8, so neither end is then trimmed).
+#[inline]
+pub(crate) fn trim(s: &str) -> &str {
+    match s.as_bytes() {
+        [first, .., last] | [first @ last]
+            if first.is_ascii() && last.is_ascii() && !is_space(*first) && !is_space(*last) =>
+        {
+            s
+        }
+        _ => s.trim(),
+    }
 }
 
 /// Parses a field counting 512 B sectors into bytes.
@@ -1556,14 +1577,39 @@ impl<'a, const N: usize> Fields<'a, N> {
         Fields { fields, count }
     }
 
-    /// Splits on a separator character (empty fields kept).
+    /// Splits on a separator character (empty fields kept). An ASCII separator is found byte by byte with
+    /// `memchr` (its byte is never inside another character's encoding): the fields `str::split` gives.
     pub fn split(line: &'a str, sep: char) -> Self {
-        Self::new(line.split(sep))
+        if !sep.is_ascii() {
+            return Self::new(line.split(sep));
+        }
+        let mut start = 0;
+        let ends = memchr::memchr_iter(sep as u8, line.as_bytes()).chain([line.len()]);
+        Self::new(ends.map(|end| {
+            let field = &line[start..end];
+            start = end + 1;
+            field
+        }))
     }
 
-    /// Splits on runs of whitespace.
+    /// Splits on runs of whitespace. An ASCII line is split byte by byte, on the bytes [`char::is_whitespace`]
+    /// names: the fields `str::split_whitespace` gives.
     pub fn whitespace(line: &'a str) -> Self {
-        Self::new(line.split_whitespace())
+        if !line.is_ascii() {
+            return Self::new(line.split_whitespace());
+        }
+        let bytes = line.as_bytes();
+        let mut at = 0;
+        Self::new(std::iter::from_fn(|| {
+            while at < bytes.len() && is_space(bytes[at]) {
+                at += 1;
+            }
+            let start = at;
+            while at < bytes.len() && !is_space(bytes[at]) {
+                at += 1;
+            }
+            (at > start).then(|| &line[start..at])
+        }))
     }
 
     /// The kept fields.
@@ -1574,7 +1620,7 @@ impl<'a, const N: usize> Fields<'a, N> {
     /// Field `i` trimmed, or "" when absent.
     pub fn get(&self, i: usize) -> &'a str {
         if i < self.count.min(N) {
-            self.fields[i].trim()
+            trim(self.fields[i])
         } else {
             ""
         }
@@ -1584,7 +1630,7 @@ impl<'a, const N: usize> Fields<'a, N> {
 /// Parses a decimal number of seconds (`12.000031865`) into microseconds, exactly when it has at most 9
 /// decimals (blkparse and SPC times), else through `f64`.
 pub fn seconds_to_us(text: &str) -> Option<f64> {
-    let text = text.trim();
+    let text = trim(text);
     let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
     if frac.len() <= 9 && frac.bytes().all(|b| b.is_ascii_digit()) {
         if let Ok(secs) = whole.parse::<u64>() {
@@ -1616,5 +1662,45 @@ impl Origin {
     pub fn since(&mut self, t: u64) -> f64 {
         let first = *self.0.get_or_insert(t);
         (t as i128 - first as i128) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Lines of the characters where the byte-wise splitting and trimming could part from `str`'s: every ASCII
+    /// white space (the vertical tab among them), Unicode white space (no-break space, ideographic space, next
+    /// line), the separators, a multi-byte letter, digits.
+    fn line() -> impl Strategy<Value = String> {
+        let chars = prop::sample::select(vec![
+            ' ', '\t', '\n', '\u{b}', '\u{c}', '\r', '\u{a0}', '\u{3000}', '\u{85}', ',', ';', 'é',
+            '1', 'a',
+        ]);
+        prop::collection::vec(chars, 0..24).prop_map(|c| c.into_iter().collect())
+    }
+
+    fn fields<const N: usize>(f: &Fields<'_, N>) -> (Vec<String>, usize, Vec<String>) {
+        let kept = f.as_slice().iter().map(|s| s.to_string()).collect();
+        let got = (0..N + 1).map(|i| f.get(i).to_string()).collect();
+        (kept, f.count, got)
+    }
+
+    proptest! {
+        #[test]
+        fn fields_and_trims_are_those_of_str(line in line()) {
+            prop_assert_eq!(trim(&line), line.trim());
+            prop_assert_eq!(
+                fields(&Fields::<3>::whitespace(&line)),
+                fields(&Fields::<3>::new(line.split_whitespace()))
+            );
+            for sep in [',', '\t', 'é'] {
+                prop_assert_eq!(
+                    fields(&Fields::<3>::split(&line, sep)),
+                    fields(&Fields::<3>::new(line.split(sep)))
+                );
+            }
+        }
     }
 }

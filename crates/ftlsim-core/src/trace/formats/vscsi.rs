@@ -8,7 +8,9 @@
 //! is an error. The header is optional; no device column.
 
 use crate::request::{Op, Request};
-use crate::trace::{field_sectors, field_u64, Fields, FormatInfo, Origin, Parsed, TraceOptions};
+use crate::trace::{
+    field_sectors, field_u64, trim, Fields, FormatInfo, Origin, Parsed, TraceOptions,
+};
 
 pub const FORMAT: FormatInfo = FormatInfo {
     name: "vscsi",
@@ -27,7 +29,7 @@ struct Vscsi {
 }
 
 fn is_header(line: &str) -> bool {
-    line.trim().eq_ignore_ascii_case("version,time,op,size,lbn")
+    trim(line).eq_ignore_ascii_case("version,time,op,size,lbn")
 }
 
 fn sniff(lines: &[&str]) -> bool {
