@@ -582,15 +582,15 @@ impl<'a> RunPlan<'a> {
 }
 
 /// The run's requests from the start, placed as the plan says: the one opener of a run (its dry run,
-/// preconditioning and replay).
+/// preconditioning and replay). A trace file is read on a thread of its own ([`trace::read_ahead::read_ahead`]).
 pub fn open(plan: &RunPlan) -> Result<Box<dyn RequestSource>> {
     match plan.input {
-        Input::Trace(spec) => Ok(trace::open_placed(
+        Input::Trace(spec) => Ok(trace::read_ahead::read_ahead(trace::open_placed(
             spec,
             &plan.trace_options,
             &plan.device.placement,
             &target(&plan.device.geometry),
-        )?),
+        )?)),
         Input::Memory(requests) => Ok(Box::new(trace::VecSource::new(requests.to_vec()))),
     }
 }

@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod formats;
 pub mod layout;
+pub mod read_ahead;
 pub mod workloads;
 
 pub use formats::{FORMATS, WRITERS};
@@ -533,7 +534,15 @@ pub trait RequestSource: Send {
     fn timed(&self) -> bool {
         false
     }
+    /// [`RequestSource::position_at`] as a function that does not hold the source, for a reader that moves
+    /// the source to a thread of its own ([`read_ahead::read_ahead`]); None where positions are not kept.
+    fn position_namer(&self) -> Option<PositionNamer> {
+        None
+    }
 }
+
+/// Names the position of a mark ([`RequestSource::position_namer`]).
+pub type PositionNamer = Arc<dyn Fn(u64) -> Option<String> + Send + Sync>;
 
 /// Opens a trace file or a built-in workload (`name:k=v,...`). `logical_bytes` is the device's logical
 /// capacity (workloads spread over it) and `page_bytes` its page size.
@@ -711,6 +720,10 @@ where
 
     fn position_at(&self, mark: u64) -> Option<String> {
         self.inner.position_at(mark)
+    }
+
+    fn position_namer(&self) -> Option<PositionNamer> {
+        self.inner.position_namer()
     }
 
     fn timed(&self) -> bool {
@@ -1498,12 +1511,22 @@ impl RequestSource for LineReader {
     }
 
     fn position_at(&self, line_no: u64) -> Option<String> {
-        Some(format!("{}:{line_no}", self.path.display()))
+        Some(line_position(&self.path, line_no))
+    }
+
+    fn position_namer(&self) -> Option<PositionNamer> {
+        let path = self.path.clone();
+        Some(Arc::new(move |line_no| Some(line_position(&path, line_no))))
     }
 
     fn timed(&self) -> bool {
         self.format.timed()
     }
+}
+
+/// Where line `line_no` of the trace file at `path` is: "path:line".
+fn line_position(path: &Path, line_no: u64) -> String {
+    format!("{}:{line_no}", path.display())
 }
 
 /// Parses a field as an unsigned integer, or says which field was wrong.
