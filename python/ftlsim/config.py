@@ -19,11 +19,6 @@ from .reference import RUN_OUTPUTS, option_keys, run_keys, sweep_keys
 from .trace import is_stream, is_workload
 
 
-try:
-    from yaml import YAMLError as _YamlError
-except ImportError:  # PyYAML is needed only for YAML files
-    _YamlError = ValueError
-
 
 def load(path) -> dict:
     """The table of a config file, by extension: .toml, .json, .yaml / .yml."""
@@ -35,31 +30,29 @@ def load(path) -> dict:
             data = f.read()
     except OSError as e:
         raise _core.FtlsimError(f"config file {path}: {e.strerror}") from None
-    try:
-        if path.endswith(".toml"):
-            if sys.version_info >= (3, 11):
-                import tomllib
+    if path.endswith((".yaml", ".yml")):
+        table = _load_yaml(path, data)
+    else:
+        try:
+            if path.endswith(".toml"):
+                if sys.version_info >= (3, 11):
+                    import tomllib
+                else:
+                    import tomli as tomllib
+                table = tomllib.loads(data.decode())
             else:
-                import tomli as tomllib
-            table = tomllib.loads(data.decode())
-        elif path.endswith((".yaml", ".yml")):
-            table = _load_yaml(data)
-        else:
-            table = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as e:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
-        raise _core.FtlsimError(f"config file {path}: {e}") from None
-    except _YamlError as e:
-        mark, problem = getattr(e, "problem_mark", None), getattr(e, "problem", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-        raise _core.FtlsimError(f"config file {path}: {where}{problem or str(e).strip()}") from None
+                table = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as e:  # TOMLDecodeError and JSONDecodeError are ValueErrors
+            raise _core.FtlsimError(f"config file {path}: {e}") from None
     if not isinstance(table, dict):
         raise _core.FtlsimError(f"config file {path}: expected a table of keys, found {type(table).__name__}")
     return table
 
 
-def _load_yaml(data: bytes):
+def _load_yaml(path: str, data: bytes):
     """A YAML config, refusing aliases (``*name``): a config needs none, and nested aliases expand
-    exponentially (a 1 KB "billion laughs" file took 48 s and gigabytes to walk)."""
+    exponentially (a 1 KB "billion laughs" file took 48 s and gigabytes to walk). PyYAML is imported here, when a
+    YAML file is read: it takes a tenth of the command's start-up."""
     try:
         import yaml
     except ImportError:
@@ -74,7 +67,14 @@ def _load_yaml(data: bytes):
                                      "supported in config files; write the value out")
             return super().compose_node(parent, index)
 
-    return yaml.load(data, Loader=NoAliasLoader)
+    try:
+        return yaml.load(data, Loader=NoAliasLoader)
+    except yaml.YAMLError as e:
+        mark, problem = getattr(e, "problem_mark", None), getattr(e, "problem", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+        raise _core.FtlsimError(f"config file {path}: {where}{problem or str(e).strip()}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise _core.FtlsimError(f"config file {path}: {e}") from None
 
 
 def _in(source) -> str:

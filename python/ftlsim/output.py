@@ -113,10 +113,8 @@ def _probe_stream(path: str, what: str) -> None:
 def _new_file(folder: str, name: str) -> str:
     """Creates an empty file with a fresh name in `folder`, with the mode the umask gives (0666 less the umask,
     as any program's output), and returns its path."""
-    import secrets
-
     while True:
-        tmp = os.path.join(folder, f".{name}.ftlsim-{secrets.token_hex(4)}")
+        tmp = os.path.join(folder, f".{name}.ftlsim-{os.urandom(4).hex()}")
         try:
             os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
             return tmp
