@@ -19,7 +19,6 @@ from .reference import RUN_OUTPUTS, option_keys, run_keys, sweep_keys
 from .trace import is_stream, is_workload
 
 
-
 def load(path) -> dict:
     """The table of a config file, by extension: .toml, .json, .yaml / .yml."""
     path = os.fspath(path)
