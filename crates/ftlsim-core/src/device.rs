@@ -573,6 +573,23 @@ impl Device {
             .map_err(|v| self.rule(v))
     }
 
+    /// Reads a page of host data for its data alone (one page read): [`Device::read`]'s token.
+    #[inline]
+    pub fn read_token(&mut self, ppn: Ppn) -> Result<Option<Token>> {
+        self.read_token_in(OpClass::Data, ppn)
+    }
+
+    /// Reads a page for its data alone, counted in `class`: [`Device::read_in`]'s token, without the spare
+    /// area.
+    #[inline]
+    pub fn read_token_in(&mut self, class: OpClass, ppn: Ppn) -> Result<Option<Token>> {
+        self.step(class)?;
+        self.time(FlashOp::Read, ppn);
+        self.chip
+            .read_token(self.on_chip(ppn), class)
+            .map_err(|v| self.rule(v))
+    }
+
     /// Reads the spare area of a host data page (one spare read).
     #[inline]
     pub fn read_spare(&mut self, ppn: Ppn) -> Result<Spare> {

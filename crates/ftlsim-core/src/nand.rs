@@ -626,6 +626,21 @@ impl Nand {
         Ok(self.page_read(b, p))
     }
 
+    /// Reads a page (one page read) for its data alone: [`Nand::read`]'s token, without the spare area a scheme
+    /// that only wants the data does not look at.
+    #[inline(always)]
+    pub fn read_token(&mut self, ppn: Ppn, class: OpClass) -> Result<Option<Token>, Violation> {
+        let (b, p) = self.locate(ppn, "read beyond the chip")?;
+        self.counts.tally(class, |c| &mut c.page_reads);
+        Ok(self.slab_index(b, p).and_then(|at| {
+            let record = self.slab[at];
+            record
+                .programmed()
+                .then(|| token_of(record.token, self.token_high.get(at)))
+                .flatten()
+        }))
+    }
+
     /// Reads only the spare area (one spare read).
     #[inline(always)]
     pub fn read_spare(&mut self, ppn: Ppn, class: OpClass) -> Result<Spare, Violation> {

@@ -310,7 +310,7 @@ impl Ftl for BastFtl {
                 None => return Ok(None),
             },
         };
-        Ok(dev.read(ppn)?.token)
+        dev.read_token(ppn)
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {

@@ -109,7 +109,7 @@ impl Ftl for BlockFtl {
         // the read path.
         match self.data.pbn(lpn.lbn(self.ppb)) {
             None => Ok(None),
-            Some(pbn) => Ok(dev.read(dev.ppn(pbn, lpn.offset(self.ppb)))?.token),
+            Some(pbn) => dev.read_token(dev.ppn(pbn, lpn.offset(self.ppb))),
         }
     }
 

@@ -988,7 +988,7 @@ impl Ftl for DftlFtl {
         let slot = self.translate(lpn, dev)?;
         match self.cmt.entry[slot as usize].readable() {
             None => Ok(None),
-            Some(ppn) => Ok(dev.read(ppn)?.token),
+            Some(ppn) => dev.read_token(ppn),
         }
     }
 
@@ -1087,7 +1087,7 @@ impl Ftl for DftlFtl {
         let since = dev.map_counts();
         for tp in 0..tps {
             if let Some(at) = self.gtd[tp as usize].get() {
-                dev.read_in(OpClass::Map, at)?;
+                dev.read_token_in(OpClass::Map, at)?;
                 self.store.place(at, tp);
             }
         }
@@ -1237,7 +1237,7 @@ impl DftlFtl {
         let reuse = self.make_room(dev)?;
         if let Some(at) = self.gtd[(lpn.0 / self.epp) as usize].get() {
             let since = dev.map_counts();
-            dev.read_in(OpClass::Map, at)?;
+            dev.read_token_in(OpClass::Map, at)?;
             self.tally(MapIo::Miss, since, dev);
         }
         let flash = self.by_lpn.flash(lpn);
@@ -1308,7 +1308,7 @@ impl DftlFtl {
     ) -> Result<()> {
         let old = self.gtd[tp as usize].get();
         if let Some(old) = old {
-            dev.read_in(OpClass::Map, old)?;
+            dev.read_token_in(OpClass::Map, old)?;
         }
         let to = self.store.next_page(TRANSLATION, dev)?;
         let tag = Lpn(self.logical_pages + tp);

@@ -312,7 +312,7 @@ impl Ftl for NftlFtl {
                     self.avoided_by_cache += 2;
                 }
                 self.avoided_by_cache += self.search_cost(vb, ppn);
-                return Ok(dev.read(ppn)?.token);
+                return dev.read_token(ppn);
             }
         }
         if !self.lookup_table && !self.valid_on_flash(pbn, o, dev)? {
@@ -322,11 +322,11 @@ impl Ftl for NftlFtl {
             for p in (0..self.rep_fill[vb]).rev() {
                 let at = dev.ppn(rep, p);
                 if dev.read_spare(at)?.lpn() == Some(lpn) {
-                    return Ok(dev.read(at)?.token);
+                    return dev.read_token(at);
                 }
             }
         }
-        Ok(dev.read(dev.ppn(pbn, o))?.token)
+        dev.read_token(dev.ppn(pbn, o))
     }
 
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {

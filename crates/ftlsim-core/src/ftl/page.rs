@@ -237,7 +237,7 @@ impl Ftl for PageFtl {
         }
         match self.map.get(lpn.index()).get() {
             None => Ok(None),
-            Some(ppn) => Ok(dev.read(ppn)?.token),
+            Some(ppn) => dev.read_token(ppn),
         }
     }
 

@@ -198,10 +198,10 @@ impl Ftl for ReplacementFtl {
             return Ok(None);
         };
         if self.next[first.index()].is_none() {
-            return Ok(dev.read(dev.ppn(first, o))?.token);
+            return dev.read_token(dev.ppn(first, o));
         }
         match self.newest(first, o, dev)? {
-            Some(b) => Ok(dev.read(dev.ppn(b, o))?.token),
+            Some(b) => dev.read_token(dev.ppn(b, o)),
             None => Ok(None),
         }
     }

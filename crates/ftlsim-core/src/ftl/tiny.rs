@@ -389,7 +389,7 @@ impl Ftl for TinyFtl {
         self.lookup_page_table(lpn, dev)?;
         match self.loc.get(lpn.index()).get() {
             None => Ok(None),
-            Some(ppn) => Ok(dev.read(ppn)?.token),
+            Some(ppn) => dev.read_token(ppn),
         }
     }
 

@@ -178,7 +178,7 @@ impl MapArea {
         let Some(loc) = self.loc[page as usize].get() else {
             return Ok(false);
         };
-        dev.read_in(OpClass::Map, loc).map(|_| true)
+        dev.read_token_in(OpClass::Map, loc).map(|_| true)
     }
 
     /// Programs a new copy of map page `page` (one page program, plus garbage collection when needed).

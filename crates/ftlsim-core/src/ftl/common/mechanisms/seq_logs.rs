@@ -258,7 +258,7 @@ impl HybridBlocks {
     /// Reads the newest copy of `lpn`: one page read, or nothing if it was never written.
     pub fn read(&self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         match self.newest(lpn, dev) {
-            Some(ppn) => Ok(dev.read(ppn)?.token),
+            Some(ppn) => dev.read_token(ppn),
             None => Ok(None),
         }
     }
