@@ -104,6 +104,16 @@ impl<T: Copy> SparseVec<T> {
         }
     }
 
+    /// How many entries from `i` on are in a chunk never written (so hold the default): those up to its
+    /// chunk's end when that chunk is untouched, else 0.
+    #[inline]
+    pub fn untouched_from(&self, i: usize) -> usize {
+        match self.chunks[i >> CHUNK_BITS] {
+            None => ((i | (CHUNK - 1)) + 1).min(self.len) - i,
+            Some(_) => 0,
+        }
+    }
+
     /// Asks the CPU to bring entry `i` into cache ahead of a `get` or `set` (a hint; nothing happens for an
     /// untouched chunk or off x86-64). Loops that know the next entries they will touch, such as a GC copy
     /// loop updating the map of each page it moves, overlap the cache misses this way.
@@ -179,6 +189,20 @@ mod tests {
         assert_eq!(out, [5, 5, 5, 7]);
         // The two chunks touched and the table (a pointer and a length a chunk).
         assert_eq!(v.heap_bytes(), 2 * CHUNK * 8 + (1 << 30) / CHUNK * 16);
+    }
+
+    #[test]
+    fn an_untouched_chunk_is_a_run_of_defaults_to_its_end() {
+        let mut v = SparseVec::new(2 * CHUNK + 100, 0u32);
+        v.set(CHUNK + 7, 1);
+        assert_eq!(v.untouched_from(0), CHUNK);
+        assert_eq!(v.untouched_from(CHUNK - 1), 1);
+        // A chunk with one entry written is not a run, even where its entries hold the default.
+        assert_eq!(v.untouched_from(CHUNK), 0);
+        assert_eq!(v.untouched_from(2 * CHUNK - 1), 0);
+        // The last chunk's run ends at the length.
+        assert_eq!(v.untouched_from(2 * CHUNK), 100);
+        assert_eq!(v.untouched_from(2 * CHUNK + 99), 1);
     }
 
     #[test]

@@ -299,6 +299,14 @@ fn build(p: &BastParams, g: &Geometry, name: &str) -> Result<Built, ConfigError>
 }
 
 impl Ftl for BastFtl {
+    /// Nothing at once with zones: a read may switch the zone.
+    fn unmapped_from(&self, lpn: Lpn, pages: u32) -> u32 {
+        match self.zones {
+            Some(_) => 0,
+            None => self.data.unmapped_from(&self.log, lpn, pages),
+        }
+    }
+
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         if let Some(zones) = &mut self.zones {
             zones.enter(lpn.lbn(self.ppb), dev)?;

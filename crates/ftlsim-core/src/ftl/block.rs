@@ -113,6 +113,14 @@ impl Ftl for BlockFtl {
         }
     }
 
+    /// The rest of a logical block that has no data block.
+    fn unmapped_from(&self, lpn: Lpn, pages: u32) -> u32 {
+        match self.data.pbn(lpn.lbn(self.ppb)) {
+            None => (self.ppb - lpn.offset(self.ppb)).min(pages),
+            Some(_) => 0,
+        }
+    }
+
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         if self.data.fits_in_place(lpn) {
             return self.data.program_in_place(lpn, token, &mut self.free, dev);

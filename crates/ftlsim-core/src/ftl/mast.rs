@@ -424,6 +424,10 @@ impl Ftl for MastFtl {
         self.blocks.read(lpn, dev)
     }
 
+    fn unmapped_from(&self, lpn: Lpn, pages: u32) -> u32 {
+        self.blocks.unmapped_from(lpn, pages)
+    }
+
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()> {
         if self.blocks.write_in_place(lpn, token, dev)? {
             return Ok(());

@@ -80,6 +80,14 @@ pub trait Ftl: Send {
     /// Returns the data token the chip holds for `lpn`, or None if it was never written.
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>>;
 
+    /// How many of the `pages` pages from `lpn` on [`Ftl::read`] would return None for without a flash
+    /// operation or a change to the scheme, known without visiting them one by one (a map whose part for them
+    /// was never written, a logical block with no physical block): the run counts them read at once (a trace
+    /// that reads a large space it never wrote). 0, the default, where the scheme cannot tell at once.
+    fn unmapped_from(&self, _lpn: Lpn, _pages: u32) -> u32 {
+        0
+    }
+
     /// Stores `token` as the newest data of `lpn`.
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()>;
 

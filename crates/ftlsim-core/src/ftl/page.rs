@@ -241,6 +241,12 @@ impl Ftl for PageFtl {
         }
     }
 
+    /// The rest of a chunk of the map never written: those pages were never mapped (a trimmed page reads as
+    /// nothing too).
+    fn unmapped_from(&self, lpn: Lpn, pages: u32) -> u32 {
+        (self.map.untouched_from(lpn.index()) as u32).min(pages)
+    }
+
     /// Two requests ahead, the map entry; one ahead, for a read, the record on the chip of the page it names,
     /// for a write, what invalidating its old copy touches (a validity bit and its block's counts and links:
     /// small tables, but on random overwrites scattered enough to miss), and, when GC is one or two writes

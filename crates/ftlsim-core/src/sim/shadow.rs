@@ -60,6 +60,13 @@ impl Shadow {
         self.entries.set(lpn, token as u32 & !TRIMMED_BIT | trimmed);
     }
 
+    /// How many pages from `lpn` on were never written nor trimmed, known at once: the rest of an untouched
+    /// chunk of entries ([`SparseVec::untouched_from`]), else 0.
+    #[inline]
+    pub(super) fn unwritten_from(&self, lpn: usize) -> usize {
+        self.entries.untouched_from(lpn)
+    }
+
     /// A hint: entry `lpn` is about to be read or set (see [`SparseVec::prefetch`]).
     #[inline]
     pub(super) fn prefetch(&self, lpn: usize) {

@@ -10,6 +10,7 @@ use crate::addr::{Lbn, Lpn, Opt, Pbn, Ppn, Token};
 use crate::device::Device;
 use crate::device::Result;
 use crate::ftl::common::mechanisms::free_pool::FreePool;
+use crate::ftl::common::mechanisms::log_blocks::LogBlocks;
 use crate::ftl::common::structures::bitmap::Bitmap;
 use crate::ftl::{address_bytes, RamItem};
 
@@ -46,6 +47,18 @@ impl DataBlocks {
 
     pub fn is_written(&self, lpn: Lpn) -> bool {
         self.written.get(lpn.index())
+    }
+
+    /// How many of the `pages` pages from `lpn` on have no copy in a data block nor in `log`, known at once:
+    /// the rest of a logical block with no data block, as far as `log`'s map is untouched
+    /// ([`LogBlocks::untouched_from`]). What a scheme reading data and log blocks alone gives as
+    /// [`crate::ftl::Ftl::unmapped_from`].
+    pub fn unmapped_from(&self, log: &LogBlocks, lpn: Lpn, pages: u32) -> u32 {
+        if self.pbn(lpn.lbn(self.ppb)).is_some() {
+            return 0;
+        }
+        let in_block = self.ppb - lpn.offset(self.ppb);
+        (log.untouched_from(lpn) as u32).min(in_block).min(pages)
     }
 
     /// The data block's page of `lpn`, if it was programmed.

@@ -179,6 +179,13 @@ impl LogBlocks {
             .map(|index| self.ppn_of(index))
     }
 
+    /// How many logical pages from `lpn` on have no log copy, known at once: the rest of an untouched chunk
+    /// of the map of newest copies ([`SparseVec::untouched_from`]), else 0.
+    #[inline]
+    pub fn untouched_from(&self, lpn: Lpn) -> usize {
+        self.newest.untouched_from(lpn.index())
+    }
+
     /// The newest log copy, if any, of each page of `lbn` into `out` (one entry per offset), as
     /// [`LogBlocks::newest`] page by page. The block's entries are read a chunk at a time.
     pub fn newest_of_block(&mut self, lbn: Lbn, out: &mut [Opt<Ppn>]) {

@@ -255,6 +255,16 @@ impl HybridBlocks {
         newest_of(lpn, self.ppb, &self.seq, &self.log, &self.data, dev)
     }
 
+    /// [`crate::ftl::Ftl::unmapped_from`] of a scheme of the family: the rest of a logical block with no data
+    /// block and no sequential log block, as far as the random log blocks hold no copy.
+    pub fn unmapped_from(&self, lpn: Lpn, pages: u32) -> u32 {
+        let lbn = lpn.lbn(self.ppb);
+        if self.seq.iter().flatten().any(|s| s.lbn == lbn) {
+            return 0;
+        }
+        self.data.unmapped_from(&self.log, lpn, pages)
+    }
+
     /// Reads the newest copy of `lpn`: one page read, or nothing if it was never written.
     pub fn read(&self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         match self.newest(lpn, dev) {
