@@ -87,6 +87,12 @@ impl Lpn {
     pub fn offset(self, ppb: u32) -> u32 {
         self.0 % ppb
     }
+
+    /// Pages from this one to the end of its logical block, this one included.
+    #[inline]
+    pub fn left_in_block(self, ppb: u32) -> u32 {
+        ppb - self.offset(ppb)
+    }
 }
 
 impl Lbn {

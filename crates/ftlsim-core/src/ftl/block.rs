@@ -116,7 +116,7 @@ impl Ftl for BlockFtl {
     /// The rest of a logical block that has no data block.
     fn unmapped_from(&self, lpn: Lpn, pages: u32) -> u32 {
         match self.data.pbn(lpn.lbn(self.ppb)) {
-            None => (self.ppb - lpn.offset(self.ppb)).min(pages),
+            None => lpn.left_in_block(self.ppb).min(pages),
             Some(_) => 0,
         }
     }

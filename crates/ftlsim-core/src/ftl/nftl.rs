@@ -289,6 +289,14 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
 }
 
 impl Ftl for NftlFtl {
+    /// The rest of a virtual block with no primary block.
+    fn unmapped_from(&self, lpn: Lpn, pages: u32) -> u32 {
+        match self.primary[lpn.lbn(self.ppb).index()].get() {
+            None => lpn.left_in_block(self.ppb).min(pages),
+            Some(_) => 0,
+        }
+    }
+
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         let (vb, o) = (lpn.lbn(self.ppb).index(), lpn.offset(self.ppb));
         let Some(pbn) = self.primary[vb].get() else {

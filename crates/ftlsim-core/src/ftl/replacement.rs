@@ -192,6 +192,14 @@ fn build(params: &SchemeParams, g: &Geometry) -> Result<Built, ConfigError> {
 }
 
 impl Ftl for ReplacementFtl {
+    /// The rest of a logical block with no data block.
+    fn unmapped_from(&self, lpn: Lpn, pages: u32) -> u32 {
+        match self.data[lpn.lbn(self.ppb).index()].get() {
+            None => lpn.left_in_block(self.ppb).min(pages),
+            Some(_) => 0,
+        }
+    }
+
     fn read(&mut self, lpn: Lpn, dev: &mut Device) -> Result<Option<Token>> {
         let (vb, o) = (lpn.lbn(self.ppb).index(), lpn.offset(self.ppb));
         let Some(first) = self.data[vb].get() else {

@@ -1029,8 +1029,8 @@ mod tests {
     /// long reads cross untouched chunks of the maps and oracle, touched ones, logical blocks without a
     /// physical one, written and trimmed pages, and (with 96 pages a block) logical blocks across the
     /// oracle's chunks, where a mapped block's pages in an untouched chunk are still read (the block baseline
-    /// reads a page never programmed in a mapped block). The run counts at once for page, block, BAST and
-    /// the FAST family; NFTL and BAST with zones read one by one either way.
+    /// reads a page never programmed in a mapped block). The run counts at once for page, block, BAST, the
+    /// FAST family, NFTL and the replacement scheme; DFTL and BAST with zones read one by one either way.
     #[test]
     fn reads_of_space_never_written_count_as_page_by_page_reading_does() {
         let bytes = 64u64 << 20;
@@ -1062,6 +1062,8 @@ mod tests {
                 "last",
                 "mast",
                 "nftl",
+                "replacement",
+                "dftl",
                 "logblock-zoned",
             ]
             .map(|scheme| (scheme, ppb))

@@ -57,7 +57,7 @@ impl DataBlocks {
         if self.pbn(lpn.lbn(self.ppb)).is_some() {
             return 0;
         }
-        let in_block = self.ppb - lpn.offset(self.ppb);
+        let in_block = lpn.left_in_block(self.ppb);
         (log.untouched_from(lpn) as u32).min(in_block).min(pages)
     }
 
