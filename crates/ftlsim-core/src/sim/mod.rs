@@ -1029,8 +1029,8 @@ mod tests {
     /// long reads cross untouched chunks of the maps and oracle, touched ones, logical blocks without a
     /// physical one, written and trimmed pages, and (with 96 pages a block) logical blocks across the
     /// oracle's chunks, where a mapped block's pages in an untouched chunk are still read (the block baseline
-    /// reads a page never programmed in a mapped block). The run counts at once for page, block, BAST, the
-    /// FAST family, NFTL and the replacement scheme; DFTL and BAST with zones read one by one either way.
+    /// reads a page never programmed in a mapped block). Every scheme: page, block, BAST, the FAST family,
+    /// NFTL and the replacement scheme count at once; the others read page by page either way.
     #[test]
     fn reads_of_space_never_written_count_as_page_by_page_reading_does() {
         let bytes = 64u64 << 20;
@@ -1052,22 +1052,8 @@ mod tests {
                 Request::new(0.0, op, at * 2048, len * 2048)
             })
             .collect();
-        for (scheme, pages_per_block) in [64, 96].into_iter().flat_map(|ppb| {
-            [
-                "page",
-                "block",
-                "bast",
-                "fast",
-                "ofast",
-                "last",
-                "mast",
-                "nftl",
-                "replacement",
-                "dftl",
-                "logblock-zoned",
-            ]
-            .map(|scheme| (scheme, ppb))
-        }) {
+        let schemes = ftl::SCHEMES.iter().map(|s| s.name);
+        for (scheme, pages_per_block) in schemes.flat_map(|s| [(s, 64), (s, 96)]) {
             let cfg = SimConfig {
                 ftl: scheme.into(),
                 capacity: Some(format!("{bytes}")),
