@@ -1120,14 +1120,20 @@ impl Device {
     /// and is not counted (it made DFTL's miss ratio under power cuts the check's).
     #[inline]
     pub fn record_cache(&mut self, cache: CacheKind, hit: bool) {
+        self.record_cache_n(cache, hit, 1);
+    }
+
+    /// [`Device::record_cache`] of `n` lookups alike.
+    #[inline]
+    pub fn record_cache_n(&mut self, cache: CacheKind, hit: bool, n: u64) {
         if self.causes.phase == Some(Cause::Check) {
             return;
         }
         let c = &mut self.stats.cache[cache as usize];
         if hit {
-            c.0 += 1;
+            c.0 += n;
         } else {
-            c.1 += 1;
+            c.1 += n;
         }
     }
 

@@ -88,6 +88,10 @@ pub trait Ftl: Send {
         0
     }
 
+    /// What reads of `pages` pages [`Ftl::unmapped_from`] vouched for count besides flash operations, counted
+    /// at once: an NVRAM cache's misses. Nothing by default.
+    fn count_unmapped_reads(&mut self, _pages: u32, _dev: &mut Device) {}
+
     /// Stores `token` as the newest data of `lpn`.
     fn write(&mut self, lpn: Lpn, token: Token, dev: &mut Device) -> Result<()>;
 

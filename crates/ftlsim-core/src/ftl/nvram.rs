@@ -455,6 +455,20 @@ impl Nvram {
 }
 
 impl Ftl for Nvram {
+    /// Pages the cache holds none of (an untouched chunk of its slots), as far as the scheme behind maps none.
+    fn unmapped_from(&self, lpn: Lpn, pages: u32) -> u32 {
+        match self.slot_of.untouched_from(lpn.index()) {
+            0 => 0,
+            uncached => self.inner.unmapped_from(lpn, pages.min(uncached as u32)),
+        }
+    }
+
+    /// A miss a page, as [`Ftl::read`] counts.
+    fn count_unmapped_reads(&mut self, pages: u32, dev: &mut Device) {
+        dev.record_cache_n(CacheKind::Nvram, false, pages as u64);
+        self.inner.count_unmapped_reads(pages, dev);
+    }
+
     fn begin_request(&mut self, req: &RequestInfo) {
         self.request_tag = req.tag;
         self.inner.begin_request(req);

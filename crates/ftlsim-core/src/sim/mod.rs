@@ -573,6 +573,7 @@ impl<'p> Run<'p> {
                     .unmapped_from(Lpn(lpn as u32), left.min(run as u32)),
             };
             if unwritten > 0 {
+                self.ftl.count_unmapped_reads(unwritten, &mut self.dev);
                 self.host.read_pages += unwritten as u64;
                 self.host.unwritten_reads += unwritten as u64;
                 lpn += unwritten as u64;
@@ -1029,8 +1030,9 @@ mod tests {
     /// long reads cross untouched chunks of the maps and oracle, touched ones, logical blocks without a
     /// physical one, written and trimmed pages, and (with 96 pages a block) logical blocks across the
     /// oracle's chunks, where a mapped block's pages in an untouched chunk are still read (the block baseline
-    /// reads a page never programmed in a mapped block). Every scheme: page, block, BAST, the FAST family,
-    /// NFTL and the replacement scheme count at once; the others read page by page either way.
+    /// reads a page never programmed in a mapped block), and behind an LRU NVRAM cache (its misses counted at
+    /// once). Every scheme: page, block, BAST, the FAST family, NFTL and the replacement scheme count at once;
+    /// the others read page by page either way.
     #[test]
     fn reads_of_space_never_written_count_as_page_by_page_reading_does() {
         let bytes = 64u64 << 20;
@@ -1053,7 +1055,8 @@ mod tests {
             })
             .collect();
         let schemes = ftl::SCHEMES.iter().map(|s| s.name);
-        for (scheme, pages_per_block) in schemes.flat_map(|s| [(s, 64), (s, 96)]) {
+        let setups = schemes.flat_map(|s| [(s, 64, false), (s, 96, false), (s, 64, true)]);
+        for (scheme, pages_per_block, nvram) in setups {
             let cfg = SimConfig {
                 ftl: scheme.into(),
                 capacity: Some(format!("{bytes}")),
@@ -1062,6 +1065,8 @@ mod tests {
                     pages_per_block: Some(pages_per_block),
                     ..Default::default()
                 },
+                nvram: nvram.then(|| "256KiB".to_string()),
+                nvram_policy: if nvram { "lru" } else { "metadata" }.into(),
                 ..Default::default()
             };
             let run = |one_by_one: bool| {
@@ -1084,11 +1089,13 @@ mod tests {
             };
             let (unwritten, at_once) = run(false);
             let (_, one_by_one) = run(true);
-            assert!(unwritten > 5_000_000, "{scheme}: {unwritten}");
-            assert_eq!(
-                at_once, one_by_one,
-                "{scheme}, {pages_per_block} pages a block"
-            );
+            let setup = format!("{scheme}, {pages_per_block} pages a block, NVRAM {nvram}");
+            assert!(unwritten > 5_000_000, "{setup}: {unwritten}");
+            if nvram {
+                let misses = at_once["cache.nvram.misses"].as_u64();
+                assert!(misses > Some(5_000_000), "{setup}: {misses:?}");
+            }
+            assert_eq!(at_once, one_by_one, "{setup}");
         }
     }
 
