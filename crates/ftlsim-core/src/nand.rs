@@ -123,6 +123,17 @@ impl Page {
     fn programmed(&self) -> bool {
         self.seq != 0
     }
+
+    /// The data token a read returns, with `high`, the token's bits kept beside the slab: none for a page
+    /// not programmed or torn.
+    #[inline]
+    fn token(&self, high: u64) -> Option<Token> {
+        if self.programmed() {
+            token_of(self.token, high)
+        } else {
+            None
+        }
+    }
 }
 
 const ERASED_PAGE: Page = Page {
@@ -556,13 +567,8 @@ impl Nand {
             }
         };
         let (aux, flags) = self.extras.get(state.extras, page);
-        let token = if record.programmed() {
-            token_of(record.token, high)
-        } else {
-            None
-        };
         PageRead {
-            token,
+            token: record.token(high),
             spare: Spare {
                 lpn,
                 seq: record.seq,
@@ -632,13 +638,9 @@ impl Nand {
     pub fn read_token(&mut self, ppn: Ppn, class: OpClass) -> Result<Option<Token>, Violation> {
         let (b, p) = self.locate(ppn, "read beyond the chip")?;
         self.counts.tally(class, |c| &mut c.page_reads);
-        Ok(self.slab_index(b, p).and_then(|at| {
-            let record = self.slab[at];
-            record
-                .programmed()
-                .then(|| token_of(record.token, self.token_high.get(at)))
-                .flatten()
-        }))
+        Ok(self
+            .slab_index(b, p)
+            .and_then(|at| self.slab[at].token(self.token_high.get(at))))
     }
 
     /// Reads only the spare area (one spare read).
